@@ -1,0 +1,84 @@
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+
+use super::{ChangeFeed, Snapshot};
+
+/// Anything that can say which tools are usable now: the [`Hub`](crate::Hub) of supervised
+/// connections, a test double, or an adapter over an agent runtime's own connector list.
+///
+/// `snapshot` is called once per poll, never on the cache-hit path, so it may allocate.
+pub trait Inventory: Send + Sync + 'static {
+    /// What is known now, for every server.
+    fn snapshot(&self) -> BoxFuture<'_, Snapshot>;
+
+    /// What is known now about one server. Implementations with many servers should override this
+    /// to avoid building the whole snapshot; the default calls [`Inventory::snapshot`].
+    fn server_snapshot<'a>(&'a self, server: &'a str) -> BoxFuture<'a, Snapshot> {
+        let _ = server;
+        self.snapshot()
+    }
+
+    /// The change notification, if this inventory offers one. Without it, waiting resolutions
+    /// notice changes at their next poll only.
+    fn changes(&self) -> Option<&ChangeFeed> {
+        None
+    }
+}
+
+impl<T: Inventory + ?Sized> Inventory for Arc<T> {
+    fn snapshot(&self) -> BoxFuture<'_, Snapshot> {
+        (**self).snapshot()
+    }
+    fn server_snapshot<'a>(&'a self, server: &'a str) -> BoxFuture<'a, Snapshot> {
+        (**self).server_snapshot(server)
+    }
+    fn changes(&self) -> Option<&ChangeFeed> {
+        (**self).changes()
+    }
+}
+
+/// An inventory whose snapshot is set by hand, with change notifications. Useful in tests and for
+/// runtimes that push their connector list rather than being asked for it.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use mcp_readiness::{Inventory, Snapshot, StaticInventory};
+///
+/// let inventory = StaticInventory::new(Snapshot::default().with_pending_server("search"));
+/// inventory.set(Snapshot::default().with_ready_tool("mcp__search__query"));
+/// assert!(inventory.snapshot().await.ready_tools.contains("mcp__search__query"));
+/// # }
+/// ```
+#[derive(Debug, Default)]
+pub struct StaticInventory {
+    snapshot: std::sync::Mutex<Snapshot>,
+    feed: ChangeFeed,
+}
+
+impl StaticInventory {
+    /// An inventory that answers `snapshot` until [`StaticInventory::set`] replaces it.
+    pub fn new(snapshot: Snapshot) -> Self {
+        StaticInventory {
+            snapshot: std::sync::Mutex::new(snapshot),
+            feed: ChangeFeed::new(),
+        }
+    }
+
+    /// Replaces the snapshot and notifies waiters.
+    pub fn set(&self, snapshot: Snapshot) {
+        *self.snapshot.lock().unwrap_or_else(|p| p.into_inner()) = snapshot;
+        self.feed.bump();
+    }
+}
+
+impl Inventory for StaticInventory {
+    fn snapshot(&self) -> BoxFuture<'_, Snapshot> {
+        let snapshot = self.snapshot.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        Box::pin(async move { snapshot })
+    }
+
+    fn changes(&self) -> Option<&ChangeFeed> {
+        Some(&self.feed)
+    }
+}

@@ -1,0 +1,26 @@
+//! Resolution at the point of use: [`classify`] a [`Snapshot`], wait on `connecting` only, inside a
+//! [`Budget`], and share what was learned through the [`CapabilityCache`] at the right grain.
+//!
+//! # Why budgets
+//!
+//! Only `connecting` heals with time. A resolver that waits on anything missing spends its whole
+//! budget on `unauthenticated` and `absent` tools that will never arrive, and that time is taken from
+//! steps that would have succeeded. [`resolve`] returns `unauthenticated` and `absent` at once and
+//! waits on `connecting` until the next poll would overrun the budget.
+
+mod budget;
+
+mod changes;
+mod inventory;
+mod resolver;
+mod snapshot;
+mod verdict;
+
+pub use budget::{Budget, BudgetError};
+
+pub use changes::ChangeFeed;
+pub use inventory::{Inventory, StaticInventory};
+pub use resolver::resolve;
+pub(crate) use resolver::resolve_without_states;
+pub use snapshot::{Snapshot, classify};
+pub use verdict::{Scope, Verdict};
