@@ -18,11 +18,16 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![forbid(unsafe_code)]
 
+pub mod layer;
 pub mod resolve;
+pub mod secret;
 pub mod state;
+pub mod supervise;
 
 pub use resolve::{
     Budget, BudgetError, ChangeFeed, Inventory, Scope, Snapshot, StaticInventory, Verdict, classify,
     resolve,
 };
+pub use layer::ToolCall;
 pub use state::{Action, BUILTIN_SERVER, State, ToolName};
+pub use supervise::{ConnectResult, ConnectionEvent, EventSink, ServerSpec, TransportSpec};

@@ -1,0 +1,156 @@
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::state::State;
+
+/// How one connection attempt ended: the `result` label of `mcp_readiness_connects_total` and
+/// `mcp_readiness_connect_duration_seconds`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConnectResult {
+    /// The handshake completed and the tool list was read.
+    Ok,
+    /// HTTP 401 with a challenge, 403 insufficient scope, or a local "authorization required".
+    Unauthorized,
+    /// The server refused the connection (nothing listening, connection reset during connect).
+    Refused,
+    /// The configured command is missing or not executable.
+    SpawnFailed,
+    /// The handshake did not complete within the connect timeout.
+    Timeout,
+    /// The server closed the connection during the handshake (the child exited, the stream ended).
+    Closed,
+    /// The server answered with something that is not MCP.
+    ProtocolError,
+}
+
+impl ConnectResult {
+    /// Every result, in label order.
+    pub const ALL: [ConnectResult; 7] = [
+        ConnectResult::Ok,
+        ConnectResult::Unauthorized,
+        ConnectResult::Refused,
+        ConnectResult::SpawnFailed,
+        ConnectResult::Timeout,
+        ConnectResult::Closed,
+        ConnectResult::ProtocolError,
+    ];
+
+    /// The label value.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ConnectResult::Ok => "ok",
+            ConnectResult::Unauthorized => "unauthorized",
+            ConnectResult::Refused => "refused",
+            ConnectResult::SpawnFailed => "spawn_failed",
+            ConnectResult::Timeout => "timeout",
+            ConnectResult::Closed => "closed",
+            ConnectResult::ProtocolError => "protocol_error",
+        }
+    }
+
+    /// The readiness state a server is in after an attempt that ended this way.
+    pub const fn state(self) -> State {
+        match self {
+            ConnectResult::Ok => State::Ready,
+            ConnectResult::Unauthorized => State::Unauthenticated,
+            _ => State::Absent,
+        }
+    }
+}
+
+/// Something that happened to a supervised connection. Metrics, logs and the inventory's change
+/// notification all listen to these.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ConnectionEvent {
+    /// A server became known (configured or added by a reload). Its state starts as `from`-less.
+    ServerAdded {
+        /// The server.
+        server: Arc<str>,
+        /// Its initial readiness state.
+        state: State,
+    },
+    /// A server was removed (a reload dropped it); its series should go away.
+    ServerRemoved {
+        /// The server.
+        server: Arc<str>,
+    },
+    /// The server's readiness state changed.
+    StateChanged {
+        /// The server.
+        server: Arc<str>,
+        /// The state before.
+        from: State,
+        /// The state now.
+        to: State,
+        /// Why, in words a human can act on; never contains secrets.
+        reason: Option<Arc<str>>,
+    },
+    /// One connection attempt ended.
+    ConnectAttempt {
+        /// The server.
+        server: Arc<str>,
+        /// How it ended.
+        result: ConnectResult,
+        /// From the start of the attempt to ready or failure.
+        duration: Duration,
+    },
+    /// A connection was re-established after a drop.
+    Reconnected {
+        /// The server.
+        server: Arc<str>,
+    },
+    /// A call failed fast because the server is cooling down after a failed connect.
+    CooldownRejection {
+        /// The server.
+        server: Arc<str>,
+    },
+    /// The server's tool list was (re)read.
+    ToolsChanged {
+        /// The server.
+        server: Arc<str>,
+        /// How many tools it offers now.
+        count: usize,
+    },
+}
+
+impl ConnectionEvent {
+    /// The server the event is about.
+    pub fn server(&self) -> &str {
+        match self {
+            ConnectionEvent::ServerAdded { server, .. }
+            | ConnectionEvent::ServerRemoved { server }
+            | ConnectionEvent::StateChanged { server, .. }
+            | ConnectionEvent::ConnectAttempt { server, .. }
+            | ConnectionEvent::Reconnected { server }
+            | ConnectionEvent::CooldownRejection { server }
+            | ConnectionEvent::ToolsChanged { server, .. } => server,
+        }
+    }
+}
+
+/// A listener for [`ConnectionEvent`]s. Called synchronously on the supervising task: keep it cheap
+/// and never block. `()` ignores every event.
+pub trait EventSink: Send + Sync + 'static {
+    /// Observes one event.
+    fn on_event(&self, event: &ConnectionEvent);
+}
+
+impl EventSink for () {
+    fn on_event(&self, _event: &ConnectionEvent) {}
+}
+
+impl<F> EventSink for F
+where
+    F: Fn(&ConnectionEvent) + Send + Sync + 'static,
+{
+    fn on_event(&self, event: &ConnectionEvent) {
+        self(event)
+    }
+}
+
+impl<T: EventSink + ?Sized> EventSink for Arc<T> {
+    fn on_event(&self, event: &ConnectionEvent) {
+        (**self).on_event(event)
+    }
+}
