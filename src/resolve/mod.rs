@@ -9,6 +9,7 @@
 //! waits on `connecting` until the next poll would overrun the budget.
 
 mod budget;
+mod cache;
 
 mod changes;
 mod inventory;
@@ -17,6 +18,7 @@ mod snapshot;
 mod verdict;
 
 pub use budget::{Budget, BudgetError};
+pub use cache::{CacheTtls, CapabilityCache};
 
 pub use changes::ChangeFeed;
 pub use inventory::{Inventory, StaticInventory};

@@ -1,0 +1,33 @@
+use std::process::ExitCode;
+
+use mcp_readiness::sim;
+
+/// Arguments of `mcp-readiness simulate`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Print one JSON array of rows instead of the tables.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn run(args: Args) -> ExitCode {
+    let rows = match sim::run_all() {
+        Ok(rows) => rows,
+        Err(err) => {
+            eprintln!("error: could not start the virtual clock: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if args.json {
+        match serde_json::to_string_pretty(&rows) {
+            Ok(json) => println!("{json}"),
+            Err(err) => {
+                eprintln!("error: could not render the rows as JSON: {err}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        print!("{}", sim::render_tables(&rows));
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,139 @@
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Decision, StepOutcome};
+use crate::state::State;
+
+/// The one record an unattended run leaves behind: which servers blocked which steps, by state.
+///
+/// Serializes to exactly `{"ts", "ran", "blocked_by_auth", "still_connecting", "absent", "by_state"}`;
+/// the three lists name servers (each once, in step order), `by_state` counts steps per state.
+///
+/// ```
+/// use std::time::{Duration, SystemTime};
+/// use mcp_readiness::plan::{RunSummary, Step, StepOutcome};
+/// use mcp_readiness::{Scope, State, Verdict};
+///
+/// let ready = Verdict::READY;
+/// let unauthenticated = Verdict { state: State::Unauthenticated, scope: Scope::Server, ..Verdict::READY };
+/// let outcomes = vec![
+///     StepOutcome::new(&Step::required("fetch", "mcp__analytics__query"), &unauthenticated),
+///     StepOutcome::new(&Step::optional("post", "mcp__chat__send"), &ready),
+/// ];
+/// let summary = RunSummary::new(SystemTime::UNIX_EPOCH + Duration::from_secs(1), outcomes);
+/// assert_eq!(
+///     serde_json::to_string(&summary).unwrap(),
+///     r#"{"ts":"1970-01-01T00:00:01.000Z","ran":1,"blocked_by_auth":["analytics"],"still_connecting":[],"absent":[],"by_state":{"ready":1,"unauthenticated":1}}"#
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// When the run was summarized (RFC 3339, UTC, milliseconds).
+    pub ts: String,
+    /// Steps that ran.
+    pub ran: usize,
+    /// Servers that need re-authorization.
+    pub blocked_by_auth: Vec<String>,
+    /// Servers still connecting when the budget ran out.
+    pub still_connecting: Vec<String>,
+    /// Servers (or tools of live servers) that are not there.
+    pub absent: Vec<String>,
+    /// Steps per state.
+    pub by_state: BTreeMap<State, usize>,
+    /// The steps themselves, for the hand-off note (not part of the JSON record).
+    #[serde(skip)]
+    pub outcomes: Vec<StepOutcome>,
+}
+
+impl RunSummary {
+    /// Summarizes the outcomes of a run at time `ts`.
+    pub fn new(ts: SystemTime, outcomes: Vec<StepOutcome>) -> Self {
+        let servers_in = |state: State| {
+            let mut servers: Vec<String> = Vec::new();
+            for outcome in outcomes.iter().filter(|o| o.state == state) {
+                if !servers.contains(&outcome.server) {
+                    servers.push(outcome.server.clone());
+                }
+            }
+            servers
+        };
+        let mut by_state = BTreeMap::new();
+        for outcome in &outcomes {
+            *by_state.entry(outcome.state).or_insert(0) += 1;
+        }
+        RunSummary {
+            ts: humantime::format_rfc3339_millis(ts).to_string(),
+            ran: outcomes
+                .iter()
+                .filter(|o| o.decision == Decision::Run)
+                .count(),
+            blocked_by_auth: servers_in(State::Unauthenticated),
+            still_connecting: servers_in(State::Connecting),
+            absent: servers_in(State::Absent),
+            by_state,
+            outcomes,
+        }
+    }
+
+    /// Whether every required step can run.
+    pub fn all_required_ready(&self) -> bool {
+        self.outcomes
+            .iter()
+            .all(|o| !o.required || o.state == State::Ready)
+    }
+
+    /// The hand-off note for the next human: what ran, and for each server that blocked a step, its
+    /// state, the steps it blocked and the one thing to do.
+    pub fn handoff_note(&self) -> String {
+        let mut note = format!("{} of {} steps ran.", self.ran, self.outcomes.len());
+        let groups = [
+            (
+                State::Unauthenticated,
+                &self.blocked_by_auth,
+                "needs re-authorization",
+            ),
+            (State::Absent, &self.absent, "is absent"),
+            (
+                State::Connecting,
+                &self.still_connecting,
+                "was still connecting when the budget ran out",
+            ),
+        ];
+        if groups.iter().all(|(_, servers, _)| servers.is_empty()) {
+            note.push_str(" Nothing needs a human.");
+            return note;
+        }
+        note.push_str(" Next steps:");
+        for (state, servers, what) in groups {
+            let Some(action) = state.action() else {
+                continue;
+            };
+            for server in servers.iter() {
+                let steps: Vec<String> = self
+                    .outcomes
+                    .iter()
+                    .filter(|o| o.state == state && &o.server == server)
+                    .map(|o| format!("{} ({})", o.id, o.decision.as_str()))
+                    .collect();
+                let _ = write!(
+                    note,
+                    "\n- `{server}` {what} [{}]: {}. Affected steps: {}.",
+                    action.as_str(),
+                    capitalize(&action.next_step(server)),
+                    steps.join(", ")
+                );
+            }
+        }
+        note
+    }
+}
+
+fn capitalize(s: &str) -> String {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
+}

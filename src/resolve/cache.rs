@@ -1,0 +1,377 @@
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use arc_swap::{ArcSwap, ArcSwapOption};
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared};
+use tokio::time::Instant;
+
+use super::{Budget, Inventory, Scope, Verdict, classify, resolve};
+use crate::state::{State, ToolName};
+
+/// How long a verdict is reused, by state.
+///
+/// `ready`, `unauthenticated` and `absent` hold steady for tens of seconds; `connecting` may become
+/// `ready` on the next tick, so it lives briefly (the seed's first bug: one shared lifetime kept a
+/// connector that had just come online hidden for the rest of it). With an inventory that offers a
+/// [`ChangeFeed`](super::ChangeFeed), any entry made before a change is re-checked at its next use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheTtls {
+    /// Lifetime of a ready tool (per tool). Default 60 s.
+    pub ready: Duration,
+    /// Lifetime of a connecting server (per server). Default 5 s.
+    pub connecting: Duration,
+    /// Lifetime of an unauthenticated server (per server). Default 60 s.
+    pub unauthenticated: Duration,
+    /// Lifetime of an absent server, or of a tool its live server does not offer. Default 60 s.
+    pub absent: Duration,
+}
+
+impl CacheTtls {
+    /// The lifetime for a verdict in `state`.
+    pub fn for_state(&self, state: State) -> Duration {
+        match state {
+            State::Ready => self.ready,
+            State::Connecting => self.connecting,
+            State::Unauthenticated => self.unauthenticated,
+            State::Absent => self.absent,
+        }
+    }
+}
+
+impl Default for CacheTtls {
+    fn default() -> Self {
+        CacheTtls {
+            ready: Duration::from_secs(60),
+            connecting: Duration::from_secs(5),
+            unauthenticated: Duration::from_secs(60),
+            absent: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Resolution at the point of use, cached at the right grain.
+///
+/// - `connecting`, `unauthenticated` and a server's `absent` are facts about a **server**: one entry
+///   per server serves all its tools (the seed's second bug: keyed by tool, three tools on one
+///   connecting server paid the budget three times).
+/// - `ready`, and a live server not offering a tool, are facts about one **tool**.
+/// - Single flight per server: concurrent resolutions for tools of one server share one wait.
+/// - A ready hit is lock-free and allocation-free (two `arc-swap` loads, one map probe, one clock
+///   read), so threads do not contend on it.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use mcp_readiness::{CapabilityCache, Snapshot, State, StaticInventory, ToolName};
+///
+/// let inventory = Arc::new(StaticInventory::new(Snapshot::default().with_pending_server("search")));
+/// let cache = CapabilityCache::new(inventory.clone());
+///
+/// // The first tool of a connecting server pays the budget...
+/// let first = cache.resolve(&ToolName::parse("mcp__search__query")).await;
+/// assert_eq!((first.state, first.waited), (State::Connecting, Duration::from_secs(20)));
+/// // ...and the other tools of that server learn the same fact for free.
+/// let second = cache.resolve(&ToolName::parse("mcp__search__suggest")).await;
+/// assert_eq!((second.state, second.waited), (State::Connecting, Duration::ZERO));
+/// # }
+/// ```
+pub struct CapabilityCache {
+    inventory: Arc<dyn Inventory>,
+    budget: Budget,
+    ttls: CacheTtls,
+    max_tools: usize,
+    /// Per-tool entries. Replaced wholesale (copy on write) only when a new tool name appears.
+    tools: ArcSwap<HashMap<Arc<str>, Arc<ToolSlot>>>,
+    /// Per-server entries and the flight in progress for each server.
+    servers: Mutex<HashMap<Arc<str>, ServerSlot>>,
+    next_flight: AtomicU64,
+}
+
+/// One tool's cached verdict (`ready`, or `absent` at the grain of the tool).
+#[derive(Default)]
+struct ToolSlot {
+    entry: ArcSwapOption<Entry>,
+}
+
+#[derive(Default)]
+struct ServerSlot {
+    /// A server-grain verdict (`connecting`, `unauthenticated`, server `absent`).
+    cached: Option<Entry>,
+    /// The resolution in progress for this server, shared by every caller.
+    flight: Option<Flight>,
+}
+
+#[derive(Clone)]
+struct Entry {
+    verdict: Verdict,
+    expires: Instant,
+    /// The inventory generation the verdict was made under.
+    generation: u64,
+}
+
+#[derive(Clone)]
+struct Flight {
+    id: u64,
+    leader: ToolName,
+    verdict: Shared<BoxFuture<'static, Verdict>>,
+}
+
+/// What to do about a server slot, decided under its lock and acted on after releasing it.
+enum Step {
+    /// A fresh server-grain verdict: use it.
+    Hit(Verdict),
+    /// A server-grain verdict made before the inventory last changed: check it once.
+    Revalidate(State),
+    /// Wait for the flight in progress (possibly one this caller just started).
+    Join(Flight),
+}
+
+impl CapabilityCache {
+    /// The most distinct tool names cached by default. Names beyond it are resolved but not cached,
+    /// so a caller that invents tool names cannot grow memory without bound.
+    pub const DEFAULT_MAX_TOOLS: usize = 10_000;
+
+    /// A cache over `inventory` with the default budget and lifetimes.
+    pub fn new(inventory: impl Inventory) -> Self {
+        CapabilityCache {
+            inventory: Arc::new(inventory),
+            budget: Budget::default(),
+            ttls: CacheTtls::default(),
+            max_tools: Self::DEFAULT_MAX_TOOLS,
+            tools: ArcSwap::from_pointee(HashMap::new()),
+            servers: Mutex::new(HashMap::new()),
+            next_flight: AtomicU64::new(0),
+        }
+    }
+
+    /// Sets the wait budget.
+    pub fn with_budget(mut self, budget: Budget) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// Sets the lifetimes by state.
+    pub fn with_ttls(mut self, ttls: CacheTtls) -> Self {
+        self.ttls = ttls;
+        self
+    }
+
+    /// Sets how many distinct tool names are cached at most.
+    pub fn with_max_tools(mut self, max_tools: usize) -> Self {
+        self.max_tools = max_tools;
+        self
+    }
+
+    /// The wait budget in force.
+    pub fn budget(&self) -> Budget {
+        self.budget
+    }
+
+    /// The inventory behind this cache.
+    pub fn inventory(&self) -> &Arc<dyn Inventory> {
+        &self.inventory
+    }
+
+    /// The fast path: a fresh per-tool verdict, if there is one. Never waits, never allocates, never
+    /// locks.
+    pub fn lookup(&self, tool: &ToolName) -> Option<Verdict> {
+        let tools = self.tools.load();
+        let slot = tools.get(tool.as_str())?;
+        let entry = slot.entry.load();
+        let entry = entry.as_ref()?;
+        (entry.generation == self.generation() && Instant::now() < entry.expires)
+            .then(|| entry.verdict.clone())
+    }
+
+    /// Resolves `tool`: from the cache when a fresh verdict is there, otherwise by (joining) a
+    /// budgeted resolution for its server. `waited` is how long this caller waited.
+    pub async fn resolve(&self, tool: &ToolName) -> Verdict {
+        if let Some(hit) = self.lookup(tool) {
+            return hit;
+        }
+        let start = Instant::now();
+        let server: Arc<str> = Arc::from(tool.server());
+        loop {
+            let step = self.step_for(&server, tool);
+            match step {
+                Step::Hit(verdict) => return verdict.waited_for(start.elapsed()),
+                Step::Revalidate(cached) => {
+                    let now = self.classify_now(tool).await;
+                    if now.state == cached && now.scope == Scope::Server {
+                        self.refresh_server_generation(&server, cached);
+                    } else {
+                        self.forget_server(&server, cached);
+                    }
+                }
+                Step::Join(flight) => {
+                    let shared = flight.verdict.clone().await;
+                    self.land(&server, &flight, &shared);
+                    let verdict = if flight.leader == *tool || shared.scope == Scope::Server {
+                        shared
+                    } else {
+                        // The server is live now: whether *this* tool is offered is its own fact.
+                        let own = self.classify_now(tool).await;
+                        let own = match own.state {
+                            State::Connecting => Verdict {
+                                timed_out: true,
+                                ..own
+                            },
+                            _ => own,
+                        };
+                        self.store_tool(tool, &own);
+                        own
+                    };
+                    return verdict.waited_for(start.elapsed());
+                }
+            }
+        }
+    }
+
+    /// Drops every cached verdict (e.g. after a configuration reload).
+    pub fn clear(&self) {
+        self.tools.store(Arc::new(HashMap::new()));
+        self.lock_servers()
+            .values_mut()
+            .for_each(|slot| slot.cached = None);
+    }
+
+    fn generation(&self) -> u64 {
+        self.inventory.changes().map_or(0, |feed| feed.generation())
+    }
+
+    fn lock_servers(&self) -> MutexGuard<'_, HashMap<Arc<str>, ServerSlot>> {
+        // A panic elsewhere cannot leave a slot half-written: every write is one assignment.
+        self.servers
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn step_for(&self, server: &Arc<str>, tool: &ToolName) -> Step {
+        let generation = self.generation();
+        let now = Instant::now();
+        let mut servers = self.lock_servers();
+        let slot = servers.entry(server.clone()).or_default();
+        if let Some(entry) = &slot.cached {
+            if now >= entry.expires {
+                slot.cached = None;
+            } else if entry.generation == generation {
+                return Step::Hit(entry.verdict.clone());
+            } else {
+                return Step::Revalidate(entry.verdict.state);
+            }
+        }
+        if let Some(flight) = &slot.flight {
+            return Step::Join(flight.clone());
+        }
+        let flight = Flight {
+            id: self.next_flight.fetch_add(1, Ordering::Relaxed),
+            leader: tool.clone(),
+            verdict: {
+                let inventory = self.inventory.clone();
+                let tool = tool.clone();
+                let budget = self.budget;
+                async move { resolve(&inventory, &tool, budget).await }
+                    .boxed()
+                    .shared()
+            },
+        };
+        slot.flight = Some(flight.clone());
+        Step::Join(flight)
+    }
+
+    /// Stores a finished flight's verdict, once (the first caller to see it finish).
+    fn land(&self, server: &Arc<str>, flight: &Flight, verdict: &Verdict) {
+        {
+            let mut servers = self.lock_servers();
+            let Some(slot) = servers.get_mut(server) else {
+                return;
+            };
+            if slot.flight.as_ref().is_none_or(|f| f.id != flight.id) {
+                return;
+            }
+            slot.flight = None;
+            if verdict.scope == Scope::Server {
+                slot.cached = Some(self.entry(verdict.clone()));
+            }
+        }
+        if verdict.scope == Scope::Tool {
+            self.store_tool(&flight.leader, verdict);
+        }
+    }
+
+    fn entry(&self, verdict: Verdict) -> Entry {
+        Entry {
+            expires: Instant::now() + self.ttls.for_state(verdict.state),
+            generation: self.generation(),
+            verdict: verdict.waited_for(Duration::ZERO),
+        }
+    }
+
+    fn store_tool(&self, tool: &ToolName, verdict: &Verdict) {
+        if verdict.scope != Scope::Tool {
+            return;
+        }
+        let entry = Arc::new(self.entry(Verdict {
+            timed_out: false,
+            ..verdict.clone()
+        }));
+        if let Some(slot) = self.tools.load().get(tool.as_str()) {
+            slot.entry.store(Some(entry));
+            return;
+        }
+        self.tools.rcu(|tools| {
+            let mut tools = HashMap::clone(tools);
+            if tools.len() < self.max_tools || tools.contains_key(tool.as_str()) {
+                let slot = tools.entry(tool.as_arc().clone()).or_default();
+                slot.entry.store(Some(entry.clone()));
+            }
+            tools
+        });
+    }
+
+    fn refresh_server_generation(&self, server: &Arc<str>, state: State) {
+        let generation = self.generation();
+        if let Some(ServerSlot {
+            cached: Some(entry),
+            ..
+        }) = self.lock_servers().get_mut(server)
+            && entry.verdict.state == state
+        {
+            entry.generation = generation;
+        }
+    }
+
+    fn forget_server(&self, server: &Arc<str>, state: State) {
+        if let Some(slot) = self.lock_servers().get_mut(server)
+            && slot
+                .cached
+                .as_ref()
+                .is_some_and(|e| e.verdict.state == state)
+        {
+            slot.cached = None;
+        }
+    }
+
+    /// One look at the inventory, no waiting.
+    async fn classify_now(&self, tool: &ToolName) -> Verdict {
+        let snapshot = self.inventory.server_snapshot(tool.server()).await;
+        let state = classify(tool, &snapshot);
+        super::resolver::verdict(tool, &snapshot, state, Duration::ZERO, false)
+    }
+}
+
+impl fmt::Debug for CapabilityCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CapabilityCache")
+            .field("budget", &self.budget)
+            .field("ttls", &self.ttls)
+            .field("max_tools", &self.max_tools)
+            .field("tools_cached", &self.tools.load().len())
+            .finish_non_exhaustive()
+    }
+}
