@@ -2,9 +2,9 @@
 //! [`ToolName`], the parsed form of `mcp__<server>__<tool>`.
 
 mod action;
-mod state;
+mod readiness;
 mod tool_name;
 
 pub use action::Action;
-pub use state::State;
+pub use readiness::State;
 pub use tool_name::{BUILTIN_SERVER, ToolName};
