@@ -19,6 +19,7 @@
 #![forbid(unsafe_code)]
 
 pub mod layer;
+pub mod metrics;
 pub mod plan;
 pub mod resolve;
 pub mod secret;
@@ -27,9 +28,8 @@ pub mod state;
 pub mod supervise;
 
 pub use layer::ToolCall;
-pub use resolve::{
-    Budget, BudgetError, CacheTtls, CapabilityCache, ChangeFeed, Inventory, Scope, Snapshot,
-    StaticInventory, Verdict, classify, resolve,
-};
+pub use metrics::Metrics;
+pub use resolve::{Budget, BudgetError, CacheTtls, CapabilityCache, ChangeFeed};
+pub use resolve::{Inventory, Scope, Snapshot, StaticInventory, Verdict, classify, resolve};
 pub use state::{Action, BUILTIN_SERVER, State, ToolName};
 pub use supervise::{ConnectResult, ConnectionEvent, EventSink, ServerSpec, TransportSpec};

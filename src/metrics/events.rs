@@ -1,0 +1,57 @@
+//! How the supervisor's [`ConnectionEvent`]s drive the server series.
+
+use super::recorder::Metrics;
+use crate::supervise::{ConnectionEvent, EventSink};
+
+/// When each event fires, what it records:
+///
+/// | event | series |
+/// |---|---|
+/// | `ServerAdded` | all four `mcp_readiness_server_state` series (one-hot on the initial state), the state-change time, and the zeroed connect, reconnect, cooldown and tools series |
+/// | `StateChanged` | one-hot moves to `to` (a scrape never sees two states or none); state-change time = now |
+/// | `ConnectAttempt` | `mcp_readiness_connects_total{result}` + 1, `mcp_readiness_connect_duration_seconds{result}` observes the duration |
+/// | `Reconnected` | `mcp_readiness_reconnects_total` + 1 |
+/// | `CooldownRejection` | `mcp_readiness_cooldown_rejections_total` + 1 |
+/// | `ToolsChanged` | `mcp_readiness_server_tools` = count |
+/// | `ServerRemoved` | every series labelled with the server goes away, tool-labelled ones included |
+///
+/// Events are handled synchronously and cheaply (atomic updates; a lock only the first time a
+/// series is created).
+impl EventSink for Metrics {
+    fn on_event(&self, event: &ConnectionEvent) {
+        match event {
+            ConnectionEvent::ServerAdded { server, state } => {
+                let handle = self.configured_server(server);
+                handle.ensure_supervised();
+                handle.set_state(*state, self.now_unix_seconds());
+            }
+            ConnectionEvent::StateChanged { server, to, .. } => {
+                self.configured_server(server)
+                    .set_state(*to, self.now_unix_seconds());
+            }
+            ConnectionEvent::ConnectAttempt {
+                server,
+                result,
+                duration,
+            } => self
+                .configured_server(server)
+                .observe_connect(*result, *duration),
+            ConnectionEvent::Reconnected { server } => self.configured_server(server).reconnected(),
+            ConnectionEvent::CooldownRejection { server } => {
+                self.configured_server(server).cooldown_rejection()
+            }
+            ConnectionEvent::ToolsChanged { server, count } => {
+                self.configured_server(server).set_tools(*count)
+            }
+            ConnectionEvent::ServerRemoved { server } => {
+                self.remove_server(server);
+            }
+        }
+    }
+}
+
+impl Metrics {
+    fn now_unix_seconds(&self) -> f64 {
+        self.inner.clock.unix_now().as_secs_f64()
+    }
+}

@@ -1,0 +1,213 @@
+//! The metric families of DESIGN.md's table, declared once with their names, help, labels and
+//! buckets, and registered together (all or nothing).
+
+use std::sync::Arc;
+
+use prometheus::core::Collector;
+use prometheus::{Counter, Gauge, Histogram, HistogramOpts, IntCounter, IntGauge, Opts, Registry};
+
+use super::MetricsError;
+use super::family::{Child, Family, Registered};
+use super::names::*;
+
+/// Every family the recorder writes to.
+#[derive(Debug)]
+pub(crate) struct Families {
+    pub(crate) server_state: Arc<Family<IntGauge>>,
+    pub(crate) state_changed: Arc<Family<Gauge>>,
+    pub(crate) server_tools: Arc<Family<IntGauge>>,
+    pub(crate) resolve_wait: Arc<Family<Histogram>>,
+    pub(crate) waste: Arc<Family<Counter>>,
+    pub(crate) avoided: Arc<Family<Counter>>,
+    pub(crate) budget_exhausted: Arc<Family<IntCounter>>,
+    pub(crate) tool_calls: Arc<Family<IntCounter>>,
+    pub(crate) tool_absent: Arc<Family<IntCounter>>,
+    pub(crate) connects: Arc<Family<IntCounter>>,
+    pub(crate) connect_duration: Arc<Family<Histogram>>,
+    pub(crate) wait_budget: Arc<Family<Gauge>>,
+    pub(crate) reconnects: Arc<Family<IntCounter>>,
+    pub(crate) cooldown: Arc<Family<IntCounter>>,
+    pub(crate) build_info: Arc<Family<IntGauge>>,
+    pub(crate) operation: Arc<Family<Histogram>>,
+}
+
+fn plain<M: Child<Opts = Opts>>(
+    name: &'static str,
+    help: &'static str,
+    labels: &'static [&'static str],
+) -> Result<Arc<Family<M>>, MetricsError> {
+    Family::new(name, help, labels, Opts::new(name, help))
+        .map(Arc::new)
+        .map_err(|source| MetricsError::Declare { name, source })
+}
+
+fn histogram(
+    name: &'static str,
+    help: &'static str,
+    labels: &'static [&'static str],
+    buckets: &[f64],
+) -> Result<Arc<Family<Histogram>>, MetricsError> {
+    let opts = HistogramOpts::new(name, help).buckets(buckets.to_vec());
+    Family::new(name, help, labels, opts)
+        .map(Arc::new)
+        .map_err(|source| MetricsError::Declare { name, source })
+}
+
+const SERVER: &[&str] = &[LABEL_SERVER];
+const SERVER_STATE_LABELS: &[&str] = &[LABEL_SERVER, LABEL_STATE];
+const SERVER_RESULT: &[&str] = &[LABEL_SERVER, LABEL_RESULT];
+
+impl Families {
+    pub(crate) fn new() -> Result<Families, MetricsError> {
+        Ok(Families {
+            server_state: plain(
+                SERVER_STATE,
+                "Readiness state of each known MCP server, one-hot: 1 for the current state, 0 for the other three.",
+                SERVER_STATE_LABELS,
+            )?,
+            state_changed: plain(
+                SERVER_STATE_CHANGED_TIMESTAMP_SECONDS,
+                "Unix time of the server's last readiness state change.",
+                SERVER,
+            )?,
+            server_tools: plain(SERVER_TOOLS, "Tools the server offers now.", SERVER)?,
+            resolve_wait: histogram(
+                RESOLVE_WAIT_SECONDS,
+                "How long each resolution waited, by its verdict (state).",
+                SERVER_STATE_LABELS,
+                &WAIT_BUCKETS,
+            )?,
+            waste: plain(
+                WASTE_SECONDS_TOTAL,
+                "Seconds waited in resolutions whose verdict was not ready.",
+                SERVER_STATE_LABELS,
+            )?,
+            avoided: plain(
+                AVOIDED_WAIT_SECONDS_TOTAL,
+                "Wait budget not spent because the state was known not to heal (what a resolver without states would have wasted).",
+                SERVER_STATE_LABELS,
+            )?,
+            budget_exhausted: plain(
+                BUDGET_EXHAUSTED_TOTAL,
+                "Resolutions whose wait budget ran out while the server was still connecting.",
+                SERVER,
+            )?,
+            tool_calls: plain(
+                TOOL_CALLS_TOTAL,
+                "Tool calls through the readiness layer, by outcome.",
+                &[LABEL_SERVER, LABEL_TOOL, LABEL_OUTCOME],
+            )?,
+            tool_absent: plain(
+                TOOL_ABSENT_TOTAL,
+                "Calls to a tool that its ready server does not offer.",
+                &[LABEL_SERVER, LABEL_TOOL],
+            )?,
+            connects: plain(
+                CONNECTS_TOTAL,
+                "Connection attempts, by result.",
+                SERVER_RESULT,
+            )?,
+            connect_duration: histogram(
+                CONNECT_DURATION_SECONDS,
+                "How long each connection attempt took, from start to ready or failure.",
+                SERVER_RESULT,
+                &WAIT_BUCKETS,
+            )?,
+            wait_budget: plain(
+                WAIT_BUDGET_SECONDS,
+                "The wait budget in force for the server's tools.",
+                SERVER,
+            )?,
+            reconnects: plain(
+                RECONNECTS_TOTAL,
+                "Reconnections after a dropped connection.",
+                SERVER,
+            )?,
+            cooldown: plain(
+                COOLDOWN_REJECTIONS_TOTAL,
+                "Calls failed fast while the server cools down after a failed connect.",
+                SERVER,
+            )?,
+            build_info: plain(
+                BUILD_INFO,
+                "mcp-readiness build information; always 1.",
+                &[LABEL_VERSION],
+            )?,
+            operation: histogram(
+                MCP_CLIENT_OPERATION_DURATION_SECONDS,
+                "Duration of MCP client operations (OpenTelemetry MCP semantic conventions).",
+                &[
+                    LABEL_MCP_METHOD_NAME,
+                    LABEL_GEN_AI_TOOL_NAME,
+                    LABEL_ERROR_TYPE,
+                    LABEL_SERVER,
+                ],
+                &OPERATION_BUCKETS,
+            )?,
+        })
+    }
+
+    /// Each family as a collector, with its name.
+    fn collectors(&self) -> Vec<(&'static str, Box<dyn Collector>)> {
+        fn c<M: Child>(f: &Arc<Family<M>>) -> (&'static str, Box<dyn Collector>) {
+            (f.static_name(), Box::new(Registered(f.clone())))
+        }
+        vec![
+            c(&self.server_state),
+            c(&self.state_changed),
+            c(&self.server_tools),
+            c(&self.resolve_wait),
+            c(&self.waste),
+            c(&self.avoided),
+            c(&self.budget_exhausted),
+            c(&self.tool_calls),
+            c(&self.tool_absent),
+            c(&self.connects),
+            c(&self.connect_duration),
+            c(&self.wait_budget),
+            c(&self.reconnects),
+            c(&self.cooldown),
+            c(&self.build_info),
+            c(&self.operation),
+        ]
+    }
+
+    /// Registers every family, or none: on a collision the ones already registered are taken out
+    /// again and the error names the colliding metric.
+    pub(crate) fn register(&self, registry: &Registry) -> Result<(), MetricsError> {
+        let mut done = Vec::new();
+        for (name, collector) in self.collectors() {
+            if let Err(source) = registry.register(collector) {
+                for (_, collector) in self.collectors().into_iter().take(done.len()) {
+                    // Undoing our own registration cannot fail; nothing else to do if it did.
+                    let _ = registry.unregister(collector);
+                }
+                return Err(match source {
+                    prometheus::Error::AlreadyReg => MetricsError::AlreadyRegistered { name },
+                    source => MetricsError::Register { name, source },
+                });
+            }
+            done.push(name);
+        }
+        Ok(())
+    }
+
+    /// Removes every series labelled with `server`; returns how many.
+    pub(crate) fn remove_server(&self, server: &str) -> usize {
+        self.server_state.remove_server(server)
+            + self.state_changed.remove_server(server)
+            + self.server_tools.remove_server(server)
+            + self.resolve_wait.remove_server(server)
+            + self.waste.remove_server(server)
+            + self.avoided.remove_server(server)
+            + self.budget_exhausted.remove_server(server)
+            + self.tool_calls.remove_server(server)
+            + self.tool_absent.remove_server(server)
+            + self.connects.remove_server(server)
+            + self.connect_duration.remove_server(server)
+            + self.wait_budget.remove_server(server)
+            + self.reconnects.remove_server(server)
+            + self.cooldown.remove_server(server)
+            + self.operation.remove_server(server)
+    }
+}

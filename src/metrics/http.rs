@@ -1,0 +1,189 @@
+//! The `/metrics` endpoint: `GET /metrics` in the text format 0.0.4, `GET /` a landing page that
+//! links to it, 404 elsewhere.
+
+use std::fmt;
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use super::recorder::Metrics;
+
+/// Where the endpoint listens unless told otherwise: loopback only, the port OpenTelemetry's
+/// Prometheus exporter uses.
+pub const DEFAULT_LISTEN: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 9464));
+
+/// The path of the exposition.
+pub const METRICS_PATH: &str = "/metrics";
+
+/// The `Content-Type` of the text exposition format 0.0.4.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+const LANDING: &str = "<!DOCTYPE html>
+<html lang=\"en\">
+<head><meta charset=\"utf-8\"><title>mcp-readiness exporter</title></head>
+<body>
+<h1>mcp-readiness exporter</h1>
+<p>Readiness of MCP tools: ready, connecting, unauthenticated or absent.</p>
+<p><a href=\"/metrics\">Metrics</a></p>
+</body>
+</html>
+";
+
+/// A router with only `GET /metrics`, to merge into your own axum application:
+///
+/// ```
+/// use axum::{Router, routing::get};
+/// use mcp_readiness::metrics::{self, Metrics};
+///
+/// let metrics = Metrics::new();
+/// let app: Router = Router::new()
+///     .route("/healthz", get(|| async { "ok" }))
+///     .merge(metrics::router(metrics));
+/// ```
+pub fn router(metrics: Metrics) -> Router {
+    Router::new()
+        .route(METRICS_PATH, get(scrape))
+        .with_state(metrics)
+}
+
+/// The standalone application: `/metrics`, the landing page on `/`, 404 elsewhere.
+pub fn app(metrics: Metrics) -> Router {
+    router(metrics)
+        .route("/", get(|| async { Html(LANDING) }))
+        .fallback(|| async { (StatusCode::NOT_FOUND, "not found: try /metrics\n") })
+}
+
+async fn scrape(State(metrics): State<Metrics>) -> Response {
+    // Rendering a large fleet takes milliseconds of CPU: keep it off the reactor.
+    match tokio::task::spawn_blocking(move || metrics.render()).await {
+        Ok(text) => ([(header::CONTENT_TYPE, CONTENT_TYPE)], text).into_response(),
+        Err(error) => {
+            tracing::error!(%error, "rendering /metrics failed");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "rendering metrics failed; see the exporter's log\n",
+            )
+                .into_response()
+        }
+    }
+}
+
+/// Why the endpoint could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The address could not be bound.
+    #[error(
+        "could not listen on {addr} ({source}): choose another address (e.g. --listen 127.0.0.1:0) or stop the process using it"
+    )]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The operating system's answer.
+        #[source]
+        source: io::Error,
+    },
+    /// The server failed while running.
+    #[error("the /metrics server on {addr} failed ({source}); restart it")]
+    Serve {
+        /// The address it listened on.
+        addr: SocketAddr,
+        /// What went wrong.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// A running `/metrics` endpoint. [`MetricsServer::shutdown`] stops it gracefully (requests in
+/// flight finish); dropping the handle stops it too.
+pub struct MetricsServer {
+    addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<io::Result<()>>>,
+}
+
+impl fmt::Debug for MetricsServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MetricsServer")
+            .field("addr", &self.addr)
+            .finish()
+    }
+}
+
+/// Serves [`app`] on `addr` (use [`DEFAULT_LISTEN`] for the default, port 0 for any free port)
+/// on the current tokio runtime.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use mcp_readiness::metrics::{self, Metrics};
+///
+/// let server = metrics::serve(Metrics::new(), metrics::DEFAULT_LISTEN).await?;
+/// println!("metrics on http://{}/metrics", server.local_addr());
+/// server.shutdown().await?;
+/// # Ok(()) }
+/// ```
+pub async fn serve(metrics: Metrics, addr: SocketAddr) -> Result<MetricsServer, ServeError> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app(metrics))
+            .with_graceful_shutdown(async move {
+                // Either an explicit shutdown or the handle being dropped.
+                let _ = stopped.await;
+            })
+            .await
+    });
+    Ok(MetricsServer {
+        addr: bound,
+        stop: Some(stop),
+        task: Some(task),
+    })
+}
+
+impl MetricsServer {
+    /// The address actually bound (the real port when port 0 was asked for).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops accepting connections, lets requests in flight finish, and waits for the server.
+    pub async fn shutdown(mut self) -> Result<(), ServeError> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let Some(task) = self.task.take() else {
+            return Ok(());
+        };
+        match task.await {
+            Ok(result) => result.map_err(|source| ServeError::Serve {
+                addr: self.addr,
+                source,
+            }),
+            Err(join) => Err(ServeError::Serve {
+                addr: self.addr,
+                source: io::Error::other(join.to_string()),
+            }),
+        }
+    }
+}
+
+impl Drop for MetricsServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! Every metric and label name of DESIGN.md's metrics table, and the histogram buckets. These
+//! names are a contract with dashboards and alerts: never change them.
+
+/// Gauge {`server`, `state`}: one-hot, 1 for the current state and 0 for the other three; all four
+/// series exist for every known server.
+pub const SERVER_STATE: &str = "mcp_readiness_server_state";
+/// Gauge {`server`}: Unix time of the last state change.
+pub const SERVER_STATE_CHANGED_TIMESTAMP_SECONDS: &str =
+    "mcp_readiness_server_state_changed_timestamp_seconds";
+/// Gauge {`server`}: tools the server offers now.
+pub const SERVER_TOOLS: &str = "mcp_readiness_server_tools";
+/// Histogram {`server`, `state`}: how long each resolution waited, by its verdict.
+pub const RESOLVE_WAIT_SECONDS: &str = "mcp_readiness_resolve_wait_seconds";
+/// Counter {`server`, `state`}: seconds waited in resolutions whose verdict was not `ready`.
+pub const WASTE_SECONDS_TOTAL: &str = "mcp_readiness_waste_seconds_total";
+/// Counter {`server`, `state`}: budget not spent because the state was known not to heal.
+pub const AVOIDED_WAIT_SECONDS_TOTAL: &str = "mcp_readiness_avoided_wait_seconds_total";
+/// Counter {`server`}: resolutions whose budget ran out while the server was still connecting.
+pub const BUDGET_EXHAUSTED_TOTAL: &str = "mcp_readiness_budget_exhausted_total";
+/// Counter {`server`, `tool`, `outcome`}: every call through the layer.
+pub const TOOL_CALLS_TOTAL: &str = "mcp_readiness_tool_calls_total";
+/// Counter {`server`, `tool`}: calls to a tool that a ready server does not offer.
+pub const TOOL_ABSENT_TOTAL: &str = "mcp_readiness_tool_absent_total";
+/// Counter {`server`, `result`}: connection attempts.
+pub const CONNECTS_TOTAL: &str = "mcp_readiness_connects_total";
+/// Histogram {`server`, `result`}: how long each connection attempt took.
+pub const CONNECT_DURATION_SECONDS: &str = "mcp_readiness_connect_duration_seconds";
+/// Gauge {`server`}: the wait budget in force for the server's tools.
+pub const WAIT_BUDGET_SECONDS: &str = "mcp_readiness_wait_budget_seconds";
+/// Counter {`server`}: reconnections after a dropped connection.
+pub const RECONNECTS_TOTAL: &str = "mcp_readiness_reconnects_total";
+/// Counter {`server`}: calls failed fast while a server cools down.
+pub const COOLDOWN_REJECTIONS_TOTAL: &str = "mcp_readiness_cooldown_rejections_total";
+/// Gauge {`version`}: always 1.
+pub const BUILD_INFO: &str = "mcp_readiness_build_info";
+/// Histogram {`mcp_method_name`, `gen_ai_tool_name`, `error_type`, `server`}: the OpenTelemetry
+/// MCP semantic-convention client operation duration.
+pub const MCP_CLIENT_OPERATION_DURATION_SECONDS: &str = "mcp_client_operation_duration_seconds";
+
+/// Every metric name this crate registers, in the order of DESIGN.md's table.
+pub const ALL: [&str; 16] = [
+    SERVER_STATE,
+    SERVER_STATE_CHANGED_TIMESTAMP_SECONDS,
+    SERVER_TOOLS,
+    RESOLVE_WAIT_SECONDS,
+    WASTE_SECONDS_TOTAL,
+    AVOIDED_WAIT_SECONDS_TOTAL,
+    BUDGET_EXHAUSTED_TOTAL,
+    TOOL_CALLS_TOTAL,
+    TOOL_ABSENT_TOTAL,
+    CONNECTS_TOTAL,
+    CONNECT_DURATION_SECONDS,
+    WAIT_BUDGET_SECONDS,
+    RECONNECTS_TOTAL,
+    COOLDOWN_REJECTIONS_TOTAL,
+    BUILD_INFO,
+    MCP_CLIENT_OPERATION_DURATION_SECONDS,
+];
+
+/// Label: the MCP server's configured name.
+pub const LABEL_SERVER: &str = "server";
+/// Label: a readiness state (`ready`, `connecting`, `unauthenticated`, `absent`).
+pub const LABEL_STATE: &str = "state";
+/// Label: the tool name as the server lists it (capped; see [`OTHER`]).
+pub const LABEL_TOOL: &str = "tool";
+/// Label: how a call through the layer ended (see [`CallOutcome`](super::CallOutcome)).
+pub const LABEL_OUTCOME: &str = "outcome";
+/// Label: how a connection attempt ended (see [`ConnectResult`](crate::ConnectResult)).
+pub const LABEL_RESULT: &str = "result";
+/// Label: the crate version in `mcp_readiness_build_info`.
+pub const LABEL_VERSION: &str = "version";
+/// Label (OpenTelemetry `mcp.method.name`): the MCP method, e.g. `tools/call`.
+pub const LABEL_MCP_METHOD_NAME: &str = "mcp_method_name";
+/// Label (OpenTelemetry `gen_ai.tool.name`): the tool name (capped like `tool`).
+pub const LABEL_GEN_AI_TOOL_NAME: &str = "gen_ai_tool_name";
+/// Label (OpenTelemetry `error.type`): empty when the operation succeeded.
+pub const LABEL_ERROR_TYPE: &str = "error_type";
+
+/// The label value that tool names beyond the cap, and servers beyond the unconfigured-server
+/// cap, are counted under.
+pub const OTHER: &str = "other";
+
+/// The `error_type` value for operations beyond the per-tool (method, error type) cap, as the
+/// OpenTelemetry semantic conventions spell the catch-all.
+pub const OTHER_ERROR_TYPE: &str = "_OTHER";
+
+/// Buckets of `mcp_readiness_resolve_wait_seconds` and `mcp_readiness_connect_duration_seconds`:
+/// fine across the wait-budget range (the default budget is 20 s).
+pub const WAIT_BUCKETS: [f64; 18] = [
+    0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0, 15.0, 20.0, 30.0, 45.0, 60.0,
+    120.0,
+];
+
+/// Buckets of `mcp_client_operation_duration_seconds`, as the OpenTelemetry MCP semantic
+/// conventions advise.
+pub const OPERATION_BUCKETS: [f64; 14] = [
+    0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+];

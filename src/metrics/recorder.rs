@@ -1,0 +1,373 @@
+//! [`Metrics`]: the recorder the layer, the supervisor and the exporter share.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use prometheus::{Registry, TextEncoder};
+
+use super::cap::LabelCap;
+use super::clock::{Clock, SystemClock};
+use super::families::Families;
+use super::names::OTHER;
+use super::outcome::CallOutcome;
+use super::server::ServerMetrics;
+use crate::resolve::Verdict;
+
+/// The default cap on distinct `tool` label values, process-wide.
+pub const DEFAULT_TOOL_CAP: usize = 256;
+
+/// The default cap on servers that were never configured (named only by callers' tool names).
+pub const DEFAULT_UNCONFIGURED_SERVER_CAP: usize = 256;
+
+/// Why the metrics could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MetricsError {
+    /// The registry already holds a metric of that name.
+    #[error(
+        "metric `{name}` is already registered in this registry: pass a registry that holds no mcp-readiness metrics, or clone the existing `Metrics` handle instead of building a second one"
+    )]
+    AlreadyRegistered {
+        /// The colliding metric name.
+        name: &'static str,
+    },
+    /// The registry refused the metric for another reason (usually a metric of the same name with
+    /// other labels).
+    #[error(
+        "could not register metric `{name}` ({source}): remove the other metric of that name from the registry or use a separate registry"
+    )]
+    Register {
+        /// The metric name.
+        name: &'static str,
+        /// What `prometheus` said.
+        #[source]
+        source: prometheus::Error,
+    },
+    /// A metric declaration was refused (a bug in this crate: please report it).
+    #[error(
+        "metric `{name}` could not be declared ({source}): this is a bug in mcp-readiness, please report it"
+    )]
+    Declare {
+        /// The metric name.
+        name: &'static str,
+        /// What `prometheus` said.
+        #[source]
+        source: prometheus::Error,
+    },
+}
+
+/// Servers by name, and how many of them were never configured.
+#[derive(Default)]
+struct Servers {
+    by_name: HashMap<Arc<str>, ServerMetrics>,
+    unconfigured: usize,
+}
+
+pub(crate) struct Inner {
+    registry: Registry,
+    fam: Arc<Families>,
+    servers: RwLock<Servers>,
+    tool_cap: Arc<LabelCap>,
+    server_cap: usize,
+    pub(crate) clock: Arc<dyn Clock>,
+    last_render_len: AtomicUsize,
+}
+
+/// The recorder of every metric in DESIGN.md's table, over a `prometheus::Registry`.
+/// Cheap to clone (one `Arc`); all clones record into the same series.
+///
+/// - The layer records resolutions, calls and operations, by server name or — cheaper, with no
+///   lookup at all — through the handles of [`Metrics::server`] and [`ServerMetrics::tool`].
+/// - The supervisor's [`ConnectionEvent`](crate::ConnectionEvent)s drive the server state, connect
+///   and reconnect series: `Metrics` is an [`EventSink`](crate::EventSink).
+/// - [`Metrics::render`] produces the text exposition; [`serve`](super::serve) serves it.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_readiness::metrics::{CallOutcome, Metrics};
+/// use mcp_readiness::{ConnectionEvent, EventSink, State, Verdict};
+///
+/// let metrics = Metrics::new();
+/// metrics.on_event(&ConnectionEvent::ServerAdded { server: "files".into(), state: State::Ready });
+/// let files = metrics.server("files");
+/// files.observe_resolution(&Verdict::READY, Duration::from_secs(20));
+/// files.tool("read_file").observe_call(CallOutcome::Ok);
+///
+/// let text = metrics.render();
+/// assert!(text.contains(r#"mcp_readiness_server_state{server="files",state="ready"} 1"#));
+/// assert!(text.contains(r#"mcp_readiness_tool_calls_total{outcome="ok",server="files",tool="read_file"} 1"#));
+/// ```
+#[derive(Clone)]
+pub struct Metrics {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let servers = self
+            .inner
+            .servers
+            .read()
+            .map(|s| s.by_name.len())
+            .unwrap_or(0);
+        f.debug_struct("Metrics")
+            .field("servers", &servers)
+            .field("tool_cap", &self.inner.tool_cap.limit())
+            .field("clock", &self.inner.clock)
+            .finish()
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+/// Configures a [`Metrics`]: the registry, the label caps and the clock.
+#[derive(Debug)]
+pub struct MetricsBuilder {
+    registry: Option<Registry>,
+    tool_cap: usize,
+    server_cap: usize,
+    clock: Arc<dyn Clock>,
+}
+
+impl Default for MetricsBuilder {
+    fn default() -> Self {
+        MetricsBuilder {
+            registry: None,
+            tool_cap: DEFAULT_TOOL_CAP,
+            server_cap: DEFAULT_UNCONFIGURED_SERVER_CAP,
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+impl MetricsBuilder {
+    /// Registers into `registry` (a clone of the handle; it is shared) instead of a new one.
+    pub fn registry(mut self, registry: &Registry) -> Self {
+        self.registry = Some(registry.clone());
+        self
+    }
+
+    /// At most `cap` distinct `tool` (and `gen_ai_tool_name`) label values for the life of the
+    /// recorder, across all servers; tool names seen after that are counted as `tool="other"`.
+    /// Default [`DEFAULT_TOOL_CAP`].
+    pub fn tool_cap(mut self, cap: usize) -> Self {
+        self.tool_cap = cap;
+        self
+    }
+
+    /// At most `cap` servers that no [`ConnectionEvent::ServerAdded`](crate::ConnectionEvent)
+    /// announced (named only by the tool names callers use); later ones are counted as
+    /// `server="other"`. Configured servers are never capped. Default
+    /// [`DEFAULT_UNCONFIGURED_SERVER_CAP`].
+    pub fn unconfigured_server_cap(mut self, cap: usize) -> Self {
+        self.server_cap = cap;
+        self
+    }
+
+    /// Reads wall-clock time (for `mcp_readiness_server_state_changed_timestamp_seconds`) from
+    /// `clock`; default [`SystemClock`]. Tests pass a [`ManualClock`](super::ManualClock).
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// Declares and registers every metric. Fails, registering nothing, if the registry already
+    /// holds one of the names.
+    pub fn build(self) -> Result<Metrics, MetricsError> {
+        let fam = Families::new()?;
+        let registry = self.registry.unwrap_or_default();
+        fam.register(&registry)?;
+        fam.build_info
+            .get_or_create(&[env!("CARGO_PKG_VERSION")])
+            .set(1);
+        Ok(Metrics {
+            inner: Arc::new(Inner {
+                registry,
+                fam: Arc::new(fam),
+                servers: RwLock::new(Servers::default()),
+                tool_cap: Arc::new(LabelCap::new(self.tool_cap)),
+                server_cap: self.server_cap,
+                clock: self.clock,
+                last_render_len: AtomicUsize::new(0),
+            }),
+        })
+    }
+}
+
+impl Metrics {
+    /// A recorder with its own registry and default settings.
+    pub fn new() -> Metrics {
+        // Registering static, valid names into a fresh, empty registry cannot collide.
+        match Metrics::builder().build() {
+            Ok(metrics) => metrics,
+            Err(error) => unreachable!("a fresh registry refused mcp-readiness metrics: {error}"),
+        }
+    }
+
+    /// Registers into `registry` with default settings. Fails, registering nothing, if it
+    /// already holds one of the names.
+    pub fn with_registry(registry: &Registry) -> Result<Metrics, MetricsError> {
+        Metrics::builder().registry(registry).build()
+    }
+
+    /// Options: registry, caps, clock.
+    pub fn builder() -> MetricsBuilder {
+        MetricsBuilder::default()
+    }
+
+    /// The registry the metrics live in (add your own collectors to it to serve them together).
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
+    /// The handle of one server, created on first use and cached. Servers never configured count
+    /// against [`MetricsBuilder::unconfigured_server_cap`]; beyond it, this is the
+    /// `server="other"` handle.
+    pub fn server(&self, name: &str) -> ServerMetrics {
+        if let Some(server) = self.read_servers().by_name.get(name) {
+            return server.clone();
+        }
+        self.admit_server(name, false)
+    }
+
+    /// The handle of a configured server: never capped, marked as configured.
+    pub(crate) fn configured_server(&self, name: &str) -> ServerMetrics {
+        let server = self
+            .server_if_known(name)
+            .unwrap_or_else(|| self.admit_server(name, true));
+        if server.announce() && server.name() == name {
+            let mut servers = self.write_servers();
+            // It was counted as unconfigured when a caller named it first.
+            servers.unconfigured = servers.unconfigured.saturating_sub(1);
+        }
+        server
+    }
+
+    fn server_if_known(&self, name: &str) -> Option<ServerMetrics> {
+        self.read_servers().by_name.get(name).cloned()
+    }
+
+    fn admit_server(&self, name: &str, configured: bool) -> ServerMetrics {
+        let mut servers = self.write_servers();
+        if let Some(server) = servers.by_name.get(name) {
+            return server.clone();
+        }
+        let name = if configured || servers.unconfigured < self.inner.server_cap {
+            name
+        } else {
+            OTHER
+        };
+        if let Some(server) = servers.by_name.get(name) {
+            return server.clone();
+        }
+        if !configured {
+            servers.unconfigured += 1;
+        }
+        let server = ServerMetrics::new(name, self.inner.fam.clone(), self.inner.tool_cap.clone());
+        if configured {
+            server.announce();
+        }
+        servers.by_name.insert(Arc::from(name), server.clone());
+        server
+    }
+
+    /// Stops exporting every series of `server`; returns how many series went away.
+    pub(crate) fn remove_server(&self, name: &str) -> usize {
+        let removed = {
+            let mut servers = self.write_servers();
+            let removed = servers.by_name.remove(name);
+            if let Some(server) = &removed
+                && !server.is_announced()
+            {
+                servers.unconfigured = servers.unconfigured.saturating_sub(1);
+            }
+            removed
+        };
+        match removed {
+            Some(server) => server.retire(),
+            None => self.inner.fam.remove_server(name),
+        }
+    }
+
+    fn with_server<R>(&self, name: &str, f: impl FnOnce(&ServerMetrics) -> R) -> R {
+        // Fast path: one lookup under a shared lock, no reference count traffic.
+        if let Some(server) = self.read_servers().by_name.get(name) {
+            return f(server);
+        }
+        f(&self.admit_server(name, false))
+    }
+
+    /// Records one resolution; see [`ServerMetrics::observe_resolution`].
+    pub fn observe_resolution(&self, server: &str, verdict: &Verdict, budget: Duration) {
+        self.with_server(server, |s| s.observe_resolution(verdict, budget))
+    }
+
+    /// Counts one call; see [`ServerMetrics::observe_call`].
+    pub fn observe_call(&self, server: &str, tool: &str, outcome: CallOutcome) {
+        self.with_server(server, |s| s.observe_call(tool, outcome))
+    }
+
+    /// Counts one call to a tool its ready server does not offer; see
+    /// [`ServerMetrics::tool_absent`].
+    pub fn tool_absent(&self, server: &str, tool: &str) {
+        self.with_server(server, |s| s.tool_absent(tool))
+    }
+
+    /// Observes one MCP operation; see [`ToolMetrics::observe_operation`](super::ToolMetrics::observe_operation).
+    pub fn observe_operation(
+        &self,
+        server: &str,
+        method: &str,
+        tool: &str,
+        error_type: Option<&str>,
+        duration: Duration,
+    ) {
+        self.with_server(server, |s| {
+            s.observe_operation(method, tool, error_type, duration)
+        })
+    }
+
+    /// Sets the wait budget in force for `server`'s tools.
+    pub fn set_wait_budget(&self, server: &str, budget: Duration) {
+        self.with_server(server, |s| s.set_wait_budget(budget))
+    }
+
+    /// The whole registry in the Prometheus text format 0.0.4 (metric families sorted by name,
+    /// series by label values). A family another collector of the registry made invalid is left
+    /// out (and logged) rather than failing the scrape.
+    pub fn render(&self) -> String {
+        let families = self.inner.registry.gather();
+        let mut out =
+            String::with_capacity(self.inner.last_render_len.load(Ordering::Relaxed) + 1024);
+        let encoder = TextEncoder::new();
+        for family in &families {
+            // The encoder checks a family before writing any of it, so a refused family leaves
+            // nothing half-written.
+            if let Err(error) = encoder.encode_utf8(std::slice::from_ref(family), &mut out) {
+                tracing::warn!(metric = family.name(), %error, "metric family left out of /metrics");
+            }
+        }
+        self.inner
+            .last_render_len
+            .store(out.len(), Ordering::Relaxed);
+        out
+    }
+
+    fn read_servers(&self) -> std::sync::RwLockReadGuard<'_, Servers> {
+        self.inner.servers.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write_servers(&self) -> std::sync::RwLockWriteGuard<'_, Servers> {
+        self.inner
+            .servers
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+}

@@ -1,0 +1,496 @@
+//! Pre-resolved handles: [`ServerMetrics`] holds every series of one server, [`ToolMetrics`] every
+//! series of one of its tools, so recording is an atomic add with no label hashing.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::time::Duration;
+
+use prometheus::{Counter, Gauge, Histogram, IntCounter, IntGauge};
+
+use super::cap::LabelCap;
+use super::families::Families;
+use super::family::{Child, Family};
+use super::names::{OTHER, OTHER_ERROR_TYPE};
+use super::outcome::CallOutcome;
+use crate::resolve::Verdict;
+use crate::state::State;
+use crate::supervise::ConnectResult;
+
+/// How many distinct (`mcp_method_name`, `error_type`) pairs one tool records before the rest are
+/// counted as `_OTHER`.
+const MAX_OPERATIONS_PER_TOOL: usize = 32;
+
+/// What one server's handles share: its name, the families, and whether it is still exported.
+pub(crate) struct ServerCore {
+    name: Arc<str>,
+    fam: Arc<Families>,
+    tool_cap: Arc<LabelCap>,
+    /// `true` while the server's series are exported. Creating a series and removing the server
+    /// both hold this lock, so a server removed while a handle creates a series leaves nothing.
+    live: Mutex<bool>,
+}
+
+impl ServerCore {
+    /// The child of `fam` for `values`, exported while the server is live, detached after.
+    fn create<M: Child>(&self, fam: &Family<M>, values: &[&str]) -> M {
+        let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        if *live {
+            fam.get_or_create(values)
+        } else {
+            fam.detached(values)
+        }
+    }
+
+    fn lazy<'a, M: Child>(&self, cell: &'a OnceLock<M>, fam: &Family<M>, values: &[&str]) -> &'a M {
+        cell.get_or_init(|| self.create(fam, values))
+    }
+}
+
+/// The series the supervisor's events drive (created when the server is announced).
+struct Supervised {
+    tools: IntGauge,
+    connects: [IntCounter; 7],
+    reconnects: IntCounter,
+    cooldown: IntCounter,
+}
+
+/// The one-hot state gauges and the time of the last change (created with the first state).
+struct StateSeries {
+    by_state: [IntGauge; 4],
+    changed: Gauge,
+}
+
+struct ServerInner {
+    core: Arc<ServerCore>,
+    announced: AtomicBool,
+    budget_exhausted: IntCounter,
+    resolve_wait: [OnceLock<Histogram>; 4],
+    waste: [OnceLock<Counter>; 4],
+    avoided: [OnceLock<Counter>; 4],
+    connect_duration: [OnceLock<Histogram>; 7],
+    wait_budget: OnceLock<Gauge>,
+    supervised: OnceLock<Supervised>,
+    state: OnceLock<StateSeries>,
+    tools: RwLock<HashMap<Arc<str>, ToolMetrics>>,
+    other_tool: OnceLock<ToolMetrics>,
+}
+
+/// Every series of one server, resolved once. Cheap to clone; get it from
+/// [`Metrics::server`](super::Metrics::server) and keep it next to whatever you cache per server.
+///
+/// A handle keeps recording after its server is removed
+/// ([`ConnectionEvent::ServerRemoved`](crate::ConnectionEvent::ServerRemoved)), but into series that
+/// are no longer exported; check [`ServerMetrics::is_live`] and fetch a new handle if the server
+/// may come back.
+#[derive(Clone)]
+pub struct ServerMetrics {
+    inner: Arc<ServerInner>,
+}
+
+impl fmt::Debug for ServerMetrics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerMetrics")
+            .field("server", &self.name())
+            .field("live", &self.is_live())
+            .finish()
+    }
+}
+
+fn connect_index(result: ConnectResult) -> usize {
+    result as usize
+}
+
+impl ServerMetrics {
+    /// Resolves the series every server has: the resolution counters that alerts take rates of
+    /// start at zero instead of appearing with their first increment.
+    pub(crate) fn new(name: &str, fam: Arc<Families>, tool_cap: Arc<LabelCap>) -> ServerMetrics {
+        let core = Arc::new(ServerCore {
+            name: Arc::from(name),
+            fam,
+            tool_cap,
+            live: Mutex::new(true),
+        });
+        let fam = &core.fam;
+        let budget_exhausted = core.create(&fam.budget_exhausted, &[name]);
+        let inner = ServerInner {
+            budget_exhausted,
+            announced: AtomicBool::new(false),
+            resolve_wait: Default::default(),
+            waste: Default::default(),
+            avoided: Default::default(),
+            connect_duration: Default::default(),
+            wait_budget: OnceLock::new(),
+            supervised: OnceLock::new(),
+            state: OnceLock::new(),
+            tools: RwLock::new(HashMap::new()),
+            other_tool: OnceLock::new(),
+            core,
+        };
+        let server = ServerMetrics {
+            inner: Arc::new(inner),
+        };
+        for state in State::ALL {
+            if state != State::Ready {
+                server.waste(state);
+            }
+            if state != State::Ready && !state.heals_with_time() {
+                server.avoided(state);
+            }
+        }
+        server
+    }
+
+    /// The server's name (its `server` label).
+    pub fn name(&self) -> &str {
+        &self.inner.core.name
+    }
+
+    /// Whether this handle's series are still exported (false once the server was removed).
+    pub fn is_live(&self) -> bool {
+        *self
+            .inner
+            .core
+            .live
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn waste(&self, state: State) -> &Counter {
+        let core = &self.inner.core;
+        core.lazy(
+            &self.inner.waste[state.index()],
+            &core.fam.waste,
+            &[&core.name, state.as_str()],
+        )
+    }
+
+    fn avoided(&self, state: State) -> &Counter {
+        let core = &self.inner.core;
+        core.lazy(
+            &self.inner.avoided[state.index()],
+            &core.fam.avoided,
+            &[&core.name, state.as_str()],
+        )
+    }
+
+    /// Records one resolution of a tool of this server, with the wait budget it had:
+    ///
+    /// - `mcp_readiness_resolve_wait_seconds{state}` observes `verdict.waited`;
+    /// - when the verdict is not ready, `mcp_readiness_waste_seconds_total{state}` adds the wait;
+    /// - when it is `connecting` and timed out, `mcp_readiness_budget_exhausted_total` counts one;
+    /// - when its state does not heal with time (`unauthenticated`, `absent`),
+    ///   `mcp_readiness_avoided_wait_seconds_total{state}` adds `budget - waited`: what a resolver
+    ///   without states would have spent waiting for a tool that was never going to come.
+    pub fn observe_resolution(&self, verdict: &Verdict, budget: Duration) {
+        let state = verdict.state;
+        let core = &self.inner.core;
+        let waited = verdict.waited.as_secs_f64();
+        core.lazy(
+            &self.inner.resolve_wait[state.index()],
+            &core.fam.resolve_wait,
+            &[&core.name, state.as_str()],
+        )
+        .observe(waited);
+        if state == State::Ready {
+            return;
+        }
+        self.waste(state).inc_by(waited);
+        if state.heals_with_time() {
+            if verdict.timed_out {
+                self.inner.budget_exhausted.inc();
+            }
+        } else {
+            let avoided = budget.saturating_sub(verdict.waited);
+            self.avoided(state).inc_by(avoided.as_secs_f64());
+        }
+    }
+
+    /// The handle of one of this server's tools. The `tool` label is capped process-wide (see
+    /// [`MetricsBuilder::tool_cap`](super::MetricsBuilder::tool_cap)): a name beyond the cap gets
+    /// the shared `tool="other"` handle.
+    pub fn tool(&self, tool: &str) -> ToolMetrics {
+        if let Some(handle) = read(&self.inner.tools).get(tool) {
+            return handle.clone();
+        }
+        self.admit_tool(tool)
+    }
+
+    fn admit_tool(&self, tool: &str) -> ToolMetrics {
+        let core = &self.inner.core;
+        let label = core.tool_cap.admit(tool);
+        if &*label == OTHER && tool != OTHER {
+            // Not admitted: share one handle instead of remembering every invented name.
+            return self
+                .inner
+                .other_tool
+                .get_or_init(|| ToolMetrics::new(core.clone(), label))
+                .clone();
+        }
+        let mut tools = write(&self.inner.tools);
+        tools
+            .entry(label.clone())
+            .or_insert_with(|| ToolMetrics::new(core.clone(), label))
+            .clone()
+    }
+
+    fn with_tool<R>(&self, tool: &str, f: impl FnOnce(&ToolMetrics) -> R) -> R {
+        // Fast path: no reference count traffic, one lookup under a shared lock.
+        if let Some(handle) = read(&self.inner.tools).get(tool) {
+            return f(handle);
+        }
+        f(&self.admit_tool(tool))
+    }
+
+    /// Counts one call of `tool` that ended with `outcome` in `mcp_readiness_tool_calls_total`.
+    /// Keep a [`ToolMetrics`] from [`ServerMetrics::tool`] to skip the tool lookup too.
+    pub fn observe_call(&self, tool: &str, outcome: CallOutcome) {
+        self.with_tool(tool, |t| t.observe_call(outcome))
+    }
+
+    /// Counts one call to `tool`, which this ready server does not offer
+    /// (`mcp_readiness_tool_absent_total`).
+    pub fn tool_absent(&self, tool: &str) {
+        self.with_tool(tool, ToolMetrics::absent)
+    }
+
+    /// Observes one MCP operation in `mcp_client_operation_duration_seconds`; see
+    /// [`ToolMetrics::observe_operation`].
+    pub fn observe_operation(
+        &self,
+        method: &str,
+        tool: &str,
+        error_type: Option<&str>,
+        duration: Duration,
+    ) {
+        self.with_tool(tool, |t| t.observe_operation(method, error_type, duration))
+    }
+
+    /// Sets `mcp_readiness_wait_budget_seconds`.
+    pub fn set_wait_budget(&self, budget: Duration) {
+        let core = &self.inner.core;
+        core.lazy(
+            &self.inner.wait_budget,
+            &core.fam.wait_budget,
+            &[&core.name],
+        )
+        .set(budget.as_secs_f64());
+    }
+
+    // ----- driven by the supervisor's events (see `events.rs`) -----
+
+    pub(crate) fn is_announced(&self) -> bool {
+        self.inner.announced.load(Ordering::Relaxed)
+    }
+
+    /// Marks the server as configured; returns whether it was not before.
+    pub(crate) fn announce(&self) -> bool {
+        !self.inner.announced.swap(true, Ordering::Relaxed)
+    }
+
+    fn supervised(&self) -> &Supervised {
+        self.inner.supervised.get_or_init(|| {
+            let core = &self.inner.core;
+            let fam = &core.fam;
+            let name: &str = &core.name;
+            Supervised {
+                tools: core.create(&fam.server_tools, &[name]),
+                connects: ConnectResult::ALL
+                    .map(|result| core.create(&fam.connects, &[name, result.as_str()])),
+                reconnects: core.create(&fam.reconnects, &[name]),
+                cooldown: core.create(&fam.cooldown, &[name]),
+            }
+        })
+    }
+
+    /// Creates the supervisor-driven series (zeroed) if they do not exist yet.
+    pub(crate) fn ensure_supervised(&self) {
+        self.supervised();
+    }
+
+    /// Sets the one-hot state gauges to `state` and the change time to `now_unix_seconds`. A
+    /// scrape sees either the old or the new state, never two or none.
+    pub(crate) fn set_state(&self, state: State, now_unix_seconds: f64) {
+        let core = &self.inner.core;
+        let series = self.inner.state.get_or_init(|| StateSeries {
+            by_state: State::ALL
+                .map(|s| core.create(&core.fam.server_state, &[&core.name, s.as_str()])),
+            changed: core.create(&core.fam.state_changed, &[&core.name]),
+        });
+        core.fam.server_state.exclusive(|| {
+            for (gauge, s) in series.by_state.iter().zip(State::ALL) {
+                gauge.set(i64::from(s == state));
+            }
+        });
+        series.changed.set(now_unix_seconds);
+    }
+
+    pub(crate) fn observe_connect(&self, result: ConnectResult, duration: Duration) {
+        self.supervised().connects[connect_index(result)].inc();
+        let core = &self.inner.core;
+        core.lazy(
+            &self.inner.connect_duration[connect_index(result)],
+            &core.fam.connect_duration,
+            &[&core.name, result.as_str()],
+        )
+        .observe(duration.as_secs_f64());
+    }
+
+    pub(crate) fn reconnected(&self) {
+        self.supervised().reconnects.inc();
+    }
+
+    pub(crate) fn cooldown_rejection(&self) {
+        self.supervised().cooldown.inc();
+    }
+
+    pub(crate) fn set_tools(&self, count: usize) {
+        self.supervised()
+            .tools
+            .set(i64::try_from(count).unwrap_or(i64::MAX));
+    }
+
+    /// Stops exporting every series of this server (tool-labelled ones included); handles keep
+    /// working but record into detached series.
+    pub(crate) fn retire(&self) -> usize {
+        let core = &self.inner.core;
+        let mut live = core.live.lock().unwrap_or_else(|p| p.into_inner());
+        *live = false;
+        core.fam.remove_server(&core.name)
+    }
+}
+
+struct Operation {
+    method: Box<str>,
+    error_type: Box<str>,
+    histogram: Histogram,
+}
+
+struct ToolInner {
+    core: Arc<ServerCore>,
+    tool: Arc<str>,
+    calls: [OnceLock<IntCounter>; 6],
+    absent: OnceLock<IntCounter>,
+    operations: RwLock<Vec<Operation>>,
+}
+
+/// Every series of one tool of one server, resolved once. Cheap to clone; get it from
+/// [`ServerMetrics::tool`].
+#[derive(Clone)]
+pub struct ToolMetrics {
+    inner: Arc<ToolInner>,
+}
+
+impl fmt::Debug for ToolMetrics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolMetrics")
+            .field("server", &&*self.inner.core.name)
+            .field("tool", &self.tool())
+            .finish()
+    }
+}
+
+impl ToolMetrics {
+    fn new(core: Arc<ServerCore>, tool: Arc<str>) -> ToolMetrics {
+        ToolMetrics {
+            inner: Arc::new(ToolInner {
+                core,
+                tool,
+                calls: Default::default(),
+                absent: OnceLock::new(),
+                operations: RwLock::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// The `tool` label value: the tool's name, or `other` when it came beyond the cap.
+    pub fn tool(&self) -> &str {
+        &self.inner.tool
+    }
+
+    /// Counts one call that ended with `outcome` in `mcp_readiness_tool_calls_total`.
+    pub fn observe_call(&self, outcome: CallOutcome) {
+        let inner = &*self.inner;
+        let core = &inner.core;
+        core.lazy(
+            &inner.calls[outcome.index()],
+            &core.fam.tool_calls,
+            &[&core.name, &inner.tool, outcome.as_str()],
+        )
+        .inc();
+    }
+
+    /// Counts one call to this tool while its ready server does not offer it
+    /// (`mcp_readiness_tool_absent_total`).
+    pub fn absent(&self) {
+        let inner = &*self.inner;
+        let core = &inner.core;
+        core.lazy(
+            &inner.absent,
+            &core.fam.tool_absent,
+            &[&core.name, &inner.tool],
+        )
+        .inc();
+    }
+
+    /// Observes one MCP operation on this tool in `mcp_client_operation_duration_seconds`, with
+    /// `mcp_method_name = method` (e.g. `tools/call`) and `error_type` the OpenTelemetry
+    /// `error.type` (`None` on success).
+    ///
+    /// A successful operation has `error_type=""`. The OpenTelemetry-to-Prometheus mapping drops
+    /// an attribute that is not set, and Prometheus treats a label with an empty value exactly as
+    /// a missing label (`{error_type=""}` selects both), so this is the same series a collector
+    /// would produce; the `prometheus` crate needs every series of a family to carry every label.
+    ///
+    /// `method` and `error_type` must come from small fixed sets: after 32 distinct pairs on one
+    /// tool, further pairs are counted with both labels `_OTHER`.
+    pub fn observe_operation(&self, method: &str, error_type: Option<&str>, duration: Duration) {
+        let error_type = error_type.unwrap_or("");
+        let seconds = duration.as_secs_f64();
+        {
+            let operations = read(&self.inner.operations);
+            if let Some(op) = find(&operations, method, error_type) {
+                op.histogram.observe(seconds);
+                return;
+            }
+        }
+        let mut operations = write(&self.inner.operations);
+        let (method, error_type) = if find(&operations, method, error_type).is_none()
+            && operations.len() >= MAX_OPERATIONS_PER_TOOL
+        {
+            (OTHER_ERROR_TYPE, OTHER_ERROR_TYPE)
+        } else {
+            (method, error_type)
+        };
+        if let Some(op) = find(&operations, method, error_type) {
+            op.histogram.observe(seconds);
+            return;
+        }
+        let core = &self.inner.core;
+        let histogram = core.create(
+            &core.fam.operation,
+            &[method, &self.inner.tool, error_type, &core.name],
+        );
+        histogram.observe(seconds);
+        operations.push(Operation {
+            method: method.into(),
+            error_type: error_type.into(),
+            histogram,
+        });
+    }
+}
+
+fn find<'a>(operations: &'a [Operation], method: &str, error_type: &str) -> Option<&'a Operation> {
+    operations
+        .iter()
+        .find(|op| &*op.method == method && &*op.error_type == error_type)
+}
+
+fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    lock.write().unwrap_or_else(|p| p.into_inner())
+}
