@@ -26,6 +26,7 @@ pub mod secret;
 pub mod sim;
 pub mod state;
 pub mod supervise;
+mod util;
 
 pub use layer::ToolCall;
 pub use metrics::Metrics;

@@ -4,13 +4,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use arc_swap::{ArcSwap, ArcSwapOption};
+use arc_swap::ArcSwapOption;
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
 use tokio::time::Instant;
 
 use super::{Budget, Inventory, Scope, Verdict, classify, resolve};
 use crate::state::{State, ToolName};
+use crate::util::CowMap;
 
 /// How long a verdict is reused, by state.
 ///
@@ -84,9 +85,8 @@ pub struct CapabilityCache {
     inventory: Arc<dyn Inventory>,
     budget: Budget,
     ttls: CacheTtls,
-    max_tools: usize,
-    /// Per-tool entries. Replaced wholesale (copy on write) only when a new tool name appears.
-    tools: ArcSwap<HashMap<Arc<str>, Arc<ToolSlot>>>,
+    /// Per-tool entries; the map is copied only when a new tool name appears.
+    tools: CowMap<Arc<ToolSlot>>,
     /// Per-server entries and the flight in progress for each server.
     servers: Mutex<HashMap<Arc<str>, ServerSlot>>,
     next_flight: AtomicU64,
@@ -142,8 +142,7 @@ impl CapabilityCache {
             inventory: Arc::new(inventory),
             budget: Budget::default(),
             ttls: CacheTtls::default(),
-            max_tools: Self::DEFAULT_MAX_TOOLS,
-            tools: ArcSwap::from_pointee(HashMap::new()),
+            tools: CowMap::with_cap(Self::DEFAULT_MAX_TOOLS),
             servers: Mutex::new(HashMap::new()),
             next_flight: AtomicU64::new(0),
         }
@@ -163,7 +162,7 @@ impl CapabilityCache {
 
     /// Sets how many distinct tool names are cached at most.
     pub fn with_max_tools(mut self, max_tools: usize) -> Self {
-        self.max_tools = max_tools;
+        self.tools = CowMap::with_cap(max_tools);
         self
     }
 
@@ -180,12 +179,14 @@ impl CapabilityCache {
     /// The fast path: a fresh per-tool verdict, if there is one. Never waits, never allocates, never
     /// locks.
     pub fn lookup(&self, tool: &ToolName) -> Option<Verdict> {
-        let tools = self.tools.load();
-        let slot = tools.get(tool.as_str())?;
-        let entry = slot.entry.load();
-        let entry = entry.as_ref()?;
-        (entry.generation == self.generation() && Instant::now() < entry.expires)
-            .then(|| entry.verdict.clone())
+        self.tools
+            .with(tool.as_str(), |slot| {
+                let entry = slot.entry.load();
+                let entry = entry.as_ref()?;
+                (entry.generation == self.generation() && Instant::now() < entry.expires)
+                    .then(|| entry.verdict.clone())
+            })
+            .flatten()
     }
 
     /// Resolves `tool`: from the cache when a fresh verdict is there, otherwise by (joining) a
@@ -234,7 +235,7 @@ impl CapabilityCache {
 
     /// Drops every cached verdict (e.g. after a configuration reload).
     pub fn clear(&self) {
-        self.tools.store(Arc::new(HashMap::new()));
+        self.tools.clear();
         self.lock_servers()
             .values_mut()
             .for_each(|slot| slot.cached = None);
@@ -320,18 +321,12 @@ impl CapabilityCache {
             timed_out: false,
             ..verdict.clone()
         }));
-        if let Some(slot) = self.tools.load().get(tool.as_str()) {
+        if let Some(slot) = self
+            .tools
+            .get_or_insert_with(tool.as_arc(), Default::default)
+        {
             slot.entry.store(Some(entry));
-            return;
         }
-        self.tools.rcu(|tools| {
-            let mut tools = HashMap::clone(tools);
-            if tools.len() < self.max_tools || tools.contains_key(tool.as_str()) {
-                let slot = tools.entry(tool.as_arc().clone()).or_default();
-                slot.entry.store(Some(entry.clone()));
-            }
-            tools
-        });
     }
 
     fn refresh_server_generation(&self, server: &Arc<str>, state: State) {
@@ -370,8 +365,7 @@ impl fmt::Debug for CapabilityCache {
         f.debug_struct("CapabilityCache")
             .field("budget", &self.budget)
             .field("ttls", &self.ttls)
-            .field("max_tools", &self.max_tools)
-            .field("tools_cached", &self.tools.load().len())
+            .field("tools", &self.tools)
             .finish_non_exhaustive()
     }
 }

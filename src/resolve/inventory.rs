@@ -24,6 +24,13 @@ pub trait Inventory: Send + Sync + 'static {
     fn changes(&self) -> Option<&ChangeFeed> {
         None
     }
+
+    /// The OpenTelemetry `network.transport` of a server's connection (`pipe` for stdio, `tcp`
+    /// for HTTP), if known. The readiness layer puts it on each call's span.
+    fn network_transport(&self, server: &str) -> Option<&'static str> {
+        let _ = server;
+        None
+    }
 }
 
 impl<T: Inventory + ?Sized> Inventory for Arc<T> {
@@ -35,6 +42,9 @@ impl<T: Inventory + ?Sized> Inventory for Arc<T> {
     }
     fn changes(&self) -> Option<&ChangeFeed> {
         (**self).changes()
+    }
+    fn network_transport(&self, server: &str) -> Option<&'static str> {
+        (**self).network_transport(server)
     }
 }
 

@@ -1,0 +1,140 @@
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use futures::future::BoxFuture;
+use pin_project_lite::pin_project;
+use rmcp::model::CallToolResult;
+use tokio::time::Instant;
+use tower::BoxError;
+use tracing::Span;
+
+use super::hooks::OnOutcome;
+use super::outcome::{Classified, classify_result};
+use super::span::record_error;
+use crate::metrics::{CallOutcome, ToolMetrics};
+use crate::state::ToolName;
+
+pin_project! {
+    /// The response future of [`ReadinessService`](super::ReadinessService). Polled inside the
+    /// call's span; records the call's outcome exactly once, as `cancelled` if it is dropped first.
+    pub struct ResponseFuture<F, O: OnOutcome> {
+        #[pin]
+        kind: Kind<F>,
+        span: Span,
+        recorder: Option<Recorder<O>>,
+    }
+
+    impl<F, O: OnOutcome> PinnedDrop for ResponseFuture<F, O> {
+        fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            if let Some(recorder) = this.recorder.take() {
+                recorder.finish(
+                    &Classified { outcome: CallOutcome::Cancelled, error_type: Some("cancelled".into()) },
+                    this.span,
+                );
+            }
+        }
+    }
+}
+
+pin_project! {
+    #[project = KindProj]
+    enum Kind<F> {
+        /// A ready cache hit: the inner service's own future.
+        Calling { #[pin] future: F },
+        /// Resolving first (maybe waiting), then calling.
+        Resolving { future: BoxFuture<'static, Result<CallToolResult, BoxError>> },
+    }
+}
+
+impl<F, O: OnOutcome> ResponseFuture<F, O> {
+    pub(crate) fn calling(future: F, span: Span, recorder: Recorder<O>) -> Self {
+        ResponseFuture {
+            kind: Kind::Calling { future },
+            span,
+            recorder: Some(recorder),
+        }
+    }
+
+    pub(crate) fn resolving(
+        future: BoxFuture<'static, Result<CallToolResult, BoxError>>,
+        span: Span,
+        recorder: Recorder<O>,
+    ) -> Self {
+        ResponseFuture {
+            kind: Kind::Resolving { future },
+            span,
+            recorder: Some(recorder),
+        }
+    }
+}
+
+impl<F, E, O> Future for ResponseFuture<F, O>
+where
+    F: Future<Output = Result<CallToolResult, E>>,
+    E: Into<BoxError>,
+    O: OnOutcome,
+{
+    type Output = Result<CallToolResult, BoxError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let _entered = this.span.enter();
+        let result = match this.kind.project() {
+            KindProj::Calling { future } => ready!(future.poll(cx)).map_err(Into::into),
+            KindProj::Resolving { future } => ready!(future.as_mut().poll(cx)),
+        };
+        if let Some(recorder) = this.recorder.take() {
+            recorder.finish(&classify_result(&result), this.span);
+        }
+        Poll::Ready(result)
+    }
+}
+
+impl<F, O: OnOutcome> fmt::Debug for ResponseFuture<F, O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResponseFuture")
+            .field("span", &self.span)
+            .field("finished", &self.recorder.is_none())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Records one call's outcome into metrics, the span and the hook.
+pub(crate) struct Recorder<O> {
+    tool: ToolName,
+    metrics: Option<ToolMetrics>,
+    start: Instant,
+    on_outcome: O,
+}
+
+impl<O: OnOutcome> Recorder<O> {
+    pub(crate) fn new(tool: ToolName, metrics: Option<ToolMetrics>, on_outcome: O) -> Self {
+        Recorder {
+            tool,
+            metrics,
+            start: Instant::now(),
+            on_outcome,
+        }
+    }
+
+    fn finish(self, classified: &Classified, span: &Span) {
+        let elapsed = self.start.elapsed();
+        let error_type = classified.error_type.as_deref();
+        if let Some(metrics) = &self.metrics {
+            metrics.observe_call(classified.outcome);
+            metrics.observe_operation("tools/call", error_type, elapsed);
+        }
+        if let Some(error_type) = error_type {
+            record_error(
+                span,
+                error_type,
+                classified.outcome == CallOutcome::ToolError,
+            );
+        }
+        self.on_outcome
+            .on_outcome(&self.tool, classified.outcome, elapsed);
+    }
+}

@@ -1,0 +1,94 @@
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::resolve::{Scope, Verdict};
+use crate::state::{Action, State, ToolName};
+
+/// The error the readiness layer returns, without calling the inner service, when a tool is not
+/// ready: what state it is in, who has to do what, and how long the call waited to find out.
+///
+/// Returned boxed (`tower::BoxError`); recover it with `err.downcast_ref::<NotReady>()`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotReady {
+    /// The tool that was called.
+    pub tool: ToolName,
+    /// Its state.
+    pub state: State,
+    /// Whether the state is a fact about the server or about this tool only.
+    pub scope: Scope,
+    /// What a human has to do.
+    pub action: Action,
+    /// How long the call waited for the verdict.
+    pub waited: Duration,
+    /// Whether the wait budget ran out while the server was still connecting.
+    pub timed_out: bool,
+    /// Why, when the inventory said (never contains secrets).
+    pub reason: Option<Arc<str>>,
+}
+
+impl NotReady {
+    /// Builds the error from a verdict that is not ready; `None` for a ready one.
+    pub fn from_verdict(tool: &ToolName, verdict: &Verdict) -> Option<NotReady> {
+        Some(NotReady {
+            tool: tool.clone(),
+            state: verdict.state,
+            scope: verdict.scope,
+            action: verdict.action()?,
+            waited: verdict.waited,
+            timed_out: verdict.timed_out,
+            reason: verdict.reason.clone(),
+        })
+    }
+
+    /// The server the tool belongs to.
+    pub fn server(&self) -> &str {
+        self.tool.server()
+    }
+
+    /// The span's `error.type`: `server_unauthenticated`, `server_absent`, `tool_absent` or
+    /// `resolve_timeout`.
+    pub fn error_type(&self) -> &'static str {
+        match (self.state, self.scope) {
+            (State::Unauthenticated, _) => "server_unauthenticated",
+            (State::Absent, Scope::Tool) => "tool_absent",
+            (State::Absent, Scope::Server) | (State::Ready, _) => "server_absent",
+            (State::Connecting, _) => "resolve_timeout",
+        }
+    }
+}
+
+impl fmt::Display for NotReady {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let server = self.server();
+        match (self.state, self.scope) {
+            (State::Absent, Scope::Tool) => write!(
+                f,
+                "`{}` is not ready: server `{server}` is connected but does not offer `{}`",
+                self.tool,
+                self.tool.tool()
+            )?,
+            (State::Connecting, _) => write!(
+                f,
+                "`{}` is not ready: server `{server}` was still connecting after {} ms",
+                self.tool,
+                self.waited.as_millis()
+            )?,
+            (state, _) => write!(
+                f,
+                "`{}` is not ready: server `{server}` is {state}",
+                self.tool
+            )?,
+        }
+        if let Some(reason) = self
+            .reason
+            .as_deref()
+            .filter(|_| self.scope == Scope::Server)
+        {
+            write!(f, " ({reason})")?;
+        }
+        write!(f, "; next step: {}", self.action.next_step(server))
+    }
+}
+
+impl std::error::Error for NotReady {}

@@ -1,0 +1,115 @@
+//! The span of one tool call: OpenTelemetry MCP semantic-convention attributes plus ours.
+
+use opentelemetry::propagation::{Injector, TextMapPropagator};
+use opentelemetry::trace::TraceContextExt;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use serde_json::{Map, Value};
+use tracing::Span;
+use tracing::field::Empty;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+use crate::resolve::Verdict;
+use crate::state::ToolName;
+
+/// The `target` of the spans the layer opens.
+pub const SPAN_TARGET: &str = "mcp_readiness::call";
+
+/// Opens the span the readiness layer would open for a call to `tool`: named `tools/call`
+/// (exported to OpenTelemetry as `tools/call {tool}`), kind client, with every field of
+/// DESIGN.md's "Spans" section declared.
+///
+/// Open it yourself around an `execute_tool` operation that does more than the call (prompting,
+/// parsing the result...): when it is the current span, the layer enriches it instead of opening
+/// a second one, as the semantic conventions ask.
+///
+/// ```
+/// use mcp_readiness::ToolName;
+/// use mcp_readiness::layer::execute_tool_span;
+///
+/// let span = execute_tool_span(&ToolName::parse("mcp__files__read_file"));
+/// let _entered = span.enter();
+/// // ... calls through ReadinessService record their state on this span
+/// ```
+pub fn execute_tool_span(tool: &ToolName) -> Span {
+    tracing::info_span!(
+        target: SPAN_TARGET,
+        "tools/call",
+        otel.name = %format_args!("tools/call {}", tool.tool()),
+        otel.kind = "client",
+        otel.status_code = Empty,
+        mcp.method.name = "tools/call",
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = tool.tool(),
+        network.transport = Empty,
+        error.type = Empty,
+        tool_error = Empty,
+        mcp_readiness.server = tool.server(),
+        mcp_readiness.state = Empty,
+        mcp_readiness.waited_ms = Empty,
+        mcp_readiness.timed_out = Empty,
+        mcp_readiness.action = Empty,
+    )
+}
+
+/// The span for one call: the current span when it is an `execute_tool` span of ours, otherwise
+/// a new one.
+pub(crate) fn call_span(tool: &ToolName, transport: Option<&'static str>) -> Span {
+    let current = Span::current();
+    let span = if is_tool_span(&current) {
+        current.record("gen_ai.tool.name", tool.tool());
+        current.record("mcp_readiness.server", tool.server());
+        current
+    } else {
+        execute_tool_span(tool)
+    };
+    if let Some(transport) = transport {
+        span.record("network.transport", transport);
+    }
+    span
+}
+
+fn is_tool_span(span: &Span) -> bool {
+    span.metadata().is_some_and(|meta| {
+        let fields = meta.fields();
+        fields.field("gen_ai.operation.name").is_some()
+            && fields.field("mcp_readiness.state").is_some()
+    })
+}
+
+/// Records the verdict's state, wait and (when not ready) the action and `error.type`.
+pub(crate) fn record_verdict(span: &Span, verdict: &Verdict) {
+    span.record("mcp_readiness.state", verdict.state.as_str());
+    span.record("mcp_readiness.waited_ms", verdict.waited.as_millis() as u64);
+    span.record("mcp_readiness.timed_out", verdict.timed_out);
+    if let Some(action) = verdict.action() {
+        span.record("mcp_readiness.action", action.as_str());
+    }
+}
+
+/// Records a failure: `error.type`, and the OpenTelemetry status.
+pub(crate) fn record_error(span: &Span, error_type: &str, tool_error: bool) {
+    span.record("error.type", error_type);
+    span.record("otel.status_code", "ERROR");
+    if tool_error {
+        span.record("tool_error", true);
+    }
+}
+
+/// Injects the W3C trace context (`traceparent`, `tracestate`) of `span` into a request `_meta`,
+/// so the server's spans join the trace. Does nothing when no OpenTelemetry layer records `span`.
+pub fn inject_trace_context(span: &Span, meta: &mut Option<Map<String, Value>>) {
+    let context = span.context();
+    if !context.span().span_context().is_valid() {
+        return;
+    }
+    let mut injector = MetaInjector(meta.get_or_insert_with(Map::new));
+    TraceContextPropagator::new().inject_context(&context, &mut injector);
+}
+
+struct MetaInjector<'a>(&'a mut Map<String, Value>);
+
+impl Injector for MetaInjector<'_> {
+    fn set(&mut self, key: &str, value: String) {
+        self.0.insert(key.to_owned(), Value::String(value));
+    }
+}

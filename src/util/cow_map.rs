@@ -1,0 +1,64 @@
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+
+/// A map read on every call and written rarely: reads are lock-free and allocation-free (one
+/// `arc-swap` load, one probe), a write copies the map. Bounded: past `cap` keys, new keys are
+/// not stored, so callers that invent names cannot grow it without bound.
+pub(crate) struct CowMap<V> {
+    map: ArcSwap<HashMap<Arc<str>, V>>,
+    cap: usize,
+}
+
+impl<V: Clone> CowMap<V> {
+    pub(crate) fn with_cap(cap: usize) -> Self {
+        CowMap {
+            map: ArcSwap::from_pointee(HashMap::new()),
+            cap,
+        }
+    }
+
+    /// Runs `f` on the value for `key`, if present.
+    pub(crate) fn with<R>(&self, key: &str, f: impl FnOnce(&V) -> R) -> Option<R> {
+        self.map.load().get(key).map(f)
+    }
+
+    /// The value for `key`, inserting `make()` first if absent and there is room. Returns `None`
+    /// only when the key is absent and the map is full.
+    pub(crate) fn get_or_insert_with(&self, key: &Arc<str>, make: impl FnOnce() -> V) -> Option<V> {
+        if let Some(value) = self.map.load().get(&**key) {
+            return Some(value.clone());
+        }
+        let value = make();
+        let mut stored = None;
+        self.map.rcu(|map| {
+            let mut map = HashMap::clone(map);
+            if let Some(existing) = map.get(&**key) {
+                stored = Some(existing.clone());
+            } else if map.len() < self.cap {
+                map.insert(key.clone(), value.clone());
+                stored = Some(value.clone());
+            } else {
+                stored = None;
+            }
+            map
+        });
+        stored
+    }
+
+    /// Drops every entry.
+    pub(crate) fn clear(&self) {
+        self.map.store(Arc::new(HashMap::new()));
+    }
+}
+
+impl<V> fmt::Debug for CowMap<V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CowMap")
+            .field("len", &self.map.load().len())
+            .field("cap", &self.cap)
+            .finish()
+    }
+}

@@ -1,0 +1,5 @@
+//! Small internal building blocks.
+
+mod cow_map;
+
+pub(crate) use cow_map::CowMap;
