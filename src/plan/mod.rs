@@ -9,9 +9,11 @@
 //! | `absent` | abort: add the connection | fallback |
 
 mod decision;
+mod preflight;
 mod step;
 mod summary;
 
 pub use decision::{Decision, decide};
+pub use preflight::{SERVER_PROBE_TOOL, preflight, server_step};
 pub use step::{Step, StepOutcome};
 pub use summary::RunSummary;
