@@ -43,3 +43,6 @@ pub use options::HubOptions;
 pub use spec::{ServerSpec, TransportSpec};
 pub use spec_error::SpecError;
 pub use stdio::StdioConnector;
+
+#[cfg(test)]
+mod tests;
