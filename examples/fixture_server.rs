@@ -11,6 +11,7 @@
 //! | `FIXTURE_CRASH_MARKER` | `list_emails` exits(3) mid-call when this file exists (and removes it first) |
 //! | `FIXTURE_TOKEN` | HTTP only: require `Authorization: Bearer <token>` (401 with `WWW-Authenticate` otherwise) |
 //! | `FIXTURE_GARBAGE` | write lines that are not JSON-RPC to stdout and never speak MCP |
+//! | `FIXTURE_GRANDCHILD` | start a `sleep 600` grandchild (logged as `grandchild <pid>`) |
 //! | `FIXTURE_TOOLS_CHANGED_AFTER_MS` | send `notifications/tools/list_changed` this long after start-up |
 //!
 //! Tools: `add_account {account}`, `list_emails`, `echo_meta`, `echo {text}`, `fail`,
@@ -236,6 +237,11 @@ async fn auth(request: Request<Body>, next: axum::middleware::Next) -> Response<
 #[tokio::main]
 async fn main() {
     log(&format!("start {}", std::process::id()));
+    if std::env::var_os("FIXTURE_GRANDCHILD").is_some()
+        && let Ok(child) = std::process::Command::new("sleep").arg("600").spawn()
+    {
+        log(&format!("grandchild {}", child.id()));
+    }
     if let Some(delay) = env_ms("FIXTURE_STARTUP_DELAY_MS") {
         tokio::time::sleep(delay).await;
     }

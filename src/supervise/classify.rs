@@ -38,11 +38,16 @@ fn io_kind_in_chain(error: &(dyn StdError + 'static)) -> Option<ErrorKind> {
     chain(error).find_map(|e| e.downcast_ref::<std::io::Error>().map(std::io::Error::kind))
 }
 
+/// The whole chain as lowercase text, for classification only (never shown: it may contain URLs).
+/// rmcp keeps the HTTP client's error as a field without `source()`, so its `Debug` form (which
+/// includes the OS error, e.g. `ConnectionRefused`) is appended.
 fn text_of_chain(error: &(dyn StdError + 'static)) -> String {
-    chain(error)
-        .map(|e| e.to_string().to_ascii_lowercase())
+    let mut text = chain(error)
+        .map(|e| e.to_string())
         .collect::<Vec<_>>()
-        .join(": ")
+        .join(": ");
+    text.push_str(&format!(" {error:?}"));
+    text.to_ascii_lowercase()
 }
 
 fn is_drop_kind(kind: ErrorKind) -> bool {
@@ -113,6 +118,7 @@ pub(crate) fn classify_init_error(
                 _ => {}
             }
             if text.contains("connection refused")
+                || text.contains("connectionrefused")
                 || text.contains("tcp connect error")
                 || text.contains("dns error")
                 || text.contains("http 5")

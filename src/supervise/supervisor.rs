@@ -711,6 +711,10 @@ impl Supervisor {
     }
 }
 
+/// How long after the connect timeout the supervisor gives up on a connector that has not
+/// returned (the rmcp connectors time out on their own at the connect timeout).
+const CONNECTOR_GRACE: Duration = Duration::from_millis(250);
+
 /// One connection attempt: connect, `after_connect`, first tool list, all inside the connect
 /// timeout. Emits `ConnectAttempt` and records the outcome in the supervisor.
 async fn run_attempt(
@@ -728,42 +732,52 @@ async fn run_attempt(
             }
         })
     };
-    let work = async {
-        let session = connector.connect(events).await?;
-        connector.after_connect(session.clone()).await?;
-        let tools = session.list_tools().await.map_err(|e| {
-            let result = if is_auth_failure(&e) {
-                ConnectResult::Unauthorized
-            } else if is_pipe_dead(&e) {
-                ConnectResult::Closed
-            } else {
-                ConnectResult::ProtocolError
-            };
-            ConnectError::new(
-                result,
-                format!(
-                    "server `{name}`: listing its tools failed ({})",
-                    truncate(shared.redact(&e.to_string()), 300)
-                ),
-            )
-        })?;
-        Ok::<_, ConnectError>((
-            session,
-            tools.into_iter().map(|t| t.name.into_owned()).collect(),
-        ))
-    };
     let timeout = shared.options.connect_timeout;
-    let result = match tokio::time::timeout(timeout, work).await {
-        Ok(result) => result,
-        Err(_elapsed) => Err(ConnectError::new(
+    let backstop = started + timeout + CONNECTOR_GRACE;
+    let timed_out = || {
+        ConnectError::new(
             ConnectResult::Timeout,
             format!(
                 "server `{name}` was not ready within the connect timeout of {}; check that it \
                  starts, or raise the timeout",
                 Human(timeout)
             ),
-        )),
+        )
     };
+    let work = async {
+        // The connector applies the connect timeout itself (so it can classify, e.g. a banner on
+        // stdout as `protocol_error`); the backstop catches connectors that never return.
+        let session = tokio::time::timeout_at(backstop, connector.connect(events))
+            .await
+            .map_err(|_| timed_out())??;
+        let rest = async {
+            connector.after_connect(session.clone()).await?;
+            session.list_tools().await.map_err(|e| {
+                let result = if is_auth_failure(&e) {
+                    ConnectResult::Unauthorized
+                } else if is_pipe_dead(&e) {
+                    ConnectResult::Closed
+                } else {
+                    ConnectResult::ProtocolError
+                };
+                ConnectError::new(
+                    result,
+                    format!(
+                        "server `{name}`: listing its tools failed ({})",
+                        truncate(shared.redact(&e.to_string()), 300)
+                    ),
+                )
+            })
+        };
+        let tools = tokio::time::timeout_at(backstop, rest)
+            .await
+            .map_err(|_| timed_out())??;
+        Ok::<_, ConnectError>((
+            session,
+            tools.into_iter().map(|t| t.name.into_owned()).collect(),
+        ))
+    };
+    let result = work.await;
     shared.emit(vec![ConnectionEvent::ConnectAttempt {
         server: name.clone(),
         result: result
