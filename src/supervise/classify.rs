@@ -131,9 +131,8 @@ pub(crate) fn classify_init_error(
                 || text.contains("deserialize")
                 || text.contains("unexpected server response")
                 || text.contains("session id")
+                || garbage_lines > 0
             {
-                ConnectResult::ProtocolError
-            } else if garbage_lines > 0 {
                 ConnectResult::ProtocolError
             } else {
                 ConnectResult::Closed

@@ -284,7 +284,7 @@ impl Supervisor {
             _ => false,
         };
         if start {
-            let _ = self.start_attempt(&mut inner, &mut events);
+            drop(self.start_attempt(&mut inner, &mut events));
         }
         drop(inner);
         self.shared.emit(events);
