@@ -464,6 +464,10 @@ async fn a_401_is_unauthenticated_after_one_attempt_and_a_revoked_token_is_notic
         .unwrap();
     assert_eq!(text(&ok), "in");
     assert!(hub.snapshot().await.ready_tools.contains("mcp__gh__echo"));
+    // A reload with the same configuration keeps the live connection.
+    hub.replace_server(http("gh", &url, Some(token))).unwrap();
+    assert_eq!(hub.state("gh"), Some(State::Ready));
+    assert_eq!(hub.generation("gh"), Some(1));
 
     // Revoked mid-session: the next call finds out.
     hub.call(ToolCall::new("mcp__gh__revoke_token"))

@@ -179,6 +179,20 @@ impl Hub {
         }
         let hub = Hub::with_connectors(connectors, options)?;
         hub.inner.shared.add_secrets(secrets);
+        {
+            let mut servers = hub.inner.servers.write().unwrap_or_else(|p| p.into_inner());
+            for spec in specs {
+                if let Some(supervisor) = servers.get_mut(&spec.name) {
+                    let fresh = Supervisor::new(
+                        spec.name.clone(),
+                        supervisor.connector().clone(),
+                        hub.inner.shared.clone(),
+                    )
+                    .with_spec(spec);
+                    *supervisor = fresh;
+                }
+            }
+        }
         Ok(hub)
     }
 
@@ -301,7 +315,8 @@ impl Hub {
         }
         servers.insert(
             spec.name.clone(),
-            Supervisor::new(spec.name.clone(), connector, self.inner.shared.clone()),
+            Supervisor::new(spec.name.clone(), connector, self.inner.shared.clone())
+                .with_spec(spec.clone()),
         );
         drop(servers);
         self.inner.shared.emit(vec![ConnectionEvent::ServerAdded {
@@ -336,9 +351,17 @@ impl Hub {
     /// connection and starts afresh, so changed credentials let an unauthenticated server try
     /// again. An unknown server is added.
     pub fn replace_server(&self, spec: ServerSpec) -> Result<(), SpecError> {
+        if self
+            .supervisor(&spec.name)
+            .is_some_and(|s| s.spec() == Some(&spec))
+        {
+            // Unchanged: keep the live connection (a reload touches only what changed).
+            return Ok(());
+        }
         let connector = connector_for(&spec, &self.inner.shared.options)?;
         self.inner.shared.add_secrets(secrets_of(&spec));
-        let fresh = Supervisor::new(spec.name.clone(), connector, self.inner.shared.clone());
+        let fresh = Supervisor::new(spec.name.clone(), connector, self.inner.shared.clone())
+            .with_spec(spec.clone());
         let old = self
             .inner
             .servers

@@ -15,6 +15,7 @@ use super::connector::{ConnectError, Connector, Session, SessionEvents};
 use super::error::{CallError, CallErrorKind, Human, NotConnected};
 use super::event::{ConnectResult, ConnectionEvent};
 use super::hub_shared::HubShared;
+use super::spec::ServerSpec;
 use crate::layer::ToolCall;
 use crate::state::State;
 
@@ -37,6 +38,8 @@ struct Inner {
 
 pub(crate) struct Supervisor {
     name: Arc<str>,
+    /// The configuration it was built from (`None` for a custom connector).
+    spec: Option<ServerSpec>,
     connector: Arc<dyn Connector>,
     shared: Arc<HubShared>,
     inner: Mutex<Inner>,
@@ -56,6 +59,7 @@ impl Supervisor {
     ) -> Arc<Self> {
         Arc::new(Supervisor {
             name,
+            spec: None,
             connector,
             shared,
             inner: Mutex::new(Inner {
@@ -64,6 +68,25 @@ impl Supervisor {
                 reason: Some("not connected yet; connects at first use".into()),
             }),
         })
+    }
+
+    /// Records the configuration this supervisor was built from (before anything runs).
+    pub(crate) fn with_spec(self: Arc<Self>, spec: ServerSpec) -> Arc<Self> {
+        match Arc::try_unwrap(self) {
+            Ok(mut supervisor) => {
+                supervisor.spec = Some(spec);
+                Arc::new(supervisor)
+            }
+            Err(shared) => shared,
+        }
+    }
+
+    pub(crate) fn spec(&self) -> Option<&ServerSpec> {
+        self.spec.as_ref()
+    }
+
+    pub(crate) fn connector(&self) -> &Arc<dyn Connector> {
+        &self.connector
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {

@@ -673,3 +673,22 @@ fn a_url_that_is_not_http_is_a_configuration_error_without_its_credentials() {
         "{text}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_hub_is_a_tower_service_that_routes_by_server() {
+    use tower::ServiceExt as _;
+    let script = Arc::new(Script::default());
+    let hub = hub_with(ScriptedConnector::new(&script), quiet());
+    let result = hub
+        .clone()
+        .oneshot(ToolCall::new("mcp__mail__write"))
+        .await
+        .unwrap();
+    assert_eq!(result.content[0].as_text().unwrap().text, "write");
+    let error = hub.oneshot(ToolCall::new("Bash")).await.unwrap_err();
+    assert_eq!(error.server(), "builtin");
+    assert_eq!(
+        error.kind(),
+        CallErrorKind::NotConnected(NotConnected::Absent)
+    );
+}
