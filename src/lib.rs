@@ -33,4 +33,5 @@ pub use metrics::Metrics;
 pub use resolve::{Budget, BudgetError, CacheTtls, CapabilityCache, ChangeFeed};
 pub use resolve::{Inventory, Scope, Snapshot, StaticInventory, Verdict, classify, resolve};
 pub use state::{Action, BUILTIN_SERVER, State, ToolName};
-pub use supervise::{ConnectResult, ConnectionEvent, EventSink, ServerSpec, TransportSpec};
+pub use supervise::{CallError, ConnectResult, ConnectionEvent, EventSink, Hub, HubOptions};
+pub use supervise::{ServerSpec, TransportSpec};

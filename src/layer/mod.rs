@@ -49,7 +49,6 @@ mod tool_call;
 pub use future::ResponseFuture;
 pub use hooks::{OnNotReady, OnOutcome};
 pub use not_ready::NotReady;
-pub(crate) use outcome::Classified;
 pub use readiness_layer::{ReadinessLayer, ReadinessLayerBuilder};
 pub use service::ReadinessService;
 pub use span::{SPAN_TARGET, execute_tool_span, inject_trace_context};

@@ -7,6 +7,7 @@ use tower::BoxError;
 
 use super::NotReady;
 use crate::metrics::CallOutcome;
+use crate::supervise::{CallError, CallErrorKind, NotConnected};
 
 /// A classified outcome: the metric label and, when it failed, the span's `error.type`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,11 +45,32 @@ pub(crate) fn classify_error(
             error_type: Some(Cow::Borrowed("timeout")),
         };
     }
-    if let Some(classified) = crate::supervise::classify_call_error(error) {
-        return classified;
+    if let Some(error) = error.downcast_ref::<CallError>() {
+        return classify_hub_error(error);
     }
     Classified {
         outcome: CallOutcome::TransportError,
         error_type: Some(Cow::Borrowed("transport_error")),
+    }
+}
+
+/// The Hub's errors: a server it could not connect is `not_ready` (the state changed after the
+/// cache said ready); a JSON-RPC error is the tool's answer (`tool_error`, `error.type` = its code).
+fn classify_hub_error(error: &CallError) -> Classified {
+    let (outcome, error_type): (CallOutcome, Cow<'static, str>) = match error.kind() {
+        CallErrorKind::NotConnected(NotConnected::Unauthenticated) => {
+            (CallOutcome::NotReady, "server_unauthenticated".into())
+        }
+        CallErrorKind::NotConnected(_) => (CallOutcome::NotReady, "server_absent".into()),
+        CallErrorKind::Transport => (CallOutcome::TransportError, "transport_error".into()),
+        CallErrorKind::Timeout => (CallOutcome::Timeout, "timeout".into()),
+        CallErrorKind::Protocol => match error.json_rpc_error() {
+            Some(json_rpc) => (CallOutcome::ToolError, json_rpc.code.0.to_string().into()),
+            None => (CallOutcome::TransportError, "protocol_error".into()),
+        },
+    };
+    Classified {
+        outcome,
+        error_type: Some(error_type),
     }
 }

@@ -1,15 +1,48 @@
 //! Supervised connections: a connection is a thing you maintain, not a thing you have.
+//!
+//! The [`Hub`] holds the configured servers by name. For each one a supervisor runs a small state
+//! machine (idle → connecting → connected / unauthorized / cooling down):
+//!
+//! - **reconnect on use**: a dropped connection is noticed at once (a task awaits rmcp's end of
+//!   service) and re-made at the next call (or at once with
+//!   [`HubOptions::reconnect_on_drop`]);
+//! - **single-flight**: callers arriving during a connect join it (64 callers, one handshake);
+//! - **generation counter**: a late close from connection N never marks connection N+1 down;
+//! - **cooldown**: after a failed connect, calls fail in microseconds for 60 s (default);
+//! - **auth fails fast**: a 401/403 is `unauthenticated` after one attempt, and nothing retries
+//!   until the credentials change ([`Hub::replace_server`], [`Hub::reset_auth`]);
+//! - **retry once**: a call whose pipe died reconnects and, when marked idempotent, runs once more;
+//!   a tool result with `isError` or a JSON-RPC error is an answer and never retried;
+//! - **health**: an optional MCP `ping` every 30 s finds a dead server before a user call, and
+//!   `notifications/tools/list_changed` refreshes the tool list.
+//!
+//! The rmcp connectors ([`StdioConnector`], [`HttpConnector`]) implement [`Connector`]; anything
+//! else can too. Every transition is a [`ConnectionEvent`] for the configured [`EventSink`]s.
 
+mod classify;
+mod conn_state;
+mod connector;
+mod error;
 mod event;
+mod http;
+mod hub;
+mod hub_shared;
+mod options;
+mod rmcp_session;
 mod spec;
+mod spec_error;
+mod stdio;
+mod supervisor;
 
+pub use connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents};
+pub use error::{CallError, CallErrorKind, NotConnected};
 pub use event::{ConnectResult, ConnectionEvent, EventSink};
+pub use http::HttpConnector;
+pub use hub::{Degraded, FanOut, FanOutResult, Hub, ServerStatus, connector_for};
+pub use options::HubOptions;
 pub use spec::{ServerSpec, TransportSpec};
+pub use spec_error::SpecError;
+pub use stdio::StdioConnector;
 
-/// Classifies an error of the [`Hub`] for the readiness layer's metrics and spans; `None` when it
-/// is not one of ours.
-pub(crate) fn classify_call_error(
-    _error: &(dyn std::error::Error + Send + Sync + 'static),
-) -> Option<crate::layer::Classified> {
-    None
-}
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,296 @@
+//! A controllable MCP server for the `supervise` tests, built with rmcp's server features.
+//!
+//! Run over stdio by default, or `--http` to serve streamable HTTP on `127.0.0.1:0` (it prints
+//! `PORT <n>` on stdout). Behaviour is set through environment variables:
+//!
+//! | variable | effect |
+//! |---|---|
+//! | `FIXTURE_LOG` | append one line per event (`start <pid>`, `add_account <pid>`, `call <tool>`) to this file |
+//! | `FIXTURE_STARTUP_DELAY_MS` | sleep this long before answering anything |
+//! | `FIXTURE_CRASH_ON_CALL` | exit(3) in the middle of the Nth `tools/call` of this process |
+//! | `FIXTURE_CRASH_MARKER` | `list_emails` exits(3) mid-call when this file exists (and removes it first) |
+//! | `FIXTURE_TOKEN` | HTTP only: require `Authorization: Bearer <token>` (401 with `WWW-Authenticate` otherwise) |
+//! | `FIXTURE_GARBAGE` | write lines that are not JSON-RPC to stdout and never speak MCP |
+//! | `FIXTURE_GRANDCHILD` | start a `sleep 600` grandchild (logged as `grandchild <pid>`) |
+//! | `FIXTURE_TOOLS_CHANGED_AFTER_MS` | send `notifications/tools/list_changed` this long after start-up |
+//!
+//! Tools: `add_account {account}`, `list_emails`, `echo_meta`, `echo {text}`, `fail`,
+//! `json_rpc_error`, `echo_token_error`, `revoke_token`, `hang`, `sleep {ms}`, `pid`,
+//! `add_tool` (adds tool `extra` and sends `tools/list_changed`), `exit`.
+#![allow(missing_docs)]
+
+use std::io::Write as _;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Request, Response, StatusCode};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+static CALLS: AtomicUsize = AtomicUsize::new(0);
+static REVOKED: AtomicBool = AtomicBool::new(false);
+static EXTRA_TOOL: AtomicBool = AtomicBool::new(false);
+
+fn log(line: &str) {
+    if let Ok(path) = std::env::var("FIXTURE_LOG")
+        && let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+    {
+        let _ = writeln!(f, "{line}");
+    }
+}
+
+fn env_ms(name: &str) -> Option<Duration> {
+    std::env::var(name)
+        .ok()?
+        .parse()
+        .ok()
+        .map(Duration::from_millis)
+}
+
+#[derive(Clone, Default)]
+struct Fixture {
+    /// Per-connection state: the account store that must be provisioned before reads work.
+    accounts: Arc<Mutex<Vec<String>>>,
+}
+
+fn schema() -> Arc<serde_json::Map<String, Value>> {
+    let Value::Object(map) = json!({"type": "object"}) else {
+        unreachable!()
+    };
+    Arc::new(map)
+}
+
+fn text(s: impl Into<String>) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(s)])
+}
+
+impl ServerHandler for Fixture {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let mut names = vec![
+            "add_account",
+            "list_emails",
+            "echo_meta",
+            "echo",
+            "fail",
+            "json_rpc_error",
+            "echo_token_error",
+            "revoke_token",
+            "hang",
+            "sleep",
+            "pid",
+            "add_tool",
+            "exit",
+        ];
+        if EXTRA_TOOL.load(Ordering::SeqCst) {
+            names.push("extra");
+        }
+        let tools = names
+            .into_iter()
+            .map(|n| Tool::new(n, n, schema()))
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let n = CALLS.fetch_add(1, Ordering::SeqCst) + 1;
+        log(&format!("call {}", request.name));
+        if std::env::var("FIXTURE_CRASH_ON_CALL")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            == Some(n)
+        {
+            log("crash");
+            std::process::exit(3);
+        }
+        let args = request.arguments.clone().unwrap_or_default();
+        let result = match &*request.name {
+            "add_account" => {
+                let account = args
+                    .get("account")
+                    .and_then(Value::as_str)
+                    .unwrap_or("default");
+                self.accounts.lock().unwrap().push(account.to_owned());
+                log(&format!("add_account {}", std::process::id()));
+                text("ok")
+            }
+            "list_emails" => {
+                if let Ok(marker) = std::env::var("FIXTURE_CRASH_MARKER")
+                    && std::fs::remove_file(&marker).is_ok()
+                {
+                    log("crash");
+                    std::process::exit(3);
+                }
+                let accounts = self.accounts.lock().unwrap().clone();
+                let emails: Vec<Value> = accounts
+                    .iter()
+                    .map(|a| json!({"account": a, "subject": "urgent"}))
+                    .collect();
+                text(json!({ "emails": emails }).to_string())
+            }
+            "echo_meta" => text(serde_json::to_string(&context.meta).unwrap_or_default()),
+            "echo" => text(
+                args.get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
+            ),
+            "fail" => CallToolResult::error(vec![ContentBlock::text("the tool failed")]),
+            "json_rpc_error" => return Err(ErrorData::invalid_params("bad arguments", None)),
+            "echo_token_error" => {
+                let token = std::env::var("FIXTURE_TOKEN").unwrap_or_else(|_| "none".into());
+                return Err(ErrorData::internal_error(
+                    format!("token Bearer {token} was rejected: {token}"),
+                    None,
+                ));
+            }
+            "revoke_token" => {
+                REVOKED.store(true, Ordering::SeqCst);
+                text("revoked")
+            }
+            "hang" => {
+                std::future::pending::<()>().await;
+                text("never")
+            }
+            "sleep" => {
+                let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(100);
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                text(format!("slept {ms}"))
+            }
+            "pid" => text(std::process::id().to_string()),
+            "add_tool" => {
+                EXTRA_TOOL.store(true, Ordering::SeqCst);
+                let peer = context.peer.clone();
+                tokio::spawn(async move {
+                    let _ = peer.notify_tool_list_changed().await;
+                });
+                text("added")
+            }
+            "exit" => {
+                tokio::spawn(async {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    std::process::exit(0);
+                });
+                text("bye")
+            }
+            "extra" => text("extra"),
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("unknown tool {other}"),
+                    None,
+                ));
+            }
+        };
+        Ok(result.into())
+    }
+}
+
+async fn auth(request: Request<Body>, next: axum::middleware::Next) -> Response<Body> {
+    if let Ok(token) = std::env::var("FIXTURE_TOKEN") {
+        let expected = format!("Bearer {token}");
+        let given = request
+            .headers()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok());
+        if REVOKED.load(Ordering::SeqCst) || given != Some(expected.as_str()) {
+            return Response::builder()
+                .status(StatusCode::UNAUTHORIZED)
+                .header(
+                    "www-authenticate",
+                    "Bearer realm=\"fixture\", error=\"invalid_token\"",
+                )
+                .body(Body::empty())
+                .unwrap();
+        }
+    }
+    next.run(request).await
+}
+
+#[tokio::main]
+async fn main() {
+    log(&format!("start {}", std::process::id()));
+    if std::env::var_os("FIXTURE_GRANDCHILD").is_some()
+        && let Ok(child) = std::process::Command::new("sleep").arg("600").spawn()
+    {
+        log(&format!("grandchild {}", child.id()));
+    }
+    if let Some(delay) = env_ms("FIXTURE_STARTUP_DELAY_MS") {
+        tokio::time::sleep(delay).await;
+    }
+    if std::env::var_os("FIXTURE_GARBAGE").is_some() {
+        let mut out = std::io::stdout();
+        for i in 0..3 {
+            let _ = writeln!(out, "Starting server... step {i} (this is not JSON-RPC)");
+        }
+        let _ = out.flush();
+        let mut sink = Vec::new();
+        let _ = tokio::io::AsyncReadExt::read_to_end(&mut tokio::io::stdin(), &mut sink).await;
+        return;
+    }
+    let http = std::env::args().any(|a| a == "--http");
+    if http {
+        let service: StreamableHttpService<Fixture, LocalSessionManager> =
+            StreamableHttpService::new(
+                || Ok(Fixture::default()),
+                Default::default(),
+                StreamableHttpServerConfig::default().with_sse_keep_alive(None),
+            );
+        let router = axum::Router::new()
+            .nest_service("/mcp", service)
+            .layer(axum::middleware::from_fn(auth));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        println!("PORT {}", listener.local_addr().unwrap().port());
+        let _ = std::io::stdout().flush();
+        axum::serve(listener, router).await.unwrap();
+        return;
+    }
+    let server = Fixture::default();
+    let running = match server
+        .serve((tokio::io::stdin(), tokio::io::stdout()))
+        .await
+    {
+        Ok(running) => running,
+        Err(e) => {
+            eprintln!("fixture: handshake failed: {e}");
+            return;
+        }
+    };
+    if let Some(after) = env_ms("FIXTURE_TOOLS_CHANGED_AFTER_MS") {
+        let peer = running.peer().clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            EXTRA_TOOL.store(true, Ordering::SeqCst);
+            let _ = peer.notify_tool_list_changed().await;
+        });
+    }
+    eprintln!("fixture: serving on stdio");
+    let _ = running.waiting().await;
+}

@@ -1,0 +1,188 @@
+//! Turning rmcp errors into decisions: is this the pipe dying (reconnect, maybe retry), a missing
+//! credential (stop), or an answer (never retry)?
+
+use std::error::Error as StdError;
+use std::io::ErrorKind;
+
+use rmcp::ServiceError;
+use rmcp::service::ClientInitializeError;
+
+use super::event::ConnectResult;
+
+/// Messages that mean "the connection dropped", wherever in the stack it was noticed: rmcp's
+/// closed transport, the raw socket's `ECONNRESET` / `EPIPE`, a stream that ended early.
+const DROP_PATTERNS: [&str; 12] = [
+    "broken pipe",
+    "connection reset",
+    "econnreset",
+    "epipe",
+    "connection closed",
+    "transport closed",
+    "socket hang up",
+    "write after end",
+    "unexpected end of stream",
+    "transport channel closed",
+    "connection refused",
+    "connection aborted",
+];
+
+fn chain<'a>(
+    error: &'a (dyn StdError + 'static),
+) -> impl Iterator<Item = &'a (dyn StdError + 'static)> {
+    std::iter::successors(Some(error), |e: &&'a (dyn StdError + 'static)| {
+        (*e).source()
+    })
+}
+
+fn io_kind_in_chain(error: &(dyn StdError + 'static)) -> Option<ErrorKind> {
+    chain(error).find_map(|e| e.downcast_ref::<std::io::Error>().map(std::io::Error::kind))
+}
+
+/// The whole chain as lowercase text, for classification only (never shown: it may contain URLs).
+/// rmcp keeps the HTTP client's error as a field without `source()`, so its `Debug` form (which
+/// includes the OS error, e.g. `ConnectionRefused`) is appended.
+fn text_of_chain(error: &(dyn StdError + 'static)) -> String {
+    let mut text = chain(error)
+        .map(|e| e.to_string())
+        .collect::<Vec<_>>()
+        .join(": ");
+    text.push_str(&format!(" {error:?}"));
+    text.to_ascii_lowercase()
+}
+
+fn is_drop_kind(kind: ErrorKind) -> bool {
+    matches!(
+        kind,
+        ErrorKind::BrokenPipe
+            | ErrorKind::ConnectionReset
+            | ErrorKind::ConnectionAborted
+            | ErrorKind::ConnectionRefused
+            | ErrorKind::NotConnected
+            | ErrorKind::UnexpectedEof
+    )
+}
+
+/// Whether a call failed because the pipe died (so a reconnect, and for idempotent calls one
+/// retry, is the right move). JSON-RPC errors, timeouts and authorization failures are not.
+pub(crate) fn is_pipe_dead(error: &ServiceError) -> bool {
+    if error.is_authorization_required() || error.auth_challenge().is_some() {
+        return false;
+    }
+    match error {
+        ServiceError::TransportClosed => true,
+        ServiceError::TransportSend(inner) => {
+            let inner: &(dyn StdError + 'static) = inner;
+            if io_kind_in_chain(inner).is_some_and(is_drop_kind) {
+                return true;
+            }
+            let text = text_of_chain(inner);
+            DROP_PATTERNS.iter().any(|p| text.contains(p))
+        }
+        _ => false,
+    }
+}
+
+/// Whether a call or ping failed because credentials are missing, expired or revoked.
+pub(crate) fn is_auth_failure(error: &ServiceError) -> bool {
+    error.is_authorization_required() || error.auth_challenge().is_some()
+}
+
+/// Classifies a failed handshake. `garbage_lines` counts stdout lines that were not JSON-RPC.
+pub(crate) fn classify_init_error(
+    error: &ClientInitializeError,
+    garbage_lines: usize,
+) -> ConnectResult {
+    if error.is_authorization_required() || error.auth_challenge().is_some() {
+        return ConnectResult::Unauthorized;
+    }
+    match error {
+        ClientInitializeError::ConnectionClosed(_) | ClientInitializeError::Cancelled => {
+            if garbage_lines > 0 {
+                ConnectResult::ProtocolError
+            } else {
+                ConnectResult::Closed
+            }
+        }
+        ClientInitializeError::TransportError { error, .. } => {
+            let inner: &(dyn StdError + 'static) = error;
+            let text = text_of_chain(inner);
+            match io_kind_in_chain(inner) {
+                Some(ErrorKind::ConnectionRefused) => return ConnectResult::Refused,
+                Some(ErrorKind::TimedOut) => return ConnectResult::Timeout,
+                Some(ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted) => {
+                    return ConnectResult::Refused;
+                }
+                Some(ErrorKind::BrokenPipe | ErrorKind::UnexpectedEof) => {
+                    return ConnectResult::Closed;
+                }
+                _ => {}
+            }
+            if text.contains("connection refused")
+                || text.contains("connectionrefused")
+                || text.contains("tcp connect error")
+                || text.contains("dns error")
+                || text.contains("http 5")
+                || text.contains("http 429")
+            {
+                ConnectResult::Refused
+            } else if text.contains("timed out") || text.contains("timeout") {
+                ConnectResult::Timeout
+            } else if text.contains("content type")
+                || text.contains("deserialize")
+                || text.contains("unexpected server response")
+                || text.contains("session id")
+                || garbage_lines > 0
+            {
+                ConnectResult::ProtocolError
+            } else {
+                ConnectResult::Closed
+            }
+        }
+        _ => ConnectResult::ProtocolError,
+    }
+}
+
+/// Cuts a message to at most `max` characters (on a character boundary).
+pub(crate) fn truncate(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::ErrorData;
+
+    #[test]
+    fn a_closed_transport_is_a_dead_pipe_and_a_json_rpc_error_is_an_answer() {
+        assert!(is_pipe_dead(&ServiceError::TransportClosed));
+        assert!(!is_pipe_dead(&ServiceError::McpError(
+            ErrorData::internal_error("boom", None)
+        )));
+        assert!(!is_pipe_dead(&ServiceError::Timeout {
+            timeout: std::time::Duration::from_secs(1)
+        }));
+    }
+
+    #[test]
+    fn a_closed_stdout_during_the_handshake_is_closed_unless_garbage_was_seen() {
+        let e = ClientInitializeError::ConnectionClosed("initialize response".into());
+        assert_eq!(classify_init_error(&e, 0), ConnectResult::Closed);
+        assert_eq!(classify_init_error(&e, 2), ConnectResult::ProtocolError);
+        let e = ClientInitializeError::JsonRpcError(ErrorData::internal_error("x", None));
+        assert_eq!(classify_init_error(&e, 0), ConnectResult::ProtocolError);
+    }
+
+    #[test]
+    fn truncation_respects_character_boundaries() {
+        assert_eq!(truncate("ééé".into(), 3), "é…");
+        assert_eq!(truncate("abc".into(), 3), "abc");
+    }
+}

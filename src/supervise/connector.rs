@@ -1,0 +1,143 @@
+use std::fmt;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use rmcp::ServiceError;
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+
+use super::event::ConnectResult;
+
+/// A failed connection attempt, classified. The message names the server and what to do next,
+/// and never contains secrets (connectors redact what they know).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ConnectError {
+    /// How the attempt ended (never [`ConnectResult::Ok`]).
+    pub result: ConnectResult,
+    /// What happened, for humans.
+    pub message: String,
+}
+
+impl ConnectError {
+    /// A classified failure.
+    pub fn new(result: ConnectResult, message: impl Into<String>) -> Self {
+        ConnectError {
+            result,
+            message: message.into(),
+        }
+    }
+}
+
+/// One live MCP connection, as the supervisor sees it. The rmcp connectors return one backed by an
+/// rmcp [`Peer`](rmcp::Peer); tests may script their own.
+///
+/// Dropping the last handle, or [`Session::shutdown`], closes the connection (and kills a stdio
+/// child with its whole process group).
+pub trait Session: Send + Sync + 'static {
+    /// Sends `tools/call`. Timeouts are applied by the caller.
+    fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+    ) -> BoxFuture<'_, Result<CallToolResult, ServiceError>>;
+
+    /// Lists every tool the server offers now (all pages).
+    fn list_tools(&self) -> BoxFuture<'_, Result<Vec<Tool>, ServiceError>>;
+
+    /// Sends the MCP `ping` request.
+    fn ping(&self) -> BoxFuture<'_, Result<(), ServiceError>>;
+
+    /// Whether the connection is known to be over (cheap, synchronous).
+    fn is_closed(&self) -> bool;
+
+    /// Resolves with a human reason (no secrets) the moment the connection ends: the child exited,
+    /// the stream died, or [`Session::shutdown`] was called.
+    fn closed(&self) -> BoxFuture<'static, Arc<str>>;
+
+    /// Closes the connection now; a stdio child and its process group are killed synchronously.
+    fn shutdown(&self);
+}
+
+impl fmt::Debug for dyn Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}
+
+/// What a connection reports back to its supervisor while it runs.
+#[derive(Clone)]
+pub struct SessionEvents {
+    tools_changed: Arc<dyn Fn() + Send + Sync>,
+}
+
+impl SessionEvents {
+    /// Events that call `tools_changed` on `notifications/tools/list_changed`.
+    pub fn new(tools_changed: impl Fn() + Send + Sync + 'static) -> Self {
+        SessionEvents {
+            tools_changed: Arc::new(tools_changed),
+        }
+    }
+
+    /// Events that go nowhere.
+    pub fn ignore() -> Self {
+        SessionEvents::new(|| {})
+    }
+
+    /// The server said its tool list changed: the supervisor re-reads it.
+    pub fn tools_changed(&self) {
+        (self.tools_changed)()
+    }
+}
+
+impl fmt::Debug for SessionEvents {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SessionEvents")
+    }
+}
+
+/// Re-provisions per-connection state on a fresh connection before its first call (the seed's
+/// IMAP account store). Runs on every successful connect; a failure fails the attempt.
+pub type AfterConnect =
+    Arc<dyn Fn(Arc<dyn Session>) -> BoxFuture<'static, Result<(), ConnectError>> + Send + Sync>;
+
+/// Opens one live connection to one server and classifies failure.
+///
+/// The supervisor calls [`Connector::connect`] and then [`Connector::after_connect`] on every fresh
+/// connection, before any call is routed to it, inside the connect timeout.
+pub trait Connector: Send + Sync + 'static {
+    /// Opens one connection (spawn + handshake, or HTTP handshake). `events` must be wired to the
+    /// connection's notifications.
+    fn connect(
+        &self,
+        events: SessionEvents,
+    ) -> BoxFuture<'_, Result<Arc<dyn Session>, ConnectError>>;
+
+    /// Re-provisions per-connection state before the first call. The default does nothing.
+    fn after_connect(&self, session: Arc<dyn Session>) -> BoxFuture<'_, Result<(), ConnectError>> {
+        let _ = session;
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    /// The OpenTelemetry `network.transport`: `pipe` (stdio) or `tcp` (HTTP).
+    fn network_transport(&self) -> &'static str;
+}
+
+impl fmt::Debug for dyn Connector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connector")
+            .field("network_transport", &self.network_transport())
+            .finish()
+    }
+}
+
+/// Runs the optional hook (shared by the rmcp connectors).
+pub(crate) fn run_hook(
+    hook: Option<&AfterConnect>,
+    session: Arc<dyn Session>,
+) -> BoxFuture<'static, Result<(), ConnectError>> {
+    match hook {
+        Some(hook) => hook(session),
+        None => Box::pin(std::future::ready(Ok(()))),
+    }
+}

@@ -1,0 +1,139 @@
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::ErrorData;
+
+use super::event::ConnectResult;
+use crate::state::State;
+
+/// Why a server had no live connection to take a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotConnected {
+    /// Credentials are missing, expired or revoked; no retry until they change.
+    Unauthenticated,
+    /// Not configured, failed to start, or exited.
+    Absent,
+    /// The last connect failed; no new attempt until the cooldown ends.
+    CoolingDown {
+        /// Time left before the next attempt is allowed.
+        left: Duration,
+    },
+}
+
+impl NotConnected {
+    /// The readiness state this corresponds to.
+    pub const fn state(self) -> State {
+        match self {
+            NotConnected::Unauthenticated => State::Unauthenticated,
+            NotConnected::Absent | NotConnected::CoolingDown { .. } => State::Absent,
+        }
+    }
+}
+
+/// What kind of failure a [`CallError`] is. Only [`CallErrorKind::Transport`] means "the pipe
+/// died"; a JSON-RPC error or a tool result with `isError` is the server's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallErrorKind {
+    /// The server had no live connection (and one could not be made now).
+    NotConnected(NotConnected),
+    /// The connection died during the call (closed pipe, reset, broken pipe).
+    Transport,
+    /// The call did not finish within the per-call timeout.
+    Timeout,
+    /// The server answered with a JSON-RPC error, or with something that is not MCP.
+    Protocol,
+}
+
+impl CallErrorKind {
+    /// A short label: `not_connected`, `transport_error`, `timeout` or `protocol_error`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CallErrorKind::NotConnected(_) => "not_connected",
+            CallErrorKind::Transport => "transport_error",
+            CallErrorKind::Timeout => "timeout",
+            CallErrorKind::Protocol => "protocol_error",
+        }
+    }
+}
+
+/// A tool call through the [`Hub`](super::Hub) that produced no result. The message names the
+/// server, says what happened and what to do next, and never contains secrets.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct CallError {
+    server: Arc<str>,
+    kind: CallErrorKind,
+    message: String,
+    connect_result: Option<ConnectResult>,
+    json_rpc: Option<ErrorData>,
+}
+
+impl CallError {
+    pub(crate) fn new(server: &Arc<str>, kind: CallErrorKind, message: String) -> Self {
+        CallError {
+            server: server.clone(),
+            kind,
+            message,
+            connect_result: None,
+            json_rpc: None,
+        }
+    }
+
+    pub(crate) fn with_connect_result(mut self, result: ConnectResult) -> Self {
+        self.connect_result = Some(result);
+        self
+    }
+
+    pub(crate) fn with_json_rpc(mut self, error: ErrorData) -> Self {
+        self.json_rpc = Some(error);
+        self
+    }
+
+    /// The server the call was for.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// What kind of failure this is.
+    pub fn kind(&self) -> CallErrorKind {
+        self.kind
+    }
+
+    /// The readiness state the failure implies for the server: `unauthenticated` or `absent` for
+    /// [`CallErrorKind::NotConnected`], `absent` for a dead pipe, `ready` otherwise (the server is
+    /// live; it answered with an error or was slow).
+    pub fn state(&self) -> State {
+        match self.kind {
+            CallErrorKind::NotConnected(n) => n.state(),
+            CallErrorKind::Transport => State::Absent,
+            CallErrorKind::Timeout | CallErrorKind::Protocol => State::Ready,
+        }
+    }
+
+    /// How the connection attempt made for this call ended, when one was made and failed.
+    pub fn connect_result(&self) -> Option<ConnectResult> {
+        self.connect_result
+    }
+
+    /// The JSON-RPC error the server answered with, for [`CallErrorKind::Protocol`] (its message
+    /// is the server's, redacted of known secrets).
+    pub fn json_rpc_error(&self) -> Option<&ErrorData> {
+        self.json_rpc.as_ref()
+    }
+
+    /// The human-readable message (same as `Display`).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+/// Formats a duration for humans, to the millisecond.
+pub(crate) struct Human(pub(crate) Duration);
+
+impl fmt::Display for Human {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = Duration::from_millis(self.0.as_millis() as u64);
+        write!(f, "{}", humantime::format_duration(d))
+    }
+}

@@ -1,0 +1,128 @@
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::connector::AfterConnect;
+use super::event::EventSink;
+
+/// How the [`Hub`](super::Hub) supervises its servers.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_readiness::supervise::HubOptions;
+///
+/// let options = HubOptions::default()
+///     .connect_timeout(Duration::from_secs(10))
+///     .cooldown(Duration::from_secs(30))
+///     .health_interval(None)
+///     .reconnect_on_drop(true);
+/// assert_eq!(options.get_cooldown(), Duration::from_secs(30));
+/// ```
+#[derive(Clone)]
+pub struct HubOptions {
+    pub(crate) connect_timeout: Duration,
+    pub(crate) call_timeout: Duration,
+    pub(crate) cooldown: Duration,
+    pub(crate) health_interval: Option<Duration>,
+    pub(crate) reconnect_on_drop: bool,
+    pub(crate) sinks: Vec<Arc<dyn EventSink>>,
+    pub(crate) after_connect: BTreeMap<String, AfterConnect>,
+}
+
+impl Default for HubOptions {
+    /// Connect timeout 30 s, call timeout 60 s, cooldown 60 s, health ping every 30 s, reconnect
+    /// on next use, no event sinks, no hooks.
+    fn default() -> Self {
+        HubOptions {
+            connect_timeout: Duration::from_secs(30),
+            call_timeout: Duration::from_secs(60),
+            cooldown: Duration::from_secs(60),
+            health_interval: Some(Duration::from_secs(30)),
+            reconnect_on_drop: false,
+            sinks: Vec::new(),
+            after_connect: BTreeMap::new(),
+        }
+    }
+}
+
+impl fmt::Debug for HubOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HubOptions")
+            .field("connect_timeout", &self.connect_timeout)
+            .field("call_timeout", &self.call_timeout)
+            .field("cooldown", &self.cooldown)
+            .field("health_interval", &self.health_interval)
+            .field("reconnect_on_drop", &self.reconnect_on_drop)
+            .field("sinks", &self.sinks.len())
+            .field(
+                "after_connect",
+                &self.after_connect.keys().collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl HubOptions {
+    /// How long one connection attempt may take, from start (spawn / TCP connect) through the
+    /// handshake, the `after_connect` hook and the first tool list. Default 30 s.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// How long one tool call (and one health ping) may take. Default 60 s.
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+
+    /// How long a server whose connect failed is left alone; calls fail at once meanwhile.
+    /// Default 60 s.
+    pub fn cooldown(mut self, cooldown: Duration) -> Self {
+        self.cooldown = cooldown;
+        self
+    }
+
+    /// The health-ping period for connected servers (MCP `ping`), or `None` for no pings.
+    /// Default 30 s.
+    pub fn health_interval(mut self, interval: Option<Duration>) -> Self {
+        self.health_interval = interval;
+        self
+    }
+
+    /// `false` (default): a dropped connection is re-made at the next use. `true`: at once, and
+    /// again when a cooldown ends (the standalone exporter keeps its gauges fresh this way).
+    pub fn reconnect_on_drop(mut self, reconnect: bool) -> Self {
+        self.reconnect_on_drop = reconnect;
+        self
+    }
+
+    /// Adds a listener for every [`ConnectionEvent`](super::ConnectionEvent).
+    pub fn event_sink(mut self, sink: impl EventSink) -> Self {
+        self.sinks.push(Arc::new(sink));
+        self
+    }
+
+    /// Sets the hook that re-provisions `server`'s per-connection state on every fresh
+    /// connection, before its first call.
+    pub fn after_connect(mut self, server: impl Into<String>, hook: AfterConnect) -> Self {
+        self.after_connect.insert(server.into(), hook);
+        self
+    }
+
+    /// The connect timeout in force.
+    pub fn get_connect_timeout(&self) -> Duration {
+        self.connect_timeout
+    }
+
+    /// The call timeout in force.
+    pub fn get_call_timeout(&self) -> Duration {
+        self.call_timeout
+    }
+
+    /// The cooldown in force.
+    pub fn get_cooldown(&self) -> Duration {
+        self.cooldown
+    }
+}

@@ -1,0 +1,50 @@
+use std::sync::Arc;
+
+/// A server configuration that cannot be used. Messages name the server and the field, never a
+/// secret value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpecError {
+    /// The URL of an HTTP server is not `http://` or `https://`.
+    #[error(
+        "server `{server}`: the url must start with http:// or https:// (found scheme `{scheme}`); \
+         fix `url` in the configuration"
+    )]
+    UrlScheme {
+        /// The server.
+        server: Arc<str>,
+        /// The scheme found (empty when there was none).
+        scheme: String,
+    },
+    /// A header name or value is not valid HTTP.
+    #[error(
+        "server `{server}`: header `{header}` is not a valid HTTP header; fix `headers` in the configuration"
+    )]
+    Header {
+        /// The server.
+        server: Arc<str>,
+        /// The header name.
+        header: String,
+    },
+    /// A stdio server without a command.
+    #[error("server `{server}`: `command` is empty; set the program to run")]
+    EmptyCommand {
+        /// The server.
+        server: Arc<str>,
+    },
+    /// The server name cannot form `mcp__<server>__<tool>` names.
+    #[error(
+        "server name `{server}` cannot be written as mcp__<server>__<tool> (empty, or leading, \
+         trailing or doubled underscores); rename it"
+    )]
+    BadName {
+        /// The server.
+        server: Arc<str>,
+    },
+    /// Two servers with the same name.
+    #[error("server `{server}` is configured twice; remove one of them")]
+    Duplicate {
+        /// The server.
+        server: Arc<str>,
+    },
+}

@@ -1,0 +1,314 @@
+//! The child-process stdio connector.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use rmcp::ServiceExt;
+use tokio::io::{AsyncBufReadExt, AsyncRead, ReadBuf};
+
+use super::classify::{classify_init_error, truncate};
+use super::connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents, run_hook};
+use super::error::Human;
+use super::event::ConnectResult;
+use super::rmcp_session::{ChildGuard, RmcpSession, SupervisorClient};
+use crate::secret::{Secret, redact};
+
+/// Starts an MCP server as a child process and speaks MCP over its stdin / stdout.
+///
+/// - The child runs in its own process group; the whole group is killed when the connection ends
+///   (drop, shutdown, a failed handshake), so no grandchild outlives it.
+/// - Its stderr is forwarded to `tracing` at debug level (redacted).
+/// - The handshake has a timeout (rmcp has none): default 30 s.
+/// - Lines on stdout that are not JSON-RPC turn a failed handshake into `protocol_error`.
+pub struct StdioConnector {
+    server: Arc<str>,
+    command: String,
+    args: Vec<String>,
+    env: BTreeMap<String, Secret>,
+    cwd: Option<PathBuf>,
+    init_timeout: Duration,
+    after_connect: Option<AfterConnect>,
+}
+
+impl std::fmt::Debug for StdioConnector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StdioConnector")
+            .field("server", &self.server)
+            .field("command", &self.command)
+            .field("args", &self.args.len())
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .field("init_timeout", &self.init_timeout)
+            .finish()
+    }
+}
+
+impl StdioConnector {
+    /// A connector for `command args...` with the default 30 s handshake timeout.
+    pub fn new(server: impl Into<Arc<str>>, command: impl Into<String>, args: Vec<String>) -> Self {
+        StdioConnector {
+            server: server.into(),
+            command: command.into(),
+            args,
+            env: BTreeMap::new(),
+            cwd: None,
+            init_timeout: Duration::from_secs(30),
+            after_connect: None,
+        }
+    }
+
+    /// Extra environment variables (values are secrets and are redacted from logs and errors).
+    pub fn env(mut self, env: BTreeMap<String, Secret>) -> Self {
+        self.env = env;
+        self
+    }
+
+    /// The working directory of the child.
+    pub fn cwd(mut self, cwd: Option<PathBuf>) -> Self {
+        self.cwd = cwd;
+        self
+    }
+
+    /// The handshake timeout (spawn to `initialize` answered).
+    pub fn init_timeout(mut self, timeout: Duration) -> Self {
+        self.init_timeout = timeout;
+        self
+    }
+
+    /// The hook that re-provisions per-connection state on every fresh connection.
+    pub fn after_connect(mut self, hook: Option<AfterConnect>) -> Self {
+        self.after_connect = hook;
+        self
+    }
+
+    fn secrets(&self) -> Vec<Secret> {
+        self.env.values().cloned().collect()
+    }
+
+    async fn open(&self, events: SessionEvents) -> Result<Arc<dyn Session>, ConnectError> {
+        let server = &self.server;
+        let secrets = self.secrets();
+        let (stdout, stdin, stderr, guard) = self.spawn()?;
+        if let Some(stderr) = stderr {
+            let server = server.clone();
+            let secrets = secrets.clone();
+            tokio::spawn(async move {
+                let mut lines = tokio::io::BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    tracing::debug!(server = %server, "stderr: {}", redact(&line, &secrets));
+                }
+            });
+        }
+        let garbage = Arc::new(AtomicUsize::new(0));
+        let reader = LineWatch::new(stdout, garbage.clone());
+        let client = SupervisorClient::new(events);
+        let handshake =
+            tokio::time::timeout(self.init_timeout, client.serve((reader, stdin))).await;
+        let garbage_lines = garbage.load(Ordering::Relaxed);
+        let not_mcp = || {
+            ConnectError::new(
+                ConnectResult::ProtocolError,
+                format!(
+                    "server `{server}`: `{}` wrote {garbage_lines} line(s) to stdout that are not \
+                     JSON-RPC and never completed the MCP handshake; make sure it is an MCP server \
+                     and logs to stderr, not stdout",
+                    self.command
+                ),
+            )
+        };
+        match handshake {
+            Ok(Ok(running)) => Ok(Arc::new(RmcpSession::start(running, Some(guard)))),
+            Err(_elapsed) if garbage_lines > 0 => Err(not_mcp()),
+            Err(_elapsed) => Err(ConnectError::new(
+                ConnectResult::Timeout,
+                format!(
+                    "server `{server}`: `{}` did not complete the MCP handshake within {}; \
+                     check that it starts, or raise the connect timeout",
+                    self.command,
+                    Human(self.init_timeout)
+                ),
+            )),
+            Ok(Err(e)) => {
+                let result = classify_init_error(&e, garbage_lines);
+                if result == ConnectResult::ProtocolError && garbage_lines > 0 {
+                    return Err(not_mcp());
+                }
+                let detail = truncate(redact(&e.to_string(), &secrets), 300);
+                let next = match result {
+                    ConnectResult::Closed => {
+                        "it exited or closed stdout during the handshake; run it by hand to see why"
+                    }
+                    ConnectResult::Unauthorized => "re-authorize its credentials",
+                    _ => "check that it is an MCP server",
+                };
+                Err(ConnectError::new(
+                    result,
+                    format!(
+                        "server `{server}`: `{}` failed the MCP handshake ({detail}); {next}",
+                        self.command
+                    ),
+                ))
+            }
+        }
+    }
+
+    #[cfg(unix)]
+    #[allow(clippy::type_complexity)]
+    fn spawn(
+        &self,
+    ) -> Result<
+        (
+            tokio::process::ChildStdout,
+            tokio::process::ChildStdin,
+            Option<tokio::process::ChildStderr>,
+            ChildGuard,
+        ),
+        ConnectError,
+    > {
+        use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
+        use std::process::Stdio;
+
+        let mut command = CommandWrap::with_new(&self.command, |c| {
+            c.args(&self.args)
+                .envs(self.env.iter().map(|(k, v)| (k, v.expose())))
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            if let Some(cwd) = &self.cwd {
+                c.current_dir(cwd);
+            }
+        });
+        command.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+        let mut child = command.spawn().map_err(|e| {
+            ConnectError::new(
+                ConnectResult::SpawnFailed,
+                format!(
+                    "server `{}`: could not start command `{}`: {}; check that it is installed, on \
+                     PATH and executable",
+                    self.server,
+                    self.command,
+                    redact(&e.to_string(), &self.secrets())
+                ),
+            )
+        })?;
+        let stdout = child.stdout().take();
+        let stdin = child.stdin().take();
+        let stderr = child.stderr().take();
+        let guard = ChildGuard::new(child);
+        match (stdout, stdin) {
+            (Some(stdout), Some(stdin)) => Ok((stdout, stdin, stderr, guard)),
+            _ => Err(ConnectError::new(
+                ConnectResult::SpawnFailed,
+                format!(
+                    "server `{}`: the child's stdio pipes were not available",
+                    self.server
+                ),
+            )),
+        }
+    }
+
+    #[cfg(not(unix))]
+    #[allow(clippy::type_complexity)]
+    fn spawn(
+        &self,
+    ) -> Result<
+        (
+            tokio::process::ChildStdout,
+            tokio::process::ChildStdin,
+            Option<tokio::process::ChildStderr>,
+            ChildGuard,
+        ),
+        ConnectError,
+    > {
+        Err(ConnectError::new(
+            ConnectResult::SpawnFailed,
+            format!(
+                "server `{}`: stdio servers are supported on Unix only",
+                self.server
+            ),
+        ))
+    }
+}
+
+impl Connector for StdioConnector {
+    fn connect(
+        &self,
+        events: SessionEvents,
+    ) -> BoxFuture<'_, Result<Arc<dyn Session>, ConnectError>> {
+        Box::pin(self.open(events))
+    }
+
+    fn after_connect(&self, session: Arc<dyn Session>) -> BoxFuture<'_, Result<(), ConnectError>> {
+        run_hook(self.after_connect.as_ref(), session)
+    }
+
+    fn network_transport(&self) -> &'static str {
+        "pipe"
+    }
+}
+
+/// Counts stdout lines that cannot be JSON-RPC (their first non-blank byte is not `{` or `[`),
+/// so a handshake that fails on a server printing banners to stdout says so.
+struct LineWatch<R> {
+    inner: R,
+    at_line_start: bool,
+    garbage: Arc<AtomicUsize>,
+}
+
+impl<R> LineWatch<R> {
+    fn new(inner: R, garbage: Arc<AtomicUsize>) -> Self {
+        LineWatch {
+            inner,
+            at_line_start: true,
+            garbage,
+        }
+    }
+
+    fn scan(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            if b == b'\n' {
+                self.at_line_start = true;
+            } else if self.at_line_start && !b.is_ascii_whitespace() {
+                self.at_line_start = false;
+                if b != b'{' && b != b'[' {
+                    self.garbage.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for LineWatch<R> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let poll = Pin::new(&mut this.inner).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = &poll {
+            this.scan(&buf.filled()[before..]);
+        }
+        poll
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_that_do_not_start_a_json_value_are_counted() {
+        let count = Arc::new(AtomicUsize::new(0));
+        let mut watch = LineWatch::new(tokio::io::empty(), count.clone());
+        watch.scan(b"{\"jsonrpc\":\"2.0\"}\nStarting...\n  [1]\n\nready");
+        watch.scan(b" now\n");
+        assert_eq!(count.load(Ordering::Relaxed), 2);
+    }
+}

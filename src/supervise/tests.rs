@@ -1,0 +1,694 @@
+//! Paused-time tests of the state machine edges, with a scripted [`Connector`].
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, Tool};
+use rmcp::{ErrorData, ServiceError};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use super::*;
+use crate::layer::ToolCall;
+use crate::resolve::Inventory;
+use crate::state::State;
+
+#[derive(Clone, Debug)]
+enum CallStep {
+    Ok,
+    IsError,
+    JsonRpcError,
+    Drop,
+    Hang,
+    Delay(Duration),
+}
+
+struct ScriptedSession {
+    closed_tx: watch::Sender<Option<Arc<str>>>,
+    calls: AtomicUsize,
+    script: Mutex<VecDeque<CallStep>>,
+    default_step: CallStep,
+    ping_fails: bool,
+    tools: Vec<String>,
+}
+
+impl ScriptedSession {
+    /// A close event from this connection arrives (possibly late).
+    fn fire_close(&self) {
+        let _ = self.closed_tx.send(Some("scripted close".into()));
+    }
+}
+
+impl Session for ScriptedSession {
+    fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+    ) -> BoxFuture<'_, Result<CallToolResult, ServiceError>> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let step = self
+            .script
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or(self.default_step.clone());
+        Box::pin(async move {
+            match step {
+                CallStep::Ok => Ok(CallToolResult::success(vec![ContentBlock::text(
+                    params.name.to_string(),
+                )])),
+                CallStep::IsError => Ok(CallToolResult::error(vec![ContentBlock::text(
+                    "no such message",
+                )])),
+                CallStep::JsonRpcError => Err(ServiceError::McpError(ErrorData::invalid_params(
+                    "bad", None,
+                ))),
+                CallStep::Drop => Err(ServiceError::TransportClosed),
+                CallStep::Hang => futures::future::pending().await,
+                CallStep::Delay(d) => {
+                    tokio::time::sleep(d).await;
+                    Ok(CallToolResult::success(vec![ContentBlock::text("late")]))
+                }
+            }
+        })
+    }
+
+    fn list_tools(&self) -> BoxFuture<'_, Result<Vec<Tool>, ServiceError>> {
+        let tools = self
+            .tools
+            .iter()
+            .map(|t| Tool::new(t.clone(), "t", Arc::new(serde_json::Map::new())))
+            .collect();
+        Box::pin(async move { Ok(tools) })
+    }
+
+    fn ping(&self) -> BoxFuture<'_, Result<(), ServiceError>> {
+        let fails = self.ping_fails;
+        Box::pin(async move {
+            if fails {
+                Err(ServiceError::TransportClosed)
+            } else {
+                Ok(())
+            }
+        })
+    }
+
+    fn is_closed(&self) -> bool {
+        self.closed_tx.borrow().is_some()
+    }
+
+    fn closed(&self) -> BoxFuture<'static, Arc<str>> {
+        let mut rx = self.closed_tx.subscribe();
+        Box::pin(async move {
+            loop {
+                if let Some(r) = rx.borrow_and_update().clone() {
+                    return r;
+                }
+                if rx.changed().await.is_err() {
+                    return "gone".into();
+                }
+            }
+        })
+    }
+
+    fn shutdown(&self) {}
+}
+
+#[derive(Clone, Debug)]
+enum ConnectStep {
+    Ok,
+    Fail(ConnectResult),
+    Hang,
+}
+
+#[derive(Default)]
+struct Script {
+    connects: AtomicUsize,
+    provisions: AtomicUsize,
+    steps: Mutex<VecDeque<ConnectStep>>,
+    sessions: Mutex<Vec<Arc<ScriptedSession>>>,
+    calls: Mutex<VecDeque<CallStep>>,
+}
+
+struct ScriptedConnector {
+    script: Arc<Script>,
+    delay: Duration,
+    default_step: CallStep,
+    ping_fails: bool,
+    tools: Vec<String>,
+}
+
+impl ScriptedConnector {
+    fn new(script: &Arc<Script>) -> Self {
+        ScriptedConnector {
+            script: script.clone(),
+            delay: Duration::ZERO,
+            default_step: CallStep::Ok,
+            ping_fails: false,
+            tools: vec!["read".into(), "write".into()],
+        }
+    }
+}
+
+impl Connector for ScriptedConnector {
+    fn connect(
+        &self,
+        _events: SessionEvents,
+    ) -> BoxFuture<'_, Result<Arc<dyn Session>, ConnectError>> {
+        Box::pin(async move {
+            self.script.connects.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(self.delay).await;
+            let step = self
+                .script
+                .steps
+                .lock()
+                .unwrap()
+                .pop_front()
+                .unwrap_or(ConnectStep::Ok);
+            match step {
+                ConnectStep::Ok => {}
+                ConnectStep::Fail(result) => {
+                    return Err(ConnectError::new(
+                        result,
+                        format!("scripted {}", result.as_str()),
+                    ));
+                }
+                ConnectStep::Hang => futures::future::pending().await,
+            }
+            let session = Arc::new(ScriptedSession {
+                closed_tx: watch::channel(None).0,
+                calls: AtomicUsize::new(0),
+                script: Mutex::new(std::mem::take(&mut *self.script.calls.lock().unwrap())),
+                default_step: self.default_step.clone(),
+                ping_fails: self.ping_fails,
+                tools: self.tools.clone(),
+            });
+            self.script.sessions.lock().unwrap().push(session.clone());
+            Ok(session as Arc<dyn Session>)
+        })
+    }
+
+    fn after_connect(&self, _session: Arc<dyn Session>) -> BoxFuture<'_, Result<(), ConnectError>> {
+        self.script.provisions.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn network_transport(&self) -> &'static str {
+        "pipe"
+    }
+}
+
+fn quiet() -> HubOptions {
+    HubOptions::default().health_interval(None)
+}
+
+fn hub_with(connector: ScriptedConnector, options: HubOptions) -> Hub {
+    Hub::with_connectors(
+        vec![("mail".into(), Arc::new(connector) as Arc<dyn Connector>)],
+        options,
+    )
+    .unwrap()
+}
+
+fn read() -> ToolCall {
+    ToolCall::new("mcp__mail__read").idempotent(true)
+}
+
+async fn settle() {
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn calls_during_the_cooldown_fail_fast_and_one_attempt_follows_it() {
+    let script = Arc::new(Script::default());
+    script
+        .steps
+        .lock()
+        .unwrap()
+        .push_back(ConnectStep::Fail(ConnectResult::Refused));
+    let hub = hub_with(ScriptedConnector::new(&script), quiet());
+
+    let first = hub.call(read()).await.unwrap_err();
+    assert_eq!(
+        first.kind(),
+        CallErrorKind::NotConnected(NotConnected::Absent)
+    );
+    assert_eq!(first.connect_result(), Some(ConnectResult::Refused));
+    assert_eq!(script.connects.load(Ordering::SeqCst), 1);
+
+    tokio::time::advance(Duration::from_millis(59_999)).await;
+    let started = Instant::now();
+    let during = hub.call(read()).await.unwrap_err();
+    assert_eq!(
+        started.elapsed(),
+        Duration::ZERO,
+        "a cooling-down server fails at once"
+    );
+    assert_eq!(
+        during.kind(),
+        CallErrorKind::NotConnected(NotConnected::CoolingDown {
+            left: Duration::from_millis(1)
+        })
+    );
+    assert!(
+        during.to_string().contains("`mail`") && during.to_string().contains("refused"),
+        "{during}"
+    );
+    assert_eq!(
+        script.connects.load(Ordering::SeqCst),
+        1,
+        "no attempt during the cooldown"
+    );
+
+    tokio::time::advance(Duration::from_millis(1)).await;
+    hub.call(read()).await.unwrap();
+    assert_eq!(
+        script.connects.load(Ordering::SeqCst),
+        2,
+        "exactly one attempt after the cooldown"
+    );
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+}
+
+#[tokio::test(start_paused = true)]
+async fn sixty_four_concurrent_callers_share_one_handshake() {
+    let script = Arc::new(Script::default());
+    let mut connector = ScriptedConnector::new(&script);
+    connector.delay = Duration::from_millis(200);
+    let hub = hub_with(connector, quiet());
+
+    let calls = (0..64).map(|_| hub.call(read()));
+    let results = futures::future::join_all(calls).await;
+    assert!(results.iter().all(Result::is_ok));
+    assert_eq!(script.connects.load(Ordering::SeqCst), 1);
+
+    // Again during a reconnect after a drop.
+    script.sessions.lock().unwrap()[0].fire_close();
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Absent));
+    let results = futures::future::join_all((0..64).map(|_| hub.call(read()))).await;
+    assert!(results.iter().all(Result::is_ok));
+    assert_eq!(script.connects.load(Ordering::SeqCst), 2);
+    assert_eq!(script.provisions.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_late_close_from_an_old_generation_does_not_mark_the_new_one_down() {
+    let script = Arc::new(Script::default());
+    script.calls.lock().unwrap().push_back(CallStep::Drop);
+    let hub = hub_with(ScriptedConnector::new(&script), quiet());
+
+    // Generation 1 dies mid-call (the call is retried on generation 2).
+    hub.call(read()).await.unwrap();
+    assert_eq!(hub.generation("mail"), Some(2));
+
+    // Now the old connection's close event arrives, late.
+    let old = script.sessions.lock().unwrap()[0].clone();
+    old.fire_close();
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+    assert_eq!(hub.generation("mail"), Some(2));
+    hub.call(read()).await.unwrap();
+    assert_eq!(
+        script.connects.load(Ordering::SeqCst),
+        2,
+        "no reconnect was caused by the stale close"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dropped_connection_flips_the_state_without_any_call_and_the_next_call_reconnects() {
+    let script = Arc::new(Script::default());
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = {
+        let events = events.clone();
+        move |e: &ConnectionEvent| events.lock().unwrap().push(e.clone())
+    };
+    let hub = hub_with(ScriptedConnector::new(&script), quiet().event_sink(sink));
+    hub.call(read()).await.unwrap();
+    let seen = hub.changes().unwrap().generation();
+
+    script.sessions.lock().unwrap()[0].fire_close();
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Absent));
+    assert!(
+        hub.changes().unwrap().generation() > seen,
+        "the change feed moved"
+    );
+    let reason = hub.servers()[0].reason.clone().unwrap();
+    assert!(
+        reason.contains("lost") && reason.contains("next call"),
+        "{reason}"
+    );
+
+    hub.call(read()).await.unwrap();
+    assert_eq!(script.connects.load(Ordering::SeqCst), 2);
+    let events = events.lock().unwrap();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, ConnectionEvent::Reconnected { .. }))
+    );
+    assert!(events.iter().any(|e| matches!(
+        e,
+        ConnectionEvent::StateChanged {
+            from: State::Ready,
+            to: State::Absent,
+            ..
+        }
+    )));
+}
+
+#[tokio::test(start_paused = true)]
+async fn reconnect_on_drop_reconnects_without_waiting_for_a_call() {
+    let script = Arc::new(Script::default());
+    let hub = hub_with(
+        ScriptedConnector::new(&script),
+        quiet().reconnect_on_drop(true),
+    );
+    hub.connect_all();
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+    script.sessions.lock().unwrap()[0].fire_close();
+    settle().await;
+    assert_eq!(script.connects.load(Ordering::SeqCst), 2);
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+    assert_eq!(hub.generation("mail"), Some(2));
+}
+
+#[tokio::test(start_paused = true)]
+async fn unauthorized_fails_fast_with_no_retry_until_the_credentials_change() {
+    let script = Arc::new(Script::default());
+    script
+        .steps
+        .lock()
+        .unwrap()
+        .push_back(ConnectStep::Fail(ConnectResult::Unauthorized));
+    let hub = hub_with(ScriptedConnector::new(&script), quiet());
+
+    let error = hub.call(read()).await.unwrap_err();
+    assert_eq!(
+        error.kind(),
+        CallErrorKind::NotConnected(NotConnected::Unauthenticated)
+    );
+    assert_eq!(hub.state("mail"), Some(State::Unauthenticated));
+    tokio::time::advance(Duration::from_secs(3600)).await;
+    let again = hub.call(read()).await.unwrap_err();
+    assert_eq!(
+        again.kind(),
+        CallErrorKind::NotConnected(NotConnected::Unauthenticated)
+    );
+    assert!(again.to_string().contains("re-authorize"), "{again}");
+    assert_eq!(
+        script.connects.load(Ordering::SeqCst),
+        1,
+        "an auth failure is never retried on its own"
+    );
+    assert!(
+        hub.snapshot()
+            .await
+            .unauthenticated_servers
+            .contains("mail")
+    );
+
+    assert!(hub.reset_auth("mail"));
+    hub.call(read()).await.unwrap();
+    assert_eq!(script.connects.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dead_pipe_is_retried_once_only_for_idempotent_calls() {
+    let script = Arc::new(Script::default());
+    script.calls.lock().unwrap().push_back(CallStep::Drop);
+    let hub = hub_with(ScriptedConnector::new(&script), quiet());
+
+    let error = hub.call(read().idempotent(false)).await.unwrap_err();
+    assert_eq!(error.kind(), CallErrorKind::Transport);
+    assert_eq!(
+        script.connects.load(Ordering::SeqCst),
+        1,
+        "no retry for a non-idempotent call"
+    );
+    assert_eq!(hub.state("mail"), Some(State::Absent));
+
+    hub.call(read().idempotent(false)).await.unwrap();
+    assert_eq!(
+        script.connects.load(Ordering::SeqCst),
+        2,
+        "the next call reconnects"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn tool_errors_and_json_rpc_errors_are_answers_and_never_retried() {
+    let script = Arc::new(Script::default());
+    script
+        .calls
+        .lock()
+        .unwrap()
+        .extend([CallStep::IsError, CallStep::JsonRpcError]);
+    let hub = hub_with(ScriptedConnector::new(&script), quiet());
+
+    let answer = hub.call(read()).await.unwrap();
+    assert_eq!(answer.is_error, Some(true));
+    let error = hub.call(read()).await.unwrap_err();
+    assert_eq!(error.kind(), CallErrorKind::Protocol);
+    assert_eq!(error.json_rpc_error().unwrap().code.0, -32602);
+    let session = script.sessions.lock().unwrap()[0].clone();
+    assert_eq!(
+        session.calls.load(Ordering::SeqCst),
+        2,
+        "each call ran exactly once"
+    );
+    assert_eq!(script.connects.load(Ordering::SeqCst), 1);
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failing_health_ping_marks_the_server_down_before_any_call() {
+    let script = Arc::new(Script::default());
+    let mut connector = ScriptedConnector::new(&script);
+    connector.ping_fails = true;
+    let hub = hub_with(connector, HubOptions::default());
+    hub.call(read()).await.unwrap();
+
+    tokio::time::advance(Duration::from_millis(29_999)).await;
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+    tokio::time::advance(Duration::from_millis(1)).await;
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Absent));
+    assert!(
+        hub.servers()[0]
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("health ping")
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_connect_that_hangs_times_out_at_the_connect_timeout() {
+    let script = Arc::new(Script::default());
+    script.steps.lock().unwrap().push_back(ConnectStep::Hang);
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = {
+        let events = events.clone();
+        move |e: &ConnectionEvent| events.lock().unwrap().push(e.clone())
+    };
+    let hub = hub_with(
+        ScriptedConnector::new(&script),
+        quiet()
+            .connect_timeout(Duration::from_secs(30))
+            .event_sink(sink),
+    );
+    hub.connect_all();
+    settle().await;
+    // The connect timeout plus the 250 ms backstop grace for connectors that never return.
+    tokio::time::advance(Duration::from_millis(30_249)).await;
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Connecting));
+    assert!(hub.snapshot().await.pending_servers.contains("mail"));
+    tokio::time::advance(Duration::from_millis(1)).await;
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Absent));
+    let events = events.lock().unwrap();
+    assert!(events.iter().any(|e| matches!(
+        e,
+        ConnectionEvent::ConnectAttempt { result: ConnectResult::Timeout, duration, .. }
+            if *duration == Duration::from_millis(30_250)
+    )));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_past_the_call_timeout_fails_with_timeout_and_the_server_stays_ready() {
+    let script = Arc::new(Script::default());
+    script.calls.lock().unwrap().push_back(CallStep::Hang);
+    let hub = hub_with(
+        ScriptedConnector::new(&script),
+        quiet().call_timeout(Duration::from_secs(5)),
+    );
+    let started = Instant::now();
+    let error = hub.call(read()).await.unwrap_err();
+    assert_eq!(error.kind(), CallErrorKind::Timeout);
+    assert_eq!(started.elapsed(), Duration::from_secs(5));
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+}
+
+#[tokio::test(start_paused = true)]
+async fn fan_out_returns_healthy_results_side_by_side_and_lists_the_dead_server() {
+    let mut connectors: Vec<(Arc<str>, Arc<dyn Connector>)> = Vec::new();
+    for (name, ms) in [("a", 100u64), ("b", 300), ("c", 200)] {
+        let script = Arc::new(Script::default());
+        let mut connector = ScriptedConnector::new(&script);
+        connector.default_step = CallStep::Delay(Duration::from_millis(ms));
+        connectors.push((name.into(), Arc::new(connector)));
+    }
+    let dead = Arc::new(Script::default());
+    dead.steps
+        .lock()
+        .unwrap()
+        .push_back(ConnectStep::Fail(ConnectResult::SpawnFailed));
+    connectors.push(("dead".into(), Arc::new(ScriptedConnector::new(&dead))));
+    let hub = Hub::with_connectors(connectors, quiet()).unwrap();
+
+    let calls = ["a", "b", "c", "dead"]
+        .map(|s| ToolCall::new(format!("mcp__{s}__read")))
+        .to_vec();
+    let started = Instant::now();
+    let fan = hub.fan_out(calls.clone()).await;
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_millis(300),
+        "latency of the slowest healthy server"
+    );
+    assert_eq!(fan.ok().count(), 3);
+    assert_eq!(fan.degraded.len(), 1);
+    assert_eq!(&*fan.degraded[0].server, "dead");
+    assert_eq!(fan.degraded[0].state, State::Absent);
+    assert!(
+        fan.degraded[0].reason.contains("spawn_failed")
+            || fan.degraded[0].reason.contains("scripted")
+    );
+
+    // During the cooldown the dead server costs nothing.
+    let started = Instant::now();
+    let fan = hub.fan_out(vec![ToolCall::new("mcp__dead__read")]).await;
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    assert_eq!(fan.degraded.len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_inventory_reports_ready_tools_pending_and_unauthenticated_servers() {
+    let ok = Arc::new(Script::default());
+    let slow = Arc::new(Script::default());
+    slow.steps.lock().unwrap().push_back(ConnectStep::Hang);
+    let locked = Arc::new(Script::default());
+    locked
+        .steps
+        .lock()
+        .unwrap()
+        .push_back(ConnectStep::Fail(ConnectResult::Unauthorized));
+    let hub = Hub::with_connectors(
+        vec![
+            (
+                "files".into(),
+                Arc::new(ScriptedConnector::new(&ok)) as Arc<dyn Connector>,
+            ),
+            ("search".into(), Arc::new(ScriptedConnector::new(&slow))),
+            ("github".into(), Arc::new(ScriptedConnector::new(&locked))),
+        ],
+        quiet(),
+    )
+    .unwrap();
+    let before = hub.changes().unwrap().generation();
+    hub.connect_all();
+    settle().await;
+    let snapshot = hub.snapshot().await;
+    assert!(snapshot.ready_tools.contains("mcp__files__read"));
+    assert!(snapshot.connected_servers.contains("files"));
+    assert!(snapshot.pending_servers.contains("search"));
+    assert!(snapshot.unauthenticated_servers.contains("github"));
+    assert!(hub.changes().unwrap().generation() > before);
+    let one = hub.server_snapshot("github").await;
+    assert!(one.unauthenticated_servers.contains("github") && one.ready_tools.is_empty());
+    let statuses = hub.servers();
+    assert_eq!(
+        statuses.iter().find(|s| &*s.name == "files").unwrap().tools,
+        2
+    );
+    assert_eq!(hub.network_transport("files"), Some("pipe"));
+    assert_eq!(hub.network_transport("nope"), None);
+
+    let missing = hub.call(ToolCall::new("mcp__nope__x")).await.unwrap_err();
+    assert_eq!(
+        missing.kind(),
+        CallErrorKind::NotConnected(NotConnected::Absent)
+    );
+    assert!(missing.to_string().contains("not configured"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn removing_a_server_emits_server_removed_and_the_hub_answers_absent() {
+    let script = Arc::new(Script::default());
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = {
+        let events = events.clone();
+        move |e: &ConnectionEvent| events.lock().unwrap().push(e.clone())
+    };
+    let hub = hub_with(ScriptedConnector::new(&script), quiet().event_sink(sink));
+    hub.call(read()).await.unwrap();
+    assert!(hub.remove_server("mail"));
+    assert!(!hub.remove_server("mail"));
+    assert!(hub.snapshot().await.connected_servers.is_empty());
+    let events = events.lock().unwrap();
+    assert!(matches!(
+        events.first(),
+        Some(ConnectionEvent::ServerAdded { .. })
+    ));
+    assert!(matches!(
+        events.last(),
+        Some(ConnectionEvent::ServerRemoved { .. })
+    ));
+}
+
+#[test]
+fn a_url_that_is_not_http_is_a_configuration_error_without_its_credentials() {
+    let spec = ServerSpec {
+        name: "files".into(),
+        transport: TransportSpec::Http {
+            url: "ftp://user:hunter2@example.test/mcp".into(),
+            headers: Default::default(),
+        },
+    };
+    let error = Hub::new(vec![spec], HubOptions::default()).unwrap_err();
+    let text = error.to_string();
+    assert!(matches!(error, SpecError::UrlScheme { .. }));
+    assert!(
+        text.contains("`files`") && text.contains("ftp") && !text.contains("hunter2"),
+        "{text}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_hub_is_a_tower_service_that_routes_by_server() {
+    use tower::ServiceExt as _;
+    let script = Arc::new(Script::default());
+    let hub = hub_with(ScriptedConnector::new(&script), quiet());
+    let result = hub
+        .clone()
+        .oneshot(ToolCall::new("mcp__mail__write"))
+        .await
+        .unwrap();
+    assert_eq!(result.content[0].as_text().unwrap().text, "write");
+    let error = hub.oneshot(ToolCall::new("Bash")).await.unwrap_err();
+    assert_eq!(error.server(), "builtin");
+    assert_eq!(
+        error.kind(),
+        CallErrorKind::NotConnected(NotConnected::Absent)
+    );
+}
