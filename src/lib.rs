@@ -18,6 +18,7 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![forbid(unsafe_code)]
 
+pub mod config;
 pub mod layer;
 pub mod resolve;
 pub mod secret;
