@@ -65,7 +65,12 @@ pub struct ConfigWarning {
 
 impl fmt::Display for ConfigWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        Located { file: &self.file, path: &self.path, message: &self.message }.fmt(f)
+        Located {
+            file: &self.file,
+            path: &self.path,
+            message: &self.message,
+        }
+        .fmt(f)
     }
 }
 
@@ -81,7 +86,13 @@ impl fmt::Display for Located<'_> {
         if self.path.is_empty() {
             write!(f, "{}: {}", self.file.display(), self.message)
         } else {
-            write!(f, "{}: {}: {}", self.file.display(), self.path, self.message)
+            write!(
+                f,
+                "{}: {}: {}",
+                self.file.display(),
+                self.path,
+                self.message
+            )
         }
     }
 }

@@ -32,7 +32,10 @@ impl ExpandError {
 ///
 /// `${NAME:-default}` uses the default when `NAME` is unset or empty (as in the shell); `$${`
 /// writes a literal `${`; any other `$` is kept as it is. Expanded values are not expanded again.
-pub(crate) fn expand(input: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, ExpandError> {
+pub(crate) fn expand(
+    input: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, ExpandError> {
     let mut out = String::with_capacity(input.len());
     let mut rest = input;
     while let Some(dollar) = rest.find('$') {
@@ -56,7 +59,11 @@ pub(crate) fn expand(input: &str, env: &dyn Fn(&str) -> Option<String>) -> Resul
                 (Some(value), Some(default)) if value.is_empty() => out.push_str(default),
                 (Some(value), _) => out.push_str(&value),
                 (None, Some(default)) => out.push_str(default),
-                (None, None) => return Err(ExpandError::Missing { name: name.to_owned() }),
+                (None, None) => {
+                    return Err(ExpandError::Missing {
+                        name: name.to_owned(),
+                    });
+                }
             }
             rest = &after[close + 1..];
         } else {
@@ -70,7 +77,9 @@ pub(crate) fn expand(input: &str, env: &dyn Fn(&str) -> Option<String>) -> Resul
 
 fn is_name(name: &str) -> bool {
     let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
@@ -121,7 +130,12 @@ mod tests {
     #[test]
     fn a_missing_variable_names_itself_and_how_to_default_it() {
         let err = run("x ${NOPE}").unwrap_err();
-        assert_eq!(err, ExpandError::Missing { name: "NOPE".into() });
+        assert_eq!(
+            err,
+            ExpandError::Missing {
+                name: "NOPE".into()
+            }
+        );
         assert_eq!(
             err.message(),
             "environment variable `NOPE` is not set: set it, or write `${NOPE:-default}` to give a default"
@@ -130,7 +144,10 @@ mod tests {
 
     #[test]
     fn malformed_references_give_their_character_position() {
-        assert_eq!(run("ab${TOKEN").unwrap_err(), ExpandError::Unterminated { at: 2 });
+        assert_eq!(
+            run("ab${TOKEN").unwrap_err(),
+            ExpandError::Unterminated { at: 2 }
+        );
         assert_eq!(run("é${1X}").unwrap_err(), ExpandError::BadName { at: 1 });
         assert_eq!(run("${}").unwrap_err(), ExpandError::BadName { at: 0 });
         assert_eq!(run("${A B}").unwrap_err(), ExpandError::BadName { at: 0 });

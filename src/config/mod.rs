@@ -193,14 +193,24 @@ impl Config {
         let fields = ctx.object(&root, "", "the top level", Some(TOP_KEYS))?;
         let servers = match fields.get("mcpServers") {
             Some(node) => servers::servers(&ctx, node, "mcpServers")?,
-            None => return Err(ctx.err("mcpServers", "missing: the file needs an `mcpServers` object (it may be empty)")),
+            None => {
+                return Err(ctx.err(
+                    "mcpServers",
+                    "missing: the file needs an `mcpServers` object (it may be empty)",
+                ));
+            }
         };
         let mut warnings = Vec::new();
         let readiness = match fields.get("readiness") {
             Some(node) => readiness::readiness(&ctx, node, "readiness", &servers, &mut warnings)?,
             None => ReadinessConfig::default(),
         };
-        Ok(Config { source: file.to_owned(), servers, readiness, warnings })
+        Ok(Config {
+            source: file.to_owned(),
+            servers,
+            readiness,
+            warnings,
+        })
     }
 }
 

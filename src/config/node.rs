@@ -104,8 +104,11 @@ mod tests {
 
     #[test]
     fn objects_keep_file_order_and_duplicate_keys() {
-        let node: Node = serde_json::from_str(r#"{"b": 1, "a": [true, null, "x"], "b": {}}"#).unwrap();
-        let Node::Object(entries) = node else { panic!("not an object") };
+        let node: Node =
+            serde_json::from_str(r#"{"b": 1, "a": [true, null, "x"], "b": {}}"#).unwrap();
+        let Node::Object(entries) = node else {
+            panic!("not an object")
+        };
         let keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["b", "a", "b"]);
         assert!(matches!(&entries[1].1, Node::Array(items) if items.len() == 3));

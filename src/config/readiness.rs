@@ -10,8 +10,15 @@ use crate::resolve::Budget;
 use crate::state::ToolName;
 use crate::supervise::ServerSpec;
 
-const READINESS_KEYS: &[&str] =
-    &["budget", "poll", "cooldown", "ping", "connect_timeout", "call_timeout", "steps"];
+const READINESS_KEYS: &[&str] = &[
+    "budget",
+    "poll",
+    "cooldown",
+    "ping",
+    "connect_timeout",
+    "call_timeout",
+    "steps",
+];
 const STEP_KEYS: &[&str] = &["id", "tool", "required", "fallback"];
 
 /// Reads the `readiness` block; `servers` are the configured servers (for warnings).
@@ -25,7 +32,10 @@ pub(crate) fn readiness(
     let fields = ctx.object(node, path, "`readiness`", Some(READINESS_KEYS))?;
     let mut config = ReadinessConfig::default();
     let duration = |key: &str| -> Result<Option<Duration>, ConfigError> {
-        fields.get(key).map(|n| ctx.duration(n, &fields.path_of(key))).transpose()
+        fields
+            .get(key)
+            .map(|n| ctx.duration(n, &fields.path_of(key)))
+            .transpose()
     };
 
     let wait = duration("budget")?;
@@ -47,16 +57,25 @@ pub(crate) fn readiness(
             Node::String(_) if ctx.string(node, &path)?.trim() == "off" => None,
             _ => match ctx.duration(node, &path)? {
                 d if d.is_zero() => {
-                    return Err(ctx.err(&path, r#"expected a positive interval: write "off" to disable health pings"#));
+                    return Err(ctx.err(
+                        &path,
+                        r#"expected a positive interval: write "off" to disable health pings"#,
+                    ));
                 }
                 d => Some(d),
             },
         };
     }
-    for (key, slot) in [("connect_timeout", &mut config.connect_timeout), ("call_timeout", &mut config.call_timeout)] {
+    for (key, slot) in [
+        ("connect_timeout", &mut config.connect_timeout),
+        ("call_timeout", &mut config.call_timeout),
+    ] {
         if let Some(timeout) = duration(key)? {
             if timeout.is_zero() {
-                return Err(ctx.err(&fields.path_of(key), "expected a positive duration: a zero timeout fails every attempt"));
+                return Err(ctx.err(
+                    &fields.path_of(key),
+                    "expected a positive duration: a zero timeout fails every attempt",
+                ));
             }
             *slot = timeout;
         }
@@ -75,7 +94,10 @@ fn steps(
     warnings: &mut Vec<ConfigWarning>,
 ) -> Result<Vec<StepConfig>, ConfigError> {
     let Node::Array(items) = node else {
-        return Err(ctx.err(path, format!("expected an array of steps, found {}", node.kind())));
+        return Err(ctx.err(
+            path,
+            format!("expected an array of steps, found {}", node.kind()),
+        ));
     };
     let mut steps: Vec<StepConfig> = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
@@ -85,7 +107,9 @@ fn steps(
             let path = fields.path_of(key);
             let value = match fields.get(key) {
                 Some(node) => ctx.string(node, &path)?,
-                None => return Err(ctx.err(&path, "missing: every step needs an `id` and a `tool`")),
+                None => {
+                    return Err(ctx.err(&path, "missing: every step needs an `id` and a `tool`"));
+                }
             };
             if value.trim().is_empty() {
                 return Err(ctx.err(&path, "expected a non-empty string"));
@@ -97,7 +121,10 @@ fn steps(
         if let Some(first) = steps.iter().position(|s| s.id == id) {
             return Err(ctx.err(
                 &fields.path_of("id"),
-                format!("duplicate step id `{id}` (first used at {}): give each step its own id", index(path, first)),
+                format!(
+                    "duplicate step id `{id}` (first used at {}): give each step its own id",
+                    index(path, first)
+                ),
             ));
         }
 
@@ -135,7 +162,12 @@ fn steps(
                 message: "a required step aborts instead of falling back: set \"required\": false to use this fallback".into(),
             });
         }
-        steps.push(StepConfig { id, tool, required, fallback });
+        steps.push(StepConfig {
+            id,
+            tool,
+            required,
+            fallback,
+        });
     }
     Ok(steps)
 }

@@ -15,7 +15,11 @@ const STDIO_KEYS: &[&str] = &["type", "command", "args", "env", "cwd"];
 const HTTP_KEYS: &[&str] = &["type", "url", "headers"];
 
 /// Reads the `mcpServers` object.
-pub(crate) fn servers(ctx: &Ctx<'_>, node: &Node, path: &str) -> Result<Vec<ServerSpec>, ConfigError> {
+pub(crate) fn servers(
+    ctx: &Ctx<'_>,
+    node: &Node,
+    path: &str,
+) -> Result<Vec<ServerSpec>, ConfigError> {
     let fields = ctx.object(node, path, "`mcpServers` (server name → server)", None)?;
     fields
         .entries()
@@ -42,7 +46,10 @@ fn server(ctx: &Ctx<'_>, name: &str, node: &Node, path: &str) -> Result<ServerSp
             http(ctx, &fields)?
         }
     };
-    Ok(ServerSpec { name: Arc::from(name), transport })
+    Ok(ServerSpec {
+        name: Arc::from(name),
+        transport,
+    })
 }
 
 enum Kind {
@@ -83,21 +90,33 @@ fn stdio(ctx: &Ctx<'_>, fields: &Fields<'_>) -> Result<TransportSpec, ConfigErro
     let command = match fields.get("command") {
         Some(node) => ctx.string(node, &command_path)?,
         None => {
-            return Err(ctx.err(&command_path, "missing: a stdio server needs the program to run"));
+            return Err(ctx.err(
+                &command_path,
+                "missing: a stdio server needs the program to run",
+            ));
         }
     };
     if command.trim().is_empty() {
-        return Err(ctx.err(&command_path, "expected the program to run, found an empty string"));
+        return Err(ctx.err(
+            &command_path,
+            "expected the program to run, found an empty string",
+        ));
     }
     let args = match fields.get("args") {
         Some(node) => ctx.strings(node, &fields.path_of("args"))?,
         None => Vec::new(),
     };
     let env = match fields.get("env") {
-        Some(node) => secret_map(ctx, node, &fields.path_of("env"), "`env` (variable → value)", |name| {
-            (name.is_empty() || name.contains(['=', '\0']))
-                .then_some("expected an environment variable name without `=`")
-        })?,
+        Some(node) => secret_map(
+            ctx,
+            node,
+            &fields.path_of("env"),
+            "`env` (variable → value)",
+            |name| {
+                (name.is_empty() || name.contains(['=', '\0']))
+                    .then_some("expected an environment variable name without `=`")
+            },
+        )?,
         None => BTreeMap::new(),
     };
     let cwd = match fields.get("cwd") {
@@ -114,7 +133,12 @@ fn stdio(ctx: &Ctx<'_>, fields: &Fields<'_>) -> Result<TransportSpec, ConfigErro
         }
         None => None,
     };
-    Ok(TransportSpec::Stdio { command, args, env, cwd })
+    Ok(TransportSpec::Stdio {
+        command,
+        args,
+        env,
+        cwd,
+    })
 }
 
 fn http(ctx: &Ctx<'_>, fields: &Fields<'_>) -> Result<TransportSpec, ConfigError> {
@@ -122,16 +146,24 @@ fn http(ctx: &Ctx<'_>, fields: &Fields<'_>) -> Result<TransportSpec, ConfigError
     let url = match fields.get("url") {
         Some(node) => ctx.secret(node, &url_path)?,
         None => {
-            return Err(ctx.err(&url_path, "missing: a streamable-HTTP server needs the endpoint URL"));
+            return Err(ctx.err(
+                &url_path,
+                "missing: a streamable-HTTP server needs the endpoint URL",
+            ));
         }
     };
     check_url(url.expose()).map_err(|m| ctx.err(&url_path, m))?;
     let headers = match fields.get("headers") {
-        Some(node) => secret_map(ctx, node, &fields.path_of("headers"), "`headers` (name → value)", |name| {
-            (!is_header_name(name)).then_some(
-                "expected an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)",
-            )
-        })?,
+        Some(node) => secret_map(
+            ctx,
+            node,
+            &fields.path_of("headers"),
+            "`headers` (name → value)",
+            |name| {
+                (!is_header_name(name))
+                    .then_some("expected an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)")
+            },
+        )?,
         None => BTreeMap::new(),
     };
     for (name, value) in &headers {
@@ -172,12 +204,17 @@ fn check_url(url: &str) -> Result<(), String> {
     };
     let scheme = scheme.to_ascii_lowercase();
     if scheme != "http" && scheme != "https" {
-        let shown = if scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) {
+        let shown = if scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        {
             format!("`{scheme}`")
         } else {
             "something else".into()
         };
-        return Err(format!("expected an http:// or https:// URL, found scheme {shown}"));
+        return Err(format!(
+            "expected an http:// or https:// URL, found scheme {shown}"
+        ));
     }
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
     let host = authority.rsplit('@').next().unwrap_or_default();
@@ -193,7 +230,9 @@ fn check_url(url: &str) -> Result<(), String> {
 /// RFC 9110 `token`.
 fn is_header_name(name: &str) -> bool {
     !name.is_empty()
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c))
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c))
 }
 
 #[cfg(test)]
@@ -205,10 +244,22 @@ mod tests {
         assert!(check_url("https://example.invalid/mcp").is_ok());
         assert!(check_url("HTTP://127.0.0.1:8080").is_ok());
         assert!(check_url("https://u:p@h/x").is_ok());
-        assert_eq!(check_url("ftp://x").unwrap_err(), "expected an http:// or https:// URL, found scheme `ftp`");
-        assert_eq!(check_url("example.com/mcp").unwrap_err(), "expected an http:// or https:// URL, found no scheme");
-        assert_eq!(check_url("https:///mcp").unwrap_err(), "expected a host after `https://`");
-        assert_eq!(check_url("http://tok@:80/").unwrap_err(), "expected a host after `http://`");
+        assert_eq!(
+            check_url("ftp://x").unwrap_err(),
+            "expected an http:// or https:// URL, found scheme `ftp`"
+        );
+        assert_eq!(
+            check_url("example.com/mcp").unwrap_err(),
+            "expected an http:// or https:// URL, found no scheme"
+        );
+        assert_eq!(
+            check_url("https:///mcp").unwrap_err(),
+            "expected a host after `https://`"
+        );
+        assert_eq!(
+            check_url("http://tok@:80/").unwrap_err(),
+            "expected a host after `http://`"
+        );
     }
 
     #[test]

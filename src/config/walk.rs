@@ -41,7 +41,9 @@ impl<'n> Fields<'n> {
 /// `parent.key`, or `parent["key"]` when the key is not a plain word.
 pub(crate) fn child(parent: &str, key: &str) -> String {
     let plain = !key.is_empty()
-        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     match (parent.is_empty(), plain) {
         (true, true) => key.to_owned(),
         (false, true) => format!("{parent}.{key}"),
@@ -56,7 +58,10 @@ pub(crate) fn index(parent: &str, index: usize) -> String {
 
 /// `` `a`, `b`, `c` ``.
 fn list(keys: &[&str]) -> String {
-    keys.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+    keys.iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl Ctx<'_> {
@@ -105,7 +110,10 @@ impl Ctx<'_> {
                 ));
             }
         }
-        Ok(Fields { path: path.to_owned(), entries })
+        Ok(Fields {
+            path: path.to_owned(),
+            entries,
+        })
     }
 
     /// A string, with `${VAR}` expanded.
@@ -149,7 +157,13 @@ impl Ctx<'_> {
         };
         let text = self.string(node, path)?;
         humantime::parse_duration(text.trim()).map_err(|e| {
-            self.err(path, format!("expected {EXPECTED}, found {}: {e}", serde_json::Value::from(text)))
+            self.err(
+                path,
+                format!(
+                    "expected {EXPECTED}, found {}: {e}",
+                    serde_json::Value::from(text)
+                ),
+            )
         })
     }
 }
@@ -177,7 +191,10 @@ mod tests {
     #[test]
     fn paths_quote_keys_that_are_not_plain_words() {
         assert_eq!(child("", "mcpServers"), "mcpServers");
-        assert_eq!(child("mcpServers", "google-drive"), "mcpServers.google-drive");
+        assert_eq!(
+            child("mcpServers", "google-drive"),
+            "mcpServers.google-drive"
+        );
         assert_eq!(child("mcpServers", "a.b"), r#"mcpServers["a.b"]"#);
         assert_eq!(child("x", "say \"hi\""), r#"x["say \"hi\""]"#);
         assert_eq!(index("readiness.steps", 2), "readiness.steps[2]");
