@@ -24,6 +24,7 @@ pub mod resolve;
 pub mod secret;
 pub mod state;
 pub mod supervise;
+pub mod telemetry;
 
 pub use resolve::{
     Budget, BudgetError, ChangeFeed, Inventory, Scope, Snapshot, StaticInventory, Verdict, classify,
