@@ -4,7 +4,6 @@
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), mcp_readiness::telemetry::TelemetryError> {
-//! #[allow(clippy::needless_doctest_main)]
 //! let guard = mcp_readiness::telemetry::init()?;
 //! tracing::info!("started");
 //! // ... the program ...
