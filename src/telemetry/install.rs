@@ -5,9 +5,10 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::resource::TelemetryResourceDetector;
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
-use tracing::Subscriber;
+use tracing::{Metadata, Subscriber};
 use tracing_opentelemetry::OpenTelemetryLayer;
-use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::filter::{FilterFn, Filtered};
+use tracing_subscriber::layer::{Layer as _, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::{EnvFilter, fmt};
 
@@ -17,6 +18,29 @@ use crate::secret::redact;
 
 /// The instrumentation scope of our spans.
 const SCOPE: &str = env!("CARGO_PKG_NAME");
+
+/// The layer [`Telemetry::layer`] returns: `tracing-opentelemetry` exporting through the OTLP
+/// tracer, without the exporter's own internals.
+pub type ExportLayer<S> =
+    Filtered<OpenTelemetryLayer<S, SdkTracer>, FilterFn<fn(&Metadata<'_>) -> bool>, S>;
+
+/// Crates the exporter runs on: their spans must not be exported (feedback loop).
+const EXPORTER_INTERNALS: [&str; 6] = ["h2", "hyper", "tonic", "tower", "reqwest", "opentelemetry"];
+
+fn not_exporter_internals(metadata: &Metadata<'_>) -> bool {
+    !is_exporter_internal(metadata.target())
+}
+
+fn is_exporter_internal(target: &str) -> bool {
+    EXPORTER_INTERNALS.iter().any(|c| {
+        target.strip_prefix(c).is_some_and(|rest| {
+            rest.is_empty()
+                || rest.starts_with("::")
+                || rest.starts_with('_')
+                || rest.starts_with('-')
+        })
+    })
+}
 
 /// Telemetry that is built but not yet installed: the tracer provider (when an exporter is
 /// configured) and the filter and `fmt` settings. Install it globally with
@@ -83,15 +107,23 @@ impl TelemetryConfig {
 }
 
 impl Telemetry {
-    /// The `tracing-opentelemetry` layer exporting to OTLP, or `None` without an exporter (an
-    /// `Option` of a layer is a layer, so this composes either way).
-    pub fn layer<S>(&self) -> Option<OpenTelemetryLayer<S, SdkTracer>>
+    /// The `tracing-opentelemetry` layer exporting to OTLP; a layer that does nothing without an
+    /// exporter, so it composes either way.
+    ///
+    /// It leaves out the spans of the crates the exporter itself runs on (`h2`, `hyper`, `tonic`,
+    /// `tower`, `reqwest`, `opentelemetry*`): exporting them would make every export produce more
+    /// spans to export.
+    pub fn layer<S>(&self) -> Option<ExportLayer<S>>
     where
         S: Subscriber + for<'span> LookupSpan<'span>,
     {
-        self.provider
-            .as_ref()
-            .map(|p| tracing_opentelemetry::layer().with_tracer(p.tracer(SCOPE)))
+        self.provider.as_ref().map(|p| {
+            tracing_opentelemetry::layer()
+                .with_tracer(p.tracer(SCOPE))
+                .with_filter(FilterFn::new(
+                    not_exporter_internals as fn(&Metadata<'_>) -> bool,
+                ))
+        })
     }
 
     /// The filter from the configuration (`RUST_LOG`).
@@ -199,7 +231,38 @@ impl Drop for TelemetryGuard {
             Err(_) => provider.shutdown(),
         };
         if let Err(e) = result {
+            // Only reached after a failed export; the message is redacted.
             tracing::warn!(error = %redact(&e.to_string(), &[]), "OTLP exporter shut down with an error: some spans may be lost");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exporters_own_crates_are_left_out_and_ours_kept() {
+        let keep = |target: &str| !is_exporter_internal(target);
+        for target in [
+            "h2::proto",
+            "hyper",
+            "hyper_util::client",
+            "tonic::transport",
+            "opentelemetry_sdk",
+            "tower::buffer",
+            "reqwest::connect",
+        ] {
+            assert!(!keep(target), "{target} should be left out");
+        }
+        for target in [
+            "mcp_readiness::layer",
+            "my_agent",
+            "towers",
+            "hyperloop",
+            "rmcp::service",
+        ] {
+            assert!(keep(target), "{target} should be kept");
         }
     }
 }

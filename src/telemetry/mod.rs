@@ -50,7 +50,7 @@ pub use config::{
     DEFAULT_FILTER, DEFAULT_SERVICE_NAME, OtlpConfig, Protocol, TelemetryConfig, TraceSampler,
 };
 pub use error::TelemetryError;
-pub use install::{Telemetry, TelemetryGuard};
+pub use install::{ExportLayer, Telemetry, TelemetryGuard};
 pub use propagation::{extract_trace_context, inject_current_trace_context, inject_trace_context};
 
 /// Sets everything up from the environment and installs it globally: see
