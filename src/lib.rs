@@ -18,6 +18,7 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![forbid(unsafe_code)]
 
+pub mod config;
 pub mod layer;
 pub mod metrics;
 pub mod plan;
@@ -26,8 +27,10 @@ pub mod secret;
 pub mod sim;
 pub mod state;
 pub mod supervise;
+pub mod telemetry;
 mod util;
 
+pub use config::Config;
 pub use layer::ToolCall;
 pub use metrics::Metrics;
 pub use resolve::{Budget, BudgetError, CacheTtls, CapabilityCache, ChangeFeed};

@@ -51,5 +51,5 @@ pub use hooks::{OnNotReady, OnOutcome};
 pub use not_ready::NotReady;
 pub use readiness_layer::{ReadinessLayer, ReadinessLayerBuilder};
 pub use service::ReadinessService;
-pub use span::{SPAN_TARGET, execute_tool_span, inject_trace_context};
+pub use span::{SPAN_TARGET, execute_tool_span};
 pub use tool_call::ToolCall;

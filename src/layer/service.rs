@@ -11,9 +11,10 @@ use super::future::{Recorder, ResponseFuture};
 use super::hooks::{OnNotReady, OnOutcome};
 use super::not_ready::NotReady;
 use super::readiness_layer::Shared;
-use super::span::{call_span, inject_trace_context, record_verdict};
+use super::span::{call_span, record_verdict};
 use crate::resolve::Scope;
 use crate::state::State;
+use crate::telemetry::inject_into_optional_meta as inject_trace_context;
 
 /// The service [`ReadinessLayer`](super::ReadinessLayer) produces.
 ///

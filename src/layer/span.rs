@@ -1,12 +1,7 @@
 //! The span of one tool call: OpenTelemetry MCP semantic-convention attributes plus ours.
 
-use opentelemetry::propagation::{Injector, TextMapPropagator};
-use opentelemetry::trace::TraceContextExt;
-use opentelemetry_sdk::propagation::TraceContextPropagator;
-use serde_json::{Map, Value};
 use tracing::Span;
 use tracing::field::Empty;
-use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use crate::resolve::Verdict;
 use crate::state::ToolName;
@@ -79,7 +74,11 @@ fn is_tool_span(span: &Span) -> bool {
 /// Records the verdict's state, wait and (when not ready) the action and `error.type`.
 pub(crate) fn record_verdict(span: &Span, verdict: &Verdict) {
     span.record("mcp_readiness.state", verdict.state.as_str());
-    span.record("mcp_readiness.waited_ms", verdict.waited.as_millis() as u64);
+    // i64, not u64: tracing-opentelemetry exports u64 fields as strings.
+    span.record(
+        "mcp_readiness.waited_ms",
+        i64::try_from(verdict.waited.as_millis()).unwrap_or(i64::MAX),
+    );
     span.record("mcp_readiness.timed_out", verdict.timed_out);
     if let Some(action) = verdict.action() {
         span.record("mcp_readiness.action", action.as_str());
@@ -92,24 +91,5 @@ pub(crate) fn record_error(span: &Span, error_type: &str, tool_error: bool) {
     span.record("otel.status_code", "ERROR");
     if tool_error {
         span.record("tool_error", true);
-    }
-}
-
-/// Injects the W3C trace context (`traceparent`, `tracestate`) of `span` into a request `_meta`,
-/// so the server's spans join the trace. Does nothing when no OpenTelemetry layer records `span`.
-pub fn inject_trace_context(span: &Span, meta: &mut Option<Map<String, Value>>) {
-    let context = span.context();
-    if !context.span().span_context().is_valid() {
-        return;
-    }
-    let mut injector = MetaInjector(meta.get_or_insert_with(Map::new));
-    TraceContextPropagator::new().inject_context(&context, &mut injector);
-}
-
-struct MetaInjector<'a>(&'a mut Map<String, Value>);
-
-impl Injector for MetaInjector<'_> {
-    fn set(&mut self, key: &str, value: String) {
-        self.0.insert(key.to_owned(), Value::String(value));
     }
 }

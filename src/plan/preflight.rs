@@ -64,5 +64,6 @@ pub async fn preflight(cache: &CapabilityCache, steps: &[Step]) -> Vec<StepOutco
 }
 
 fn is_live_server(verdict: &Verdict) -> bool {
-    verdict.state == State::Ready || (verdict.state == State::Absent && verdict.scope == Scope::Tool)
+    verdict.state == State::Ready
+        || (verdict.state == State::Absent && verdict.scope == Scope::Tool)
 }

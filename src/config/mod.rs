@@ -1,0 +1,223 @@
+//! The configuration file: Claude-style `.mcp.json` (`mcpServers`) plus an optional `readiness`
+//! block.
+//!
+//! ```json
+//! {
+//!   "mcpServers": {
+//!     "files":  { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/data"], "env": {} },
+//!     "github": { "type": "http", "url": "https://example.invalid/mcp", "headers": { "Authorization": "Bearer ${GITHUB_TOKEN}" } }
+//!   },
+//!   "readiness": {
+//!     "budget": "20s", "poll": "2s", "cooldown": "60s", "ping": "30s",
+//!     "connect_timeout": "30s", "call_timeout": "60s",
+//!     "steps": [
+//!       { "id": "fetch-issues", "tool": "mcp__github__search_issues", "required": true },
+//!       { "id": "archive", "tool": "mcp__files__write_file", "required": false, "fallback": "write-local" }
+//!     ]
+//!   }
+//! }
+//! ```
+//!
+//! # Servers
+//!
+//! A stdio server has `command` (required, non-empty), `args`, `env` and `cwd` (relative to the
+//! file's directory), and optionally `"type": "stdio"`. A streamable-HTTP server has
+//! `"type": "http"` (or `"streamable-http"`), an `http://` or `https://` `url` and `headers`.
+//! Without `type`, `command` means stdio and `url` means HTTP. Header values, `env` values and the
+//! URL become [`Secret`](crate::secret::Secret)s: they never appear in errors or `Debug` output.
+//!
+//! # Readiness
+//!
+//! | key | default | meaning |
+//! |---|---|---|
+//! | `budget` | `20s` | how long a resolution may wait for a `connecting` server |
+//! | `poll` | `2s` | how often a waiting resolution looks again (at most `budget`) |
+//! | `cooldown` | `60s` | how long a server that failed to connect fails fast before the next attempt |
+//! | `ping` | `30s` | health-ping interval of a live connection; `"off"` disables pings |
+//! | `connect_timeout` | `30s` | how long one connection attempt may take |
+//! | `call_timeout` | `60s` | how long one tool call may take |
+//! | `steps` | none | the steps of the unattended run: `id`, `tool`, `required` (default `true`), `fallback` |
+//!
+//! Durations are written like `"20s"`, `"1m30s"` or `"500ms"`. A step's tool must be
+//! `mcp__<server>__<tool>`; a server that is not configured is accepted (the step resolves as
+//! `absent`) and reported in [`Config::warnings`].
+//!
+//! # Variables
+//!
+//! Every string value may use `${VAR}` (an error if `VAR` is unset) and `${VAR:-default}` (the
+//! default when `VAR` is unset or empty); `$${` writes a literal `${`.
+//!
+//! # Errors
+//!
+//! Every [`ConfigError`] names the file and the JSON path (or line and column) and says what was
+//! expected, e.g. `mcp.json: mcpServers.github.url: expected an http:// or https:// URL, found
+//! scheme `ftp``.
+
+mod error;
+mod expand;
+mod node;
+mod readiness;
+mod servers;
+mod walk;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use error::{ConfigError, ConfigWarning};
+
+use crate::resolve::Budget;
+use crate::state::ToolName;
+use crate::supervise::ServerSpec;
+use node::Node;
+use walk::Ctx;
+
+const TOP_KEYS: &[&str] = &["mcpServers", "readiness"];
+
+/// A parsed configuration file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// The file it was read from (as given).
+    pub source: PathBuf,
+    /// The servers, in file order.
+    pub servers: Vec<ServerSpec>,
+    /// The `readiness` block (defaults when absent).
+    pub readiness: ReadinessConfig,
+    /// Legitimate but suspicious things worth showing to the user.
+    pub warnings: Vec<ConfigWarning>,
+}
+
+/// The `readiness` block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadinessConfig {
+    /// Wait budget and poll interval (`budget`, `poll`).
+    pub budget: Budget,
+    /// How long a server that failed to connect fails fast (`cooldown`).
+    pub cooldown: Duration,
+    /// Health-ping interval, `None` when `"ping": "off"`.
+    pub ping: Option<Duration>,
+    /// How long one connection attempt may take (`connect_timeout`).
+    pub connect_timeout: Duration,
+    /// How long one tool call may take (`call_timeout`).
+    pub call_timeout: Duration,
+    /// The steps of the unattended run, in file order.
+    pub steps: Vec<StepConfig>,
+}
+
+impl ReadinessConfig {
+    /// Default `cooldown`: 60 s (the seed's reconnect cooldown).
+    pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(60);
+    /// Default `ping`: 30 s.
+    pub const DEFAULT_PING: Duration = Duration::from_secs(30);
+    /// Default `connect_timeout`: 30 s.
+    pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+    /// Default `call_timeout`: 60 s.
+    pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+}
+
+impl Default for ReadinessConfig {
+    fn default() -> Self {
+        ReadinessConfig {
+            budget: Budget::default(),
+            cooldown: Self::DEFAULT_COOLDOWN,
+            ping: Some(Self::DEFAULT_PING),
+            connect_timeout: Self::DEFAULT_CONNECT_TIMEOUT,
+            call_timeout: Self::DEFAULT_CALL_TIMEOUT,
+            steps: Vec::new(),
+        }
+    }
+}
+
+/// One step of the unattended run, as written in the file (`plan::Step` is built from it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepConfig {
+    /// Unique id of the step.
+    pub id: String,
+    /// The tool it calls, `mcp__<server>__<tool>`.
+    pub tool: ToolName,
+    /// Whether the run must abort when the tool is not ready (default `true`: a step is required
+    /// unless it says otherwise).
+    pub required: bool,
+    /// What an optional step does instead, if anything.
+    pub fallback: Option<String>,
+}
+
+impl Config {
+    /// Reads and parses `path`, expanding `${VAR}` from the process environment.
+    pub fn load(path: impl AsRef<Path>) -> Result<Config, ConfigError> {
+        Config::load_with_env(path, |name| std::env::var(name).ok())
+    }
+
+    /// Reads and parses `path`, expanding `${VAR}` with `env`.
+    pub fn load_with_env(
+        path: impl AsRef<Path>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Config, ConfigError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            file: path.to_owned(),
+            source,
+        })?;
+        Config::parse(&text, path, env)
+    }
+
+    /// Parses `text`; `path` names the file in messages (and is the base of relative `cwd`s),
+    /// `env` gives the values of `${VAR}`.
+    ///
+    /// ```
+    /// use mcp_readiness::config::Config;
+    ///
+    /// let text = r#"{ "mcpServers": { "api": { "type": "http", "url": "${API_URL}" } } }"#;
+    /// let env = |name: &str| (name == "API_URL").then(|| "http://127.0.0.1:8080/mcp".to_owned());
+    /// let config = Config::parse(text, "mcp.json", env).unwrap();
+    /// assert_eq!(&*config.servers[0].name, "api");
+    ///
+    /// let err = Config::parse(text, "mcp.json", |_| None).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "mcp.json: mcpServers.api.url: environment variable `API_URL` is not set: set it, or write `${API_URL:-default}` to give a default",
+    /// );
+    /// ```
+    pub fn parse(
+        text: &str,
+        path: impl AsRef<Path>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Config, ConfigError> {
+        let file = path.as_ref();
+        let root: Node = serde_json::from_str(text).map_err(|e| ConfigError::Syntax {
+            file: file.to_owned(),
+            line: e.line(),
+            column: e.column(),
+            message: strip_location(&e.to_string()),
+        })?;
+        let ctx = Ctx { file, env: &env };
+        let fields = ctx.object(&root, "", "the top level", Some(TOP_KEYS))?;
+        let servers = match fields.get("mcpServers") {
+            Some(node) => servers::servers(&ctx, node, "mcpServers")?,
+            None => {
+                return Err(ctx.err(
+                    "mcpServers",
+                    "missing: the file needs an `mcpServers` object (it may be empty)",
+                ));
+            }
+        };
+        let mut warnings = Vec::new();
+        let readiness = match fields.get("readiness") {
+            Some(node) => readiness::readiness(&ctx, node, "readiness", &servers, &mut warnings)?,
+            None => ReadinessConfig::default(),
+        };
+        Ok(Config {
+            source: file.to_owned(),
+            servers,
+            readiness,
+            warnings,
+        })
+    }
+}
+
+/// serde_json appends " at line L column C"; the error shows them as `file:L:C` instead.
+fn strip_location(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_owned(),
+        None => message.to_owned(),
+    }
+}

@@ -1,0 +1,173 @@
+//! The `readiness` block → [`ReadinessConfig`].
+
+use std::time::Duration;
+
+use super::error::{ConfigError, ConfigWarning};
+use super::node::Node;
+use super::walk::{Ctx, index};
+use super::{ReadinessConfig, StepConfig};
+use crate::resolve::Budget;
+use crate::state::ToolName;
+use crate::supervise::ServerSpec;
+
+const READINESS_KEYS: &[&str] = &[
+    "budget",
+    "poll",
+    "cooldown",
+    "ping",
+    "connect_timeout",
+    "call_timeout",
+    "steps",
+];
+const STEP_KEYS: &[&str] = &["id", "tool", "required", "fallback"];
+
+/// Reads the `readiness` block; `servers` are the configured servers (for warnings).
+pub(crate) fn readiness(
+    ctx: &Ctx<'_>,
+    node: &Node,
+    path: &str,
+    servers: &[ServerSpec],
+    warnings: &mut Vec<ConfigWarning>,
+) -> Result<ReadinessConfig, ConfigError> {
+    let fields = ctx.object(node, path, "`readiness`", Some(READINESS_KEYS))?;
+    let mut config = ReadinessConfig::default();
+    let duration = |key: &str| -> Result<Option<Duration>, ConfigError> {
+        fields
+            .get(key)
+            .map(|n| ctx.duration(n, &fields.path_of(key)))
+            .transpose()
+    };
+
+    let wait = duration("budget")?;
+    let poll = duration("poll")?;
+    if wait.is_some() || poll.is_some() {
+        let budget = Budget::try_new(
+            wait.unwrap_or(Budget::DEFAULT_WAIT),
+            poll.unwrap_or(Budget::DEFAULT_POLL),
+        );
+        let blame = if poll.is_some() { "poll" } else { "budget" };
+        config.budget = budget.map_err(|e| ctx.err(&fields.path_of(blame), e.to_string()))?;
+    }
+    if let Some(cooldown) = duration("cooldown")? {
+        config.cooldown = cooldown;
+    }
+    if let Some(node) = fields.get("ping") {
+        let path = fields.path_of("ping");
+        config.ping = match node {
+            Node::String(_) if ctx.string(node, &path)?.trim() == "off" => None,
+            _ => match ctx.duration(node, &path)? {
+                d if d.is_zero() => {
+                    return Err(ctx.err(
+                        &path,
+                        r#"expected a positive interval: write "off" to disable health pings"#,
+                    ));
+                }
+                d => Some(d),
+            },
+        };
+    }
+    for (key, slot) in [
+        ("connect_timeout", &mut config.connect_timeout),
+        ("call_timeout", &mut config.call_timeout),
+    ] {
+        if let Some(timeout) = duration(key)? {
+            if timeout.is_zero() {
+                return Err(ctx.err(
+                    &fields.path_of(key),
+                    "expected a positive duration: a zero timeout fails every attempt",
+                ));
+            }
+            *slot = timeout;
+        }
+    }
+    if let Some(node) = fields.get("steps") {
+        config.steps = steps(ctx, node, &fields.path_of("steps"), servers, warnings)?;
+    }
+    Ok(config)
+}
+
+fn steps(
+    ctx: &Ctx<'_>,
+    node: &Node,
+    path: &str,
+    servers: &[ServerSpec],
+    warnings: &mut Vec<ConfigWarning>,
+) -> Result<Vec<StepConfig>, ConfigError> {
+    let Node::Array(items) = node else {
+        return Err(ctx.err(
+            path,
+            format!("expected an array of steps, found {}", node.kind()),
+        ));
+    };
+    let mut steps: Vec<StepConfig> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let step_path = index(path, i);
+        let fields = ctx.object(item, &step_path, "a step", Some(STEP_KEYS))?;
+        let required_string = |key: &str| -> Result<String, ConfigError> {
+            let path = fields.path_of(key);
+            let value = match fields.get(key) {
+                Some(node) => ctx.string(node, &path)?,
+                None => {
+                    return Err(ctx.err(&path, "missing: every step needs an `id` and a `tool`"));
+                }
+            };
+            if value.trim().is_empty() {
+                return Err(ctx.err(&path, "expected a non-empty string"));
+            }
+            Ok(value)
+        };
+
+        let id = required_string("id")?;
+        if let Some(first) = steps.iter().position(|s| s.id == id) {
+            return Err(ctx.err(
+                &fields.path_of("id"),
+                format!(
+                    "duplicate step id `{id}` (first used at {}): give each step its own id",
+                    index(path, first)
+                ),
+            ));
+        }
+
+        let tool_path = fields.path_of("tool");
+        let tool = ToolName::parse(&required_string("tool")?);
+        if tool.is_builtin() {
+            return Err(ctx.err(
+                &tool_path,
+                format!("expected a tool named `mcp__<server>__<tool>`, found `{tool}`"),
+            ));
+        }
+        if !servers.iter().any(|s| &*s.name == tool.server()) {
+            warnings.push(ConfigWarning {
+                file: ctx.file.to_owned(),
+                path: tool_path,
+                message: format!(
+                    "server `{}` is not in `mcpServers`: this step will resolve as absent",
+                    tool.server()
+                ),
+            });
+        }
+
+        let required = match fields.get("required") {
+            Some(node) => ctx.bool(node, &fields.path_of("required"))?,
+            None => true,
+        };
+        let fallback = match fields.get("fallback") {
+            None | Some(Node::Null) => None,
+            Some(node) => Some(ctx.string(node, &fields.path_of("fallback"))?),
+        };
+        if required && fallback.is_some() {
+            warnings.push(ConfigWarning {
+                file: ctx.file.to_owned(),
+                path: fields.path_of("fallback"),
+                message: "a required step aborts instead of falling back: set \"required\": false to use this fallback".into(),
+            });
+        }
+        steps.push(StepConfig {
+            id,
+            tool,
+            required,
+            fallback,
+        });
+    }
+    Ok(steps)
+}

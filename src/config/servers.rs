@@ -1,0 +1,273 @@
+//! `mcpServers` entries → [`ServerSpec`].
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::error::ConfigError;
+use super::node::Node;
+use super::walk::{Ctx, Fields, child};
+use crate::secret::Secret;
+use crate::state::ToolName;
+use crate::supervise::{ServerSpec, TransportSpec};
+
+const STDIO_KEYS: &[&str] = &["type", "command", "args", "env", "cwd"];
+const HTTP_KEYS: &[&str] = &["type", "url", "headers"];
+
+/// Reads the `mcpServers` object.
+pub(crate) fn servers(
+    ctx: &Ctx<'_>,
+    node: &Node,
+    path: &str,
+) -> Result<Vec<ServerSpec>, ConfigError> {
+    let fields = ctx.object(node, path, "`mcpServers` (server name → server)", None)?;
+    fields
+        .entries()
+        .iter()
+        .map(|(name, entry)| server(ctx, name, entry, &fields.path_of(name)))
+        .collect()
+}
+
+fn server(ctx: &Ctx<'_>, name: &str, node: &Node, path: &str) -> Result<ServerSpec, ConfigError> {
+    if ToolName::qualified(name, "tool").is_none() {
+        return Err(ctx.err(
+            path,
+            "a server name must fit in `mcp__<server>__<tool>`: use letters, digits, `-` and single `_` (no leading, trailing or doubled `_`)",
+        ));
+    }
+    let fields = ctx.object(node, path, "a server", None)?;
+    let transport = match kind(ctx, &fields)? {
+        Kind::Stdio => {
+            let fields = ctx.object(node, path, "a stdio server", Some(STDIO_KEYS))?;
+            stdio(ctx, &fields)?
+        }
+        Kind::Http => {
+            let fields = ctx.object(node, path, "a streamable-HTTP server", Some(HTTP_KEYS))?;
+            http(ctx, &fields)?
+        }
+    };
+    Ok(ServerSpec {
+        name: Arc::from(name),
+        transport,
+    })
+}
+
+enum Kind {
+    Stdio,
+    Http,
+}
+
+/// `"type"` when given; otherwise `command` means stdio and `url` means HTTP.
+fn kind(ctx: &Ctx<'_>, fields: &Fields<'_>) -> Result<Kind, ConfigError> {
+    if let Some(node) = fields.get("type") {
+        let path = fields.path_of("type");
+        return match ctx.string(node, &path)?.as_str() {
+            "stdio" => Ok(Kind::Stdio),
+            "http" | "streamable-http" => Ok(Kind::Http),
+            "sse" => Err(ctx.err(
+                &path,
+                r#"the legacy SSE transport is not supported: point "url" at the server's streamable-HTTP endpoint and write "type": "http""#,
+            )),
+            _ => Err(ctx.err(&path, r#"expected "stdio", "http" or "streamable-http""#)),
+        };
+    }
+    match (fields.get("command").is_some(), fields.get("url").is_some()) {
+        (true, false) => Ok(Kind::Stdio),
+        (false, true) => Ok(Kind::Http),
+        (true, true) => Err(ctx.err(
+            &fields.path,
+            r#"has both `command` and `url`: keep one, or write "type": "stdio" or "type": "http""#,
+        )),
+        (false, false) => Err(ctx.err(
+            &fields.path,
+            "expected `command` (a server started as a child process) or `url` (a streamable-HTTP server)",
+        )),
+    }
+}
+
+fn stdio(ctx: &Ctx<'_>, fields: &Fields<'_>) -> Result<TransportSpec, ConfigError> {
+    let command_path = fields.path_of("command");
+    let command = match fields.get("command") {
+        Some(node) => ctx.string(node, &command_path)?,
+        None => {
+            return Err(ctx.err(
+                &command_path,
+                "missing: a stdio server needs the program to run",
+            ));
+        }
+    };
+    if command.trim().is_empty() {
+        return Err(ctx.err(
+            &command_path,
+            "expected the program to run, found an empty string",
+        ));
+    }
+    let args = match fields.get("args") {
+        Some(node) => ctx.strings(node, &fields.path_of("args"))?,
+        None => Vec::new(),
+    };
+    let env = match fields.get("env") {
+        Some(node) => secret_map(
+            ctx,
+            node,
+            &fields.path_of("env"),
+            "`env` (variable → value)",
+            |name| {
+                (name.is_empty() || name.contains(['=', '\0']))
+                    .then_some("expected an environment variable name without `=`")
+            },
+        )?,
+        None => BTreeMap::new(),
+    };
+    let cwd = match fields.get("cwd") {
+        Some(node) => {
+            let path = fields.path_of("cwd");
+            let dir = ctx.string(node, &path)?;
+            if dir.is_empty() {
+                return Err(ctx.err(&path, "expected a directory, found an empty string: remove `cwd` to use the current directory"));
+            }
+            // A relative directory is relative to the configuration file, not to wherever the
+            // exporter happens to be started.
+            let base = ctx.file.parent().map(PathBuf::from).unwrap_or_default();
+            Some(base.join(dir))
+        }
+        None => None,
+    };
+    Ok(TransportSpec::Stdio {
+        command,
+        args,
+        env,
+        cwd,
+    })
+}
+
+fn http(ctx: &Ctx<'_>, fields: &Fields<'_>) -> Result<TransportSpec, ConfigError> {
+    let url_path = fields.path_of("url");
+    let url = match fields.get("url") {
+        Some(node) => ctx.secret(node, &url_path)?,
+        None => {
+            return Err(ctx.err(
+                &url_path,
+                "missing: a streamable-HTTP server needs the endpoint URL",
+            ));
+        }
+    };
+    check_url(url.expose()).map_err(|m| ctx.err(&url_path, m))?;
+    let headers = match fields.get("headers") {
+        Some(node) => secret_map(
+            ctx,
+            node,
+            &fields.path_of("headers"),
+            "`headers` (name → value)",
+            |name| {
+                (!is_header_name(name))
+                    .then_some("expected an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)")
+            },
+        )?,
+        None => BTreeMap::new(),
+    };
+    for (name, value) in &headers {
+        if value.expose().contains(['\r', '\n', '\0']) {
+            return Err(ctx.err(
+                &child(&fields.path_of("headers"), name),
+                "the value contains a line break or NUL once expanded: check the variable it uses",
+            ));
+        }
+    }
+    Ok(TransportSpec::Http { url, headers })
+}
+
+/// An object of string values kept as secrets; `bad_key` refuses a key with a message.
+fn secret_map(
+    ctx: &Ctx<'_>,
+    node: &Node,
+    path: &str,
+    what: &str,
+    bad_key: impl Fn(&str) -> Option<&'static str>,
+) -> Result<BTreeMap<String, Secret>, ConfigError> {
+    let fields = ctx.object(node, path, what, None)?;
+    let mut out = BTreeMap::new();
+    for (key, value) in fields.entries() {
+        let path = fields.path_of(key);
+        if let Some(message) = bad_key(key) {
+            return Err(ctx.err(&path, message));
+        }
+        out.insert(key.clone(), ctx.secret(value, &path)?);
+    }
+    Ok(out)
+}
+
+/// Checks the scheme and host without ever echoing the URL (it may carry credentials).
+fn check_url(url: &str) -> Result<(), String> {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Err("expected an http:// or https:// URL, found no scheme".into());
+    };
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        let shown = if scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        {
+            format!("`{scheme}`")
+        } else {
+            "something else".into()
+        };
+        return Err(format!(
+            "expected an http:// or https:// URL, found scheme {shown}"
+        ));
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.rsplit('@').next().unwrap_or_default();
+    if host.is_empty() || host.starts_with(':') {
+        return Err(format!("expected a host after `{scheme}://`"));
+    }
+    if url.chars().any(char::is_whitespace) {
+        return Err("expected a URL without spaces or line breaks".into());
+    }
+    Ok(())
+}
+
+/// RFC 9110 `token`.
+fn is_header_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_must_be_http_or_https_with_a_host() {
+        assert!(check_url("https://example.invalid/mcp").is_ok());
+        assert!(check_url("HTTP://127.0.0.1:8080").is_ok());
+        assert!(check_url("https://u:p@h/x").is_ok());
+        assert_eq!(
+            check_url("ftp://x").unwrap_err(),
+            "expected an http:// or https:// URL, found scheme `ftp`"
+        );
+        assert_eq!(
+            check_url("example.com/mcp").unwrap_err(),
+            "expected an http:// or https:// URL, found no scheme"
+        );
+        assert_eq!(
+            check_url("https:///mcp").unwrap_err(),
+            "expected a host after `https://`"
+        );
+        assert_eq!(
+            check_url("http://tok@:80/").unwrap_err(),
+            "expected a host after `http://`"
+        );
+    }
+
+    #[test]
+    fn header_names_are_http_tokens() {
+        assert!(is_header_name("Authorization"));
+        assert!(is_header_name("X-Api-Key"));
+        assert!(!is_header_name("Bad Header"));
+        assert!(!is_header_name(""));
+        assert!(!is_header_name("a:b"));
+    }
+}

@@ -1,0 +1,441 @@
+use std::fmt;
+
+use opentelemetry_sdk::trace::Sampler;
+
+use super::error::TelemetryError;
+use crate::secret::redact;
+
+/// The log filter used when `RUST_LOG` is not set.
+pub const DEFAULT_FILTER: &str = "info";
+
+/// The service name used when `OTEL_SERVICE_NAME` is not set.
+pub const DEFAULT_SERVICE_NAME: &str = env!("CARGO_PKG_NAME");
+
+/// Everything [`Telemetry`](super::Telemetry) needs; build it from the standard environment
+/// variables ([`TelemetryConfig::from_env`]) or by hand.
+///
+/// ```
+/// use mcp_readiness::telemetry::{OtlpConfig, TelemetryConfig};
+///
+/// let env = |name: &str| match name {
+///     "OTEL_EXPORTER_OTLP_ENDPOINT" => Some("http://collector:4318".to_owned()),
+///     "OTEL_SERVICE_NAME" => Some("nightly-agent".to_owned()),
+///     _ => None,
+/// };
+/// let config = TelemetryConfig::from_env_with(env).unwrap();
+/// assert_eq!(config.otlp, Some(OtlpConfig::http("http://collector:4318/v1/traces")));
+/// assert_eq!(config.service_name, "nightly-agent");
+///
+/// // Without an endpoint variable, no exporter: only the log lines on stderr.
+/// assert_eq!(TelemetryConfig::from_env_with(|_| None).unwrap().otlp, None);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct TelemetryConfig {
+    /// `tracing-subscriber` filter directives (`RUST_LOG`; default [`DEFAULT_FILTER`]).
+    pub filter: String,
+    /// Whether to print log lines to stderr (the `fmt` layer). Default `true`.
+    pub fmt: bool,
+    /// The resource's `service.name` (`OTEL_SERVICE_NAME`; default [`DEFAULT_SERVICE_NAME`]).
+    pub service_name: String,
+    /// More resource attributes (`OTEL_RESOURCE_ATTRIBUTES`).
+    pub resource_attributes: Vec<(String, String)>,
+    /// Where to export spans; `None` installs no exporter.
+    pub otlp: Option<OtlpConfig>,
+    /// Which traces to record (`OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`).
+    pub sampler: TraceSampler,
+}
+
+impl Default for TelemetryConfig {
+    /// Logs at `info` to stderr, no exporter.
+    fn default() -> Self {
+        TelemetryConfig {
+            filter: DEFAULT_FILTER.to_owned(),
+            fmt: true,
+            service_name: DEFAULT_SERVICE_NAME.to_owned(),
+            resource_attributes: Vec::new(),
+            otlp: None,
+            sampler: TraceSampler::default(),
+        }
+    }
+}
+
+/// The OTLP transport.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// OTLP over gRPC (`grpc`, usually port 4317).
+    Grpc,
+    /// OTLP protobuf over HTTP (`http/protobuf`, usually port 4318, path `/v1/traces`).
+    HttpProtobuf,
+}
+
+/// Where spans go.
+#[derive(Clone, PartialEq, Eq)]
+pub struct OtlpConfig {
+    /// The exact URL: the gRPC endpoint, or the HTTP URL spans are POSTed to (with its
+    /// `/v1/traces` path).
+    pub endpoint: String,
+    /// The transport.
+    pub protocol: Protocol,
+}
+
+impl OtlpConfig {
+    /// OTLP/gRPC to `endpoint`, e.g. `http://127.0.0.1:4317`.
+    pub fn grpc(endpoint: impl Into<String>) -> Self {
+        OtlpConfig {
+            endpoint: endpoint.into(),
+            protocol: Protocol::Grpc,
+        }
+    }
+
+    /// OTLP/HTTP protobuf POSTed to `traces_url`, e.g. `http://127.0.0.1:4318/v1/traces`.
+    pub fn http(traces_url: impl Into<String>) -> Self {
+        OtlpConfig {
+            endpoint: traces_url.into(),
+            protocol: Protocol::HttpProtobuf,
+        }
+    }
+}
+
+impl fmt::Debug for OtlpConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OtlpConfig")
+            .field("endpoint", &redact(&self.endpoint, &[]))
+            .field("protocol", &self.protocol)
+            .finish()
+    }
+}
+
+/// The standard samplers of `OTEL_TRACES_SAMPLER`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum TraceSampler {
+    /// `always_on`.
+    AlwaysOn,
+    /// `always_off`.
+    AlwaysOff,
+    /// `traceidratio` with its ratio.
+    TraceIdRatio(f64),
+    /// `parentbased_always_on` (the default).
+    #[default]
+    ParentBasedAlwaysOn,
+    /// `parentbased_always_off`.
+    ParentBasedAlwaysOff,
+    /// `parentbased_traceidratio` with its ratio.
+    ParentBasedTraceIdRatio(f64),
+}
+
+impl TraceSampler {
+    /// The SDK sampler.
+    pub fn to_sampler(self) -> Sampler {
+        match self {
+            TraceSampler::AlwaysOn => Sampler::AlwaysOn,
+            TraceSampler::AlwaysOff => Sampler::AlwaysOff,
+            TraceSampler::TraceIdRatio(r) => Sampler::TraceIdRatioBased(r),
+            TraceSampler::ParentBasedAlwaysOn => Sampler::ParentBased(Box::new(Sampler::AlwaysOn)),
+            TraceSampler::ParentBasedAlwaysOff => {
+                Sampler::ParentBased(Box::new(Sampler::AlwaysOff))
+            }
+            TraceSampler::ParentBasedTraceIdRatio(r) => {
+                Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(r)))
+            }
+        }
+    }
+}
+
+impl TelemetryConfig {
+    /// Reads the process environment: see [`TelemetryConfig::from_env_with`].
+    pub fn from_env() -> Result<Self, TelemetryError> {
+        TelemetryConfig::from_env_with(|name| std::env::var(name).ok())
+    }
+
+    /// Reads the standard variables through `env` (an empty value counts as unset):
+    ///
+    /// - `RUST_LOG`: the log filter;
+    /// - `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (used as is) or `OTEL_EXPORTER_OTLP_ENDPOINT` (HTTP
+    ///   appends `/v1/traces`): without either, no exporter is installed;
+    /// - `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` or `OTEL_EXPORTER_OTLP_PROTOCOL`: `grpc` or
+    ///   `http/protobuf` (the default);
+    /// - `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES` (`key=value,...`);
+    /// - `OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG`;
+    /// - `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none` turn the exporter off.
+    ///
+    /// The exporter itself still reads `OTEL_EXPORTER_OTLP_HEADERS`, `..._TIMEOUT`,
+    /// `..._COMPRESSION` and the `OTEL_BSP_*` batch settings from the process environment.
+    pub fn from_env_with(env: impl Fn(&str) -> Option<String>) -> Result<Self, TelemetryError> {
+        let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+        let invalid = |name: &str, value: &str, expected: &str| TelemetryError::InvalidVariable {
+            name: name.to_owned(),
+            value: value.to_owned(),
+            expected: expected.to_owned(),
+        };
+        let mut config = TelemetryConfig::default();
+        if let Some(filter) = var("RUST_LOG") {
+            config.filter = filter;
+        }
+
+        for (name, value) in var("OTEL_RESOURCE_ATTRIBUTES")
+            .iter()
+            .flat_map(|v| v.split(','))
+            .filter(|kv| !kv.trim().is_empty())
+            .map(|kv| (kv, kv.split_once('=')))
+        {
+            match value {
+                Some((k, v)) if !k.trim().is_empty() => {
+                    config
+                        .resource_attributes
+                        .push((k.trim().to_owned(), v.trim().to_owned()));
+                }
+                _ => {
+                    let all = var("OTEL_RESOURCE_ATTRIBUTES").unwrap_or_default();
+                    return Err(invalid(
+                        "OTEL_RESOURCE_ATTRIBUTES",
+                        &all,
+                        &format!("key=value pairs separated by commas (`{name}` has no key)"),
+                    ));
+                }
+            }
+        }
+        if let Some(name) = var("OTEL_SERVICE_NAME") {
+            config.service_name = name;
+        } else if let Some((_, name)) = config
+            .resource_attributes
+            .iter()
+            .find(|(k, _)| k == "service.name")
+        {
+            config.service_name = name.clone();
+        }
+
+        config.sampler = sampler(&var, &invalid)?;
+
+        let protocol_var = [
+            "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+            "OTEL_EXPORTER_OTLP_PROTOCOL",
+        ]
+        .into_iter()
+        .find_map(|name| var(name).map(|value| (name, value)));
+        let protocol = match protocol_var {
+            None => Protocol::HttpProtobuf,
+            Some((name, value)) => match value.trim() {
+                "grpc" => Protocol::Grpc,
+                "http/protobuf" => Protocol::HttpProtobuf,
+                _ => return Err(invalid(name, &value, "`grpc` or `http/protobuf`")),
+            },
+        };
+
+        let disabled =
+            var("OTEL_SDK_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        let exporter_on = match var("OTEL_TRACES_EXPORTER").as_deref().map(str::trim) {
+            None | Some("otlp") => true,
+            Some("none") => false,
+            Some(other) => {
+                return Err(invalid("OTEL_TRACES_EXPORTER", other, "`otlp` or `none`"));
+            }
+        };
+        let endpoint = if let Some(url) = var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
+            Some(("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", url.trim().to_owned()))
+        } else {
+            var("OTEL_EXPORTER_OTLP_ENDPOINT").map(|base| {
+                let base = base.trim();
+                let url = match protocol {
+                    Protocol::Grpc => base.to_owned(),
+                    Protocol::HttpProtobuf => format!("{}/v1/traces", base.trim_end_matches('/')),
+                };
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", url)
+            })
+        };
+        if let Some((name, url)) = endpoint
+            && exporter_on
+            && !disabled
+        {
+            let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+            if !matches!(scheme.as_deref(), Some("http" | "https")) {
+                return Err(invalid(
+                    name,
+                    &redact(&url, &[]),
+                    "an http:// or https:// URL",
+                ));
+            }
+            config.otlp = Some(OtlpConfig {
+                endpoint: url,
+                protocol,
+            });
+        }
+        Ok(config)
+    }
+}
+
+fn sampler(
+    var: &dyn Fn(&str) -> Option<String>,
+    invalid: &dyn Fn(&str, &str, &str) -> TelemetryError,
+) -> Result<TraceSampler, TelemetryError> {
+    let Some(name) = var("OTEL_TRACES_SAMPLER") else {
+        return Ok(TraceSampler::default());
+    };
+    let ratio = || -> Result<f64, TelemetryError> {
+        match var("OTEL_TRACES_SAMPLER_ARG") {
+            None => Ok(1.0),
+            Some(arg) => arg
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|r| (0.0..=1.0).contains(r))
+                .ok_or_else(|| invalid("OTEL_TRACES_SAMPLER_ARG", &arg, "a ratio between 0 and 1")),
+        }
+    };
+    Ok(match name.trim() {
+        "always_on" => TraceSampler::AlwaysOn,
+        "always_off" => TraceSampler::AlwaysOff,
+        "traceidratio" => TraceSampler::TraceIdRatio(ratio()?),
+        "parentbased_always_on" => TraceSampler::ParentBasedAlwaysOn,
+        "parentbased_always_off" => TraceSampler::ParentBasedAlwaysOff,
+        "parentbased_traceidratio" => TraceSampler::ParentBasedTraceIdRatio(ratio()?),
+        _ => {
+            return Err(invalid(
+                "OTEL_TRACES_SAMPLER",
+                &name,
+                "always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio",
+            ));
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn from(vars: &[(&str, &str)]) -> Result<TelemetryConfig, TelemetryError> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        TelemetryConfig::from_env_with(move |name| {
+            vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+        })
+    }
+
+    #[test]
+    fn without_an_endpoint_variable_no_exporter_is_configured() {
+        let config = from(&[
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+            ("OTEL_SERVICE_NAME", "x"),
+        ])
+        .unwrap();
+        assert_eq!(config.otlp, None);
+        assert_eq!(config.filter, "info");
+        assert_eq!(
+            from(&[("OTEL_EXPORTER_OTLP_ENDPOINT", " ")]).unwrap().otlp,
+            None
+        );
+    }
+
+    #[test]
+    fn the_generic_endpoint_gets_the_traces_path_only_over_http() {
+        let http = from(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318/")]).unwrap();
+        assert_eq!(http.otlp, Some(OtlpConfig::http("http://c:4318/v1/traces")));
+        let grpc = from(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4317"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+        ])
+        .unwrap();
+        assert_eq!(grpc.otlp, Some(OtlpConfig::grpc("http://c:4317")));
+    }
+
+    #[test]
+    fn signal_specific_variables_win_and_are_used_as_is() {
+        let config = from(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://generic:4317"),
+            (
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                "http://traces:9999/custom",
+            ),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+            ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf"),
+        ])
+        .unwrap();
+        assert_eq!(
+            config.otlp,
+            Some(OtlpConfig::http("http://traces:9999/custom"))
+        );
+    }
+
+    #[test]
+    fn the_exporter_can_be_switched_off_by_the_standard_variables() {
+        for off in [
+            ("OTEL_SDK_DISABLED", "true"),
+            ("OTEL_TRACES_EXPORTER", "none"),
+        ] {
+            let config = from(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"), off]).unwrap();
+            assert_eq!(config.otlp, None, "{off:?}");
+        }
+    }
+
+    #[test]
+    fn service_name_and_resource_attributes_follow_the_spec_precedence() {
+        let config = from(&[(
+            "OTEL_RESOURCE_ATTRIBUTES",
+            "service.name=from-attrs, deployment.environment=prod",
+        )])
+        .unwrap();
+        assert_eq!(config.service_name, "from-attrs");
+        assert_eq!(
+            config.resource_attributes[1],
+            ("deployment.environment".to_owned(), "prod".to_owned())
+        );
+        let config = from(&[
+            ("OTEL_RESOURCE_ATTRIBUTES", "service.name=a"),
+            ("OTEL_SERVICE_NAME", "b"),
+        ])
+        .unwrap();
+        assert_eq!(config.service_name, "b");
+        assert_eq!(from(&[]).unwrap().service_name, "mcp-readiness");
+    }
+
+    #[test]
+    fn samplers_parse_with_their_ratio() {
+        let s = |name: &str, arg: Option<&str>| {
+            let mut vars = vec![("OTEL_TRACES_SAMPLER", name)];
+            vars.extend(arg.map(|a| ("OTEL_TRACES_SAMPLER_ARG", a)));
+            from(&vars).map(|c| c.sampler)
+        };
+        assert_eq!(s("always_off", None).unwrap(), TraceSampler::AlwaysOff);
+        assert_eq!(
+            s("traceidratio", Some("0.25")).unwrap(),
+            TraceSampler::TraceIdRatio(0.25)
+        );
+        assert_eq!(
+            s("parentbased_traceidratio", None).unwrap(),
+            TraceSampler::ParentBasedTraceIdRatio(1.0)
+        );
+        assert_eq!(
+            s("traceidratio", Some("2")).unwrap_err().to_string(),
+            "OTEL_TRACES_SAMPLER_ARG=\"2\" is not valid: expected a ratio between 0 and 1"
+        );
+        assert!(
+            s("xray", None)
+                .unwrap_err()
+                .to_string()
+                .starts_with("OTEL_TRACES_SAMPLER=\"xray\" is not valid")
+        );
+    }
+
+    #[test]
+    fn bad_values_name_the_variable_and_hide_credentials() {
+        assert_eq!(
+            from(&[("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")])
+                .unwrap_err()
+                .to_string(),
+            "OTEL_EXPORTER_OTLP_PROTOCOL=\"http/json\" is not valid: expected `grpc` or `http/protobuf`"
+        );
+        let err = from(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "ftp://user:hunter2@c")])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "OTEL_EXPORTER_OTLP_ENDPOINT=\"ftp://[redacted]@c/v1/traces\" is not valid: expected an http:// or https:// URL"
+        );
+        let debug = format!(
+            "{:?}",
+            from(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "https://u:hunter2@c")]).unwrap()
+        );
+        assert!(!debug.contains("hunter2"), "{debug}");
+    }
+}

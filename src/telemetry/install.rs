@@ -1,0 +1,268 @@
+use opentelemetry::KeyValue;
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::{SpanExporter, WithExportConfig};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::resource::TelemetryResourceDetector;
+use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
+use tracing::{Metadata, Subscriber};
+use tracing_opentelemetry::OpenTelemetryLayer;
+use tracing_subscriber::filter::{FilterFn, Filtered};
+use tracing_subscriber::layer::{Layer as _, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::{EnvFilter, fmt};
+
+use super::config::{Protocol, TelemetryConfig};
+use super::error::TelemetryError;
+use crate::secret::redact;
+
+/// The instrumentation scope of our spans.
+const SCOPE: &str = env!("CARGO_PKG_NAME");
+
+/// The layer [`Telemetry::layer`] returns: `tracing-opentelemetry` exporting through the OTLP
+/// tracer, without the exporter's own internals.
+pub type ExportLayer<S> =
+    Filtered<OpenTelemetryLayer<S, SdkTracer>, FilterFn<fn(&Metadata<'_>) -> bool>, S>;
+
+/// Crates the exporter runs on: their spans must not be exported (feedback loop).
+const EXPORTER_INTERNALS: [&str; 6] = ["h2", "hyper", "tonic", "tower", "reqwest", "opentelemetry"];
+
+fn not_exporter_internals(metadata: &Metadata<'_>) -> bool {
+    !is_exporter_internal(metadata.target())
+}
+
+fn is_exporter_internal(target: &str) -> bool {
+    EXPORTER_INTERNALS.iter().any(|c| {
+        target.strip_prefix(c).is_some_and(|rest| {
+            rest.is_empty()
+                || rest.starts_with("::")
+                || rest.starts_with('_')
+                || rest.starts_with('-')
+        })
+    })
+}
+
+/// Telemetry that is built but not yet installed: the tracer provider (when an exporter is
+/// configured) and the filter and `fmt` settings. Install it globally with
+/// [`Telemetry::install`], or use [`Telemetry::subscriber`] / [`Telemetry::layer`] in a
+/// subscriber of your own (a scoped one in tests).
+#[derive(Debug)]
+pub struct Telemetry {
+    config: TelemetryConfig,
+    provider: Option<SdkTracerProvider>,
+}
+
+impl TelemetryConfig {
+    /// Builds the exporter (if any) and checks the filter. The gRPC exporter must be built inside a
+    /// Tokio runtime, which must keep running while spans are exported.
+    pub fn build(self) -> Result<Telemetry, TelemetryError> {
+        EnvFilter::try_new(&self.filter).map_err(|e| TelemetryError::Filter {
+            filter: self.filter.clone(),
+            message: e.to_string(),
+        })?;
+        let provider = match &self.otlp {
+            None => None,
+            Some(otlp) => {
+                let exporter = match otlp.protocol {
+                    Protocol::Grpc => {
+                        tokio::runtime::Handle::try_current()
+                            .map_err(|_| TelemetryError::NoRuntime)?;
+                        SpanExporter::builder()
+                            .with_tonic()
+                            .with_endpoint(&otlp.endpoint)
+                            .build()
+                    }
+                    Protocol::HttpProtobuf => SpanExporter::builder()
+                        .with_http()
+                        .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
+                        .with_endpoint(&otlp.endpoint)
+                        .build(),
+                }
+                .map_err(|e| TelemetryError::Exporter {
+                    message: redact(&e.to_string(), &[]),
+                })?;
+                let resource = Resource::builder_empty()
+                    .with_detector(Box::new(TelemetryResourceDetector))
+                    .with_attributes(
+                        self.resource_attributes
+                            .iter()
+                            .map(|(k, v)| KeyValue::new(k.clone(), v.clone())),
+                    )
+                    .with_service_name(self.service_name.clone())
+                    .build();
+                Some(
+                    SdkTracerProvider::builder()
+                        .with_batch_exporter(exporter)
+                        .with_sampler(self.sampler.to_sampler())
+                        .with_resource(resource)
+                        .build(),
+                )
+            }
+        };
+        Ok(Telemetry {
+            config: self,
+            provider,
+        })
+    }
+}
+
+impl Telemetry {
+    /// The `tracing-opentelemetry` layer exporting to OTLP; a layer that does nothing without an
+    /// exporter, so it composes either way.
+    ///
+    /// It leaves out the spans of the crates the exporter itself runs on (`h2`, `hyper`, `tonic`,
+    /// `tower`, `reqwest`, `opentelemetry*`): exporting them would make every export produce more
+    /// spans to export.
+    pub fn layer<S>(&self) -> Option<ExportLayer<S>>
+    where
+        S: Subscriber + for<'span> LookupSpan<'span>,
+    {
+        self.provider.as_ref().map(|p| {
+            tracing_opentelemetry::layer()
+                .with_tracer(p.tracer(SCOPE))
+                .with_filter(FilterFn::new(
+                    not_exporter_internals as fn(&Metadata<'_>) -> bool,
+                ))
+        })
+    }
+
+    /// The filter from the configuration (`RUST_LOG`).
+    pub fn filter(&self) -> EnvFilter {
+        EnvFilter::try_new(&self.config.filter)
+            .unwrap_or_else(|_| EnvFilter::new(super::DEFAULT_FILTER))
+    }
+
+    /// The whole subscriber: filter, `fmt` lines to stderr (unless turned off) and the OTLP layer.
+    /// Use it with `tracing::subscriber::set_default` for a scoped installation.
+    pub fn subscriber(&self) -> impl Subscriber + Send + Sync + 'static {
+        let fmt = self
+            .config
+            .fmt
+            .then(|| fmt::layer().with_writer(std::io::stderr));
+        tracing_subscriber::registry()
+            .with(self.filter())
+            .with(fmt)
+            .with(self.layer())
+    }
+
+    /// The tracer provider, when an exporter is configured.
+    pub fn provider(&self) -> Option<&SdkTracerProvider> {
+        self.provider.as_ref()
+    }
+
+    /// Installs [`Telemetry::subscriber`] as the global default, the W3C trace-context propagator
+    /// and the tracer provider as OpenTelemetry's globals, and returns the guard that flushes.
+    pub fn install(self) -> Result<TelemetryGuard, TelemetryError> {
+        tracing::subscriber::set_global_default(self.subscriber())
+            .map_err(|_| TelemetryError::AlreadyInstalled)?;
+        opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+        if let Some(provider) = &self.provider {
+            opentelemetry::global::set_tracer_provider(provider.clone());
+        }
+        Ok(self.into_guard())
+    }
+
+    /// The guard that flushes and shuts the provider down, without installing anything.
+    pub fn into_guard(self) -> TelemetryGuard {
+        TelemetryGuard {
+            provider: self.provider,
+        }
+    }
+}
+
+/// Flushes the spans still batched and shuts the exporter down: call
+/// [`TelemetryGuard::shutdown`]`.await` at the end of `main`, or let it drop.
+///
+/// Dropping it blocks until the export finishes (at most the exporter's timeout). Inside a
+/// current-thread Tokio runtime a blocking wait would stall the runtime that drives the gRPC
+/// connection, so there the drop hands the shutdown to another thread without waiting: prefer
+/// `shutdown().await` in that case.
+#[derive(Debug)]
+#[must_use = "dropping the guard shuts the exporter down: keep it for the life of the program"]
+pub struct TelemetryGuard {
+    provider: Option<SdkTracerProvider>,
+}
+
+impl TelemetryGuard {
+    /// Exports every span ended so far, without shutting down.
+    pub async fn flush(&self) -> Result<(), TelemetryError> {
+        let Some(provider) = self.provider.clone() else {
+            return Ok(());
+        };
+        run_blocking(move || provider.force_flush()).await
+    }
+
+    /// Exports every span ended so far and shuts the exporter down, without blocking the runtime.
+    pub async fn shutdown(mut self) -> Result<(), TelemetryError> {
+        let Some(provider) = self.provider.take() else {
+            return Ok(());
+        };
+        run_blocking(move || provider.shutdown()).await
+    }
+}
+
+async fn run_blocking(
+    f: impl FnOnce() -> opentelemetry_sdk::error::OTelSdkResult + Send + 'static,
+) -> Result<(), TelemetryError> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(TelemetryError::Exporter {
+            message: redact(&e.to_string(), &[]),
+        }),
+        Err(e) => Err(TelemetryError::Exporter {
+            message: e.to_string(),
+        }),
+    }
+}
+
+impl Drop for TelemetryGuard {
+    fn drop(&mut self) {
+        use tokio::runtime::{Handle, RuntimeFlavor};
+
+        let Some(provider) = self.provider.take() else {
+            return;
+        };
+        let result = match Handle::try_current() {
+            Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::CurrentThread => {
+                std::thread::spawn(move || provider.shutdown());
+                return;
+            }
+            Ok(_) => tokio::task::block_in_place(|| provider.shutdown()),
+            Err(_) => provider.shutdown(),
+        };
+        if let Err(e) = result {
+            // Only reached after a failed export; the message is redacted.
+            tracing::warn!(error = %redact(&e.to_string(), &[]), "OTLP exporter shut down with an error: some spans may be lost");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exporters_own_crates_are_left_out_and_ours_kept() {
+        let keep = |target: &str| !is_exporter_internal(target);
+        for target in [
+            "h2::proto",
+            "hyper",
+            "hyper_util::client",
+            "tonic::transport",
+            "opentelemetry_sdk",
+            "tower::buffer",
+            "reqwest::connect",
+        ] {
+            assert!(!keep(target), "{target} should be left out");
+        }
+        for target in [
+            "mcp_readiness::layer",
+            "my_agent",
+            "towers",
+            "hyperloop",
+            "rmcp::service",
+        ] {
+            assert!(keep(target), "{target} should be kept");
+        }
+    }
+}

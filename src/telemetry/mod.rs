@@ -1,0 +1,62 @@
+//! Logs and traces: one call sets up `tracing-subscriber` (an `EnvFilter` from `RUST_LOG`, log
+//! lines on stderr), `tracing-opentelemetry`, and an OTLP span exporter (batched) configured by the
+//! standard `OTEL_*` variables.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), mcp_readiness::telemetry::TelemetryError> {
+//! let guard = mcp_readiness::telemetry::init()?;
+//! tracing::info!("started");
+//! // ... the program ...
+//! guard.shutdown().await?; // flush the last spans
+//! # Ok(()) }
+//! ```
+//!
+//! Without `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, no exporter is
+//! installed and nothing leaves the process. With one, `OTEL_EXPORTER_OTLP_PROTOCOL` chooses
+//! `grpc` or `http/protobuf` (the default), `OTEL_SERVICE_NAME` names the service, and
+//! `OTEL_TRACES_SAMPLER` (+ `OTEL_TRACES_SAMPLER_ARG`) samples. See
+//! [`TelemetryConfig::from_env_with`] for the whole list.
+//!
+//! To configure by hand, or to compose your own subscriber:
+//!
+//! ```no_run
+//! use mcp_readiness::telemetry::{OtlpConfig, TelemetryConfig};
+//! use tracing_subscriber::layer::SubscriberExt;
+//!
+//! # async fn run() -> Result<(), mcp_readiness::telemetry::TelemetryError> {
+//! let telemetry = TelemetryConfig {
+//!     otlp: Some(OtlpConfig::grpc("http://127.0.0.1:4317")),
+//!     service_name: "nightly-agent".into(),
+//!     ..TelemetryConfig::default()
+//! }
+//! .build()?;
+//! let subscriber = tracing_subscriber::registry().with(telemetry.layer());
+//! let guard = telemetry.into_guard();
+//! tracing::subscriber::with_default(subscriber, || tracing::info!("exported"));
+//! guard.shutdown().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Spans whose `otel.kind` field is `"client"` are exported with kind client, and an `otel.name`
+//! field overrides the span name (how a layer names its span `tools/call {tool}`).
+//! [`inject_trace_context`] carries the current trace into an MCP request's `_meta`.
+
+mod config;
+mod error;
+mod install;
+mod propagation;
+
+pub use config::{
+    DEFAULT_FILTER, DEFAULT_SERVICE_NAME, OtlpConfig, Protocol, TelemetryConfig, TraceSampler,
+};
+pub use error::TelemetryError;
+pub use install::{ExportLayer, Telemetry, TelemetryGuard};
+pub(crate) use propagation::inject_into_optional_meta;
+pub use propagation::{extract_trace_context, inject_current_trace_context, inject_trace_context};
+
+/// Sets everything up from the environment and installs it globally: see
+/// [`TelemetryConfig::from_env_with`] for the variables. Call it once, inside the Tokio runtime
+/// (the gRPC exporter runs on it), and keep the guard until the end of the program.
+pub fn init() -> Result<TelemetryGuard, TelemetryError> {
+    TelemetryConfig::from_env()?.build()?.install()
+}
