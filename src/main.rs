@@ -16,13 +16,47 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Unattended pre-flight: resolve every step (or server) within the budget and say who has to
+    /// do what. Exit 0 when every required step is ready, 1 otherwise, 2 on invalid input.
+    Check(cli::check::Args),
+    /// Standalone exporter: supervise a configured fleet and serve /metrics. SIGHUP reloads.
+    Serve(cli::serve::Args),
     /// Replay the design's virtual-clock scenarios and print their tables.
     Simulate(cli::simulate::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::Simulate(args) => cli::simulate::run(args),
+    if let Command::Simulate(args) = cli.command {
+        return cli::simulate::run(args);
     }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("error: could not start the async runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        // Spans go to OTLP when OTEL_EXPORTER_OTLP_* is set; silent otherwise.
+        let telemetry = match mcp_readiness::telemetry::init() {
+            Ok(guard) => Some(guard),
+            Err(err) => {
+                eprintln!("warning: tracing export disabled: {err}");
+                None
+            }
+        };
+        let code = match cli.command {
+            Command::Check(args) => cli::check::run(args).await,
+            Command::Serve(args) => cli::serve::run(args).await,
+            Command::Simulate(_) => ExitCode::SUCCESS,
+        };
+        if let Some(guard) = telemetry {
+            let _ = guard.shutdown().await;
+        }
+        code
+    })
 }

@@ -172,7 +172,7 @@ fn redact_auth_schemes(text: &str) -> String {
             let end = tail
                 .find(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == ',')
                 .unwrap_or(tail.len());
-            if end == 0 || tail[..end].starts_with("[redacted]") {
+            if end == 0 || tail[..end].starts_with("[redacted]") || is_auth_param(&tail[..end]) {
                 result.push_str(&tail[..end]);
             } else {
                 result.push_str("[redacted]");
@@ -183,6 +183,16 @@ fn redact_auth_schemes(text: &str) -> String {
         out = result;
     }
     out
+}
+
+/// `realm=...`, `error=...`: a challenge's parameter, not a credential (token68 values only carry
+/// `=` as trailing padding).
+fn is_auth_param(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(key, value)| {
+        !key.is_empty()
+            && key.chars().all(|c| c.is_ascii_alphabetic() || c == '_')
+            && !value.starts_with('=')
+    })
 }
 
 #[cfg(test)]
@@ -199,6 +209,21 @@ mod tests {
     fn known_secrets_are_removed_wherever_they_appear() {
         let known = [Secret::new("Bearer tok-123456")];
         assert_eq!(redact("echo: tok-123456!", &known), "echo: [redacted]!");
+    }
+
+    #[test]
+    fn a_challenge_is_kept_but_a_token_is_not() {
+        assert_eq!(
+            redact(
+                r#"challenge: Bearer realm="fixture", error="invalid_token""#,
+                &[]
+            ),
+            r#"challenge: Bearer realm="fixture", error="invalid_token""#
+        );
+        assert_eq!(
+            redact("Authorization: Bearer abc.def==", &[]),
+            "Authorization: Bearer [redacted]"
+        );
     }
 
     #[test]

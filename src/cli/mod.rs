@@ -1,3 +1,6 @@
 //! One file per subcommand.
 
+pub(crate) mod check;
+pub(crate) mod common;
+pub(crate) mod serve;
 pub(crate) mod simulate;

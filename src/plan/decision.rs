@@ -126,7 +126,10 @@ pub fn decide(step: &Step, verdict: &Verdict) -> Decision {
         }
         State::Absent => {
             let what = match verdict.scope {
-                Scope::Tool => format!("`{server}` is connected but does not offer `{tool}`"),
+                Scope::Tool => format!(
+                    "`{server}` is connected but does not offer `{}`",
+                    step.tool.tool()
+                ),
                 Scope::Server => format!("`{tool}` is not connected"),
             };
             let next = Action::AddConnection.next_step(server);

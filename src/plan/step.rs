@@ -3,7 +3,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::Decision;
-use crate::resolve::Verdict;
+use crate::resolve::{Scope, Verdict};
 use crate::state::{State, ToolName};
 
 /// One step of an unattended run: the tool it needs, whether the run is pointless without it, and
@@ -66,10 +66,15 @@ pub struct StepOutcome {
     pub required: bool,
     /// The state the tool was found in.
     pub state: State,
+    /// Whether the state is a fact about the server or about this tool only (a live server that
+    /// does not offer the tool).
+    pub scope: Scope,
     /// How long the resolution waited, in milliseconds.
     pub waited_ms: u64,
     /// What the step does.
     pub decision: Decision,
+    /// Why the tool was in its state, when the inventory said (never contains secrets).
+    pub cause: Option<String>,
 }
 
 impl StepOutcome {
@@ -81,8 +86,10 @@ impl StepOutcome {
             server: step.tool.server().to_owned(),
             required: step.required,
             state: verdict.state,
+            scope: verdict.scope,
             waited_ms: duration_ms(verdict.waited),
             decision: super::decide(step, verdict),
+            cause: verdict.reason.as_deref().map(str::to_owned),
         }
     }
 }

@@ -5,6 +5,7 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use super::{Decision, StepOutcome};
+use crate::resolve::Scope;
 use crate::state::State;
 
 /// The one record an unattended run leaves behind: which servers blocked which steps, by state.
@@ -112,17 +113,48 @@ impl RunSummary {
                 continue;
             };
             for server in servers.iter() {
-                let steps: Vec<String> = self
+                let affected: Vec<&StepOutcome> = self
                     .outcomes
                     .iter()
                     .filter(|o| o.state == state && &o.server == server)
+                    .collect();
+                let steps: Vec<String> = affected
+                    .iter()
                     .map(|o| format!("{} ({})", o.id, o.decision.as_str()))
                     .collect();
+                let tools_missing: Vec<&str> = affected
+                    .iter()
+                    .filter(|o| o.scope == Scope::Tool)
+                    .map(|o| o.tool.rsplit_once("__").map_or(o.tool.as_str(), |(_, t)| t))
+                    .collect();
+                let (what, next) =
+                    if state == State::Absent && tools_missing.len() == affected.len() {
+                        (
+                            format!(
+                                "is connected but does not offer {}",
+                                tools_missing.join(", ")
+                            ),
+                            format!(
+                                "Add a connection that offers {}, or fix the steps' tool names",
+                                tools_missing.join(", ")
+                            ),
+                        )
+                    } else {
+                        let cause = affected
+                            .iter()
+                            .filter(|o| o.state != State::Connecting)
+                            .find_map(|o| o.cause.as_deref())
+                            .map(|c| format!(" ({c})"))
+                            .unwrap_or_default();
+                        (
+                            format!("{what}{cause}"),
+                            capitalize(&action.next_step(server)),
+                        )
+                    };
                 let _ = write!(
                     note,
-                    "\n- `{server}` {what} [{}]: {}. Affected steps: {}.",
+                    "\n- `{server}` {what} [{}]: {next}. Affected steps: {}.",
                     action.as_str(),
-                    capitalize(&action.next_step(server)),
                     steps.join(", ")
                 );
             }

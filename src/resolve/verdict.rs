@@ -6,7 +6,8 @@ use crate::state::{Action, State};
 /// Whether a verdict is a fact about the whole server or about one tool (DESIGN.md section 1:
 /// `connecting`, `unauthenticated` and a server's `absent` are shared by all its tools; `ready`, and
 /// a live server not offering a tool, are facts about one tool).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Scope {
     /// Shared by every tool of the server.
     Server,

@@ -488,7 +488,13 @@ impl Inventory for Hub {
         Box::pin(std::future::ready(snapshot))
     }
 
+    /// Asking about one server is a use of it: an idle server (never connected, or dropped while
+    /// nobody called it) and one whose cooldown is over start connecting now, so resolution through
+    /// the readiness layer reconnects on use instead of reporting the server absent.
     fn server_snapshot<'a>(&'a self, server: &'a str) -> BoxFuture<'a, Snapshot> {
+        if let Some(supervisor) = self.supervisor(server) {
+            supervisor.connect_now();
+        }
         let snapshot = self.build_snapshot(Some(server));
         Box::pin(std::future::ready(snapshot))
     }

@@ -6,7 +6,7 @@ use super::error::TelemetryError;
 use crate::secret::redact;
 
 /// The log filter used when `RUST_LOG` is not set.
-pub const DEFAULT_FILTER: &str = "info";
+pub const DEFAULT_FILTER: &str = "warn,mcp_readiness=info,rmcp=off";
 
 /// The service name used when `OTEL_SERVICE_NAME` is not set.
 pub const DEFAULT_SERVICE_NAME: &str = env!("CARGO_PKG_NAME");
@@ -320,7 +320,7 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(config.otlp, None);
-        assert_eq!(config.filter, "info");
+        assert_eq!(config.filter, DEFAULT_FILTER);
         assert_eq!(
             from(&[("OTEL_EXPORTER_OTLP_ENDPOINT", " ")]).unwrap().otlp,
             None

@@ -135,10 +135,11 @@ impl Telemetry {
     /// The whole subscriber: filter, `fmt` lines to stderr (unless turned off) and the OTLP layer.
     /// Use it with `tracing::subscriber::set_default` for a scoped installation.
     pub fn subscriber(&self) -> impl Subscriber + Send + Sync + 'static {
-        let fmt = self
-            .config
-            .fmt
-            .then(|| fmt::layer().with_writer(std::io::stderr));
+        let fmt = self.config.fmt.then(|| {
+            fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        });
         tracing_subscriber::registry()
             .with(self.filter())
             .with(fmt)

@@ -1,0 +1,175 @@
+//! `mcp-readiness check`: the unattended pre-flight.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use std::time::{Duration, SystemTime};
+
+use mcp_readiness::plan::{RunSummary, Step, StepOutcome, preflight, server_step};
+use mcp_readiness::{Budget, CapabilityCache, Hub, State};
+
+use super::common::{EXIT_INVALID, hub_options, load_config, parse_duration};
+
+/// Arguments of `mcp-readiness check`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The `.mcp.json`-style configuration file.
+    #[arg(long, value_name = "FILE")]
+    config: PathBuf,
+    /// How long to wait for servers still connecting (overrides `readiness.budget`).
+    #[arg(long, value_name = "D", value_parser = parse_duration)]
+    budget: Option<Duration>,
+    /// How often to look again while waiting (overrides `readiness.poll`).
+    #[arg(long, value_name = "D", value_parser = parse_duration)]
+    poll: Option<Duration>,
+    /// Print the JSON run record instead of the table and hand-off note.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) async fn run(args: Args) -> ExitCode {
+    let config = match load_config(&args.config) {
+        Ok(config) => config,
+        Err(code) => return code,
+    };
+    let configured = config.readiness.budget;
+    let budget = match Budget::try_new(
+        args.budget.unwrap_or(configured.wait()),
+        args.poll.unwrap_or(configured.poll()),
+    ) {
+        Ok(budget) => budget,
+        Err(err) => {
+            eprintln!("error: --budget/--poll: {err}");
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    let steps: Vec<Step> = if config.readiness.steps.is_empty() {
+        config
+            .servers
+            .iter()
+            .filter_map(|s| server_step(&s.name))
+            .collect()
+    } else {
+        config
+            .readiness
+            .steps
+            .iter()
+            .map(|s| Step {
+                id: s.id.clone(),
+                tool: s.tool.clone(),
+                required: s.required,
+                fallback: s.fallback.clone(),
+            })
+            .collect()
+    };
+    let hub = match Hub::new(
+        config.servers.clone(),
+        hub_options(&config).health_interval(None),
+    ) {
+        Ok(hub) => hub,
+        Err(err) => {
+            eprintln!("error: {}: {err}", args.config.display());
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    hub.connect_all();
+    let cache = CapabilityCache::new(hub.clone()).with_budget(budget);
+
+    let outcomes = if std::io::stderr().is_terminal() && !args.json {
+        with_progress(&hub, budget, preflight(&cache, &steps)).await
+    } else {
+        preflight(&cache, &steps).await
+    };
+    hub.shutdown().await;
+
+    let summary = RunSummary::new(SystemTime::now(), outcomes);
+    if args.json {
+        match serde_json::to_string(&summary) {
+            Ok(json) => println!("{json}"),
+            Err(err) => {
+                eprintln!("error: could not render the run record: {err}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        print!("{}", render_table(&summary.outcomes));
+        println!();
+        println!("{}", summary.handoff_note());
+    }
+    if summary.all_required_ready() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Shows which servers are still connecting and the time left, while `work` runs.
+async fn with_progress<T>(hub: &Hub, budget: Budget, work: impl Future<Output = T>) -> T {
+    let bar = indicatif::ProgressBar::new_spinner();
+    let start = tokio::time::Instant::now();
+    let mut tick = tokio::time::interval(Duration::from_millis(200));
+    tokio::pin!(work);
+    let result = loop {
+        tokio::select! {
+            result = &mut work => break result,
+            _ = tick.tick() => {
+                let connecting: Vec<String> = hub
+                    .servers()
+                    .into_iter()
+                    .filter(|s| s.state == State::Connecting)
+                    .map(|s| s.name.to_string())
+                    .collect();
+                let left = budget.wait().saturating_sub(start.elapsed());
+                bar.set_message(if connecting.is_empty() {
+                    "resolving...".to_owned()
+                } else {
+                    format!("still connecting: {} ({}s left)", connecting.join(", "), left.as_secs())
+                });
+                bar.tick();
+            }
+        }
+    };
+    bar.finish_and_clear();
+    result
+}
+
+fn render_table(outcomes: &[StepOutcome]) -> String {
+    let headers = ["STEP", "TOOL", "STATE", "WAITED", "DECISION", "REASON"];
+    let rows: Vec<[String; 6]> = outcomes
+        .iter()
+        .map(|o| {
+            [
+                o.id.clone(),
+                o.tool.clone(),
+                o.state.to_string(),
+                format!("{} ms", o.waited_ms),
+                o.decision.as_str().to_owned(),
+                o.decision.reason().to_owned(),
+            ]
+        })
+        .collect();
+    let mut widths = headers.map(str::len);
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: &[&str]| {
+        let last = cells.len() - 1;
+        for (i, cell) in cells.iter().enumerate() {
+            if i == last {
+                out.push_str(cell);
+            } else {
+                out.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            }
+        }
+        out.push('\n');
+    };
+    line(&headers);
+    for row in &rows {
+        line(&row.each_ref().map(String::as_str));
+    }
+    out
+}

@@ -1,0 +1,137 @@
+//! `mcp-readiness serve`: the standalone exporter for a configured fleet.
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use mcp_readiness::metrics::{self, Metrics};
+use mcp_readiness::{ConnectionEvent, Hub};
+use tokio::signal::unix::{SignalKind, signal};
+
+use super::common::{EXIT_INVALID, hub_options, load_config};
+
+/// Arguments of `mcp-readiness serve`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The `.mcp.json`-style configuration file (re-read on SIGHUP).
+    #[arg(long, value_name = "FILE")]
+    config: PathBuf,
+    /// Where to serve `/metrics` (loopback by default).
+    #[arg(long, value_name = "ADDR", default_value_t = metrics::DEFAULT_LISTEN)]
+    listen: SocketAddr,
+}
+
+/// Logs each state change as one line: server, old and new state, reason.
+fn log_event(event: &ConnectionEvent) {
+    match event {
+        ConnectionEvent::StateChanged {
+            server,
+            from,
+            to,
+            reason,
+        } => tracing::info!(
+            target: "mcp_readiness::serve",
+            server = %server,
+            from = %from,
+            to = %to,
+            reason = reason.as_deref().unwrap_or(""),
+            "server `{server}` {from} -> {to}{}",
+            reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default()
+        ),
+        ConnectionEvent::Reconnected { server } => {
+            tracing::info!(target: "mcp_readiness::serve", server = %server, "server `{server}` reconnected")
+        }
+        _ => {}
+    }
+}
+
+pub(crate) async fn run(args: Args) -> ExitCode {
+    let config = match load_config(&args.config) {
+        Ok(config) => config,
+        Err(code) => return code,
+    };
+    let metrics = Metrics::new();
+    let options = hub_options(&config)
+        .reconnect_on_drop(true)
+        .event_sink(metrics.clone())
+        .event_sink(log_event);
+    let hub = match Hub::new(config.servers.clone(), options) {
+        Ok(hub) => hub,
+        Err(err) => {
+            eprintln!("error: {}: {err}", args.config.display());
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    let budget = config.readiness.budget.wait();
+    for server in &config.servers {
+        metrics.set_wait_budget(&server.name, budget);
+    }
+    let server = match metrics::serve(metrics.clone(), args.listen).await {
+        Ok(server) => server,
+        Err(err) => {
+            eprintln!("error: {err}");
+            hub.shutdown().await;
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    hub.connect_all();
+    tracing::info!(
+        target: "mcp_readiness::serve",
+        "serving http://{}/metrics for {} server(s) from {}",
+        server.local_addr(),
+        config.servers.len(),
+        args.config.display()
+    );
+    // Printed on stdout too, so scripts (and tests) can find the bound port.
+    println!("listening on http://{}/metrics", server.local_addr());
+
+    let (mut hangup, mut terminate) = match (
+        signal(SignalKind::hangup()),
+        signal(SignalKind::terminate()),
+    ) {
+        (Ok(h), Ok(t)) => (h, t),
+        _ => {
+            eprintln!("error: could not install signal handlers");
+            hub.shutdown().await;
+            return ExitCode::FAILURE;
+        }
+    };
+    loop {
+        tokio::select! {
+            _ = hangup.recv() => reload(&hub, &metrics, &args.config),
+            _ = terminate.recv() => break,
+            _ = tokio::signal::ctrl_c() => break,
+        }
+    }
+    tracing::info!(target: "mcp_readiness::serve", "shutting down: stopping every server");
+    hub.shutdown().await;
+    let _ = server.shutdown().await;
+    ExitCode::SUCCESS
+}
+
+/// SIGHUP: added servers start, removed ones stop (their series go away), changed ones are
+/// replaced (new credentials let an unauthenticated server try again). A bad file changes nothing.
+fn reload(hub: &Hub, metrics: &Metrics, path: &std::path::Path) {
+    let config = match mcp_readiness::Config::load(path) {
+        Ok(config) => config,
+        Err(err) => {
+            tracing::error!(target: "mcp_readiness::serve", "reload refused, keeping the running configuration: {err}");
+            return;
+        }
+    };
+    let wanted: BTreeSet<&str> = config.servers.iter().map(|s| &*s.name).collect();
+    for status in hub.servers() {
+        if !wanted.contains(&*status.name) {
+            hub.remove_server(&status.name);
+        }
+    }
+    for spec in &config.servers {
+        if let Err(err) = hub.replace_server(spec.clone()) {
+            tracing::error!(target: "mcp_readiness::serve", "reload: server `{}`: {err}", spec.name);
+        }
+        metrics.set_wait_budget(&spec.name, config.readiness.budget.wait());
+    }
+    hub.connect_all();
+    tracing::info!(target: "mcp_readiness::serve", "reloaded {}: {} server(s)", path.display(), config.servers.len());
+}
