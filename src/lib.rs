@@ -30,4 +30,7 @@ pub use resolve::{
     classify, resolve,
 };
 pub use state::{Action, BUILTIN_SERVER, State, ToolName};
-pub use supervise::{ConnectResult, ConnectionEvent, EventSink, ServerSpec, TransportSpec};
+pub use supervise::{
+    CallError, ConnectResult, ConnectionEvent, EventSink, Hub, HubOptions, ServerSpec,
+    TransportSpec,
+};

@@ -491,6 +491,35 @@ async fn a_401_is_unauthenticated_after_one_attempt_and_a_revoked_token_is_notic
     server.kill().await.unwrap();
 }
 
+#[tokio::test]
+async fn an_http_server_that_goes_away_is_noticed_at_the_next_call_and_then_cools_down() {
+    let scratch = Scratch::new("http-gone");
+    let (mut server, url) = http_fixture(&scratch, "tok-abcdef").await;
+    let (opts, events) = recording(options());
+    let hub = Hub::new(vec![http("web", &url, Some("tok-abcdef"))], opts).unwrap();
+    hub.call(ToolCall::new("mcp__web__pid")).await.unwrap();
+    server.kill().await.unwrap();
+
+    let error = hub
+        .call(ToolCall::new("mcp__web__pid").idempotent(true))
+        .await
+        .unwrap_err();
+    // The pipe died, the one reconnect was refused, and the server now cools down.
+    assert_eq!(
+        error.connect_result(),
+        Some(ConnectResult::Refused),
+        "{error}"
+    );
+    assert_eq!(hub.state("web"), Some(State::Absent));
+    assert_eq!(attempts(&events, ConnectResult::Refused), 1);
+    let fast = hub.call(ToolCall::new("mcp__web__pid")).await.unwrap_err();
+    assert!(matches!(
+        fast.kind(),
+        CallErrorKind::NotConnected(NotConnected::CoolingDown { .. })
+    ));
+    assert!(!fast.to_string().contains("tok-abcdef"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // isolation
 

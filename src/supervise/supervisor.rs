@@ -800,7 +800,11 @@ async fn run_attempt(
             tools.into_iter().map(|t| t.name.into_owned()).collect(),
         ))
     };
-    let result = work.await;
+    // Defence in depth: no configured secret leaves in a reason, whatever the connector said.
+    let result = work.await.map_err(|mut e: ConnectError| {
+        e.message = shared.redact(&e.message);
+        e
+    });
     shared.emit(vec![ConnectionEvent::ConnectAttempt {
         server: name.clone(),
         result: result
