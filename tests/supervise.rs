@@ -380,7 +380,10 @@ async fn a_failed_connect_makes_calls_fail_in_under_a_millisecond_during_the_coo
             command: "sh".into(),
             args: vec![
                 "-c".into(),
-                format!("echo start $$ >> '{}'; exit 1", log.display()),
+                format!(
+                    "echo start $$ >> '{}'; echo 'fatal: MAIL_PASSWORD is not set' >&2; exit 1",
+                    log.display()
+                ),
             ],
             env: BTreeMap::new(),
             cwd: None,
@@ -392,6 +395,10 @@ async fn a_failed_connect_makes_calls_fail_in_under_a_millisecond_during_the_coo
 
     let first = hub.call(call()).await.unwrap_err();
     assert_eq!(first.connect_result(), Some(ConnectResult::Closed));
+    assert!(
+        first.to_string().contains("MAIL_PASSWORD is not set"),
+        "the child's stderr explains: {first}"
+    );
     for _ in 0..100 {
         let started = Instant::now();
         let error = hub.call(call()).await.unwrap_err();

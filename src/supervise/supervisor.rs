@@ -801,7 +801,17 @@ async fn run_attempt(
         ))
     };
     // Defence in depth: no configured secret leaves in a reason, whatever the connector said.
-    let result = work.await.map_err(|mut e: ConnectError| {
+    // A panicking connector must not leave the server `connecting` forever.
+    let result = std::panic::AssertUnwindSafe(work)
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|_| {
+            Err(ConnectError::new(
+                ConnectResult::ProtocolError,
+                format!("server `{name}`: the connector panicked while connecting"),
+            ))
+        });
+    let result = result.map_err(|mut e: ConnectError| {
         e.message = shared.redact(&e.message);
         e
     });
