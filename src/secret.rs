@@ -56,7 +56,7 @@ impl From<&str> for Secret {
 /// Removes credentials from free text (an error message, a URL) before it is shown:
 /// URL user-info (`https://user:pass@host` → `https://[redacted]@host`), query values of
 /// credential-like keys (`?token=...`), `Bearer` / `Basic` tokens, and every exact occurrence of
-/// the given known secrets.
+/// the given known secrets of at least 8 characters.
 ///
 /// ```
 /// use mcp_readiness::secret::{redact, Secret};
@@ -71,11 +71,12 @@ pub fn redact(text: &str, known: &[Secret]) -> String {
     let mut out = text.to_owned();
     for secret in known {
         let value = secret.expose();
-        if value.len() >= 4 {
+        // Short values (`true`, `3000`) are not credentials and would garble every message.
+        if value.len() >= MIN_KNOWN_SECRET_LEN {
             out = out.replace(value, "[redacted]");
             // A header value like `Bearer xyz` also leaks its bare token.
             if let Some((_, token)) = value.split_once(' ')
-                && token.len() >= 4
+                && token.len() >= MIN_KNOWN_SECRET_LEN
             {
                 out = out.replace(token, "[redacted]");
             }
@@ -85,6 +86,10 @@ pub fn redact(text: &str, known: &[Secret]) -> String {
     out = redact_query_values(&out);
     redact_auth_schemes(&out)
 }
+
+/// Known secrets shorter than this are not searched for in text (they would match ordinary words
+/// and numbers); credentials are longer.
+const MIN_KNOWN_SECRET_LEN: usize = 8;
 
 fn redact_userinfo(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

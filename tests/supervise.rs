@@ -380,7 +380,10 @@ async fn a_failed_connect_makes_calls_fail_in_under_a_millisecond_during_the_coo
             command: "sh".into(),
             args: vec![
                 "-c".into(),
-                format!("echo start $$ >> '{}'; exit 1", log.display()),
+                format!(
+                    "echo start $$ >> '{}'; echo 'fatal: MAIL_PASSWORD is not set' >&2; exit 1",
+                    log.display()
+                ),
             ],
             env: BTreeMap::new(),
             cwd: None,
@@ -392,19 +395,24 @@ async fn a_failed_connect_makes_calls_fail_in_under_a_millisecond_during_the_coo
 
     let first = hub.call(call()).await.unwrap_err();
     assert_eq!(first.connect_result(), Some(ConnectResult::Closed));
+    assert!(
+        first.to_string().contains("MAIL_PASSWORD is not set"),
+        "the child's stderr explains: {first}"
+    );
+    let mut took = Vec::new();
     for _ in 0..100 {
         let started = Instant::now();
         let error = hub.call(call()).await.unwrap_err();
-        assert!(
-            started.elapsed() < Duration::from_millis(1),
-            "took {:?}",
-            started.elapsed()
-        );
+        took.push(started.elapsed());
         assert!(matches!(
             error.kind(),
             CallErrorKind::NotConnected(NotConnected::CoolingDown { .. })
         ));
+        assert!(error.to_string().contains("`flaky`"), "{error}");
     }
+    took.sort();
+    // The median, so a busy machine preempting one call does not fail the test.
+    assert!(took[50] < Duration::from_millis(1), "median {:?}", took[50]);
     assert_eq!(
         scratch.count("start"),
         1,
@@ -491,6 +499,35 @@ async fn a_401_is_unauthenticated_after_one_attempt_and_a_revoked_token_is_notic
     server.kill().await.unwrap();
 }
 
+#[tokio::test]
+async fn an_http_server_that_goes_away_is_noticed_at_the_next_call_and_then_cools_down() {
+    let scratch = Scratch::new("http-gone");
+    let (mut server, url) = http_fixture(&scratch, "tok-abcdef").await;
+    let (opts, events) = recording(options());
+    let hub = Hub::new(vec![http("web", &url, Some("tok-abcdef"))], opts).unwrap();
+    hub.call(ToolCall::new("mcp__web__pid")).await.unwrap();
+    server.kill().await.unwrap();
+
+    let error = hub
+        .call(ToolCall::new("mcp__web__pid").idempotent(true))
+        .await
+        .unwrap_err();
+    // The pipe died, the one reconnect was refused, and the server now cools down.
+    assert_eq!(
+        error.connect_result(),
+        Some(ConnectResult::Refused),
+        "{error}"
+    );
+    assert_eq!(hub.state("web"), Some(State::Absent));
+    assert_eq!(attempts(&events, ConnectResult::Refused), 1);
+    let fast = hub.call(ToolCall::new("mcp__web__pid")).await.unwrap_err();
+    assert!(matches!(
+        fast.kind(),
+        CallErrorKind::NotConnected(NotConnected::CoolingDown { .. })
+    ));
+    assert!(!fast.to_string().contains("tok-abcdef"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // isolation
 
@@ -568,9 +605,9 @@ async fn fan_out_over_four_servers_with_one_dead_returns_three_results_and_one_d
     let started = Instant::now();
     let fan = hub
         .fan_out(vec![
-            sleep("a", 100),
-            sleep("b", 400),
-            sleep("c", 200),
+            sleep("a", 300),
+            sleep("b", 900),
+            sleep("c", 600),
             sleep("dead", 1),
         ])
         .await;
@@ -579,10 +616,11 @@ async fn fan_out_over_four_servers_with_one_dead_returns_three_results_and_one_d
     assert_eq!(fan.degraded.len(), 1);
     assert_eq!(&*fan.degraded[0].server, "dead");
     assert_eq!(fan.degraded[0].state, State::Absent);
-    assert!(took >= Duration::from_millis(400), "{took:?}");
+    // Concurrent: the slowest healthy server (900 ms), far from the sum (1800 ms).
+    assert!(took >= Duration::from_millis(900), "{took:?}");
     assert!(
-        took < Duration::from_millis(1200),
-        "slower than the slowest healthy server: {took:?}"
+        took < Duration::from_millis(1700),
+        "the calls did not run side by side: {took:?}"
     );
 
     let pids = scratch.pids();
@@ -611,6 +649,7 @@ async fn a_tools_list_changed_notification_refreshes_the_tool_list() {
     assert!(hub.changes().unwrap().generation() > seen);
     assert_eq!(hub.generation("fx"), Some(1));
     hub.shutdown().await;
+    assert_all_gone(&scratch.pids()).await;
 }
 
 #[tokio::test]
@@ -623,6 +662,7 @@ async fn the_call_meta_reaches_the_server_as_the_request_meta() {
     let echoed: Value = serde_json::from_str(&text(&hub.call(call).await.unwrap())).unwrap();
     assert_eq!(echoed["traceparent"], traceparent);
     hub.shutdown().await;
+    assert_all_gone(&scratch.pids()).await;
 }
 
 #[tokio::test]
@@ -751,6 +791,7 @@ async fn secrets_echoed_by_a_server_are_redacted_from_call_errors() {
     assert!(!error.to_string().contains(token), "{error}");
     assert!(!error.json_rpc_error().unwrap().message.contains(token));
     hub.shutdown().await;
+    assert_all_gone(&scratch.pids()).await;
 }
 
 #[tokio::test]
@@ -837,6 +878,25 @@ async fn the_hub_supervises_the_npm_filesystem_server() {
         Err(error) => assert_eq!(error.kind(), CallErrorKind::Protocol),
     }
     assert_eq!(attempts(&events, ConnectResult::Ok), 1);
+    let node = processes_mentioning(&scratch.0.to_string_lossy());
+    assert!(!node.is_empty(), "the node server runs");
     hub.shutdown().await;
     assert_eq!(hub.state("files"), Some(State::Absent));
+    assert_all_gone(&node).await;
+}
+
+/// Pids whose command line mentions `needle`.
+fn processes_mentioning(needle: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return vec![];
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains(needle))
+                .unwrap_or(false)
+        })
+        .filter(|pid| alive(*pid))
+        .collect()
 }

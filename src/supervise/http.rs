@@ -63,6 +63,15 @@ impl HttpConnector {
         }
         let mut map = HashMap::new();
         for (name, value) in headers {
+            // rmcp sets these itself and refuses them as custom headers.
+            if ["accept", "mcp-session-id", "last-event-id"]
+                .contains(&name.to_ascii_lowercase().as_str())
+            {
+                return Err(SpecError::Header {
+                    server: server.clone(),
+                    header: truncate(name.clone(), 40),
+                });
+            }
             let header_name =
                 HeaderName::try_from(name.as_str()).map_err(|_| SpecError::Header {
                     server: server.clone(),

@@ -153,6 +153,46 @@ impl Drop for HubInner {
 ///
 /// Cheap to clone. Dropping the last clone (or [`Hub::shutdown`]) kills every stdio child with its
 /// process group.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::sync::Arc;
+/// use mcp_readiness::supervise::{AfterConnect, ConnectError, ConnectResult, Hub, HubOptions};
+/// use mcp_readiness::{ServerSpec, ToolCall, TransportSpec};
+/// use rmcp::model::CallToolRequestParams;
+/// use serde_json::json;
+///
+/// let imap = ServerSpec {
+///     name: "imap".into(),
+///     transport: TransportSpec::Stdio {
+///         command: "imap-mcp".into(),
+///         args: vec![],
+///         env: Default::default(),
+///         cwd: None,
+///     },
+/// };
+/// // Every fresh child starts with an empty account store: provision it before the first call.
+/// let provision: AfterConnect = Arc::new(|session| {
+///     Box::pin(async move {
+///         let add = CallToolRequestParams::new("add_account")
+///             .with_arguments(json!({"account": "yahoo"}).as_object().cloned().unwrap_or_default());
+///         session.call_tool(add).await.map(|_| ()).map_err(|e| {
+///             ConnectError::new(ConnectResult::ProtocolError, format!("provisioning failed: {e}"))
+///         })
+///     })
+/// });
+/// let hub = Hub::new(vec![imap], HubOptions::default().after_connect("imap", provision))?;
+/// hub.connect_all();
+///
+/// let answer = hub
+///     .fan_out(vec![ToolCall::new("mcp__imap__list_emails").idempotent(true)])
+///     .await;
+/// for degraded in &answer.degraded {
+///     println!("{} unavailable ({}): {}", degraded.server, degraded.state, degraded.reason);
+/// }
+/// hub.shutdown().await;
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct Hub {
     inner: Arc<HubInner>,

@@ -19,6 +19,9 @@ use super::event::ConnectResult;
 use super::rmcp_session::{ChildGuard, RmcpSession, SupervisorClient};
 use crate::secret::{Secret, redact};
 
+/// How many stderr lines a failed handshake quotes.
+const STDERR_TAIL: usize = 3;
+
 /// Starts an MCP server as a child process and speaks MCP over its stdin / stdout.
 ///
 /// - The child runs in its own process group; the whole group is killed when the connection ends
@@ -94,29 +97,56 @@ impl StdioConnector {
         let server = &self.server;
         let secrets = self.secrets();
         let (stdout, stdin, stderr, guard) = self.spawn()?;
+        // The last lines of stderr, to explain a failed handshake.
+        let tail = Arc::new(std::sync::Mutex::new(std::collections::VecDeque::new()));
+        let (stderr_done_tx, stderr_done) = tokio::sync::oneshot::channel::<()>();
         if let Some(stderr) = stderr {
             let server = server.clone();
             let secrets = secrets.clone();
+            let tail = tail.clone();
             tokio::spawn(async move {
                 let mut lines = tokio::io::BufReader::new(stderr).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
-                    tracing::debug!(server = %server, "stderr: {}", redact(&line, &secrets));
+                    let line = redact(&line, &secrets);
+                    tracing::debug!(server = %server, "stderr: {line}");
+                    let mut tail = tail.lock().unwrap_or_else(|p| p.into_inner());
+                    if tail.len() == STDERR_TAIL {
+                        tail.pop_front();
+                    }
+                    tail.push_back(truncate(line, 200));
                 }
+                let _ = stderr_done_tx.send(());
             });
         }
+        let stderr_tail = |tail: &std::sync::Mutex<std::collections::VecDeque<String>>| {
+            let tail = tail.lock().unwrap_or_else(|p| p.into_inner());
+            if tail.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (its stderr ended with: {})",
+                    tail.iter().cloned().collect::<Vec<_>>().join(" | ")
+                )
+            }
+        };
         let garbage = Arc::new(AtomicUsize::new(0));
         let reader = LineWatch::new(stdout, garbage.clone());
         let client = SupervisorClient::new(events);
         let handshake =
             tokio::time::timeout(self.init_timeout, client.serve((reader, stdin))).await;
         let garbage_lines = garbage.load(Ordering::Relaxed);
+        if !matches!(handshake, Ok(Ok(_))) {
+            // A child that died writes its last words before stderr closes: give them a moment.
+            let _ = tokio::time::timeout(Duration::from_millis(200), stderr_done).await;
+        }
+        let stderr = stderr_tail(&tail);
         let not_mcp = || {
             ConnectError::new(
                 ConnectResult::ProtocolError,
                 format!(
                     "server `{server}`: `{}` wrote {garbage_lines} line(s) to stdout that are not \
-                     JSON-RPC and never completed the MCP handshake; make sure it is an MCP server \
-                     and logs to stderr, not stdout",
+                     JSON-RPC and never completed the MCP handshake{stderr}; make sure it is an MCP \
+                     server and logs to stderr, not stdout",
                     self.command
                 ),
             )
@@ -127,7 +157,7 @@ impl StdioConnector {
             Err(_elapsed) => Err(ConnectError::new(
                 ConnectResult::Timeout,
                 format!(
-                    "server `{server}`: `{}` did not complete the MCP handshake within {}; \
+                    "server `{server}`: `{}` did not complete the MCP handshake within {}{stderr}; \
                      check that it starts, or raise the connect timeout",
                     self.command,
                     Human(self.init_timeout)
@@ -149,7 +179,7 @@ impl StdioConnector {
                 Err(ConnectError::new(
                     result,
                     format!(
-                        "server `{server}`: `{}` failed the MCP handshake ({detail}); {next}",
+                        "server `{server}`: `{}` failed the MCP handshake ({detail}){stderr}; {next}",
                         self.command
                     ),
                 ))

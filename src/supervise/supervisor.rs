@@ -800,7 +800,21 @@ async fn run_attempt(
             tools.into_iter().map(|t| t.name.into_owned()).collect(),
         ))
     };
-    let result = work.await;
+    // Defence in depth: no configured secret leaves in a reason, whatever the connector said.
+    // A panicking connector must not leave the server `connecting` forever.
+    let result = std::panic::AssertUnwindSafe(work)
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|_| {
+            Err(ConnectError::new(
+                ConnectResult::ProtocolError,
+                format!("server `{name}`: the connector panicked while connecting"),
+            ))
+        });
+    let result = result.map_err(|mut e: ConnectError| {
+        e.message = shared.redact(&e.message);
+        e
+    });
     shared.emit(vec![ConnectionEvent::ConnectAttempt {
         server: name.clone(),
         result: result
