@@ -61,9 +61,9 @@ impl From<&str> for Secret {
 /// ```
 /// use mcp_readiness::secret::{redact, Secret};
 ///
-/// let known = [Secret::new("s3cr3t")];
+/// let known = [Secret::new("s3cr3t-t0ken")];
 /// assert_eq!(
-///     redact("GET https://bob:pw@x.test/mcp?access_token=abc&x=1 failed: Bearer s3cr3t", &known),
+///     redact("GET https://bob:pw@x.test/mcp?access_token=abc&x=1 failed: Bearer s3cr3t-t0ken", &known),
 ///     "GET https://[redacted]@x.test/mcp?access_token=[redacted]&x=1 failed: Bearer [redacted]",
 /// );
 /// ```
