@@ -85,10 +85,11 @@ where
             shared.observe_resolution(&handles, &verdict);
             record_verdict(&call_span, &verdict);
             if let Some(not_ready) = NotReady::from_verdict(&call.name, &verdict) {
-                if not_ready.state == State::Absent && not_ready.scope == Scope::Tool {
-                    if let Some(tool) = &handles.tool {
-                        tool.absent();
-                    }
+                if not_ready.state == State::Absent
+                    && not_ready.scope == Scope::Tool
+                    && let Some(tool) = &handles.tool
+                {
+                    tool.absent();
                 }
                 on_not_ready.on_not_ready(&not_ready);
                 return Err(Box::new(not_ready) as BoxError);
