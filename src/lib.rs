@@ -38,3 +38,8 @@ pub use resolve::{Inventory, Scope, Snapshot, StaticInventory, Verdict, classify
 pub use state::{Action, BUILTIN_SERVER, State, ToolName};
 pub use supervise::{CallError, ConnectResult, ConnectionEvent, EventSink, Hub, HubOptions};
 pub use supervise::{ServerSpec, TransportSpec};
+
+/// The README's Rust examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
