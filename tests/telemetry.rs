@@ -3,11 +3,15 @@
 //! attributes and resource; the `traceparent` injected into `_meta` names the same trace.
 
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::future::BoxFuture;
+use mcp_readiness::layer::ReadinessLayer;
 use mcp_readiness::telemetry::{
     OtlpConfig, TelemetryConfig, TelemetryError, extract_trace_context, inject_trace_context,
 };
+use mcp_readiness::{Inventory, Snapshot, StaticInventory, ToolCall};
 use opentelemetry::trace::TraceContextExt;
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
     TraceService, TraceServiceServer,
@@ -19,9 +23,11 @@ use opentelemetry_proto::tonic::common::v1::{KeyValue, any_value};
 use opentelemetry_proto::tonic::trace::v1::Span;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use prost::Message;
+use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
+use tower::{ServiceBuilder, ServiceExt};
 
 /// What the receiver got: the resource's `service.name` and the spans.
 #[derive(Debug)]
@@ -63,28 +69,40 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Emits one span shaped like the layer's (DESIGN.md "Spans"), records a field later, and returns
-/// the `_meta` the request would carry.
+/// The world the layer sees: `github` offers `search_issues` over HTTP (`network.transport = tcp`).
+struct Github(StaticInventory);
+
+impl Inventory for Github {
+    fn snapshot(&self) -> BoxFuture<'_, Snapshot> {
+        self.0.snapshot()
+    }
+    fn network_transport(&self, _server: &str) -> Option<&'static str> {
+        Some("tcp")
+    }
+}
+
+/// Makes one call through the real `ReadinessLayer` (so the exported span is the layer's own), and
+/// returns the `_meta` the inner service received.
 fn emit_tool_call_span() -> Map<String, Value> {
-    let span = tracing::info_span!(
-        "tools/call",
-        otel.name = "tools/call search_issues",
-        otel.kind = "client",
-        mcp.method.name = "tools/call",
-        gen_ai.tool.name = "search_issues",
-        gen_ai.operation.name = "execute_tool",
-        network.transport = "tcp",
-        mcp_readiness.server = "github",
-        mcp_readiness.state = "ready",
-        mcp_readiness.waited_ms = tracing::field::Empty,
-        mcp_readiness.timed_out = false,
-    );
-    // tracing-opentelemetry 0.34 has no `record_u64` for spans: a u64 would arrive as the string
-    // "1500". Integer attributes must be recorded as i64.
-    span.record("mcp_readiness.waited_ms", 1500_i64);
-    let mut meta = Map::new();
-    meta.insert("progressToken".into(), Value::from(7));
-    inject_trace_context(&span, &mut meta);
+    let inventory = Github(StaticInventory::new(
+        Snapshot::default().with_ready_tool("mcp__github__search_issues"),
+    ));
+    let received = Arc::new(Mutex::new(Map::new()));
+    let seen = received.clone();
+    let inner = tower::service_fn(move |call: ToolCall| {
+        *seen.lock().unwrap() = call.meta.unwrap_or_default();
+        async { Ok::<_, tower::BoxError>(CallToolResult::success(Vec::new())) }
+    });
+    let service = ServiceBuilder::new()
+        .layer(ReadinessLayer::new(inventory))
+        .service(inner);
+    let mut call = ToolCall::new("mcp__github__search_issues");
+    call.meta = Some(Map::from_iter([(
+        "progressToken".to_owned(),
+        Value::from(7),
+    )]));
+    futures::executor::block_on(service.oneshot(call)).expect("the call succeeds");
+    let meta = received.lock().unwrap().clone();
     meta
 }
 
@@ -137,7 +155,7 @@ fn check_exported_span(received: &[Received], meta: &Map<String, Value>, service
     }
     assert_eq!(
         attr(a, "mcp_readiness.waited_ms"),
-        Some(&any_value::Value::IntValue(1500))
+        Some(&any_value::Value::IntValue(0))
     );
     assert_eq!(
         attr(a, "mcp_readiness.timed_out"),
