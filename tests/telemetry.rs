@@ -102,8 +102,7 @@ fn emit_tool_call_span() -> Map<String, Value> {
         Value::from(7),
     )]));
     futures::executor::block_on(service.oneshot(call)).expect("the call succeeds");
-    let meta = received.lock().unwrap().clone();
-    meta
+    received.lock().unwrap().clone()
 }
 
 /// Emits the span through a scoped subscriber built from `config`, flushes, and returns what the
