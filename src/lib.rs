@@ -10,9 +10,21 @@
 //! | `unauthenticated` | no: a human must re-authorize | stop waiting at once | `reauthorize` |
 //! | `absent` | no | stop waiting at once; fall back or abort | `add_connection` |
 //!
-//! This crate resolves capability at the point of use ([`resolve`], [`CapabilityCache`]), decides
-//! what each step of an unattended run does ([`plan`]), and replays the design's virtual-clock
-//! scenarios ([`sim`]).
+//! What is in the crate:
+//!
+//! - [`state`]: [`State`], [`Action`] and [`ToolName`] (`mcp__<server>__<tool>`, anything else is
+//!   server `builtin`).
+//! - [`resolve`](mod@resolve): [`classify`], the budgeted [`resolve()`](resolve()) and the
+//!   [`CapabilityCache`] keyed at the right grain (per server for `connecting`, `unauthenticated`,
+//!   `absent`; per tool for `ready`), single flight per server.
+//! - [`layer`]: the tower middleware ([`layer::ReadinessLayer`]) that resolves every call at the point
+//!   of use, tags its span, records metrics, and refuses what is not ready.
+//! - [`supervise`]: the [`Hub`] of supervised rmcp connections (reconnect on use, single flight,
+//!   generation counter, cooldown, auth fails fast, fan-out isolation).
+//! - [`metrics`]: the Prometheus recorder ([`Metrics`]) and the `/metrics` endpoint.
+//! - [`telemetry`]: `tracing` + OpenTelemetry OTLP export set-up.
+//! - [`plan`]: step decisions, the pre-flight and the run record; [`config`]: the `.mcp.json`
+//!   file; [`sim`]: the design's virtual-clock scenarios.
 //!
 //! All waiting goes through `tokio::time`, so tests run on a paused, virtual clock.
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
