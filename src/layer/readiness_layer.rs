@@ -28,9 +28,10 @@ pub(crate) struct Shared {
     handles: CowMap<ToolHandles>,
 }
 
+/// Per-tool: the metrics handle (resolved once, so the hot path does no label hashing) and the
+/// transport of the tool's server.
 #[derive(Clone)]
 pub(crate) struct ToolHandles {
-    pub(crate) server: Option<ServerMetrics>,
     pub(crate) tool: Option<ToolMetrics>,
     pub(crate) transport: Option<&'static str>,
 }
@@ -38,25 +39,29 @@ pub(crate) struct ToolHandles {
 impl Shared {
     /// The handles for `tool`, created on first use.
     pub(crate) fn handles(&self, tool: &ToolName) -> ToolHandles {
-        let make = || {
-            let server = self.metrics.as_ref().map(|m| {
-                let server = m.server(tool.server());
-                server.set_wait_budget(self.cache.budget().wait());
-                server
-            });
-            ToolHandles {
-                tool: server.as_ref().map(|s| s.tool(tool.tool())),
-                server,
-                transport: self.cache.inventory().network_transport(tool.server()),
-            }
+        if let Some(handles) = self.handles.with(tool.as_str(), ToolHandles::clone) {
+            return handles;
+        }
+        let make = || ToolHandles {
+            tool: self.server_metrics(tool).map(|s| s.tool(tool.tool())),
+            transport: self.cache.inventory().network_transport(tool.server()),
         };
         self.handles
             .get_or_insert_with(tool.as_arc(), make)
             .unwrap_or_else(make)
     }
 
-    pub(crate) fn observe_resolution(&self, handles: &ToolHandles, verdict: &Verdict) {
-        if let Some(server) = &handles.server {
+    /// The server's metrics handle (not on the ready path); sets its wait-budget gauge.
+    fn server_metrics(&self, tool: &ToolName) -> Option<ServerMetrics> {
+        self.metrics.as_ref().map(|m| {
+            let server = m.server(tool.server());
+            server.set_wait_budget(self.cache.budget().wait());
+            server
+        })
+    }
+
+    pub(crate) fn observe_resolution(&self, tool: &ToolName, verdict: &Verdict) {
+        if let Some(server) = self.server_metrics(tool) {
             server.observe_resolution(verdict, self.cache.budget().wait());
         }
     }

@@ -10,7 +10,7 @@ use super::ToolCall;
 use super::future::{Recorder, ResponseFuture};
 use super::hooks::{OnNotReady, OnOutcome};
 use super::not_ready::NotReady;
-use super::readiness_layer::Shared;
+use super::readiness_layer::{Shared, ToolHandles};
 use super::span::{call_span, record_verdict};
 use crate::resolve::Scope;
 use crate::state::State;
@@ -48,13 +48,11 @@ where
     }
 
     fn call(&mut self, mut call: ToolCall) -> Self::Future {
-        let handles = self.shared.handles(&call.name);
-        let span = call_span(&call.name, handles.transport);
-        let recorder = Recorder::new(
-            call.name.clone(),
-            handles.tool.clone(),
-            self.on_outcome.clone(),
-        );
+        let ToolHandles {
+            tool: tool_metrics,
+            transport,
+        } = self.shared.handles(&call.name);
+        let span = call_span(&call.name, transport);
 
         // Fast path: a fresh ready verdict for this very tool.
         if let Some(verdict) = self
@@ -63,6 +61,7 @@ where
             .lookup(&call.name)
             .filter(|v| v.is_ready())
         {
+            let recorder = Recorder::new(call.name.clone(), tool_metrics, self.on_outcome.clone());
             record_verdict(&span, &verdict);
             inject_trace_context(&span, &mut call.meta);
             let future = {
@@ -73,6 +72,8 @@ where
         }
 
         // Slow path: resolve (maybe wait), then call the inner service that poll_ready readied.
+        let absent_counter = tool_metrics.clone();
+        let recorder = Recorder::new(call.name.clone(), tool_metrics, self.on_outcome.clone());
         let ready_inner = {
             let clone = self.inner.clone();
             std::mem::replace(&mut self.inner, clone)
@@ -82,12 +83,12 @@ where
         let call_span = span.clone();
         let future = async move {
             let verdict = shared.cache.resolve(&call.name).await;
-            shared.observe_resolution(&handles, &verdict);
+            shared.observe_resolution(&call.name, &verdict);
             record_verdict(&call_span, &verdict);
             if let Some(not_ready) = NotReady::from_verdict(&call.name, &verdict) {
                 if not_ready.state == State::Absent
                     && not_ready.scope == Scope::Tool
-                    && let Some(tool) = &handles.tool
+                    && let Some(tool) = &absent_counter
                 {
                     tool.absent();
                 }
