@@ -182,10 +182,9 @@ impl Families {
                     // Undoing our own registration cannot fail; nothing else to do if it did.
                     let _ = registry.unregister(collector);
                 }
-                return Err(match source {
-                    prometheus::Error::AlreadyReg => MetricsError::AlreadyRegistered { name },
-                    source => MetricsError::Register { name, source },
-                });
+                // Our descriptors are valid (declaring them checked that), so the registry can only
+                // refuse one because a metric of the same name is there already.
+                return Err(MetricsError::AlreadyRegistered { name, source });
             }
             done.push(name);
         }

@@ -26,21 +26,12 @@ pub const DEFAULT_UNCONFIGURED_SERVER_CAP: usize = 256;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum MetricsError {
-    /// The registry already holds a metric of that name.
+    /// The registry already holds a metric of that name (with the same or other labels or help).
     #[error(
         "metric `{name}` is already registered in this registry: pass a registry that holds no mcp-readiness metrics, or clone the existing `Metrics` handle instead of building a second one"
     )]
     AlreadyRegistered {
         /// The colliding metric name.
-        name: &'static str,
-    },
-    /// The registry refused the metric for another reason (usually a metric of the same name with
-    /// other labels).
-    #[error(
-        "could not register metric `{name}` ({source}): remove the other metric of that name from the registry or use a separate registry"
-    )]
-    Register {
-        /// The metric name.
         name: &'static str,
         /// What `prometheus` said.
         #[source]
