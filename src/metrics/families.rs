@@ -7,7 +7,7 @@ use prometheus::core::Collector;
 use prometheus::{Counter, Gauge, Histogram, HistogramOpts, IntCounter, IntGauge, Opts, Registry};
 
 use super::MetricsError;
-use super::family::{Child, Family, Registered};
+use super::family::{Child, Encode, Family, Registered};
 use super::names::*;
 
 /// Every family the recorder writes to.
@@ -31,12 +31,16 @@ pub(crate) struct Families {
     pub(crate) operation: Arc<Family<Histogram>>,
 }
 
+/// Every child of a family carries its own descriptor; the exposed HELP is the family's, so the
+/// children's is kept short (it is stored once per series).
+const CHILD_HELP: &str = "-";
+
 fn plain<M: Child<Opts = Opts>>(
     name: &'static str,
     help: &'static str,
     labels: &'static [&'static str],
 ) -> Result<Arc<Family<M>>, MetricsError> {
-    Family::new(name, help, labels, Opts::new(name, help))
+    Family::new(name, help, labels, Opts::new(name, CHILD_HELP))
         .map(Arc::new)
         .map_err(|source| MetricsError::Declare { name, source })
 }
@@ -47,7 +51,7 @@ fn histogram(
     labels: &'static [&'static str],
     buckets: &[f64],
 ) -> Result<Arc<Family<Histogram>>, MetricsError> {
-    let opts = HistogramOpts::new(name, help).buckets(buckets.to_vec());
+    let opts = HistogramOpts::new(name, CHILD_HELP).buckets(buckets.to_vec());
     Family::new(name, help, labels, opts)
         .map(Arc::new)
         .map_err(|source| MetricsError::Declare { name, source })
@@ -189,6 +193,30 @@ impl Families {
             done.push(name);
         }
         Ok(())
+    }
+
+    /// Every family, sorted by name (the exposition order).
+    pub(crate) fn sorted(&self) -> Vec<&dyn Encode> {
+        let mut all: Vec<&dyn Encode> = vec![
+            &*self.server_state,
+            &*self.state_changed,
+            &*self.server_tools,
+            &*self.resolve_wait,
+            &*self.waste,
+            &*self.avoided,
+            &*self.budget_exhausted,
+            &*self.tool_calls,
+            &*self.tool_absent,
+            &*self.connects,
+            &*self.connect_duration,
+            &*self.wait_budget,
+            &*self.reconnects,
+            &*self.cooldown,
+            &*self.build_info,
+            &*self.operation,
+        ];
+        all.sort_by_key(|f| f.name());
+        all
     }
 
     /// Removes every series labelled with `server`; returns how many.

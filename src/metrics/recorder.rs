@@ -6,11 +6,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use prometheus::proto::MetricFamily;
 use prometheus::{Registry, TextEncoder};
 
 use super::cap::LabelCap;
 use super::clock::{Clock, SystemClock};
 use super::families::Families;
+use super::family::without_our_collectors;
 use super::names::OTHER;
 use super::outcome::CallOutcome;
 use super::server::ServerMetrics;
@@ -48,6 +50,14 @@ pub enum MetricsError {
         #[source]
         source: prometheus::Error,
     },
+}
+
+fn encode_other(encoder: &TextEncoder, family: &MetricFamily, out: &mut String) {
+    // The encoder checks a family before writing any of it, so a refused family leaves nothing
+    // half-written.
+    if let Err(error) = encoder.encode_utf8(std::slice::from_ref(family), out) {
+        tracing::warn!(metric = family.name(), %error, "metric family left out of /metrics");
+    }
 }
 
 /// Servers by name, and how many of them were never configured.
@@ -331,19 +341,26 @@ impl Metrics {
     }
 
     /// The whole registry in the Prometheus text format 0.0.4 (metric families sorted by name,
-    /// series by label values). A family another collector of the registry made invalid is left
-    /// out (and logged) rather than failing the scrape.
+    /// series by label values), this crate's families and any collectors you registered
+    /// yourself. A family another collector made invalid is left out (and logged) rather than
+    /// failing the scrape.
     pub fn render(&self) -> String {
-        let families = self.inner.registry.gather();
         let mut out =
             String::with_capacity(self.inner.last_render_len.load(Ordering::Relaxed) + 1024);
+        // Our families write themselves (no protobuf messages per series); the registry's other
+        // collectors go through the `prometheus` text encoder. Both are merged by name.
+        let others = without_our_collectors(|| self.inner.registry.gather());
+        let ours = self.inner.fam.sorted();
         let encoder = TextEncoder::new();
-        for family in &families {
-            // The encoder checks a family before writing any of it, so a refused family leaves
-            // nothing half-written.
-            if let Err(error) = encoder.encode_utf8(std::slice::from_ref(family), &mut out) {
-                tracing::warn!(metric = family.name(), %error, "metric family left out of /metrics");
+        let mut others = others.iter().peekable();
+        for family in ours {
+            while let Some(other) = others.next_if(|o| o.name() < family.name()) {
+                encode_other(&encoder, other, &mut out);
             }
+            family.encode(&mut out);
+        }
+        for other in others {
+            encode_other(&encoder, other, &mut out);
         }
         self.inner
             .last_render_len
