@@ -11,6 +11,14 @@ fn rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// This thread's CPU time (user + system) in clock ticks (usually 10 ms).
+fn cpu_ticks() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    let after_name = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
 fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
@@ -31,8 +39,16 @@ fn main() {
         let text = metrics.render();
         let took = began.elapsed().unwrap_or_default();
         let after_scrape = rss_kib().unwrap_or(held);
+        // CPU time per scrape over several scrapes (wall time suffers on a shared machine).
+        let rounds = 20;
+        let ticks_before = cpu_ticks().unwrap_or(0);
+        for _ in 0..rounds {
+            std::hint::black_box(metrics.render());
+        }
+        let ticks = cpu_ticks().unwrap_or(0).saturating_sub(ticks_before);
+        let cpu_ms = ticks as f64 * 10.0 / rounds as f64;
         println!(
-            "{name}: {} servers x {} tools: holds {:.1} MiB (RSS {:.1} -> {:.1} MiB), after one scrape RSS {:.1} MiB; scrape {} lines, {:.1} KiB, {:.1} ms",
+            "{name}: {} servers x {} tools: holds {:.1} MiB (RSS {:.1} -> {:.1} MiB), after one scrape RSS {:.1} MiB; scrape {} lines, {:.1} KiB, first {:.1} ms wall, then {:.1} ms CPU each (mean of {rounds})",
             fleet::SERVERS,
             fleet::TOOLS,
             mib(held.saturating_sub(before)),
@@ -42,6 +58,7 @@ fn main() {
             text.lines().count(),
             text.len() as f64 / 1024.0,
             took.as_secs_f64() * 1000.0,
+            cpu_ms,
         );
         drop(text);
         drop(metrics);

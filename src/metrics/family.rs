@@ -31,8 +31,13 @@ pub(crate) trait Child: Metric + Clone + Send + Sync + 'static {
     const KIND: MetricType;
     /// Builds one child carrying `labels`.
     fn build(opts: &Self::Opts, labels: HashMap<String, String>) -> prometheus::Result<Self>;
-    /// Writes this child's sample lines; `labels` is the escaped `name="value",...` text.
-    fn encode(&self, name: &str, labels: &str, out: &mut String);
+    /// Writes this child's sample lines; `labels` is the escaped `name="value",...` text and
+    /// `les` the formatted bucket bounds of [`Child::bounds`].
+    fn encode(&self, name: &str, labels: &str, les: &[Box<str>], out: &mut String);
+    /// The histogram bucket bounds (none for other types).
+    fn bounds(_opts: &Self::Opts) -> Vec<f64> {
+        Vec::new()
+    }
 }
 
 impl<P: Atomic + 'static> Child for GenericCounter<P> {
@@ -41,7 +46,7 @@ impl<P: Atomic + 'static> Child for GenericCounter<P> {
     fn build(opts: &Opts, labels: HashMap<String, String>) -> prometheus::Result<Self> {
         GenericCounter::with_opts(opts.clone().const_labels(labels))
     }
-    fn encode(&self, name: &str, labels: &str, out: &mut String) {
+    fn encode(&self, name: &str, labels: &str, _les: &[Box<str>], out: &mut String) {
         sample(out, name, "", labels, None, self.get().into_f64());
     }
 }
@@ -52,7 +57,7 @@ impl<P: Atomic + 'static> Child for GenericGauge<P> {
     fn build(opts: &Opts, labels: HashMap<String, String>) -> prometheus::Result<Self> {
         GenericGauge::with_opts(opts.clone().const_labels(labels))
     }
-    fn encode(&self, name: &str, labels: &str, out: &mut String) {
+    fn encode(&self, name: &str, labels: &str, _les: &[Box<str>], out: &mut String) {
         sample(out, name, "", labels, None, self.get().into_f64());
     }
 }
@@ -63,32 +68,30 @@ impl Child for Histogram {
     fn build(opts: &HistogramOpts, labels: HashMap<String, String>) -> prometheus::Result<Self> {
         Histogram::with_opts(opts.clone().const_labels(labels))
     }
-    fn encode(&self, name: &str, labels: &str, out: &mut String) {
+    fn bounds(opts: &HistogramOpts) -> Vec<f64> {
+        opts.buckets.clone()
+    }
+    fn encode(&self, name: &str, labels: &str, les: &[Box<str>], out: &mut String) {
         // One consistent snapshot of the buckets, count and sum.
         let metric = self.metric();
         let h = metric.get_histogram();
+        let count = h.get_sample_count() as f64;
         let mut inf_seen = false;
-        for bucket in h.get_bucket() {
-            let le = bucket.upper_bound();
-            inf_seen |= le.is_infinite() && le.is_sign_positive();
+        for (i, bucket) in h.get_bucket().iter().enumerate() {
+            let bound = bucket.upper_bound();
+            inf_seen |= bound.is_infinite() && bound.is_sign_positive();
+            let le = Some(Le::new(les.get(i), bound));
             sample(
                 out,
                 name,
                 "_bucket",
                 labels,
-                Some(le),
+                le,
                 bucket.cumulative_count() as f64,
             );
         }
         if !inf_seen {
-            sample(
-                out,
-                name,
-                "_bucket",
-                labels,
-                Some(f64::INFINITY),
-                h.get_sample_count() as f64,
-            );
+            sample(out, name, "_bucket", labels, Some(Le::Text("+Inf")), count);
         }
         sample(out, name, "_sum", labels, None, h.get_sample_sum());
         sample(
@@ -102,8 +105,31 @@ impl Child for Histogram {
     }
 }
 
+/// A bucket bound: formatted once per family, or (should the buckets differ) now.
+#[derive(Clone, Copy)]
+enum Le<'a> {
+    Text(&'a str),
+    Number(f64),
+}
+
+impl<'a> Le<'a> {
+    fn new(cached: Option<&'a Box<str>>, bound: f64) -> Le<'a> {
+        match cached {
+            Some(text) => Le::Text(text),
+            None => Le::Number(bound),
+        }
+    }
+}
+
 /// One sample line: `name[suffix]{labels[,le="bound"]} value`.
-fn sample(out: &mut String, name: &str, suffix: &str, labels: &str, le: Option<f64>, value: f64) {
+fn sample(
+    out: &mut String,
+    name: &str,
+    suffix: &str,
+    labels: &str,
+    le: Option<Le<'_>>,
+    value: f64,
+) {
     out.push_str(name);
     out.push_str(suffix);
     if !labels.is_empty() || le.is_some() {
@@ -114,7 +140,10 @@ fn sample(out: &mut String, name: &str, suffix: &str, labels: &str, le: Option<f
                 out.push(',');
             }
             out.push_str("le=\"");
-            number(out, le);
+            match le {
+                Le::Text(text) => out.push_str(text),
+                Le::Number(bound) => number(out, bound),
+            }
             out.push('"');
         }
         out.push('}');
@@ -129,6 +158,13 @@ fn sample(out: &mut String, name: &str, suffix: &str, labels: &str, le: Option<f
 fn number(out: &mut String, value: f64) {
     if value.is_infinite() {
         out.push_str(if value > 0.0 { "+Inf" } else { "-Inf" });
+    } else if value.fract() == 0.0
+        && value.abs() < 9.0e15
+        && !(value == 0.0 && value.is_sign_negative())
+    {
+        // Most samples are whole numbers (counts, bucket counts, states): integer formatting is
+        // several times faster and prints the same digits.
+        let _ = write!(out, "{}", value as i64);
     } else {
         // Writing into a String cannot fail.
         let _ = write!(out, "{value}");
@@ -177,6 +213,8 @@ pub(crate) struct Family<M: Child> {
     /// Where the `server` label sits in a [`Key`].
     server_in_key: Option<usize>,
     opts: M::Opts,
+    /// The bucket bounds as the text format writes them (histograms only).
+    les: Vec<Box<str>>,
     /// Returned when a child cannot be built (never with valid static names, which `new` checks):
     /// it counts, but is not exported.
     detached: M,
@@ -219,12 +257,21 @@ impl<M: Child> Family<M> {
         let server_in_key = order
             .iter()
             .position(|&i| labels[i] == super::names::LABEL_SERVER);
+        let les = M::bounds(&opts)
+            .into_iter()
+            .map(|bound| {
+                let mut text = String::new();
+                number(&mut text, bound);
+                text.into_boxed_str()
+            })
+            .collect();
         Ok(Family {
             name,
             desc,
             labels,
             order,
             server_in_key,
+            les,
             opts,
             detached,
             children: RwLock::new(BTreeMap::new()),
@@ -346,7 +393,7 @@ impl<M: Child> Encode for Family<M> {
             MetricType::UNTYPED => " untyped\n",
         });
         for entry in children.values() {
-            entry.child.encode(self.name, &entry.labels, out);
+            entry.child.encode(self.name, &entry.labels, &self.les, out);
         }
     }
 }
@@ -474,13 +521,33 @@ mod tests {
             )
             .unwrap(),
         );
+        let gauges: Arc<Family<prometheus::Gauge>> =
+            Arc::new(Family::new("g", "gauge", &["server"], Opts::new("g", "-")).unwrap());
         for (tool, server) in [("a\"b", "s\\1"), ("new\nline", "é🚀"), ("", "z"), ("x", "")] {
             counters.get_or_create(&[tool, server]).inc_by(7);
+            let _ = gauges.get_or_create(&[server]);
             let h = histograms.get_or_create(&[server, "ready"]);
             h.observe(0.25);
             h.observe(1_700_000_000.125);
         }
+        let values = [
+            -0.0,
+            0.0,
+            -3.0,
+            1e300,
+            8.9e15,
+            9.1e15,
+            -1.5,
+            1_700_000_063.25,
+            f64::NAN,
+        ];
+        for (i, v) in values.into_iter().enumerate() {
+            gauges.get_or_create(&[&format!("g{i}")]).set(v);
+        }
         let registry = Registry::new();
+        registry
+            .register(Box::new(Registered(gauges.clone())))
+            .unwrap();
         registry
             .register(Box::new(Registered(counters.clone())))
             .unwrap();
@@ -493,6 +560,7 @@ mod tests {
             .unwrap();
 
         let mut direct = String::new();
+        gauges.encode(&mut direct);
         histograms.encode(&mut direct);
         counters.encode(&mut direct);
         assert_eq!(direct, String::from_utf8(reference).unwrap());
