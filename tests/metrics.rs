@@ -50,7 +50,7 @@ fn parse_line(line: &str) -> Result<Sample, String> {
             let start = chars.peek().map(|(i, _)| *i).ok_or("unterminated labels")?;
             let mut end = start;
             let mut closed = false;
-            while let Some((i, c)) = chars.next() {
+            for (i, c) in chars.by_ref() {
                 if c == '=' {
                     end = i;
                     break;

@@ -80,7 +80,7 @@ impl Child for Histogram {
         for (i, bucket) in h.get_bucket().iter().enumerate() {
             let bound = bucket.upper_bound();
             inf_seen |= bound.is_infinite() && bound.is_sign_positive();
-            let le = Some(Le::new(les.get(i), bound));
+            let le = Some(Le::new(les.get(i).map(|text| &**text), bound));
             sample(
                 out,
                 name,
@@ -113,7 +113,7 @@ enum Le<'a> {
 }
 
 impl<'a> Le<'a> {
-    fn new(cached: Option<&'a Box<str>>, bound: f64) -> Le<'a> {
+    fn new(cached: Option<&'a str>, bound: f64) -> Le<'a> {
         match cached {
             Some(text) => Le::Text(text),
             None => Le::Number(bound),
