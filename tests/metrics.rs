@@ -1065,6 +1065,28 @@ fn the_users_own_collectors_are_rendered_alongside() {
     assert!(text.contains("mcp_readiness_build_info{version="));
 }
 
+#[test]
+fn a_registry_with_a_prefix_and_common_labels_applies_them_to_our_metrics_too() {
+    let labels = [("instance".to_owned(), "a\"1".to_owned())].into();
+    let registry = Registry::new_custom(Some("myapp".into()), Some(labels)).unwrap();
+    let metrics = Metrics::with_registry(&registry).unwrap();
+    metrics.on_event(&added("files", State::Ready));
+    let samples = parse(&metrics.render());
+    assert_eq!(
+        value(
+            &samples,
+            "myapp_mcp_readiness_server_state",
+            &[
+                ("instance", "a\"1"),
+                ("server", "files"),
+                ("state", "ready")
+            ]
+        ),
+        Some(1.0)
+    );
+    assert!(samples.iter().all(|s| s.name.starts_with("myapp_")));
+}
+
 // ---------------------------------------------------------------------------------------------
 // HTTP
 

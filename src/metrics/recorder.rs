@@ -13,7 +13,7 @@ use super::cap::LabelCap;
 use super::clock::{Clock, SystemClock};
 use super::families::Families;
 use super::family::without_our_collectors;
-use super::names::OTHER;
+use super::names::{BUILD_INFO, OTHER};
 use super::outcome::CallOutcome;
 use super::server::ServerMetrics;
 use crate::resolve::Verdict;
@@ -75,6 +75,9 @@ pub(crate) struct Inner {
     server_cap: usize,
     pub(crate) clock: Arc<dyn Clock>,
     last_render_len: AtomicUsize,
+    /// Whether this crate's families encode themselves (false for registries with a prefix or
+    /// common labels).
+    direct: bool,
 }
 
 /// The recorder of every metric in DESIGN.md's table, over a `prometheus::Registry`.
@@ -188,6 +191,12 @@ impl MetricsBuilder {
         fam.build_info
             .get_or_create(&[env!("CARGO_PKG_VERSION")])
             .set(1);
+        // A registry made with a namespace prefix or common labels rewrites every family it
+        // gathers; the direct encoder would not, so such a registry is rendered the slow way.
+        let direct = registry.gather().iter().any(|family| {
+            family.name() == BUILD_INFO
+                && family.get_metric().iter().all(|m| m.get_label().len() == 1)
+        });
         Ok(Metrics {
             inner: Arc::new(Inner {
                 registry,
@@ -197,6 +206,7 @@ impl MetricsBuilder {
                 server_cap: self.server_cap,
                 clock: self.clock,
                 last_render_len: AtomicUsize::new(0),
+                direct,
             }),
         })
     }
@@ -347,11 +357,20 @@ impl Metrics {
     pub fn render(&self) -> String {
         let mut out =
             String::with_capacity(self.inner.last_render_len.load(Ordering::Relaxed) + 1024);
+        let encoder = TextEncoder::new();
+        if !self.inner.direct {
+            for family in &self.inner.registry.gather() {
+                encode_other(&encoder, family, &mut out);
+            }
+            self.inner
+                .last_render_len
+                .store(out.len(), Ordering::Relaxed);
+            return out;
+        }
         // Our families write themselves (no protobuf messages per series); the registry's other
         // collectors go through the `prometheus` text encoder. Both are merged by name.
         let others = without_our_collectors(|| self.inner.registry.gather());
         let ours = self.inner.fam.sorted();
-        let encoder = TextEncoder::new();
         let mut others = others.iter().peekable();
         for family in ours {
             while let Some(other) = others.next_if(|o| o.name() < family.name()) {
