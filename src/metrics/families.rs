@@ -3,12 +3,13 @@
 
 use std::sync::Arc;
 
+use prometheus::Registry;
 use prometheus::core::Collector;
-use prometheus::{Counter, Gauge, Histogram, HistogramOpts, IntCounter, IntGauge, Opts, Registry};
 
 use super::MetricsError;
 use super::family::{Child, Encode, Family, Registered};
 use super::names::*;
+use super::value::{Counter, Gauge, Histogram, IntCounter, IntGauge};
 
 /// Every family the recorder writes to.
 #[derive(Debug)]
@@ -31,16 +32,12 @@ pub(crate) struct Families {
     pub(crate) operation: Arc<Family<Histogram>>,
 }
 
-/// Every child of a family carries its own descriptor; the exposed HELP is the family's, so the
-/// children's is kept short (it is stored once per series).
-const CHILD_HELP: &str = "-";
-
-fn plain<M: Child<Opts = Opts>>(
+fn plain<M: Child<Opts = ()>>(
     name: &'static str,
     help: &'static str,
     labels: &'static [&'static str],
 ) -> Result<Arc<Family<M>>, MetricsError> {
-    Family::new(name, help, labels, Opts::new(name, CHILD_HELP))
+    Family::new(name, help, labels, ())
         .map(Arc::new)
         .map_err(|source| MetricsError::Declare { name, source })
 }
@@ -51,8 +48,7 @@ fn histogram(
     labels: &'static [&'static str],
     buckets: &[f64],
 ) -> Result<Arc<Family<Histogram>>, MetricsError> {
-    let opts = HistogramOpts::new(name, CHILD_HELP).buckets(buckets.to_vec());
-    Family::new(name, help, labels, opts)
+    Family::new(name, help, labels, Arc::from(buckets))
         .map(Arc::new)
         .map_err(|source| MetricsError::Declare { name, source })
 }

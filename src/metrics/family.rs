@@ -17,91 +17,97 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::{self, Write as _};
 use std::sync::{Arc, RwLock};
 
-use prometheus::core::{
-    Atomic, Collector, Desc, GenericCounter, GenericGauge, Metric, Number, Opts,
-};
-use prometheus::proto::{MetricFamily, MetricType};
-use prometheus::{Histogram, HistogramOpts};
+use prometheus::core::{Collector, Desc};
+use prometheus::proto::{self, LabelPair, MetricFamily, MetricType};
 
-/// A metric type a [`Family`] can hold: built with its label values as constant labels.
-pub(crate) trait Child: Metric + Clone + Send + Sync + 'static {
-    /// The options the family was declared with.
-    type Opts: Clone + Send + Sync + 'static;
+use super::value::{Counter, Gauge, Histogram, IntCounter, IntGauge};
+
+/// A series value a [`Family`] can hold.
+pub(crate) trait Child: Clone + Send + Sync + 'static {
+    /// What every child of the family is made from (the bucket bounds of a histogram).
+    type Opts: Send + Sync + 'static;
     /// The exposition type.
     const KIND: MetricType;
-    /// Builds one child carrying `labels`.
-    fn build(opts: &Self::Opts, labels: HashMap<String, String>) -> prometheus::Result<Self>;
+    /// A new, zeroed child.
+    fn create(opts: &Self::Opts) -> Self;
     /// Writes this child's sample lines; `labels` is the escaped `name="value",...` text and
     /// `les` the formatted bucket bounds of [`Child::bounds`].
     fn encode(&self, name: &str, labels: &str, les: &[Box<str>], out: &mut String);
+    /// The child as a `prometheus` message carrying `labels`, for `Registry::gather`.
+    fn proto(&self, labels: Vec<LabelPair>) -> proto::Metric;
     /// The histogram bucket bounds (none for other types).
     fn bounds(_opts: &Self::Opts) -> Vec<f64> {
         Vec::new()
     }
 }
 
-impl<P: Atomic + 'static> Child for GenericCounter<P> {
-    type Opts = Opts;
-    const KIND: MetricType = MetricType::COUNTER;
-    fn build(opts: &Opts, labels: HashMap<String, String>) -> prometheus::Result<Self> {
-        GenericCounter::with_opts(opts.clone().const_labels(labels))
-    }
-    fn encode(&self, name: &str, labels: &str, _les: &[Box<str>], out: &mut String) {
-        sample(out, name, "", labels, None, self.get().into_f64());
-    }
+macro_rules! scalar_child {
+    ($type:ty, $kind:expr, $set:ident, $proto:ident) => {
+        impl Child for $type {
+            type Opts = ();
+            const KIND: MetricType = $kind;
+            fn create(_opts: &()) -> Self {
+                <$type>::default()
+            }
+            fn encode(&self, name: &str, labels: &str, _les: &[Box<str>], out: &mut String) {
+                sample(out, name, "", labels, None, self.get() as f64);
+            }
+            fn proto(&self, labels: Vec<LabelPair>) -> proto::Metric {
+                let mut value = proto::$proto::default();
+                value.set_value(self.get() as f64);
+                let mut metric = proto::Metric::from_label(labels);
+                metric.$set(value);
+                metric
+            }
+        }
+    };
 }
 
-impl<P: Atomic + 'static> Child for GenericGauge<P> {
-    type Opts = Opts;
-    const KIND: MetricType = MetricType::GAUGE;
-    fn build(opts: &Opts, labels: HashMap<String, String>) -> prometheus::Result<Self> {
-        GenericGauge::with_opts(opts.clone().const_labels(labels))
-    }
-    fn encode(&self, name: &str, labels: &str, _les: &[Box<str>], out: &mut String) {
-        sample(out, name, "", labels, None, self.get().into_f64());
-    }
-}
+scalar_child!(Counter, MetricType::COUNTER, set_counter, Counter);
+scalar_child!(IntCounter, MetricType::COUNTER, set_counter, Counter);
+scalar_child!(Gauge, MetricType::GAUGE, set_gauge, Gauge);
+scalar_child!(IntGauge, MetricType::GAUGE, set_gauge, Gauge);
 
 impl Child for Histogram {
-    type Opts = HistogramOpts;
+    type Opts = Arc<[f64]>;
     const KIND: MetricType = MetricType::HISTOGRAM;
-    fn build(opts: &HistogramOpts, labels: HashMap<String, String>) -> prometheus::Result<Self> {
-        Histogram::with_opts(opts.clone().const_labels(labels))
+    fn create(bounds: &Arc<[f64]>) -> Self {
+        Histogram::new(bounds.clone())
     }
-    fn bounds(opts: &HistogramOpts) -> Vec<f64> {
-        opts.buckets.clone()
+    fn bounds(bounds: &Arc<[f64]>) -> Vec<f64> {
+        bounds.to_vec()
     }
     fn encode(&self, name: &str, labels: &str, les: &[Box<str>], out: &mut String) {
-        // One consistent snapshot of the buckets, count and sum.
-        let metric = self.metric();
-        let h = metric.get_histogram();
-        let count = h.get_sample_count() as f64;
-        let mut inf_seen = false;
-        for (i, bucket) in h.get_bucket().iter().enumerate() {
-            let bound = bucket.upper_bound();
-            inf_seen |= bound.is_infinite() && bound.is_sign_positive();
-            let le = Some(Le::new(les.get(i).map(|text| &**text), bound));
-            sample(
-                out,
-                name,
-                "_bucket",
-                labels,
-                le,
-                bucket.cumulative_count() as f64,
-            );
+        let snapshot = self.snapshot();
+        for (i, (bound, count)) in self.bounds().iter().zip(&snapshot.cumulative).enumerate() {
+            let le = Some(Le::new(les.get(i).map(|text| &**text), *bound));
+            sample(out, name, "_bucket", labels, le, *count as f64);
         }
-        if !inf_seen {
-            sample(out, name, "_bucket", labels, Some(Le::Text("+Inf")), count);
-        }
-        sample(out, name, "_sum", labels, None, h.get_sample_sum());
-        sample(
-            out,
-            name,
-            "_count",
-            labels,
-            None,
-            h.get_sample_count() as f64,
+        let count = snapshot.count() as f64;
+        sample(out, name, "_bucket", labels, Some(Le::Text("+Inf")), count);
+        sample(out, name, "_sum", labels, None, snapshot.sum);
+        sample(out, name, "_count", labels, None, count);
+    }
+    fn proto(&self, labels: Vec<LabelPair>) -> proto::Metric {
+        let snapshot = self.snapshot();
+        let mut histogram = proto::Histogram::default();
+        histogram.set_sample_count(snapshot.count());
+        histogram.set_sample_sum(snapshot.sum);
+        histogram.set_bucket(
+            self.bounds()
+                .iter()
+                .zip(&snapshot.cumulative)
+                .map(|(bound, count)| {
+                    let mut bucket = proto::Bucket::default();
+                    bucket.set_upper_bound(*bound);
+                    bucket.set_cumulative_count(*count);
+                    bucket
+                })
+                .collect(),
         );
+        let mut metric = proto::Metric::from_label(labels);
+        metric.set_histogram(histogram);
+        metric
     }
 }
 
@@ -215,9 +221,6 @@ pub(crate) struct Family<M: Child> {
     opts: M::Opts,
     /// The bucket bounds as the text format writes them (histograms only).
     les: Vec<Box<str>>,
-    /// Returned when a child cannot be built (never with valid static names, which `new` checks):
-    /// it counts, but is not exported.
-    detached: M,
     children: RwLock<BTreeMap<Key, Entry<M>>>,
 }
 
@@ -232,8 +235,8 @@ impl<M: Child> fmt::Debug for Family<M> {
 }
 
 impl<M: Child> Family<M> {
-    /// A family of `name` with `labels`. Children are built from `opts`; the exposed HELP is
-    /// `help`.
+    /// A family of `name` with `labels` and HELP `help`; children are made from `opts`. Fails if
+    /// a name is not valid in the exposition format.
     pub(crate) fn new(
         name: &'static str,
         help: &str,
@@ -246,12 +249,6 @@ impl<M: Child> Family<M> {
             labels.iter().map(|l| (*l).to_owned()).collect(),
             HashMap::new(),
         )?;
-        // Building one child checks the name and every label name once, so later builds cannot fail.
-        let probe: HashMap<String, String> = labels
-            .iter()
-            .map(|l| ((*l).to_owned(), String::new()))
-            .collect();
-        let detached = M::build(&opts, probe)?;
         let mut order: Vec<usize> = (0..labels.len()).collect();
         order.sort_by_key(|&i| labels[i]);
         let server_in_key = order
@@ -273,7 +270,6 @@ impl<M: Child> Family<M> {
             server_in_key,
             les,
             opts,
-            detached,
             children: RwLock::new(BTreeMap::new()),
         })
     }
@@ -296,7 +292,7 @@ impl<M: Child> Family<M> {
         if let Some(entry) = children.get(&key) {
             return entry.child.clone();
         }
-        let child = self.build(values);
+        let child = M::create(&self.opts);
         let mut labels = String::new();
         for (n, &i) in self.order.iter().enumerate() {
             if n > 0 {
@@ -317,19 +313,9 @@ impl<M: Child> Family<M> {
         child
     }
 
-    /// A child for `values` that is not exported (for handles of removed servers).
-    pub(crate) fn detached(&self, values: &[&str]) -> M {
-        self.build(values)
-    }
-
-    fn build(&self, values: &[&str]) -> M {
-        let labels = self
-            .labels
-            .iter()
-            .zip(values)
-            .map(|(l, v)| ((*l).to_owned(), (*v).to_owned()))
-            .collect();
-        M::build(&self.opts, labels).unwrap_or_else(|_| self.detached.clone())
+    /// A child that is not exported (for handles of removed servers).
+    pub(crate) fn detached(&self) -> M {
+        M::create(&self.opts)
     }
 
     /// Runs `f` while no scrape can read the family, so several children can change together (the
@@ -445,32 +431,46 @@ impl<M: Child> Collector for Registered<M> {
         family.set_name(self.0.desc.fq_name.clone());
         family.set_help(self.0.desc.help.clone());
         family.set_field_type(M::KIND);
-        family.set_metric(children.values().map(|e| e.child.metric()).collect());
+        family.set_metric(
+            children
+                .iter()
+                .map(|(key, entry)| {
+                    let labels = self
+                        .0
+                        .order
+                        .iter()
+                        .zip(key.iter())
+                        .map(|(&i, value)| {
+                            let mut pair = LabelPair::default();
+                            pair.set_name(self.0.labels[i].to_owned());
+                            pair.set_value(value.to_string());
+                            pair
+                        })
+                        .collect();
+                    entry.child.proto(labels)
+                })
+                .collect(),
+        );
         vec![family]
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use prometheus::{Encoder, IntCounter, Registry, TextEncoder};
+    use prometheus::{Encoder, Registry, TextEncoder};
 
     use super::*;
 
     fn calls() -> Family<IntCounter> {
-        Family::new(
-            "t_total",
-            "test",
-            &["tool", "server"],
-            Opts::new("t_total", "-"),
-        )
-        .unwrap()
+        Family::new("t_total", "test", &["tool", "server"], ()).unwrap()
     }
 
     #[test]
     fn label_sets_that_concatenate_alike_are_distinct_series() {
         let family = calls();
         family.get_or_create(&["bc", "a"]).inc();
-        family.get_or_create(&["c", "ab"]).inc_by(2);
+        family.get_or_create(&["c", "ab"]).inc();
+        family.get_or_create(&["c", "ab"]).inc();
         assert_eq!(family.len(), 2);
         assert_eq!(family.get_or_create(&["bc", "a"]).get(), 1);
         assert_eq!(family.get_or_create(&["c", "ab"]).get(), 2);
@@ -503,7 +503,7 @@ mod tests {
     #[test]
     fn a_detached_child_counts_but_is_not_exported() {
         let family = calls();
-        let child = family.detached(&["t", "s"]);
+        let child = family.detached();
         child.inc();
         assert_eq!(child.get(), 1);
         assert_eq!(family.len(), 0);
@@ -517,14 +517,15 @@ mod tests {
                 "h_seconds",
                 "a \\ help\nwith a newline",
                 &["server", "state"],
-                HistogramOpts::new("h_seconds", "-").buckets(vec![0.005, 0.5, 1.0, 120.0]),
+                Arc::from([0.005, 0.5, 1.0, 120.0]),
             )
             .unwrap(),
         );
-        let gauges: Arc<Family<prometheus::Gauge>> =
-            Arc::new(Family::new("g", "gauge", &["server"], Opts::new("g", "-")).unwrap());
+        let gauges: Arc<Family<Gauge>> =
+            Arc::new(Family::new("g", "gauge", &["server"], ()).unwrap());
         for (tool, server) in [("a\"b", "s\\1"), ("new\nline", "é🚀"), ("", "z"), ("x", "")] {
-            counters.get_or_create(&[tool, server]).inc_by(7);
+            counters.get_or_create(&[tool, server]).inc();
+            counters.get_or_create(&[tool, server]).inc();
             let _ = gauges.get_or_create(&[server]);
             let h = histograms.get_or_create(&[server, "ready"]);
             h.observe(0.25);

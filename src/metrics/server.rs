@@ -7,13 +7,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Duration;
 
-use prometheus::{Counter, Gauge, Histogram, IntCounter, IntGauge};
-
 use super::cap::LabelCap;
 use super::families::Families;
 use super::family::{Child, Family};
 use super::names::{OTHER, OTHER_ERROR_TYPE};
 use super::outcome::CallOutcome;
+use super::value::{Counter, Gauge, Histogram, IntCounter, IntGauge};
 use crate::resolve::Verdict;
 use crate::state::State;
 use crate::supervise::ConnectResult;
@@ -39,7 +38,7 @@ impl ServerCore {
         if *live {
             fam.get_or_create(values)
         } else {
-            fam.detached(values)
+            fam.detached()
         }
     }
 
