@@ -110,11 +110,13 @@ impl Histogram {
     /// Counts `v` in the first bucket whose bound is at least `v` (`le` is inclusive).
     pub(crate) fn observe(&self, v: f64) {
         let cells = &*self.0;
-        let index = if v.is_nan() {
-            cells.bounds.len()
-        } else {
-            cells.bounds.partition_point(|bound| *bound < v)
-        };
+        // A linear scan, like `prometheus`: most waits are zero (cache hits) and land in the
+        // first bucket; NaN lands in `+Inf`.
+        let index = cells
+            .bounds
+            .iter()
+            .position(|bound| v <= *bound)
+            .unwrap_or(cells.bounds.len());
         if let Some(bucket) = cells.buckets.get(index) {
             bucket.fetch_add(1, Ordering::Relaxed);
         }
