@@ -750,6 +750,47 @@ proptest! {
 }
 
 #[test]
+fn events_before_a_server_is_added_never_leave_a_partial_one_hot_set() {
+    let metrics = Metrics::new();
+    metrics.on_event(&connect("early", ConnectResult::Refused, 5));
+    metrics.on_event(&ConnectionEvent::ToolsChanged {
+        server: "early".into(),
+        count: 4,
+    });
+    let samples = parse(&metrics.render());
+    assert!(samples.iter().all(|s| s.name != names::SERVER_STATE));
+    assert_eq!(
+        value(
+            &samples,
+            names::CONNECTS_TOTAL,
+            &[("server", "early"), ("result", "refused")]
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(&samples, names::SERVER_TOOLS, &[("server", "early")]),
+        Some(4.0)
+    );
+
+    metrics.on_event(&added("early", State::Absent));
+    let samples = parse(&metrics.render());
+    let states: Vec<_> = samples
+        .iter()
+        .filter(|s| s.name == names::SERVER_STATE)
+        .map(|s| (s.labels["state"].as_str(), s.value))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("absent", 1.0),
+            ("connecting", 0.0),
+            ("ready", 0.0),
+            ("unauthenticated", 0.0)
+        ]
+    );
+}
+
+#[test]
 fn label_values_that_concatenate_alike_stay_distinct_series() {
     // prometheus::MetricVec would merge these two (it hashes the values back to back).
     let metrics = Metrics::new();
