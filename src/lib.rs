@@ -25,11 +25,11 @@ pub mod secret;
 pub mod state;
 pub mod supervise;
 
+pub use resolve::{
+    Budget, BudgetError, ChangeFeed, Inventory, Scope, Snapshot, StaticInventory, Verdict, classify,
+    resolve,
+};
 pub use layer::ToolCall;
 pub use metrics::Metrics;
-pub use resolve::{
-    Budget, BudgetError, ChangeFeed, Inventory, Scope, Snapshot, StaticInventory, Verdict,
-    classify, resolve,
-};
 pub use state::{Action, BUILTIN_SERVER, State, ToolName};
 pub use supervise::{ConnectResult, ConnectionEvent, EventSink, ServerSpec, TransportSpec};

@@ -109,16 +109,8 @@ fn redact_userinfo(text: &str) -> String {
 }
 
 const CREDENTIAL_KEYS: [&str; 10] = [
-    "token",
-    "access_token",
-    "api_key",
-    "apikey",
-    "key",
-    "secret",
-    "password",
-    "passwd",
-    "auth",
-    "sig",
+    "token", "access_token", "api_key", "apikey", "key", "secret", "password", "passwd",
+    "auth", "sig",
 ];
 
 fn redact_query_values(text: &str) -> String {
@@ -132,18 +124,11 @@ fn redact_query_values(text: &str) -> String {
         let rest = &text[i + 1..];
         let Some(eq) = rest.find('=') else { continue };
         let key = &rest[..eq];
-        if key.is_empty()
-            || !key
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        {
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
             continue;
         }
         let lower = key.to_ascii_lowercase();
-        if !CREDENTIAL_KEYS
-            .iter()
-            .any(|k| lower == *k || lower.ends_with(&format!("_{k}")))
-        {
+        if !CREDENTIAL_KEYS.iter().any(|k| lower == *k || lower.ends_with(&format!("_{k}"))) {
             continue;
         }
         let value_start = i + 1 + eq + 1;

@@ -74,11 +74,7 @@ impl StaticInventory {
 
 impl Inventory for StaticInventory {
     fn snapshot(&self) -> BoxFuture<'_, Snapshot> {
-        let snapshot = self
-            .snapshot
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let snapshot = self.snapshot.lock().unwrap_or_else(|p| p.into_inner()).clone();
         Box::pin(async move { snapshot })
     }
 

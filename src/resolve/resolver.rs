@@ -22,11 +22,7 @@ use crate::state::{State, ToolName};
 /// assert!(verdict.waited.is_zero()); // waiting never heals it
 /// # }
 /// ```
-pub async fn resolve<I: Inventory + ?Sized>(
-    inventory: &I,
-    tool: &ToolName,
-    budget: Budget,
-) -> Verdict {
+pub async fn resolve<I: Inventory + ?Sized>(inventory: &I, tool: &ToolName, budget: Budget) -> Verdict {
     resolve_with(inventory, tool, budget, classify).await
 }
 
@@ -37,11 +33,9 @@ pub(crate) async fn resolve_without_states<I: Inventory + ?Sized>(
     tool: &ToolName,
     budget: Budget,
 ) -> Verdict {
-    resolve_with(inventory, tool, budget, |tool, snapshot| {
-        match classify(tool, snapshot) {
-            State::Ready => State::Ready,
-            _ => State::Connecting,
-        }
+    resolve_with(inventory, tool, budget, |tool, snapshot| match classify(tool, snapshot) {
+        State::Ready => State::Ready,
+        _ => State::Connecting,
     })
     .await
 }

@@ -163,14 +163,8 @@ mod tests {
 
     #[test]
     fn the_server_is_the_shortest_underscore_joined_prefix() {
-        assert_eq!(
-            parts("mcp__google-drive__search"),
-            ("google-drive".into(), "search".into())
-        );
-        assert_eq!(
-            parts("mcp__my_server__do_thing"),
-            ("my_server".into(), "do_thing".into())
-        );
+        assert_eq!(parts("mcp__google-drive__search"), ("google-drive".into(), "search".into()));
+        assert_eq!(parts("mcp__my_server__do_thing"), ("my_server".into(), "do_thing".into()));
         assert_eq!(parts("mcp__a__b__c"), ("a".into(), "b__c".into()));
         assert_eq!(parts("mcp__a_b_c__d"), ("a_b_c".into(), "d".into()));
         assert_eq!(parts("mcp__a___b"), ("a".into(), "_b".into()));
@@ -178,18 +172,7 @@ mod tests {
 
     #[test]
     fn anything_else_belongs_to_builtin() {
-        for s in [
-            "Bash",
-            "",
-            "mcp__",
-            "mcp____x",
-            "mcp__x",
-            "mcp__x__",
-            "mcp__x_",
-            "mcp___x__y",
-            "MCP__x__y",
-            "mcp_x__y",
-        ] {
+        for s in ["Bash", "", "mcp__", "mcp____x", "mcp__x", "mcp__x__", "mcp__x_", "mcp___x__y", "MCP__x__y", "mcp_x__y"] {
             let n = ToolName::parse(s);
             assert!(n.is_builtin(), "{s:?} should be builtin");
             assert_eq!(n.server(), BUILTIN_SERVER);
@@ -199,10 +182,7 @@ mod tests {
 
     #[test]
     fn qualified_refuses_pairs_that_would_not_parse_back() {
-        assert_eq!(
-            ToolName::qualified("files", "read").unwrap().as_str(),
-            "mcp__files__read"
-        );
+        assert_eq!(ToolName::qualified("files", "read").unwrap().as_str(), "mcp__files__read");
         assert_eq!(ToolName::qualified("a", "b__c").unwrap().tool(), "b__c");
         assert!(ToolName::qualified("a__b", "c").is_none());
         assert!(ToolName::qualified("", "c").is_none());
@@ -212,9 +192,6 @@ mod tests {
 
     #[test]
     fn unicode_and_hostile_bytes_are_kept_verbatim() {
-        assert_eq!(
-            parts("mcp__dé\"\n\\__ツール"),
-            ("dé\"\n\\".into(), "ツール".into())
-        );
+        assert_eq!(parts("mcp__dé\"\n\\__ツール"), ("dé\"\n\\".into(), "ツール".into()));
     }
 }
