@@ -3,12 +3,13 @@
 
 use std::sync::Arc;
 
+use prometheus::Registry;
 use prometheus::core::Collector;
-use prometheus::{Counter, Gauge, Histogram, HistogramOpts, IntCounter, IntGauge, Opts, Registry};
 
 use super::MetricsError;
-use super::family::{Child, Family, Registered};
+use super::family::{Child, Encode, Family, Registered};
 use super::names::*;
+use super::value::{Counter, Gauge, Histogram, IntCounter, IntGauge};
 
 /// Every family the recorder writes to.
 #[derive(Debug)]
@@ -31,12 +32,12 @@ pub(crate) struct Families {
     pub(crate) operation: Arc<Family<Histogram>>,
 }
 
-fn plain<M: Child<Opts = Opts>>(
+fn plain<M: Child<Opts = ()>>(
     name: &'static str,
     help: &'static str,
     labels: &'static [&'static str],
 ) -> Result<Arc<Family<M>>, MetricsError> {
-    Family::new(name, help, labels, Opts::new(name, help))
+    Family::new(name, help, labels, ())
         .map(Arc::new)
         .map_err(|source| MetricsError::Declare { name, source })
 }
@@ -47,8 +48,7 @@ fn histogram(
     labels: &'static [&'static str],
     buckets: &[f64],
 ) -> Result<Arc<Family<Histogram>>, MetricsError> {
-    let opts = HistogramOpts::new(name, help).buckets(buckets.to_vec());
-    Family::new(name, help, labels, opts)
+    Family::new(name, help, labels, Arc::from(buckets))
         .map(Arc::new)
         .map_err(|source| MetricsError::Declare { name, source })
 }
@@ -182,14 +182,37 @@ impl Families {
                     // Undoing our own registration cannot fail; nothing else to do if it did.
                     let _ = registry.unregister(collector);
                 }
-                return Err(match source {
-                    prometheus::Error::AlreadyReg => MetricsError::AlreadyRegistered { name },
-                    source => MetricsError::Register { name, source },
-                });
+                // Our descriptors are valid (declaring them checked that), so the registry can only
+                // refuse one because a metric of the same name is there already.
+                return Err(MetricsError::AlreadyRegistered { name, source });
             }
             done.push(name);
         }
         Ok(())
+    }
+
+    /// Every family, sorted by name (the exposition order).
+    pub(crate) fn sorted(&self) -> Vec<&dyn Encode> {
+        let mut all: Vec<&dyn Encode> = vec![
+            &*self.server_state,
+            &*self.state_changed,
+            &*self.server_tools,
+            &*self.resolve_wait,
+            &*self.waste,
+            &*self.avoided,
+            &*self.budget_exhausted,
+            &*self.tool_calls,
+            &*self.tool_absent,
+            &*self.connects,
+            &*self.connect_duration,
+            &*self.wait_budget,
+            &*self.reconnects,
+            &*self.cooldown,
+            &*self.build_info,
+            &*self.operation,
+        ];
+        all.sort_by_key(|f| f.name());
+        all
     }
 
     /// Removes every series labelled with `server`; returns how many.

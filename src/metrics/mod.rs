@@ -32,6 +32,7 @@ pub mod names;
 mod outcome;
 mod recorder;
 mod server;
+mod value;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use http::{

@@ -6,12 +6,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use prometheus::proto::MetricFamily;
 use prometheus::{Registry, TextEncoder};
 
 use super::cap::LabelCap;
 use super::clock::{Clock, SystemClock};
 use super::families::Families;
-use super::names::OTHER;
+use super::family::without_our_collectors;
+use super::names::{BUILD_INFO, OTHER};
 use super::outcome::CallOutcome;
 use super::server::ServerMetrics;
 use crate::resolve::Verdict;
@@ -26,21 +28,12 @@ pub const DEFAULT_UNCONFIGURED_SERVER_CAP: usize = 256;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum MetricsError {
-    /// The registry already holds a metric of that name.
+    /// The registry already holds a metric of that name (with the same or other labels or help).
     #[error(
         "metric `{name}` is already registered in this registry: pass a registry that holds no mcp-readiness metrics, or clone the existing `Metrics` handle instead of building a second one"
     )]
     AlreadyRegistered {
         /// The colliding metric name.
-        name: &'static str,
-    },
-    /// The registry refused the metric for another reason (usually a metric of the same name with
-    /// other labels).
-    #[error(
-        "could not register metric `{name}` ({source}): remove the other metric of that name from the registry or use a separate registry"
-    )]
-    Register {
-        /// The metric name.
         name: &'static str,
         /// What `prometheus` said.
         #[source]
@@ -59,6 +52,14 @@ pub enum MetricsError {
     },
 }
 
+fn encode_other(encoder: &TextEncoder, family: &MetricFamily, out: &mut String) {
+    // The encoder checks a family before writing any of it, so a refused family leaves nothing
+    // half-written.
+    if let Err(error) = encoder.encode_utf8(std::slice::from_ref(family), out) {
+        tracing::warn!(metric = family.name(), %error, "metric family left out of /metrics");
+    }
+}
+
 /// Servers by name, and how many of them were never configured.
 #[derive(Default)]
 struct Servers {
@@ -74,6 +75,9 @@ pub(crate) struct Inner {
     server_cap: usize,
     pub(crate) clock: Arc<dyn Clock>,
     last_render_len: AtomicUsize,
+    /// Whether this crate's families encode themselves (false for registries with a prefix or
+    /// common labels).
+    direct: bool,
 }
 
 /// The recorder of every metric in DESIGN.md's table, over a `prometheus::Registry`.
@@ -187,6 +191,12 @@ impl MetricsBuilder {
         fam.build_info
             .get_or_create(&[env!("CARGO_PKG_VERSION")])
             .set(1);
+        // A registry made with a namespace prefix or common labels rewrites every family it
+        // gathers; the direct encoder would not, so such a registry is rendered the slow way.
+        let direct = registry.gather().iter().any(|family| {
+            family.name() == BUILD_INFO
+                && family.get_metric().iter().all(|m| m.get_label().len() == 1)
+        });
         Ok(Metrics {
             inner: Arc::new(Inner {
                 registry,
@@ -196,6 +206,7 @@ impl MetricsBuilder {
                 server_cap: self.server_cap,
                 clock: self.clock,
                 last_render_len: AtomicUsize::new(0),
+                direct,
             }),
         })
     }
@@ -340,19 +351,35 @@ impl Metrics {
     }
 
     /// The whole registry in the Prometheus text format 0.0.4 (metric families sorted by name,
-    /// series by label values). A family another collector of the registry made invalid is left
-    /// out (and logged) rather than failing the scrape.
+    /// series by label values), this crate's families and any collectors you registered
+    /// yourself. A family another collector made invalid is left out (and logged) rather than
+    /// failing the scrape.
     pub fn render(&self) -> String {
-        let families = self.inner.registry.gather();
         let mut out =
             String::with_capacity(self.inner.last_render_len.load(Ordering::Relaxed) + 1024);
         let encoder = TextEncoder::new();
-        for family in &families {
-            // The encoder checks a family before writing any of it, so a refused family leaves
-            // nothing half-written.
-            if let Err(error) = encoder.encode_utf8(std::slice::from_ref(family), &mut out) {
-                tracing::warn!(metric = family.name(), %error, "metric family left out of /metrics");
+        if !self.inner.direct {
+            for family in &self.inner.registry.gather() {
+                encode_other(&encoder, family, &mut out);
             }
+            self.inner
+                .last_render_len
+                .store(out.len(), Ordering::Relaxed);
+            return out;
+        }
+        // Our families write themselves (no protobuf messages per series); the registry's other
+        // collectors go through the `prometheus` text encoder. Both are merged by name.
+        let others = without_our_collectors(|| self.inner.registry.gather());
+        let ours = self.inner.fam.sorted();
+        let mut others = others.iter().peekable();
+        for family in ours {
+            while let Some(other) = others.next_if(|o| o.name() < family.name()) {
+                encode_other(&encoder, other, &mut out);
+            }
+            family.encode(&mut out);
+        }
+        for other in others {
+            encode_other(&encoder, other, &mut out);
         }
         self.inner
             .last_render_len

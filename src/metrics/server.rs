@@ -7,13 +7,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Duration;
 
-use prometheus::{Counter, Gauge, Histogram, IntCounter, IntGauge};
-
 use super::cap::LabelCap;
 use super::families::Families;
 use super::family::{Child, Family};
 use super::names::{OTHER, OTHER_ERROR_TYPE};
 use super::outcome::CallOutcome;
+use super::value::{Counter, Gauge, Histogram, IntCounter, IntGauge};
 use crate::resolve::Verdict;
 use crate::state::State;
 use crate::supervise::ConnectResult;
@@ -39,7 +38,7 @@ impl ServerCore {
         if *live {
             fam.get_or_create(values)
         } else {
-            fam.detached(values)
+            fam.detached()
         }
     }
 
@@ -441,7 +440,8 @@ impl ToolMetrics {
     /// A successful operation has `error_type=""`. The OpenTelemetry-to-Prometheus mapping drops
     /// an attribute that is not set, and Prometheus treats a label with an empty value exactly as
     /// a missing label (`{error_type=""}` selects both), so this is the same series a collector
-    /// would produce; the `prometheus` crate needs every series of a family to carry every label.
+    /// would produce, while every series of the family keeps one label set (as a
+    /// `prometheus::Registry` requires of a family).
     ///
     /// `method` and `error_type` must come from small fixed sets: after 32 distinct pairs on one
     /// tool, further pairs are counted with both labels `_OTHER`.

@@ -1,0 +1,174 @@
+//! The values behind each series: a few atomics per series, shared by the handles that update
+//! them and the family that exposes them. Far smaller than a `prometheus` metric object (which
+//! carries its own descriptor and label copies), and read without allocating.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+/// Adds `v` to the `f64` stored as bits in `cell`.
+fn add_f64(cell: &AtomicU64, v: f64) {
+    // The closure always returns `Some`, so this cannot fail.
+    let _ = cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |bits| {
+        Some((f64::from_bits(bits) + v).to_bits())
+    });
+}
+
+/// A counter of seconds (or any non-negative amount).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Counter(Arc<AtomicU64>);
+
+impl Counter {
+    /// Adds `v`; a negative or NaN `v` is ignored (a counter never goes down).
+    pub(crate) fn inc_by(&self, v: f64) {
+        if v > 0.0 {
+            add_f64(&self.0, v);
+        }
+    }
+
+    pub(crate) fn get(&self) -> f64 {
+        f64::from_bits(self.0.load(Ordering::Relaxed))
+    }
+}
+
+/// A counter of events.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct IntCounter(Arc<AtomicU64>);
+
+impl IntCounter {
+    pub(crate) fn inc(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// A gauge of any value.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Gauge(Arc<AtomicU64>);
+
+impl Gauge {
+    pub(crate) fn set(&self, v: f64) {
+        self.0.store(v.to_bits(), Ordering::Relaxed);
+    }
+
+    pub(crate) fn get(&self) -> f64 {
+        f64::from_bits(self.0.load(Ordering::Relaxed))
+    }
+}
+
+/// A gauge of whole numbers.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct IntGauge(Arc<AtomicI64>);
+
+impl IntGauge {
+    pub(crate) fn set(&self, v: i64) {
+        self.0.store(v, Ordering::Relaxed);
+    }
+
+    pub(crate) fn get(&self) -> i64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+#[derive(Debug)]
+struct HistogramCells {
+    bounds: Arc<[f64]>,
+    /// One count per bound, plus the `+Inf` bucket (not cumulative).
+    buckets: Box<[AtomicU64]>,
+    sum: AtomicU64,
+}
+
+/// A histogram with fixed bucket bounds.
+#[derive(Debug, Clone)]
+pub(crate) struct Histogram(Arc<HistogramCells>);
+
+/// What a scrape reads from a histogram: cumulative bucket counts (the last is `+Inf`, which is
+/// also the count) and the sum.
+pub(crate) struct HistogramSnapshot {
+    pub(crate) cumulative: Vec<u64>,
+    pub(crate) sum: f64,
+}
+
+impl HistogramSnapshot {
+    pub(crate) fn count(&self) -> u64 {
+        self.cumulative.last().copied().unwrap_or(0)
+    }
+}
+
+impl Histogram {
+    pub(crate) fn new(bounds: Arc<[f64]>) -> Histogram {
+        let buckets = (0..=bounds.len()).map(|_| AtomicU64::new(0)).collect();
+        Histogram(Arc::new(HistogramCells {
+            bounds,
+            buckets,
+            sum: AtomicU64::new(0f64.to_bits()),
+        }))
+    }
+
+    /// Counts `v` in the first bucket whose bound is at least `v` (`le` is inclusive).
+    pub(crate) fn observe(&self, v: f64) {
+        let cells = &*self.0;
+        // A linear scan, like `prometheus`: most waits are zero (cache hits) and land in the
+        // first bucket; NaN lands in `+Inf`.
+        let index = cells
+            .bounds
+            .iter()
+            .position(|bound| v <= *bound)
+            .unwrap_or(cells.bounds.len());
+        if let Some(bucket) = cells.buckets.get(index) {
+            bucket.fetch_add(1, Ordering::Relaxed);
+        }
+        add_f64(&cells.sum, v);
+    }
+
+    /// The counts are read bucket by bucket, so the count always equals the `+Inf` bucket; the
+    /// sum of an observation in flight may show one scrape later.
+    pub(crate) fn snapshot(&self) -> HistogramSnapshot {
+        let mut total = 0;
+        let cumulative = self
+            .0
+            .buckets
+            .iter()
+            .map(|bucket| {
+                total += bucket.load(Ordering::Relaxed);
+                total
+            })
+            .collect();
+        HistogramSnapshot {
+            cumulative,
+            sum: f64::from_bits(self.0.sum.load(Ordering::Relaxed)),
+        }
+    }
+
+    pub(crate) fn bounds(&self) -> &[f64] {
+        &self.0.bounds
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_on_a_bound_counts_in_that_bucket_and_above() {
+        let h = Histogram::new(Arc::from([0.5, 1.0]));
+        h.observe(0.5);
+        h.observe(0.75);
+        h.observe(7.0);
+        let s = h.snapshot();
+        assert_eq!(s.cumulative, [1, 2, 3]);
+        assert_eq!(s.count(), 3);
+        assert_eq!(s.sum, 8.25);
+    }
+
+    #[test]
+    fn counters_never_go_down() {
+        let c = Counter::default();
+        c.inc_by(1.5);
+        c.inc_by(-3.0);
+        c.inc_by(f64::NAN);
+        assert_eq!(c.get(), 1.5);
+    }
+}
