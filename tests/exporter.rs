@@ -691,6 +691,16 @@ impl Serve {
 
 /// A raw HTTP/1.0 GET on 127.0.0.1; returns the body of a 200 answer.
 async fn http_get(addr: &str, target: &str) -> String {
+    let (head, body) = http_get_any(addr, target).await;
+    assert!(
+        head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"),
+        "GET {target}: {head}"
+    );
+    body
+}
+
+/// A raw HTTP/1.0 GET on 127.0.0.1; returns the head and body of any answer.
+async fn http_get_any(addr: &str, target: &str) -> (String, String) {
     let exchange = async {
         let mut stream = tokio::net::TcpStream::connect(addr).await?;
         stream
@@ -706,11 +716,7 @@ async fn http_get(addr: &str, target: &str) -> String {
         .unwrap_or_else(|e| panic!("GET http://{addr}{target}: {e}"));
     let text = String::from_utf8(raw).expect("a UTF-8 answer");
     let (head, body) = text.split_once("\r\n\r\n").expect("an HTTP answer");
-    assert!(
-        head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"),
-        "GET {target}: {head}"
-    );
-    body.to_owned()
+    (head.to_owned(), body.to_owned())
 }
 
 /// One scrape: the raw text and the samples by name and labels.
@@ -1117,8 +1123,9 @@ async fn a_real_prometheus_scrapes_the_exporter_and_sees_the_ready_server() {
     let query = "/api/v1/query?query=mcp_readiness_server_state%7Bstate%3D%22ready%22%7D";
     let start = Instant::now();
     let results = loop {
+        // Not listening yet, or 503 while its storage starts: ask again.
         let answer = if tokio::net::TcpStream::connect(&listen).await.is_ok() {
-            let body = http_get(&listen, query).await;
+            let (_, body) = http_get_any(&listen, query).await;
             serde_json::from_str::<Value>(&body).ok()
         } else {
             None
@@ -1164,4 +1171,29 @@ async fn a_real_prometheus_scrapes_the_exporter_and_sees_the_ready_server() {
         Duration::from_secs(5),
     )
     .await;
+}
+
+#[tokio::test]
+async fn servers_that_fail_at_once_read_absent_not_connecting() {
+    // An attempt that fails within microseconds (spawn error) used to report its
+    // `connecting -> absent` before the `absent -> connecting` that started it, leaving the
+    // gauge at `connecting` for the whole cooldown.
+    let scratch = Scratch::new("fail-fast");
+    let names: Vec<String> = (0..8).map(|i| format!("gone{i}")).collect();
+    let servers: serde_json::Map<String, Value> =
+        names.iter().map(|n| (n.clone(), absent_entry())).collect();
+    let config = write_config(&scratch, "serve.json", Value::Object(servers), json!({}));
+    let mut serve = Serve::start(&scratch, &config).await;
+    let expected: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "absent")).collect();
+    settle(&serve, &expected, Duration::from_secs(10)).await;
+    // And it stays so (the cooldown is 60 s: nothing may move it back to connecting).
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let scrape = serve.scrape().await;
+    for name in &names {
+        assert_eq!(scrape.state(name), Some("absent"), "{name}");
+        assert_eq!(scrape.connects(name, "spawn_failed"), 1.0, "{name}");
+    }
+    signal(serve.guard.pid(), "TERM");
+    let status = serve.guard.exit_within(Duration::from_secs(20)).await;
+    assert_eq!(status.code(), Some(0), "{}", serve.stderr());
 }
