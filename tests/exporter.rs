@@ -412,6 +412,10 @@ async fn check_names_every_state_in_its_record_table_and_note_within_about_one_b
     }
     assert_all_gone("after check", &pids, Duration::from_secs(1)).await;
 
+    eprintln!(
+        "check: table run {:?}, --json run {:?} (budget 3 s)",
+        table.wall, record.wall
+    );
     for run in [&table, &record] {
         assert_eq!(
             run.code,
@@ -866,8 +870,7 @@ async fn serve_exports_every_state_reconnects_a_killed_child_reloads_on_sighup_a
     let readiness =
         json!({ "budget": "7s", "poll": "1s", "cooldown": "60s", "connect_timeout": "120s" });
     let config = write_config(&scratch, "serve.json", servers.clone(), readiness.clone());
-    let serve = Serve::start(&scratch, &config).await;
-    let mut serve = serve;
+    let mut serve = Serve::start(&scratch, &config).await;
 
     // 1. Every server in its state, one-hot; tools and connection attempts by result.
     let mut expected = vec![
@@ -1105,7 +1108,7 @@ async fn a_real_prometheus_scrapes_the_exporter_and_sees_the_ready_server() {
     )
     .unwrap();
     let listen = format!("127.0.0.1:{port}");
-    let _prometheus = Guard {
+    let prometheus_guard = Guard {
         child: Command::new(prometheus)
             .arg(format!("--config.file={}", prometheus_yml.display()))
             .arg(format!(
@@ -1160,7 +1163,7 @@ async fn a_real_prometheus_scrapes_the_exporter_and_sees_the_ready_server() {
             && r["metric"]["__name__"] == "mcp_readiness_server_state"),
         "{results:?}"
     );
-    drop(_prometheus);
+    drop(prometheus_guard);
     let mut serve = serve;
     signal(serve.guard.pid(), "TERM");
     let status = serve.guard.exit_within(Duration::from_secs(20)).await;
