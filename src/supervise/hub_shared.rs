@@ -1,3 +1,5 @@
+use std::cell::Cell;
+use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use super::event::ConnectionEvent;
@@ -11,6 +13,15 @@ pub(crate) struct HubShared {
     pub(crate) options: HubOptions,
     pub(crate) feed: ChangeFeed,
     secrets: Mutex<Vec<Secret>>,
+    /// Events not yet delivered, in the order their transitions happened.
+    pending: Mutex<VecDeque<ConnectionEvent>>,
+    /// Held while delivering, so sinks see one ordered stream.
+    delivering: Mutex<()>,
+}
+
+thread_local! {
+    /// Whether this thread is inside `flush` (a sink that causes events re-entrantly).
+    static DELIVERING: Cell<bool> = const { Cell::new(false) };
 }
 
 impl HubShared {
@@ -19,6 +30,8 @@ impl HubShared {
             options,
             feed: ChangeFeed::new(),
             secrets: Mutex::new(Vec::new()),
+            pending: Mutex::new(VecDeque::new()),
+            delivering: Mutex::new(()),
         }
     }
 
@@ -34,11 +47,50 @@ impl HubShared {
         redact(text, &secrets)
     }
 
-    /// Sends events to every sink (outside any lock), and bumps the change feed when one of them
-    /// changes what an inventory snapshot would say.
+    /// Queues `events` and delivers them (see [`HubShared::flush`]).
     pub(crate) fn emit(&self, events: Vec<ConnectionEvent>) {
+        self.queue(events);
+        self.flush();
+    }
+
+    /// Queues `events` for delivery. Call it while still holding the lock under which their
+    /// transitions were made, then [`HubShared::flush`] after releasing it: sinks then see the
+    /// transitions in the order they happened (an attempt that fails at once must not report
+    /// `connecting -> absent` before the `absent -> connecting` that started it).
+    pub(crate) fn queue(&self, events: Vec<ConnectionEvent>) {
+        if !events.is_empty() {
+            self.pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend(events);
+        }
+    }
+
+    /// Sends the queued events to every sink, in order, outside any supervisor lock, and bumps the
+    /// change feed when one of them changes what an inventory snapshot would say. One thread
+    /// delivers at a time; events a sink causes re-entrantly are delivered by the same loop.
+    pub(crate) fn flush(&self) {
+        if DELIVERING.with(Cell::get) {
+            return;
+        }
+        let _turn = self.delivering.lock().unwrap_or_else(|p| p.into_inner());
+        /// Clears the flag even when a sink panics.
+        struct Reset;
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                DELIVERING.with(|d| d.set(false));
+            }
+        }
+        DELIVERING.with(|d| d.set(true));
+        let reset = Reset;
         let mut changed = false;
-        for event in &events {
+        loop {
+            let next = self
+                .pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .pop_front();
+            let Some(event) = next else { break };
             changed |= matches!(
                 event,
                 ConnectionEvent::StateChanged { .. }
@@ -47,9 +99,10 @@ impl HubShared {
                     | ConnectionEvent::ServerRemoved { .. }
             );
             for sink in &self.options.sinks {
-                sink.on_event(event);
+                sink.on_event(&event);
             }
         }
+        drop(reset);
         if changed {
             self.feed.bump();
         }

@@ -220,8 +220,9 @@ impl Supervisor {
                 Step::Join(attempt) => Ok(attempt),
                 Step::Fail(error) => Err(error),
             };
+            self.shared.queue(events);
             drop(inner);
-            self.shared.emit(events);
+            self.shared.flush();
             result?
         };
         attempt.await.map_err(|e| self.connect_failed(&e))
@@ -309,8 +310,9 @@ impl Supervisor {
         if start {
             drop(self.start_attempt(&mut inner, &mut events));
         }
+        self.shared.queue(events);
         drop(inner);
-        self.shared.emit(events);
+        self.shared.flush();
     }
 
     /// Records how an attempt ended. Called by the attempt's own task.
@@ -397,8 +399,9 @@ impl Supervisor {
                 Err(error)
             }
         };
+        self.shared.queue(events);
         drop(inner);
-        self.shared.emit(events);
+        self.shared.flush();
         outcome
     }
 
@@ -448,8 +451,9 @@ impl Supervisor {
         let mut events = Vec::new();
         let mut inner = self.lock();
         let acted = self.lose(&mut inner, generation, why, &mut events);
+        self.shared.queue(events);
         drop(inner);
-        self.shared.emit(events);
+        self.shared.flush();
         if acted && self.shared.options.reconnect_on_drop {
             self.connect_now();
         }
@@ -475,8 +479,9 @@ impl Supervisor {
                 &mut events,
             );
         }
+        self.shared.queue(events);
         drop(inner);
-        self.shared.emit(events);
+        self.shared.flush();
     }
 
     /// Unauthorized → Idle: credentials changed, the next use tries again. Returns whether the
@@ -493,8 +498,9 @@ impl Supervisor {
                 &mut events,
             );
         }
+        self.shared.queue(events);
         drop(inner);
-        self.shared.emit(events);
+        self.shared.flush();
         was
     }
 
@@ -625,8 +631,9 @@ impl Supervisor {
                 });
                 *current = Arc::new(names);
             }
+            supervisor.shared.queue(events);
             drop(inner);
-            supervisor.shared.emit(events);
+            supervisor.shared.flush();
         });
     }
 
