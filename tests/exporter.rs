@@ -5,10 +5,11 @@
 //! Prometheus server.
 #![cfg(target_os = "linux")]
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -25,40 +26,7 @@ const RIGHT_TOKEN: &str = "right-token-7f3a9c";
 /// The token the configurations send; must never be printed.
 const WRONG_TOKEN: &str = "wrong-token-b41d2e";
 
-/// The fixture binary next to this test binary (`target/debug/deps/../examples/`), built on
-/// demand when missing or older than its source.
-fn fixture() -> PathBuf {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let exe = std::env::current_exe().expect("test executable path");
-        let debug = exe
-            .parent()
-            .and_then(Path::parent)
-            .expect("target/<profile>");
-        let path = debug.join("examples").join("fixture_server");
-        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fixture_server.rs");
-        let stale = match (std::fs::metadata(&path), std::fs::metadata(&source)) {
-            (Ok(bin), Ok(src)) => bin.modified().ok() < src.modified().ok(),
-            _ => true,
-        };
-        if stale {
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let status = Command::new(cargo)
-                .args(["build", "--example", "fixture_server"])
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .status()
-                .expect("run cargo build --example fixture_server");
-            assert!(status.success(), "building the fixture server failed");
-        }
-        assert!(
-            path.exists(),
-            "fixture server not found at {}",
-            path.display()
-        );
-        path
-    })
-    .clone()
-}
+use common::fixture;
 
 /// Skips (loudly) or fails (under `CI=true`) when an external prerequisite is missing.
 fn prerequisite(found: bool, message: &str) -> bool {
