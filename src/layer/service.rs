@@ -52,8 +52,6 @@ where
             tool: tool_metrics,
             transport,
         } = self.shared.handles(&call.name);
-        let span = call_span(&call.name, transport);
-
         // Fast path: a fresh ready verdict for this very tool.
         if let Some(verdict) = self
             .shared
@@ -61,8 +59,8 @@ where
             .lookup(&call.name)
             .filter(|v| v.is_ready())
         {
+            let span = call_span(&call.name, transport, Some(&verdict));
             let recorder = Recorder::new(call.name.clone(), tool_metrics, self.on_outcome.clone());
-            record_verdict(&span, &verdict);
             inject_trace_context(&span, &mut call.meta);
             let future = {
                 let _entered = span.enter();
@@ -72,6 +70,7 @@ where
         }
 
         // Slow path: resolve (maybe wait), then call the inner service that poll_ready readied.
+        let span = call_span(&call.name, transport, None);
         let absent_counter = tool_metrics.clone();
         let recorder = Recorder::new(call.name.clone(), tool_metrics, self.on_outcome.clone());
         let ready_inner = {

@@ -26,6 +26,12 @@ pub const SPAN_TARGET: &str = "mcp_readiness::call";
 /// // ... calls through ReadinessService record their state on this span
 /// ```
 pub fn execute_tool_span(tool: &ToolName) -> Span {
+    tool_span(tool, None, None)
+}
+
+/// The span with the values already known at creation. Recording later costs a by-name field
+/// lookup per field, so the ready path passes everything here.
+fn tool_span(tool: &ToolName, transport: Option<&'static str>, ready: Option<&Verdict>) -> Span {
     tracing::info_span!(
         target: SPAN_TARGET,
         "tools/call",
@@ -35,50 +41,57 @@ pub fn execute_tool_span(tool: &ToolName) -> Span {
         mcp.method.name = "tools/call",
         gen_ai.operation.name = "execute_tool",
         gen_ai.tool.name = tool.tool(),
-        network.transport = Empty,
+        network.transport = transport,
         error.type = Empty,
         tool_error = Empty,
         mcp_readiness.server = tool.server(),
-        mcp_readiness.state = Empty,
-        mcp_readiness.waited_ms = Empty,
-        mcp_readiness.timed_out = Empty,
+        mcp_readiness.state = ready.map(|v| v.state.as_str()),
+        mcp_readiness.waited_ms = ready.map(waited_ms),
+        mcp_readiness.timed_out = ready.map(|v| v.timed_out),
         mcp_readiness.action = Empty,
     )
 }
 
-/// The span for one call: the current span when it is an `execute_tool` span of ours, otherwise
-/// a new one.
-pub(crate) fn call_span(tool: &ToolName, transport: Option<&'static str>) -> Span {
-    let current = Span::current();
-    let span = if is_tool_span(&current) {
-        current.record("gen_ai.tool.name", tool.tool());
-        current.record("mcp_readiness.server", tool.server());
-        current
-    } else {
-        execute_tool_span(tool)
-    };
-    if let Some(transport) = transport {
-        span.record("network.transport", transport);
+/// The span for one call: the current span when it is an `execute_tool` span of ours (enriched),
+/// otherwise a new one. With `ready`, the verdict is recorded too.
+pub(crate) fn call_span(
+    tool: &ToolName,
+    transport: Option<&'static str>,
+    ready: Option<&Verdict>,
+) -> Span {
+    // Look at the current span's metadata without cloning a `Span` (and its dispatcher).
+    let enclosing = tracing::dispatcher::get_default(|dispatch| {
+        dispatch.current_span().metadata().is_some_and(is_tool_span)
+    });
+    if !enclosing {
+        return tool_span(tool, transport, ready);
     }
-    span
+    let current = Span::current();
+    current.record("gen_ai.tool.name", tool.tool());
+    current.record("mcp_readiness.server", tool.server());
+    if let Some(transport) = transport {
+        current.record("network.transport", transport);
+    }
+    if let Some(verdict) = ready {
+        record_verdict(&current, verdict);
+    }
+    current
 }
 
-fn is_tool_span(span: &Span) -> bool {
-    span.metadata().is_some_and(|meta| {
-        let fields = meta.fields();
-        fields.field("gen_ai.operation.name").is_some()
-            && fields.field("mcp_readiness.state").is_some()
-    })
+fn is_tool_span(meta: &tracing::Metadata<'_>) -> bool {
+    let fields = meta.fields();
+    fields.field("gen_ai.operation.name").is_some() && fields.field("mcp_readiness.state").is_some()
+}
+
+/// i64, not u64: tracing-opentelemetry exports u64 fields as strings.
+fn waited_ms(verdict: &Verdict) -> i64 {
+    i64::try_from(verdict.waited.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// Records the verdict's state, wait and (when not ready) the action and `error.type`.
 pub(crate) fn record_verdict(span: &Span, verdict: &Verdict) {
     span.record("mcp_readiness.state", verdict.state.as_str());
-    // i64, not u64: tracing-opentelemetry exports u64 fields as strings.
-    span.record(
-        "mcp_readiness.waited_ms",
-        i64::try_from(verdict.waited.as_millis()).unwrap_or(i64::MAX),
-    );
+    span.record("mcp_readiness.waited_ms", waited_ms(verdict));
     span.record("mcp_readiness.timed_out", verdict.timed_out);
     if let Some(action) = verdict.action() {
         span.record("mcp_readiness.action", action.as_str());

@@ -372,6 +372,9 @@ struct ToolInner {
     calls: [OnceLock<IntCounter>; 6],
     absent: OnceLock<IntCounter>,
     operations: RwLock<Vec<Operation>>,
+    /// The series every successful call through the layer records into, resolved once: the
+    /// hot path takes no lock.
+    ok_call: OnceLock<Histogram>,
 }
 
 /// Every series of one tool of one server, resolved once. Cheap to clone; get it from
@@ -399,6 +402,7 @@ impl ToolMetrics {
                 calls: Default::default(),
                 absent: OnceLock::new(),
                 operations: RwLock::new(Vec::new()),
+                ok_call: OnceLock::new(),
             }),
         }
     }
@@ -446,8 +450,19 @@ impl ToolMetrics {
     /// `method` and `error_type` must come from small fixed sets: after 32 distinct pairs on one
     /// tool, further pairs are counted with both labels `_OTHER`.
     pub fn observe_operation(&self, method: &str, error_type: Option<&str>, duration: Duration) {
-        let error_type = error_type.unwrap_or("");
         let seconds = duration.as_secs_f64();
+        if method == "tools/call" && error_type.is_none() {
+            let inner = &*self.inner;
+            let core = &inner.core;
+            core.lazy(
+                &inner.ok_call,
+                &core.fam.operation,
+                &["tools/call", &inner.tool, "", &core.name],
+            )
+            .observe(seconds);
+            return;
+        }
+        let error_type = error_type.unwrap_or("");
         {
             let operations = read(&self.inner.operations);
             if let Some(op) = find(&operations, method, error_type) {

@@ -4,18 +4,22 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 
+/// A fast, DoS-resistant (randomly seeded) hasher: the map is probed on every call.
+type Hasher = foldhash::fast::RandomState;
+type Map<V> = HashMap<Arc<str>, V, Hasher>;
+
 /// A map read on every call and written rarely: reads are lock-free and allocation-free (one
 /// `arc-swap` load, one probe), a write copies the map. Bounded: past `cap` keys, new keys are
 /// not stored, so callers that invent names cannot grow it without bound.
 pub(crate) struct CowMap<V> {
-    map: ArcSwap<HashMap<Arc<str>, V>>,
+    map: ArcSwap<Map<V>>,
     cap: usize,
 }
 
 impl<V: Clone> CowMap<V> {
     pub(crate) fn with_cap(cap: usize) -> Self {
         CowMap {
-            map: ArcSwap::from_pointee(HashMap::new()),
+            map: ArcSwap::from_pointee(Map::default()),
             cap,
         }
     }
@@ -50,7 +54,7 @@ impl<V: Clone> CowMap<V> {
 
     /// Drops every entry.
     pub(crate) fn clear(&self) {
-        self.map.store(Arc::new(HashMap::new()));
+        self.map.store(Arc::new(Map::default()));
     }
 }
 
