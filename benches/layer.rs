@@ -200,6 +200,9 @@ fn bench_layer(c: &mut Criterion) {
                                     (dispatch.clone(), barrier.clone(), tool.clone());
                                 let mut readiness = readiness.clone();
                                 std::thread::spawn(move || {
+                                    // Each thread owns its name, as each caller would: a shared
+                                    // `Arc` would make every row pay for refcount bouncing.
+                                    let tool = ToolName::parse(tool.as_str());
                                     tracing::dispatcher::with_default(&dispatch, || {
                                         barrier.wait();
                                         match variant {
