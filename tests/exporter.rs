@@ -7,10 +7,11 @@
 
 mod common;
 
+use common::{Scratch, alive};
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -64,48 +65,13 @@ fn prometheus_tool(name: &str) -> Option<PathBuf> {
     .then_some(path)
 }
 
-struct Scratch(PathBuf);
-
 impl Scratch {
-    fn new(name: &str) -> Scratch {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "mcp-readiness-exporter-{name}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-    fn path(&self, file: &str) -> PathBuf {
-        self.0.join(file)
-    }
-    fn read(&self, file: &str) -> String {
-        std::fs::read_to_string(self.path(file)).unwrap_or_default()
-    }
     /// The pids a fixture logged to `log-<name>` (`start <pid>` lines), in order.
     fn started(&self, name: &str) -> Vec<u32> {
         self.read(&format!("log-{name}"))
             .lines()
             .filter_map(|l| l.strip_prefix("start ")?.parse().ok())
             .collect()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Whether a process runs (a zombie has exited and counts as gone).
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state != "Z"),
-        Err(_) => false,
     }
 }
 

@@ -5,9 +5,10 @@
 
 mod common;
 
+use common::{Scratch, alive};
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -26,22 +27,7 @@ use tokio::time::Instant;
 
 use common::fixture;
 
-struct Scratch(PathBuf);
-
 impl Scratch {
-    fn new(name: &str) -> Scratch {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "mcp-readiness-{name}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-    fn path(&self, file: &str) -> PathBuf {
-        self.0.join(file)
-    }
     fn log(&self) -> Vec<String> {
         std::fs::read_to_string(self.path("log"))
             .unwrap_or_default()
@@ -61,23 +47,6 @@ impl Scratch {
                 matches!(kind, "start" | "grandchild").then(|| pid.parse().ok())?
             })
             .collect()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Whether a process runs (a zombie has exited and counts as gone).
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state != "Z"),
-        Err(_) => false,
     }
 }
 
