@@ -138,6 +138,32 @@ fn layer(metrics: &Metrics) -> ReadinessLayer {
         .build()
 }
 
+/// A capturing subscriber, a recorder and the layer over `Servers`: what most tests start from.
+struct World {
+    capture: Capture,
+    _guard: tracing::subscriber::DefaultGuard,
+    metrics: Metrics,
+    servers: Servers,
+    service: mcp_readiness::layer::ReadinessService<Servers>,
+}
+
+fn world() -> World {
+    let capture = Capture::default();
+    let _guard = capture.install();
+    let metrics = Metrics::new();
+    let servers = Servers::default();
+    let service = ServiceBuilder::new()
+        .layer(layer(&metrics))
+        .service(servers.clone());
+    World {
+        capture,
+        _guard,
+        metrics,
+        servers,
+        service,
+    }
+}
+
 fn metric_line(metrics: &Metrics, needle: &str) -> Option<String> {
     metrics
         .render()
@@ -150,13 +176,13 @@ fn metric_line(metrics: &Metrics, needle: &str) -> Option<String> {
 
 #[tokio::test(start_paused = true)]
 async fn a_ready_call_goes_through_with_a_fully_tagged_client_span() {
-    let capture = Capture::default();
-    let _guard = capture.install();
-    let metrics = Metrics::new();
-    let servers = Servers::default();
-    let service = ServiceBuilder::new()
-        .layer(layer(&metrics))
-        .service(servers.clone());
+    let World {
+        capture,
+        _guard,
+        metrics,
+        servers,
+        service,
+    } = world();
 
     let result = service
         .oneshot(ToolCall::new("mcp__files__read"))
@@ -193,13 +219,13 @@ async fn a_ready_call_goes_through_with_a_fully_tagged_client_span() {
 
 #[tokio::test(start_paused = true)]
 async fn an_unauthenticated_server_is_refused_at_once_without_calling_the_inner_service() {
-    let capture = Capture::default();
-    let _guard = capture.install();
-    let metrics = Metrics::new();
-    let servers = Servers::default();
-    let service = ServiceBuilder::new()
-        .layer(layer(&metrics))
-        .service(servers.clone());
+    let World {
+        capture,
+        _guard,
+        metrics,
+        servers,
+        service,
+    } = world();
 
     let err = service
         .oneshot(ToolCall::new("mcp__chat__send"))
@@ -245,13 +271,13 @@ async fn an_unauthenticated_server_is_refused_at_once_without_calling_the_inner_
 
 #[tokio::test(start_paused = true)]
 async fn a_connecting_server_is_waited_on_for_the_budget_then_refused_as_a_resolve_timeout() {
-    let capture = Capture::default();
-    let _guard = capture.install();
-    let metrics = Metrics::new();
-    let servers = Servers::default();
-    let service = ServiceBuilder::new()
-        .layer(layer(&metrics))
-        .service(servers.clone());
+    let World {
+        capture,
+        _guard,
+        metrics,
+        servers,
+        service,
+    } = world();
 
     let start = tokio::time::Instant::now();
     let err = service
@@ -289,12 +315,13 @@ async fn a_connecting_server_is_waited_on_for_the_budget_then_refused_as_a_resol
 
 #[tokio::test(start_paused = true)]
 async fn an_absent_server_and_an_absent_tool_are_told_apart() {
-    let capture = Capture::default();
-    let _guard = capture.install();
-    let metrics = Metrics::new();
-    let service = ServiceBuilder::new()
-        .layer(layer(&metrics))
-        .service(Servers::default());
+    let World {
+        capture,
+        _guard,
+        metrics,
+        service,
+        ..
+    } = world();
 
     let err = service
         .clone()
@@ -334,12 +361,13 @@ async fn an_absent_server_and_an_absent_tool_are_told_apart() {
 
 #[tokio::test(start_paused = true)]
 async fn a_tool_error_and_a_transport_error_are_classified_and_tagged() {
-    let capture = Capture::default();
-    let _guard = capture.install();
-    let metrics = Metrics::new();
-    let service = ServiceBuilder::new()
-        .layer(layer(&metrics))
-        .service(Servers::default());
+    let World {
+        capture,
+        _guard,
+        metrics,
+        service,
+        ..
+    } = world();
 
     let result = service
         .clone()
