@@ -8,9 +8,12 @@
 
 use std::hint::black_box;
 use std::sync::Arc;
-use std::time::{Duration, Instant as BenchClock};
+use std::time::Instant as BenchClock;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+
+#[path = "support/threads.rs"]
+mod threads;
 use mcp_readiness::{CapabilityCache, Snapshot, StaticInventory, ToolName, classify};
 
 fn parsing(c: &mut Criterion) {
@@ -64,26 +67,18 @@ fn ready_cache_hit(c: &mut Criterion) {
             format!("{threads} thread(s), same tool, per-thread iterations"),
             |b| {
                 b.iter_custom(|iters| {
-                    let barrier = Arc::new(std::sync::Barrier::new(threads));
-                    let handles: Vec<_> = (0..threads)
-                        .map(|_| {
-                            let (cache, tool, barrier) =
-                                (cache.clone(), tool.clone(), barrier.clone());
-                            std::thread::spawn(move || {
-                                barrier.wait();
-                                let start = BenchClock::now();
-                                for _ in 0..iters {
-                                    black_box(cache.lookup(black_box(&tool)));
-                                }
-                                start.elapsed()
-                            })
-                        })
-                        .collect();
-                    handles
-                        .into_iter()
-                        .map(|h| h.join().unwrap_or(Duration::ZERO))
-                        .max()
-                        .unwrap_or(Duration::ZERO)
+                    let (cache, tool) = (cache.clone(), tool.clone());
+                    threads::on_threads(
+                        threads,
+                        move || (cache.clone(), ToolName::parse(tool.as_str()), iters),
+                        |(cache, tool, iters)| {
+                            let start = BenchClock::now();
+                            for _ in 0..iters {
+                                black_box(cache.lookup(black_box(&tool)));
+                            }
+                            start.elapsed()
+                        },
+                    )
                 })
             },
         );

@@ -17,10 +17,12 @@
 
 use std::convert::Infallible;
 use std::hint::black_box;
-use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
+
+#[path = "support/threads.rs"]
+mod threads;
 use futures::FutureExt;
 use futures::future::{Ready, ready};
 use mcp_readiness::layer::{ReadinessLayer, execute_tool_span};
@@ -193,40 +195,29 @@ fn bench_layer(c: &mut Criterion) {
                 let name = format!("{variant:?}/{threads}t").to_lowercase();
                 group.bench_function(name, |b| {
                     b.iter_custom(|iters| {
-                        let barrier = Arc::new(Barrier::new(threads));
-                        let handles: Vec<_> = (0..threads)
-                            .map(|_| {
-                                let (dispatch, barrier, tool) =
-                                    (dispatch.clone(), barrier.clone(), tool.clone());
-                                let mut readiness = readiness.clone();
-                                std::thread::spawn(move || {
-                                    // Each thread owns its name, as each caller would: a shared
-                                    // `Arc` would make every row pay for refcount bouncing.
-                                    let tool = ToolName::parse(tool.as_str());
-                                    tracing::dispatcher::with_default(&dispatch, || {
-                                        barrier.wait();
-                                        match variant {
-                                            Variant::Readiness => {
-                                                let start = Instant::now();
-                                                for _ in 0..iters {
-                                                    call_once(
-                                                        &mut readiness,
-                                                        ToolCall::new(tool.clone()),
-                                                    );
-                                                }
-                                                start.elapsed()
-                                            }
-                                            other => run(other, iters, &tool),
+                        let (dispatch, tool, readiness) =
+                            (dispatch.clone(), tool.clone(), readiness.clone());
+                        threads::on_threads(
+                            threads,
+                            move || {
+                                // Each thread owns its name, as each caller would: a shared `Arc`
+                                // would make every row pay for refcount bouncing.
+                                let tool = ToolName::parse(tool.as_str());
+                                (dispatch.clone(), tool, readiness.clone(), variant, iters)
+                            },
+                            |(dispatch, tool, mut readiness, variant, iters)| {
+                                tracing::dispatcher::with_default(&dispatch, || match variant {
+                                    Variant::Readiness => {
+                                        let start = Instant::now();
+                                        for _ in 0..iters {
+                                            call_once(&mut readiness, ToolCall::new(tool.clone()));
                                         }
-                                    })
+                                        start.elapsed()
+                                    }
+                                    other => run(other, iters, &tool),
                                 })
-                            })
-                            .collect();
-                        handles
-                            .into_iter()
-                            .map(|h| h.join().unwrap_or(Duration::ZERO))
-                            .max()
-                            .unwrap_or(Duration::ZERO)
+                            },
+                        )
                     })
                 });
             }
