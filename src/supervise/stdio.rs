@@ -22,6 +22,15 @@ use crate::secret::{Secret, redact};
 /// How many stderr lines a failed handshake quotes.
 const STDERR_TAIL: usize = 3;
 
+/// A started child: its stdout and stdin (the MCP pipe), its stderr, and the guard that kills its
+/// process group.
+type Spawned = (
+    tokio::process::ChildStdout,
+    tokio::process::ChildStdin,
+    Option<tokio::process::ChildStderr>,
+    ChildGuard,
+);
+
 /// Starts an MCP server as a child process and speaks MCP over its stdin / stdout.
 ///
 /// - The child runs in its own process group; the whole group is killed when the connection ends
@@ -188,18 +197,7 @@ impl StdioConnector {
     }
 
     #[cfg(unix)]
-    #[allow(clippy::type_complexity)]
-    fn spawn(
-        &self,
-    ) -> Result<
-        (
-            tokio::process::ChildStdout,
-            tokio::process::ChildStdin,
-            Option<tokio::process::ChildStderr>,
-            ChildGuard,
-        ),
-        ConnectError,
-    > {
+    fn spawn(&self) -> Result<Spawned, ConnectError> {
         use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
         use std::process::Stdio;
 
@@ -243,18 +241,7 @@ impl StdioConnector {
     }
 
     #[cfg(not(unix))]
-    #[allow(clippy::type_complexity)]
-    fn spawn(
-        &self,
-    ) -> Result<
-        (
-            tokio::process::ChildStdout,
-            tokio::process::ChildStdin,
-            Option<tokio::process::ChildStderr>,
-            ChildGuard,
-        ),
-        ConnectError,
-    > {
+    fn spawn(&self) -> Result<Spawned, ConnectError> {
         Err(ConnectError::new(
             ConnectResult::SpawnFailed,
             format!(
