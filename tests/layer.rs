@@ -65,7 +65,12 @@ impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> tracing_subscriber::Layer<
 
 impl Capture {
     fn install(&self) -> tracing::subscriber::DefaultGuard {
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(self.clone()))
+        let guard =
+            tracing::subscriber::set_default(tracing_subscriber::registry().with(self.clone()));
+        // Callsite interest is cached process-wide; recompute it now that this thread has a
+        // subscriber, so a concurrent test cannot leave our spans disabled.
+        tracing::callsite::rebuild_interest_cache();
+        guard
     }
     fn spans(&self) -> Vec<CapturedSpan> {
         self.0.lock().unwrap().clone()

@@ -115,7 +115,11 @@ async fn export_one_span(
     let telemetry = config.build().expect("telemetry builds");
     let subscriber = telemetry.subscriber();
     let guard = telemetry.into_guard();
-    let meta = tracing::subscriber::with_default(subscriber, emit_tool_call_span);
+    let meta = tracing::subscriber::with_default(subscriber, || {
+        // Callsite interest is cached process-wide: recompute it with this subscriber in place.
+        tracing::callsite::rebuild_interest_cache();
+        emit_tool_call_span()
+    });
     if shutdown_by_drop {
         drop(guard);
     } else {
@@ -313,7 +317,11 @@ fn without_an_endpoint_nothing_is_exported_and_nothing_is_injected() {
     .unwrap();
     assert!(telemetry.provider().is_none());
     let subscriber = telemetry.subscriber();
-    let meta = tracing::subscriber::with_default(subscriber, emit_tool_call_span);
+    let meta = tracing::subscriber::with_default(subscriber, || {
+        // Callsite interest is cached process-wide: recompute it with this subscriber in place.
+        tracing::callsite::rebuild_interest_cache();
+        emit_tool_call_span()
+    });
     assert_eq!(meta.len(), 1, "only the existing entry: {meta:?}");
 }
 

@@ -83,3 +83,31 @@ pub fn alive(pid: u32) -> bool {
         Err(_) => false,
     }
 }
+
+/// A stdio server spec running the fixture server as `name`, with extra environment.
+pub fn stdio(name: &str, env: &[(&str, &str)]) -> mcp_readiness::ServerSpec {
+    mcp_readiness::ServerSpec {
+        name: name.into(),
+        transport: mcp_readiness::TransportSpec::Stdio {
+            command: fixture().display().to_string(),
+            args: Vec::new(),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), (*v).into()))
+                .collect(),
+            cwd: None,
+        },
+    }
+}
+
+/// The text content of a tool result.
+pub fn text(result: &rmcp::model::CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            rmcp::model::ContentBlock::Text(t) => Some(t.text.clone()),
+            _ => None,
+        })
+        .collect()
+}
