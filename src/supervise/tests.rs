@@ -132,6 +132,15 @@ struct Script {
     calls: Mutex<VecDeque<CallStep>>,
 }
 
+impl Script {
+    /// A script whose first connects go as `steps` say (then succeed).
+    fn starting_with(steps: impl IntoIterator<Item = ConnectStep>) -> Arc<Script> {
+        let script = Arc::new(Script::default());
+        script.steps.lock().unwrap().extend(steps);
+        script
+    }
+}
+
 struct ScriptedConnector {
     script: Arc<Script>,
     delay: Duration,
@@ -224,12 +233,7 @@ async fn settle() {
 
 #[tokio::test(start_paused = true)]
 async fn calls_during_the_cooldown_fail_fast_and_one_attempt_follows_it() {
-    let script = Arc::new(Script::default());
-    script
-        .steps
-        .lock()
-        .unwrap()
-        .push_back(ConnectStep::Fail(ConnectResult::Refused));
+    let script = Script::starting_with([ConnectStep::Fail(ConnectResult::Refused)]);
     let hub = hub_with(ScriptedConnector::new(&script), quiet());
 
     let first = hub.call(read()).await.unwrap_err();
@@ -382,12 +386,7 @@ async fn reconnect_on_drop_reconnects_without_waiting_for_a_call() {
 
 #[tokio::test(start_paused = true)]
 async fn unauthorized_fails_fast_with_no_retry_until_the_credentials_change() {
-    let script = Arc::new(Script::default());
-    script
-        .steps
-        .lock()
-        .unwrap()
-        .push_back(ConnectStep::Fail(ConnectResult::Unauthorized));
+    let script = Script::starting_with([ConnectStep::Fail(ConnectResult::Unauthorized)]);
     let hub = hub_with(ScriptedConnector::new(&script), quiet());
 
     let error = hub.call(read()).await.unwrap_err();
