@@ -177,6 +177,16 @@ fn metric_line(metrics: &Metrics, needle: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// Asserts the exposition has a line starting with `line`, showing the whole text when not.
+#[track_caller]
+fn assert_metric(metrics: &Metrics, line: &str) {
+    assert!(
+        metric_line(metrics, line).is_some(),
+        "missing `{line}` in:\n{}",
+        metrics.render()
+    );
+}
+
 // ------------------------------------------------------------ spans and outcomes per state
 
 #[tokio::test(start_paused = true)]
@@ -256,21 +266,13 @@ async fn an_unauthenticated_server_is_refused_at_once_without_calling_the_inner_
     assert_eq!(f["mcp_readiness.action"], "reauthorize");
     assert_eq!(f["error.type"], "server_unauthenticated");
     assert_eq!(f["mcp_readiness.waited_ms"], "0");
-    assert!(
-        metric_line(
-            &metrics,
-            r#"mcp_readiness_tool_calls_total{outcome="not_ready",server="chat",tool="send"} 1"#
-        )
-        .is_some()
+    assert_metric(
+        &metrics,
+        r#"mcp_readiness_tool_calls_total{outcome="not_ready",server="chat",tool="send"} 1"#,
     );
-    assert!(
-        metric_line(
-            &metrics,
-            r#"mcp_readiness_avoided_wait_seconds_total{server="chat",state="unauthenticated"} 4"#
-        )
-        .is_some(),
-        "{}",
-        metrics.render()
+    assert_metric(
+        &metrics,
+        r#"mcp_readiness_avoided_wait_seconds_total{server="chat",state="unauthenticated"} 4"#,
     );
 }
 
@@ -300,21 +302,13 @@ async fn a_connecting_server_is_waited_on_for_the_budget_then_refused_as_a_resol
     assert_eq!(f["mcp_readiness.waited_ms"], "4000");
     assert_eq!(f["mcp_readiness.timed_out"], "true");
     assert_eq!(f["error.type"], "resolve_timeout");
-    assert!(
-        metric_line(
-            &metrics,
-            r#"mcp_readiness_budget_exhausted_total{server="search"} 1"#
-        )
-        .is_some(),
-        "{}",
-        metrics.render()
+    assert_metric(
+        &metrics,
+        r#"mcp_readiness_budget_exhausted_total{server="search"} 1"#,
     );
-    assert!(
-        metric_line(
-            &metrics,
-            r#"mcp_readiness_waste_seconds_total{server="search",state="connecting"} 4"#
-        )
-        .is_some()
+    assert_metric(
+        &metrics,
+        r#"mcp_readiness_waste_seconds_total{server="search",state="connecting"} 4"#,
     );
 }
 
@@ -353,14 +347,9 @@ async fn an_absent_server_and_an_absent_tool_are_told_apart() {
     assert_eq!(spans[0].fields["error.type"], "server_absent");
     assert_eq!(spans[0].fields["mcp_readiness.action"], "add_connection");
     assert_eq!(spans[1].fields["error.type"], "tool_absent");
-    assert!(
-        metric_line(
-            &metrics,
-            r#"mcp_readiness_tool_absent_total{server="files",tool="write"} 1"#
-        )
-        .is_some(),
-        "{}",
-        metrics.render()
+    assert_metric(
+        &metrics,
+        r#"mcp_readiness_tool_absent_total{server="files",tool="write"} 1"#,
     );
 }
 
@@ -390,14 +379,14 @@ async fn a_tool_error_and_a_transport_error_are_classified_and_tagged() {
     assert_eq!(spans[0].fields["tool_error"], "true");
     assert_eq!(spans[0].fields["error.type"], "tool_error");
     assert_eq!(spans[1].fields["error.type"], "transport_error");
-    assert!(
-        metric_line(
-            &metrics,
-            r#"mcp_readiness_tool_calls_total{outcome="tool_error",server="files",tool="fail"} 1"#
-        )
-        .is_some()
+    assert_metric(
+        &metrics,
+        r#"mcp_readiness_tool_calls_total{outcome="tool_error",server="files",tool="fail"} 1"#,
     );
-    assert!(metric_line(&metrics, r#"mcp_readiness_tool_calls_total{outcome="transport_error",server="files",tool="broken"} 1"#).is_some());
+    assert_metric(
+        &metrics,
+        r#"mcp_readiness_tool_calls_total{outcome="transport_error",server="files",tool="broken"} 1"#,
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -415,14 +404,9 @@ async fn a_call_that_outlives_towers_timeout_is_counted_as_timeout() {
         .unwrap_err();
     assert!(err.is::<tower::timeout::error::Elapsed>());
     // The layer sits inside the timeout here, so it sees its future dropped: cancelled.
-    assert!(
-        metric_line(
-            &metrics,
-            r#"mcp_readiness_tool_calls_total{outcome="cancelled",server="files",tool="hang"} 1"#
-        )
-        .is_some(),
-        "{}",
-        metrics.render()
+    assert_metric(
+        &metrics,
+        r#"mcp_readiness_tool_calls_total{outcome="cancelled",server="files",tool="hang"} 1"#,
     );
 
     // With the timeout inside the layer, the layer sees the timeout itself.
@@ -438,14 +422,9 @@ async fn a_call_that_outlives_towers_timeout_is_counted_as_timeout() {
         .await
         .unwrap_err();
     assert!(err.is::<tower::timeout::error::Elapsed>());
-    assert!(
-        metric_line(
-            &metrics,
-            r#"mcp_readiness_tool_calls_total{outcome="timeout",server="files",tool="hang"} 1"#
-        )
-        .is_some(),
-        "{}",
-        metrics.render()
+    assert_metric(
+        &metrics,
+        r#"mcp_readiness_tool_calls_total{outcome="timeout",server="files",tool="hang"} 1"#,
     );
 }
 
@@ -471,12 +450,9 @@ async fn a_cancelled_call_is_counted_as_cancelled_exactly_once() {
         *seen.lock().unwrap(),
         [("mcp__files__hang".to_owned(), CallOutcome::Cancelled)]
     );
-    assert!(
-        metric_line(
-            &metrics,
-            r#"mcp_readiness_tool_calls_total{outcome="cancelled",server="files",tool="hang"} 1"#
-        )
-        .is_some()
+    assert_metric(
+        &metrics,
+        r#"mcp_readiness_tool_calls_total{outcome="cancelled",server="files",tool="hang"} 1"#,
     );
 }
 

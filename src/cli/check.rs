@@ -51,17 +51,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
             .filter_map(|s| server_step(&s.name))
             .collect()
     } else {
-        config
-            .readiness
-            .steps
-            .iter()
-            .map(|s| Step {
-                id: s.id.clone(),
-                tool: s.tool.clone(),
-                required: s.required,
-                fallback: s.fallback.clone(),
-            })
-            .collect()
+        config.readiness.steps.iter().map(Step::from).collect()
     };
     let hub = match Hub::new(
         config.servers.clone(),

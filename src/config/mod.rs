@@ -221,3 +221,14 @@ fn strip_location(message: &str) -> String {
         None => message.to_owned(),
     }
 }
+
+impl From<&StepConfig> for crate::plan::Step {
+    fn from(step: &StepConfig) -> Self {
+        crate::plan::Step {
+            id: step.id.clone(),
+            tool: step.tool.clone(),
+            required: step.required,
+            fallback: step.fallback.clone(),
+        }
+    }
+}

@@ -2,7 +2,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::resolve::{Scope, Verdict};
+use crate::resolve::{Scope, Verdict, not_ready_error_type};
 use crate::state::{Action, State, ToolName};
 
 /// The error the readiness layer returns, without calling the inner service, when a tool is not
@@ -49,12 +49,8 @@ impl NotReady {
     /// The span's `error.type`: `server_unauthenticated`, `server_absent`, `tool_absent` or
     /// `resolve_timeout`.
     pub fn error_type(&self) -> &'static str {
-        match (self.state, self.scope) {
-            (State::Unauthenticated, _) => "server_unauthenticated",
-            (State::Absent, Scope::Tool) => "tool_absent",
-            (State::Absent, Scope::Server) | (State::Ready, _) => "server_absent",
-            (State::Connecting, _) => "resolve_timeout",
-        }
+        // A `NotReady` is never built from a ready verdict.
+        not_ready_error_type(self.state, self.scope).unwrap_or("server_absent")
     }
 }
 

@@ -7,7 +7,8 @@ use tower::BoxError;
 
 use super::NotReady;
 use crate::metrics::CallOutcome;
-use crate::supervise::{CallError, CallErrorKind, NotConnected};
+use crate::resolve::{Scope, not_ready_error_type};
+use crate::supervise::{CallError, CallErrorKind};
 
 /// A classified outcome: the metric label and, when it failed, the span's `error.type`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,10 +59,12 @@ pub(crate) fn classify_error(
 /// cache said ready); a JSON-RPC error is the tool's answer (`tool_error`, `error.type` = its code).
 fn classify_hub_error(error: &CallError) -> Classified {
     let (outcome, error_type): (CallOutcome, Cow<'static, str>) = match error.kind() {
-        CallErrorKind::NotConnected(NotConnected::Unauthenticated) => {
-            (CallOutcome::NotReady, "server_unauthenticated".into())
-        }
-        CallErrorKind::NotConnected(_) => (CallOutcome::NotReady, "server_absent".into()),
+        CallErrorKind::NotConnected(not_connected) => (
+            CallOutcome::NotReady,
+            not_ready_error_type(not_connected.state(), Scope::Server)
+                .unwrap_or("server_absent")
+                .into(),
+        ),
         CallErrorKind::Transport => (CallOutcome::TransportError, "transport_error".into()),
         CallErrorKind::Timeout => (CallOutcome::Timeout, "timeout".into()),
         CallErrorKind::Protocol => match error.json_rpc_error() {

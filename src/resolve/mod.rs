@@ -25,4 +25,5 @@ pub use inventory::{Inventory, StaticInventory};
 pub use resolver::resolve;
 pub(crate) use resolver::resolve_without_states;
 pub use snapshot::{Snapshot, classify};
+pub(crate) use verdict::not_ready_error_type;
 pub use verdict::{Scope, Verdict};

@@ -53,13 +53,7 @@ impl Verdict {
     /// The `error.type` span attribute for a verdict that is not ready: `server_unauthenticated`,
     /// `server_absent`, `tool_absent` or `resolve_timeout`.
     pub fn error_type(&self) -> Option<&'static str> {
-        match (self.state, self.scope) {
-            (State::Ready, _) => None,
-            (State::Connecting, _) => Some("resolve_timeout"),
-            (State::Unauthenticated, _) => Some("server_unauthenticated"),
-            (State::Absent, Scope::Tool) => Some("tool_absent"),
-            (State::Absent, Scope::Server) => Some("server_absent"),
-        }
+        not_ready_error_type(self.state, self.scope)
     }
 
     /// The same verdict as seen by a caller that waited `waited`.
@@ -68,5 +62,17 @@ impl Verdict {
             waited,
             ..self.clone()
         }
+    }
+}
+
+/// The `error.type` of a call refused in `state` at the grain of `scope` (`None` when ready). The
+/// one mapping verdicts, the layer's `NotReady` and the Hub's own refusals all use.
+pub(crate) const fn not_ready_error_type(state: State, scope: Scope) -> Option<&'static str> {
+    match (state, scope) {
+        (State::Ready, _) => None,
+        (State::Connecting, _) => Some("resolve_timeout"),
+        (State::Unauthenticated, _) => Some("server_unauthenticated"),
+        (State::Absent, Scope::Tool) => Some("tool_absent"),
+        (State::Absent, Scope::Server) => Some("server_absent"),
     }
 }
