@@ -63,24 +63,22 @@ fn ready_cache_hit(c: &mut Criterion) {
     let mut group = c.benchmark_group("ready_cache_hit");
     group.bench_function("1 thread", |b| b.iter(|| cache.lookup(black_box(&tool))));
     for threads in [1usize, 2] {
+        let (cache, tool) = (cache.clone(), tool.clone());
+        let workers = threads::Workers::start(
+            threads,
+            // Each thread owns its name, as each caller would.
+            move || (cache.clone(), ToolName::parse(tool.as_str())),
+            |(cache, tool), iters| {
+                let start = BenchClock::now();
+                for _ in 0..iters {
+                    black_box(cache.lookup(black_box(&*tool)));
+                }
+                start.elapsed()
+            },
+        );
         group.bench_function(
             format!("{threads} thread(s), same tool, per-thread iterations"),
-            |b| {
-                b.iter_custom(|iters| {
-                    let (cache, tool) = (cache.clone(), tool.clone());
-                    threads::on_threads(
-                        threads,
-                        move || (cache.clone(), ToolName::parse(tool.as_str()), iters),
-                        |(cache, tool, iters)| {
-                            let start = BenchClock::now();
-                            for _ in 0..iters {
-                                black_box(cache.lookup(black_box(&tool)));
-                            }
-                            start.elapsed()
-                        },
-                    )
-                })
-            },
+            |b| b.iter_custom(|iters| workers.run(iters)),
         );
     }
     group.finish();

@@ -1,6 +1,7 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use futures::future::BoxFuture;
@@ -15,6 +16,7 @@ use super::outcome::{Classified, classify_result};
 use super::span::record_error;
 use crate::metrics::{CallOutcome, ToolMetrics};
 use crate::state::ToolName;
+use crate::util::Padded;
 
 pin_project! {
     /// The response future of [`ReadinessService`](super::ReadinessService). Polled inside the
@@ -104,18 +106,25 @@ impl<F, O: OnOutcome> fmt::Debug for ResponseFuture<F, O> {
 
 /// Records one call's outcome into metrics, the span and the hook.
 pub(crate) struct Recorder<O> {
-    tool: ToolName,
-    metrics: Option<ToolMetrics>,
+    /// For the hook; `None` when it observes nothing.
+    tool: Option<ToolName>,
+    metrics: Option<Arc<Padded<ToolMetrics>>>,
     start: Instant,
     on_outcome: O,
 }
 
 impl<O: OnOutcome> Recorder<O> {
-    pub(crate) fn new(tool: ToolName, metrics: Option<ToolMetrics>, on_outcome: O) -> Self {
+    /// A recorder for a call that started at `start`.
+    pub(crate) fn new(
+        tool: &ToolName,
+        metrics: Option<Arc<Padded<ToolMetrics>>>,
+        on_outcome: O,
+        start: Instant,
+    ) -> Self {
         Recorder {
-            tool,
+            tool: O::OBSERVES.then(|| tool.clone()),
             metrics,
-            start: Instant::now(),
+            start,
             on_outcome,
         }
     }
@@ -124,8 +133,7 @@ impl<O: OnOutcome> Recorder<O> {
         let elapsed = self.start.elapsed();
         let error_type = classified.error_type.as_deref();
         if let Some(metrics) = &self.metrics {
-            metrics.observe_call(classified.outcome);
-            metrics.observe_operation("tools/call", error_type, elapsed);
+            metrics.observe_tool_call(classified.outcome, error_type, elapsed);
         }
         if let Some(error_type) = error_type {
             record_error(
@@ -134,7 +142,9 @@ impl<O: OnOutcome> Recorder<O> {
                 classified.outcome == CallOutcome::ToolError,
             );
         }
-        self.on_outcome
-            .on_outcome(&self.tool, classified.outcome, elapsed);
+        if let Some(tool) = &self.tool {
+            self.on_outcome
+                .on_outcome(tool, classified.outcome, elapsed);
+        }
     }
 }

@@ -36,11 +36,17 @@ where
 
 /// Called once with every call's outcome and how long the call took through the layer.
 pub trait OnOutcome: Clone + Send + Sync + 'static {
+    /// Whether this hook looks at anything: the no-op `()` says `false`, and the layer then keeps
+    /// no copy of the tool name for it.
+    const OBSERVES: bool = true;
+
     /// Observes the outcome.
     fn on_outcome(&self, tool: &ToolName, outcome: CallOutcome, elapsed: Duration);
 }
 
 impl OnOutcome for () {
+    const OBSERVES: bool = false;
+
     fn on_outcome(&self, _tool: &ToolName, _outcome: CallOutcome, _elapsed: Duration) {}
 }
 

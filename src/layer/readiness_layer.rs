@@ -1,14 +1,15 @@
 use std::fmt;
 use std::sync::Arc;
 
+use tokio::time::Instant;
 use tower::Layer;
 
 use super::hooks::{OnNotReady, OnOutcome};
 use super::service::ReadinessService;
 use crate::metrics::{Metrics, ServerMetrics, ToolMetrics};
-use crate::resolve::{Budget, CacheTtls, CapabilityCache, Inventory, Verdict};
+use crate::resolve::{Budget, CacheTtls, CapabilityCache, Inventory, ToolSlot, Verdict};
 use crate::state::ToolName;
-use crate::util::CowMap;
+use crate::util::{CowMap, Padded, ShardedArc};
 
 /// Wraps a `tower::Service<ToolCall>` so every call resolves its tool at the point of use first.
 ///
@@ -28,22 +29,51 @@ pub(crate) struct Shared {
     handles: CowMap<ToolHandles>,
 }
 
-/// Per-tool: the metrics handle (resolved once, so the hot path does no label hashing) and the
-/// transport of the tool's server.
+/// Per-tool: the cache slot of its verdicts, its metrics handle (resolved once, so the hot path
+/// does no label hashing) and the transport of its server. One probe of the handles map finds
+/// everything the ready path needs.
 #[derive(Clone)]
 pub(crate) struct ToolHandles {
-    pub(crate) tool: Option<ToolMetrics>,
+    /// `None` past the cache's tool-name cap (such tools always take the slow path).
+    pub(crate) slot: Option<Arc<ToolSlot>>,
+    /// One copy per thread shard: every call takes a reference to it for its recorder.
+    pub(crate) metrics: Option<ShardedArc<ToolMetrics>>,
+    pub(crate) transport: Option<&'static str>,
+}
+
+/// What the ready path takes from a fresh hit (the verdict is [`Verdict::READY`]).
+pub(crate) struct ReadyHit {
+    pub(crate) metrics: Option<Arc<Padded<ToolMetrics>>>,
     pub(crate) transport: Option<&'static str>,
 }
 
 impl Shared {
+    /// The ready path: with one probe of the handles map, a fresh ready verdict for `tool` at
+    /// `now` and this thread's references to its handles. Never waits, allocates or locks.
+    pub(crate) fn ready_hit(&self, tool: &ToolName, now: Instant) -> Option<ReadyHit> {
+        self.handles
+            .with(tool.as_str(), |handles| {
+                if !self.cache.is_ready_at(handles.slot.as_deref()?, now) {
+                    return None;
+                }
+                Some(ReadyHit {
+                    metrics: handles.metrics.as_ref().map(ShardedArc::get),
+                    transport: handles.transport,
+                })
+            })
+            .flatten()
+    }
+
     /// The handles for `tool`, created on first use.
     pub(crate) fn handles(&self, tool: &ToolName) -> ToolHandles {
         if let Some(handles) = self.handles.with(tool.as_str(), ToolHandles::clone) {
             return handles;
         }
         let make = || ToolHandles {
-            tool: self.server_metrics(tool).map(|s| s.tool(tool.tool())),
+            slot: self.cache.tool_slot(tool),
+            metrics: self
+                .server_metrics(tool)
+                .map(|s| ShardedArc::new(s.tool(tool.tool()))),
             transport: self.cache.inventory().network_transport(tool.server()),
         };
         self.handles

@@ -4,17 +4,19 @@ use std::task::{Context, Poll};
 
 use futures::FutureExt;
 use rmcp::model::CallToolResult;
+use tokio::time::Instant;
 use tower::{BoxError, Service};
 
 use super::ToolCall;
 use super::future::{Recorder, ResponseFuture};
 use super::hooks::{OnNotReady, OnOutcome};
 use super::not_ready::NotReady;
-use super::readiness_layer::{Shared, ToolHandles};
+use super::readiness_layer::{ReadyHit, Shared, ToolHandles};
 use super::span::{call_span, record_verdict};
-use crate::resolve::Scope;
+use crate::resolve::{Scope, Verdict};
 use crate::state::State;
 use crate::telemetry::inject_into_optional_meta as inject_trace_context;
+use crate::util::ShardedArc;
 
 /// The service [`ReadinessLayer`](super::ReadinessLayer) produces.
 ///
@@ -48,19 +50,12 @@ where
     }
 
     fn call(&mut self, mut call: ToolCall) -> Self::Future {
-        let ToolHandles {
-            tool: tool_metrics,
-            transport,
-        } = self.shared.handles(&call.name);
+        // One clock read serves the freshness check and the call's start.
+        let now = Instant::now();
         // Fast path: a fresh ready verdict for this very tool.
-        if let Some(verdict) = self
-            .shared
-            .cache
-            .lookup(&call.name)
-            .filter(|v| v.is_ready())
-        {
-            let span = call_span(&call.name, transport, Some(&verdict));
-            let recorder = Recorder::new(call.name.clone(), tool_metrics, self.on_outcome.clone());
+        if let Some(ReadyHit { metrics, transport }) = self.shared.ready_hit(&call.name, now) {
+            let span = call_span(&call.name, transport, Some(&Verdict::READY));
+            let recorder = Recorder::new(&call.name, metrics, self.on_outcome.clone(), now);
             inject_trace_context(&span, &mut call.meta);
             let future = {
                 let _entered = span.enter();
@@ -70,9 +65,13 @@ where
         }
 
         // Slow path: resolve (maybe wait), then call the inner service that poll_ready readied.
+        let ToolHandles {
+            metrics, transport, ..
+        } = self.shared.handles(&call.name);
+        let tool_metrics = metrics.as_ref().map(ShardedArc::get);
         let span = call_span(&call.name, transport, None);
         let absent_counter = tool_metrics.clone();
-        let recorder = Recorder::new(call.name.clone(), tool_metrics, self.on_outcome.clone());
+        let recorder = Recorder::new(&call.name, tool_metrics, self.on_outcome.clone(), now);
         let ready_inner = {
             let clone = self.inner.clone();
             std::mem::replace(&mut self.inner, clone)

@@ -3,26 +3,9 @@
 //! carries its own descriptor and label copies), and read without allocating.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
-/// How many cells a hot value is split into. Every call through the layer adds to the same
-/// series; with one cell, two cores fight over its cache line and the second core adds little
-/// throughput. Each thread writes its own cell; a scrape sums them.
-const SHARDS: usize = 4;
-
-/// A value alone on its cache line, so neighbouring shards do not share one.
-#[derive(Debug, Default)]
-#[repr(align(64))]
-struct Padded<T>(T);
-
-/// This thread's shard (assigned round-robin on first use).
-fn shard() -> usize {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    thread_local! {
-        static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
-    }
-    SHARD.with(|shard| *shard)
-}
+use crate::util::{Padded, SHARDS, shard};
 
 /// Adds `v` to the `f64` stored as bits in `cell`.
 fn add_f64(cell: &AtomicU64, v: f64) {

@@ -90,12 +90,29 @@ pub struct CapabilityCache {
     /// Per-server entries and the flight in progress for each server.
     servers: Mutex<HashMap<Arc<str>, ServerSlot>>,
     next_flight: AtomicU64,
+    /// When the cache was made: the ready path keeps expiries as nanoseconds after it.
+    epoch: Instant,
 }
 
 /// One tool's cached verdict (`ready`, or `absent` at the grain of the tool).
 #[derive(Default)]
-struct ToolSlot {
+pub(crate) struct ToolSlot {
     entry: ArcSwapOption<Entry>,
+    /// The ready path's copy of a ready `entry`: its expiry in nanoseconds after the cache's
+    /// epoch (0 when the entry is not a ready one) and its generation.
+    ready_until: AtomicU64,
+    ready_generation: AtomicU64,
+}
+
+impl ToolSlot {
+    fn store(&self, entry: Option<Arc<Entry>>, ready_until: u64) {
+        if let Some(entry) = &entry {
+            self.ready_generation
+                .store(entry.generation, Ordering::Relaxed);
+        }
+        self.ready_until.store(ready_until, Ordering::Release);
+        self.entry.store(entry);
+    }
 }
 
 #[derive(Default)]
@@ -145,6 +162,7 @@ impl CapabilityCache {
             tools: CowMap::with_cap(Self::DEFAULT_MAX_TOOLS),
             servers: Mutex::new(HashMap::new()),
             next_flight: AtomicU64::new(0),
+            epoch: Instant::now(),
         }
     }
 
@@ -187,6 +205,29 @@ impl CapabilityCache {
                     .then(|| entry.verdict.clone())
             })
             .flatten()
+    }
+
+    /// The slot `tool`'s per-tool verdicts are kept in (created empty), for a caller that keeps
+    /// it to skip the map probe of [`CapabilityCache::lookup`]. `None` past the tool-name cap.
+    /// A slot stays valid for the cache's whole life: [`CapabilityCache::clear`] empties slots in
+    /// place.
+    pub(crate) fn tool_slot(&self, tool: &ToolName) -> Option<Arc<ToolSlot>> {
+        self.tools
+            .get_or_insert_with(tool.as_arc(), Default::default)
+    }
+
+    /// Whether `slot` holds a ready verdict still fresh at `now` (then it is
+    /// [`Verdict::READY`]): [`CapabilityCache::lookup`] for the ready path, without the map
+    /// probe, the clock read or the clone. Two atomic loads and the inventory's generation.
+    pub(crate) fn is_ready_at(&self, slot: &ToolSlot, now: Instant) -> bool {
+        let until = slot.ready_until.load(Ordering::Acquire);
+        self.since_epoch(now) < until
+            && slot.ready_generation.load(Ordering::Relaxed) == self.generation()
+    }
+
+    /// `at` as nanoseconds after this cache was made.
+    fn since_epoch(&self, at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.epoch).as_nanos()).unwrap_or(u64::MAX)
     }
 
     /// Resolves `tool`: from the cache when a fresh verdict is there, otherwise by (joining) a
@@ -235,7 +276,8 @@ impl CapabilityCache {
 
     /// Drops every cached verdict (e.g. after a configuration reload).
     pub fn clear(&self) {
-        self.tools.clear();
+        // Emptied in place: callers may hold slots (see `tool_slot`).
+        self.tools.for_each(|slot| slot.store(None, 0));
         self.lock_servers()
             .values_mut()
             .for_each(|slot| slot.cached = None);
@@ -321,11 +363,13 @@ impl CapabilityCache {
             timed_out: false,
             ..verdict.clone()
         }));
-        if let Some(slot) = self
-            .tools
-            .get_or_insert_with(tool.as_arc(), Default::default)
-        {
-            slot.entry.store(Some(entry));
+        if let Some(slot) = self.tool_slot(tool) {
+            let ready_until = if entry.verdict.is_ready() {
+                self.since_epoch(entry.expires)
+            } else {
+                0
+            };
+            slot.store(Some(entry), ready_until);
         }
     }
 

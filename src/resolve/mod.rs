@@ -18,6 +18,7 @@ mod snapshot;
 mod verdict;
 
 pub use budget::{Budget, BudgetError};
+pub(crate) use cache::ToolSlot;
 pub use cache::{CacheTtls, CapabilityCache};
 
 pub use changes::ChangeFeed;

@@ -52,9 +52,9 @@ impl<V: Clone> CowMap<V> {
         stored
     }
 
-    /// Drops every entry.
-    pub(crate) fn clear(&self) {
-        self.map.store(Arc::new(Map::default()));
+    /// Runs `f` on every value.
+    pub(crate) fn for_each(&self, mut f: impl FnMut(&V)) {
+        self.map.load().values().for_each(&mut f);
     }
 }
 
