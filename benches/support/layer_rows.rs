@@ -211,8 +211,9 @@ struct Measured {
 }
 
 /// Prints what the goals compare, measured in `rounds` interleaved rounds of `calls` calls per
-/// thread: each round runs every row on 1 and 2 threads back to back, each ratio is computed
-/// within a round, and the median over rounds is printed. Rows measured seconds apart (as
+/// thread: each round runs every row on 1 and 2 threads back to back. The overhead ratios are
+/// computed within each round and the median over rounds is printed; the scaling column compares
+/// the median times. Rows measured seconds apart (as
 /// criterion measures them) see a shared virtual machine at different speeds; rows measured
 /// within milliseconds of each other see it at the same speed.
 fn print_ratios(subscriber: &str, rows: &[Measured], rounds: usize, calls: u64) {
@@ -244,13 +245,14 @@ fn print_ratios(subscriber: &str, rows: &[Measured], rounds: usize, calls: u64) 
         "row", "1t ns/call", "2t ns/call", "2t/1t calls per second"
     );
     for (row, times) in rows.iter().zip(&ns) {
-        let scaling = per_round(&|r| 2.0 * times[0][r] / times[1][r]);
+        let (one, two) = (median(times[0].clone()), median(times[1].clone()));
+        // 2 threads make 2 calls per `two` ns; 1 thread makes 1 per `one` ns.
         println!(
             "  {:<12} {:>12.1} {:>12.1} {:>21.2}x",
             row.name,
-            median(times[0].clone()),
-            median(times[1].clone()),
-            scaling
+            one,
+            two,
+            2.0 * one / two
         );
     }
     let vs_trace = per_round(&|r| added(readiness, bare, r) / added(trace, bare_http, r));
