@@ -5,6 +5,8 @@
 //! - `bare`: the inner `service_fn` alone (`ToolCall` in, `CallToolResult` out);
 //! - `bare_http` / `trace_layer`: an http `service_fn` alone and inside tower-http's `TraceLayer`
 //!   (what tracing an HTTP call costs users today; compare the difference);
+//! - `span`: only the span the minimum opens (same fields, entered once) around the bare service:
+//!   how far any row that opens a span can scale on this machine;
 //! - `minimum`: a hand-written minimum: one span with the same fields + one pre-resolved histogram
 //!   observation around the bare service;
 //! - `readiness`: `ReadinessLayer` (with metrics) around the bare service, ready cache hit.
@@ -73,6 +75,7 @@ enum Row {
     Bare(Bare),
     BareHttp(BareHttp),
     TraceLayer(Trace<BareHttp, SharedClassifier<ServerErrorsAsFailures>>),
+    Span(Bare),
     Minimum(Bare, prometheus::Histogram),
     Readiness(ReadinessService<Bare>),
 }
@@ -83,6 +86,7 @@ impl Row {
             Row::Bare(_) => "bare",
             Row::BareHttp(_) => "bare_http",
             Row::TraceLayer(_) => "trace_layer",
+            Row::Span(_) => "span",
             Row::Minimum(..) => "minimum",
             Row::Readiness(_) => "readiness",
         }
@@ -106,6 +110,13 @@ fn run((row, tool): &mut (Row, ToolName), iters: u64) -> Duration {
         Row::TraceLayer(service) => {
             for _ in 0..iters {
                 call_once(service, http::Request::new(String::new()));
+            }
+        }
+        Row::Span(service) => {
+            for _ in 0..iters {
+                let span = execute_tool_span(tool);
+                let _entered = span.enter();
+                call_once(service, ToolCall::new(tool.clone()));
             }
         }
         Row::Minimum(service, histogram) => {
@@ -151,10 +162,11 @@ pub fn bench_rows(c: &mut Criterion, subscriber: &str) {
         prometheus::Histogram::with_opts(prometheus::HistogramOpts::new("minimum", "minimum"))
             .expect("a valid histogram");
     let readiness = readiness_service(&tool);
-    let makers: [fn(&ReadinessService<Bare>, &prometheus::Histogram) -> Row; 5] = [
+    let makers: [fn(&ReadinessService<Bare>, &prometheus::Histogram) -> Row; 6] = [
         |_, _| Row::Bare(bare()),
         |_, _| Row::BareHttp(bare_http()),
         |_, _| Row::TraceLayer(TraceLayer::new_for_http().layer(bare_http())),
+        |_, _| Row::Span(bare()),
         |_, histogram| Row::Minimum(bare(), histogram.clone()),
         |readiness, _| Row::Readiness(readiness.clone()),
     ];
@@ -237,8 +249,13 @@ fn print_ratios(subscriber: &str, rows: &[Measured], rounds: usize, calls: u64) 
     let per_round = |f: &dyn Fn(usize) -> f64| median((0..rounds).map(f).collect());
     let added = |row: usize, base: usize, round: usize| ns[row][0][round] - ns[base][0][round];
 
+    let what = if rounds == 1 {
+        " (test mode: checks that the summary runs; the figures mean nothing)"
+    } else {
+        ""
+    };
     println!(
-        "\nlayer/{subscriber}: medians of {rounds} interleaved rounds, {calls} calls per thread"
+        "\nlayer/{subscriber}: medians of {rounds} interleaved rounds, {calls} calls per thread{what}"
     );
     println!(
         "  {:<12} {:>12} {:>12} {:>22}",
