@@ -512,6 +512,34 @@ async fn an_outer_execute_tool_span_is_enriched_instead_of_opening_a_second() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_services_own_enclosing_span_is_left_alone_and_the_call_opens_its_own() {
+    let World {
+        capture,
+        _guard,
+        service,
+        ..
+    } = world();
+    let request = tracing::info_span!("handle_request", gen_ai.operation.name = "execute_tool");
+    {
+        let _entered = request.enter();
+        service
+            .oneshot(ToolCall::new("mcp__files__read"))
+            .now_or_never()
+            .expect("a ready call completes at once")
+            .unwrap();
+    }
+    let spans = capture.spans();
+    assert_eq!(spans.len(), 2, "{spans:#?}");
+    assert_eq!(spans[0].name, "handle_request");
+    assert!(
+        !spans[0].fields.contains_key("mcp_readiness.state"),
+        "{spans:#?}"
+    );
+    assert_eq!(spans[1].name, "tools/call");
+    assert_eq!(spans[1].fields["mcp_readiness.state"], "ready");
+}
+
+#[tokio::test(start_paused = true)]
 async fn the_layer_composes_with_buffer_and_concurrency_limit() {
     let metrics = Metrics::new();
     let servers = Servers::default();

@@ -78,9 +78,11 @@ pub(crate) fn call_span(
     current
 }
 
+/// Whether `meta` is a span of ours (from [`execute_tool_span`] or the layer): two comparisons of
+/// static strings, so a service's own enclosing spans (a request span...) are told apart at once,
+/// without searching their fields by name.
 fn is_tool_span(meta: &tracing::Metadata<'_>) -> bool {
-    let fields = meta.fields();
-    fields.field("gen_ai.operation.name").is_some() && fields.field("mcp_readiness.state").is_some()
+    meta.target() == SPAN_TARGET && meta.name() == "tools/call"
 }
 
 /// i64, not u64: tracing-opentelemetry exports u64 fields as strings.
