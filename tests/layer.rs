@@ -615,15 +615,21 @@ fn counted_world() -> (
     (inventory, layer, service, servers)
 }
 
-/// One call to `mcp__files__read`; whether it reached the inner service.
-async fn call_read(service: &mut mcp_readiness::layer::ReadinessService<Servers>) -> bool {
+/// One call to `mcp__files__read` through `service` (kept, so its cache is too).
+async fn call_read_file(
+    service: &mut mcp_readiness::layer::ReadinessService<Servers>,
+) -> Result<CallToolResult, BoxError> {
     service
         .ready()
         .await
         .unwrap()
         .call(ToolCall::new("mcp__files__read"))
         .await
-        .is_ok()
+}
+
+/// Whether one call to `mcp__files__read` went through.
+async fn call_read(service: &mut mcp_readiness::layer::ReadinessService<Servers>) -> bool {
+    call_read_file(service).await.is_ok()
 }
 
 #[tokio::test(start_paused = true)]
@@ -688,13 +694,7 @@ async fn a_tool_withdrawn_from_a_live_server_is_no_longer_served_from_the_ready_
             .with_ready_tool("mcp__files__write"),
     );
     for _ in 0..3 {
-        let refused = service
-            .ready()
-            .await
-            .unwrap()
-            .call(ToolCall::new("mcp__files__read"))
-            .await
-            .unwrap_err();
+        let refused = call_read_file(&mut service).await.unwrap_err();
         let not_ready = refused.downcast_ref::<NotReady>().expect("a NotReady");
         assert_eq!(not_ready.state, State::Absent);
     }

@@ -133,7 +133,8 @@ impl<O: OnOutcome> Recorder<O> {
         let elapsed = self.start.elapsed();
         let error_type = classified.error_type.as_deref();
         if let Some(metrics) = &self.metrics {
-            metrics.observe_tool_call(classified.outcome, error_type, elapsed);
+            metrics.observe_call(classified.outcome);
+            metrics.observe_operation("tools/call", error_type, elapsed);
         }
         if let Some(error_type) = error_type {
             record_error(

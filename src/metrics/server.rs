@@ -424,35 +424,6 @@ impl ToolMetrics {
         .inc();
     }
 
-    /// The `tools/call` duration series of successful calls (`error_type=""`).
-    fn ok_call(&self) -> &Histogram {
-        let inner = &*self.inner;
-        let core = &inner.core;
-        core.lazy(
-            &inner.ok_call,
-            &core.fam.operation,
-            &["tools/call", &inner.tool, "", &core.name],
-        )
-    }
-
-    /// Records one call through the readiness layer: [`ToolMetrics::observe_call`] with
-    /// `outcome`, and [`ToolMetrics::observe_operation`] of `tools/call` with `error_type`. A
-    /// successful call takes the pre-resolved pair of series (one lookup for both).
-    pub fn observe_tool_call(
-        &self,
-        outcome: CallOutcome,
-        error_type: Option<&str>,
-        duration: Duration,
-    ) {
-        if outcome == CallOutcome::Ok && error_type.is_none() {
-            self.observe_call(outcome);
-            self.ok_call().observe(duration.as_secs_f64());
-            return;
-        }
-        self.observe_call(outcome);
-        self.observe_operation("tools/call", error_type, duration);
-    }
-
     /// Counts one call to this tool while its ready server does not offer it
     /// (`mcp_readiness_tool_absent_total`).
     pub fn absent(&self) {
@@ -481,7 +452,14 @@ impl ToolMetrics {
     pub fn observe_operation(&self, method: &str, error_type: Option<&str>, duration: Duration) {
         let seconds = duration.as_secs_f64();
         if method == "tools/call" && error_type.is_none() {
-            self.ok_call().observe(seconds);
+            let inner = &*self.inner;
+            let core = &inner.core;
+            core.lazy(
+                &inner.ok_call,
+                &core.fam.operation,
+                &["tools/call", &inner.tool, "", &core.name],
+            )
+            .observe(seconds);
             return;
         }
         let error_type = error_type.unwrap_or("");

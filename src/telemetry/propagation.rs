@@ -1,4 +1,4 @@
-use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
+use opentelemetry::propagation::{Extractor, TextMapPropagator};
 use opentelemetry::trace::{SpanContext, TraceContextExt, TraceFlags};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use serde_json::{Map, Value};
@@ -10,11 +10,7 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 /// Writes nothing when the span is not recorded by a `tracing-opentelemetry` layer (no exporter
 /// installed, or the span filtered out): there is no trace to join.
 pub fn inject_trace_context(span: &tracing::Span, meta: &mut Map<String, Value>) {
-    let cx = span.context();
-    let current = cx.span();
-    if current.span_context().is_valid() {
-        write_trace_context(current.span_context(), meta);
-    }
+    with_trace_to_join(span, |span_context| write_trace_context(span_context, meta));
 }
 
 /// [`inject_trace_context`] into an optional `_meta`, creating it only when there is a trace to
@@ -23,10 +19,17 @@ pub(crate) fn inject_into_optional_meta(
     span: &tracing::Span,
     meta: &mut Option<Map<String, Value>>,
 ) {
+    with_trace_to_join(span, |span_context| {
+        write_trace_context(span_context, meta.get_or_insert_with(Map::new));
+    });
+}
+
+/// Calls `write` with `span`'s OpenTelemetry span context, when it has a valid one.
+fn with_trace_to_join(span: &tracing::Span, write: impl FnOnce(&SpanContext)) {
     let cx = span.context();
     let current = cx.span();
     if current.span_context().is_valid() {
-        write_trace_context(current.span_context(), meta.get_or_insert_with(Map::new));
+        write(current.span_context());
     }
 }
 
@@ -34,23 +37,18 @@ pub(crate) fn inject_into_optional_meta(
 /// writes (a test checks they agree), without its `format!`, whose padding and `u128`
 /// formatting were the larger part of injecting on every call.
 fn write_trace_context(span_context: &SpanContext, meta: &mut Map<String, Value>) {
-    match traceparent(span_context) {
-        Some(traceparent) => {
-            meta.insert("traceparent".to_owned(), Value::String(traceparent));
-            let state = span_context.trace_state().header();
-            if !state.is_empty() {
-                meta.insert("tracestate".to_owned(), Value::String(state));
-            }
-        }
-        None => {
-            let cx = opentelemetry::Context::new().with_remote_span_context(span_context.clone());
-            TraceContextPropagator::new().inject_context(&cx, &mut MetaInjector(meta));
-        }
+    let Some(traceparent) = traceparent(span_context) else {
+        return;
+    };
+    meta.insert("traceparent".to_owned(), Value::String(traceparent));
+    let state = span_context.trace_state().header();
+    if !state.is_empty() {
+        meta.insert("tracestate".to_owned(), Value::String(state));
     }
 }
 
 /// `00-{trace id}-{span id}-{flags}` in lowercase hex, with only the sampled flag kept (as the
-/// propagator does). `None` cannot happen (every length is fixed); it falls back to the propagator.
+/// propagator does). Every length is fixed, so it is never `None`.
 fn traceparent(span_context: &SpanContext) -> Option<String> {
     let mut text = [0u8; 55];
     text[..3].copy_from_slice(b"00-");
@@ -74,14 +72,6 @@ pub fn extract_trace_context(meta: &Map<String, Value>) -> opentelemetry::Contex
     TraceContextPropagator::new().extract(&MetaExtractor(meta))
 }
 
-struct MetaInjector<'a>(&'a mut Map<String, Value>);
-
-impl Injector for MetaInjector<'_> {
-    fn set(&mut self, key: &str, value: String) {
-        self.0.insert(key.to_owned(), Value::String(value));
-    }
-}
-
 struct MetaExtractor<'a>(&'a Map<String, Value>);
 
 impl Extractor for MetaExtractor<'_> {
@@ -97,8 +87,17 @@ impl Extractor for MetaExtractor<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use opentelemetry::propagation::Injector;
     use opentelemetry::trace::{SpanId, TraceId, TraceState};
     use proptest::prelude::*;
+
+    struct MetaInjector<'a>(&'a mut Map<String, Value>);
+
+    impl Injector for MetaInjector<'_> {
+        fn set(&mut self, key: &str, value: String) {
+            self.0.insert(key.to_owned(), Value::String(value));
+        }
+    }
 
     /// What the SDK's propagator writes for `span_context`.
     fn by_the_propagator(span_context: &SpanContext) -> Map<String, Value> {

@@ -76,9 +76,14 @@ mod tests {
     }
 
     #[test]
-    fn a_thread_keeps_its_shard() {
+    fn a_thread_keeps_its_shard_and_always_takes_the_same_copy() {
         assert_eq!(shard(), shard());
         let other = std::thread::spawn(shard).join().unwrap();
         assert!(other < SHARDS);
+        let sharded = ShardedArc::new(1u8);
+        assert!(Arc::ptr_eq(&sharded.get(), &sharded.get()));
+        assert!(Arc::ptr_eq(&sharded.get(), &sharded.copies[shard()]));
+        // A clone shares the copies, so a thread's reference count stays its own.
+        assert!(Arc::ptr_eq(&sharded.clone().get(), &sharded.get()));
     }
 }
