@@ -31,6 +31,7 @@
 #![forbid(unsafe_code)]
 
 pub mod config;
+pub mod demo;
 pub mod layer;
 pub mod metrics;
 pub mod plan;

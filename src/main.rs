@@ -16,6 +16,10 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Start real MCP servers on this machine in every state, run an unattended run through the
+    /// readiness layer, print the decisions and the run record, and serve /metrics and a live
+    /// status page (until Ctrl-C, or once with --once).
+    Demo(cli::demo::Args),
     /// Unattended pre-flight: resolve every step (or server) within the budget and say who has to
     /// do what. Exit 0 when every required step is ready, 1 otherwise, 2 on invalid input.
     Check(cli::check::Args),
@@ -23,12 +27,28 @@ enum Command {
     Serve(cli::serve::Args),
     /// Replay the design's virtual-clock scenarios and print their tables.
     Simulate(cli::simulate::Args),
+    /// One of the demo's MCP servers over stdio (started by `demo`).
+    #[command(hide = true)]
+    DemoServer(cli::demo::ServerArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Simulate(args) = cli.command {
         return cli::simulate::run(args);
+    }
+    if let Command::DemoServer(args) = cli.command {
+        // A child of `demo`: no telemetry of its own, stdout is the MCP pipe.
+        return match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(runtime) => runtime.block_on(cli::demo::serve_one(args)),
+            Err(err) => {
+                eprintln!("error: could not start the async runtime: {err}");
+                ExitCode::FAILURE
+            }
+        };
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -50,9 +70,10 @@ fn main() -> ExitCode {
             }
         };
         let code = match cli.command {
+            Command::Demo(args) => cli::demo::run(args).await,
             Command::Check(args) => cli::check::run(args).await,
             Command::Serve(args) => cli::serve::run(args).await,
-            Command::Simulate(_) => ExitCode::SUCCESS,
+            Command::Simulate(_) | Command::DemoServer(_) => ExitCode::SUCCESS,
         };
         if let Some(guard) = telemetry {
             let _ = guard.shutdown().await;

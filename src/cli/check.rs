@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
 use mcp_readiness::plan::{RunSummary, Step, StepOutcome, preflight, server_step};
-use mcp_readiness::{Budget, CapabilityCache, Hub, State};
+use mcp_readiness::{Budget, CapabilityCache, Hub};
 
-use super::common::{EXIT_INVALID, hub_options, load_config, parse_duration};
+use super::common::{EXIT_INVALID, hub_options, load_config, parse_duration, with_progress};
 
 /// Arguments of `mcp-readiness check`.
 #[derive(Debug, clap::Args)]
@@ -67,7 +67,8 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     let cache = CapabilityCache::new(hub.clone()).with_budget(budget);
 
     let outcomes = if std::io::stderr().is_terminal() && !args.json {
-        with_progress(&hub, budget, preflight(&cache, &steps)).await
+        let bar = indicatif::ProgressBar::new_spinner();
+        with_progress(&hub, budget, &bar, preflight(&cache, &steps)).await
     } else {
         preflight(&cache, &steps).await
     };
@@ -94,37 +95,8 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     }
 }
 
-/// Shows which servers are still connecting and the time left, while `work` runs.
-async fn with_progress<T>(hub: &Hub, budget: Budget, work: impl Future<Output = T>) -> T {
-    let bar = indicatif::ProgressBar::new_spinner();
-    let start = tokio::time::Instant::now();
-    let mut tick = tokio::time::interval(Duration::from_millis(200));
-    tokio::pin!(work);
-    let result = loop {
-        tokio::select! {
-            result = &mut work => break result,
-            _ = tick.tick() => {
-                let connecting: Vec<String> = hub
-                    .servers()
-                    .into_iter()
-                    .filter(|s| s.state == State::Connecting)
-                    .map(|s| s.name.to_string())
-                    .collect();
-                let left = budget.wait().saturating_sub(start.elapsed());
-                bar.set_message(if connecting.is_empty() {
-                    "resolving...".to_owned()
-                } else {
-                    format!("still connecting: {} ({}s left)", connecting.join(", "), left.as_secs())
-                });
-                bar.tick();
-            }
-        }
-    };
-    bar.finish_and_clear();
-    result
-}
-
-fn render_table(outcomes: &[StepOutcome]) -> String {
+/// The table of decisions: one row per step.
+pub(crate) fn render_table(outcomes: &[StepOutcome]) -> String {
     let headers = ["STEP", "TOOL", "STATE", "WAITED", "DECISION", "REASON"];
     let rows: Vec<[String; 6]> = outcomes
         .iter()

@@ -2,5 +2,6 @@
 
 pub(crate) mod check;
 pub(crate) mod common;
+pub(crate) mod demo;
 pub(crate) mod serve;
 pub(crate) mod simulate;

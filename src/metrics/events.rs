@@ -15,10 +15,13 @@ use crate::supervise::{ConnectionEvent, EventSink};
 /// | `ToolsChanged` | `mcp_readiness_server_tools` = count |
 /// | `ServerRemoved` | every series labelled with the server goes away, tool-labelled ones included |
 ///
+/// Every event also updates the status page's row of the server ([`Metrics::status_page`]).
+///
 /// Events are handled synchronously and cheaply (atomic updates; a lock only the first time a
 /// series is created).
 impl EventSink for Metrics {
     fn on_event(&self, event: &ConnectionEvent) {
+        self.inner.board.apply(event, self.now_unix_seconds());
         match event {
             ConnectionEvent::ServerAdded { server, state } => {
                 let handle = self.configured_server(server);

@@ -1,5 +1,5 @@
-//! The `/metrics` endpoint: `GET /metrics` in the text format 0.0.4, `GET /` a landing page that
-//! links to it, 404 elsewhere.
+//! The `/metrics` endpoint: `GET /metrics` in the text format 0.0.4, `GET /` (and `/status`) the
+//! live status page, 404 elsewhere.
 
 use std::fmt;
 use std::io;
@@ -26,18 +26,11 @@ pub const METRICS_PATH: &str = "/metrics";
 /// The `Content-Type` of the text exposition format 0.0.4.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-const LANDING: &str = "<!DOCTYPE html>
-<html lang=\"en\">
-<head><meta charset=\"utf-8\"><title>mcp-readiness exporter</title></head>
-<body>
-<h1>mcp-readiness exporter</h1>
-<p>Readiness of MCP tools: ready, connecting, unauthenticated or absent.</p>
-<p><a href=\"/metrics\">Metrics</a></p>
-</body>
-</html>
-";
+/// The path of the status page in [`router`] (the standalone [`app`] also serves it on `/`).
+pub const STATUS_PATH: &str = "/status";
 
-/// A router with only `GET /metrics`, to merge into your own axum application:
+/// A router with `GET /metrics` and `GET /status` (the live status page), to merge into your own
+/// axum application (it leaves `/` to you):
 ///
 /// ```
 /// use axum::{Router, routing::get};
@@ -49,16 +42,29 @@ const LANDING: &str = "<!DOCTYPE html>
 ///     .merge(metrics::router(metrics));
 /// ```
 pub fn router(metrics: Metrics) -> Router {
+    routes().with_state(metrics)
+}
+
+fn routes() -> Router<Metrics> {
     Router::new()
         .route(METRICS_PATH, get(scrape))
+        .route(STATUS_PATH, get(status))
+}
+
+/// The standalone application: `/metrics`, the status page on `/` and `/status`, 404 elsewhere.
+pub fn app(metrics: Metrics) -> Router {
+    routes()
+        .route("/", get(status))
+        .fallback(|| async { (StatusCode::NOT_FOUND, "not found: try / or /metrics\n") })
         .with_state(metrics)
 }
 
-/// The standalone application: `/metrics`, the landing page on `/`, 404 elsewhere.
-pub fn app(metrics: Metrics) -> Router {
-    router(metrics)
-        .route("/", get(|| async { Html(LANDING) }))
-        .fallback(|| async { (StatusCode::NOT_FOUND, "not found: try /metrics\n") })
+async fn status(State(metrics): State<Metrics>) -> Response {
+    (
+        [(header::CACHE_CONTROL, "no-store")],
+        Html(metrics.status_page()),
+    )
+        .into_response()
 }
 
 async fn scrape(State(metrics): State<Metrics>) -> Response {

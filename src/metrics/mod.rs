@@ -6,8 +6,9 @@
 //!   supervisor's events ([`EventSink`](crate::EventSink)) drive the one-hot server state and the
 //!   connect series. Handles ([`ServerMetrics`], [`ToolMetrics`]) are resolved once, so recording
 //!   on the hot path is an atomic add with no label hashing.
-//! - [`serve`] / [`router`]: `GET /metrics` (text format 0.0.4), `GET /` a landing page, 404
-//!   elsewhere, on [`DEFAULT_LISTEN`] (`127.0.0.1:9464`) by default.
+//! - [`serve`] / [`app`]: `GET /metrics` (text format 0.0.4), `GET /` the live status page
+//!   ([`Metrics::status_page`]), 404 elsewhere, on [`DEFAULT_LISTEN`] (`127.0.0.1:9464`) by
+//!   default. [`router`] has `/metrics` and `/status`, to merge into your own axum app.
 //!
 //! # Cardinality
 //!
@@ -32,14 +33,18 @@ pub mod names;
 mod outcome;
 mod recorder;
 mod server;
+mod status;
+mod status_page;
 mod value;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use http::{
-    CONTENT_TYPE, DEFAULT_LISTEN, METRICS_PATH, MetricsServer, ServeError, app, router, serve,
+    CONTENT_TYPE, DEFAULT_LISTEN, METRICS_PATH, MetricsServer, STATUS_PATH, ServeError, app,
+    router, serve,
 };
 pub use outcome::CallOutcome;
 pub use recorder::{
     DEFAULT_TOOL_CAP, DEFAULT_UNCONFIGURED_SERVER_CAP, Metrics, MetricsBuilder, MetricsError,
 };
 pub use server::{ServerMetrics, ToolMetrics};
+pub use status_page::STATUS_REFRESH_SECONDS;

@@ -16,6 +16,7 @@ use super::family::without_our_collectors;
 use super::names::{BUILD_INFO, OTHER};
 use super::outcome::CallOutcome;
 use super::server::ServerMetrics;
+use super::status::StatusBoard;
 use crate::resolve::Verdict;
 
 /// The default cap on distinct `tool` label values, process-wide.
@@ -75,6 +76,8 @@ pub(crate) struct Inner {
     server_cap: usize,
     pub(crate) clock: Arc<dyn Clock>,
     last_render_len: AtomicUsize,
+    /// What the status page shows, kept from the supervisor's events.
+    pub(crate) board: StatusBoard,
     /// Whether this crate's families encode themselves (false for registries with a prefix or
     /// common labels).
     direct: bool,
@@ -206,6 +209,7 @@ impl MetricsBuilder {
                 server_cap: self.server_cap,
                 clock: self.clock,
                 last_render_len: AtomicUsize::new(0),
+                board: StatusBoard::default(),
                 direct,
             }),
         })
@@ -347,7 +351,26 @@ impl Metrics {
 
     /// Sets the wait budget in force for `server`'s tools.
     pub fn set_wait_budget(&self, server: &str, budget: Duration) {
+        self.inner.board.set_wait_budget(server, budget);
         self.with_server(server, |s| s.set_wait_budget(budget))
+    }
+
+    /// The live status page as HTML (what `GET /` of the exporter serves): one row per server
+    /// announced by the Hub's events, with its state, `action`, reason, time in state, tools and
+    /// last connection attempts. Names and reasons are escaped; the page reloads itself.
+    ///
+    /// ```
+    /// use mcp_readiness::{ConnectionEvent, EventSink, Metrics, State};
+    ///
+    /// let metrics = Metrics::new();
+    /// metrics.on_event(&ConnectionEvent::ServerAdded { server: "github".into(), state: State::Unauthenticated });
+    /// let page = metrics.status_page();
+    /// assert!(page.contains(r#"<tr data-server="github" data-state="unauthenticated">"#));
+    /// assert!(page.contains("reauthorize"));
+    /// ```
+    pub fn status_page(&self) -> String {
+        let now = self.inner.clock.unix_now().as_secs_f64();
+        super::status_page::render(&self.inner.board.snapshot(), now)
     }
 
     /// The whole registry in the Prometheus text format 0.0.4 (metric families sorted by name,

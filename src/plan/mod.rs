@@ -10,10 +10,12 @@
 
 mod decision;
 mod preflight;
+mod run;
 mod step;
 mod summary;
 
 pub use decision::{Decision, decide};
 pub use preflight::{SERVER_PROBE_TOOL, preflight, server_step};
+pub use run::{RUN_SPAN_TARGET, record_run, run_span, run_step, run_step_with, run_steps};
 pub use step::{Step, StepOutcome};
 pub use summary::RunSummary;

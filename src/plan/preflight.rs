@@ -1,5 +1,7 @@
 use futures::future::join_all;
+use tracing::{Instrument, Span};
 
+use super::run::{record_step, step_span};
 use super::{Step, StepOutcome};
 use crate::resolve::{CapabilityCache, Scope, Verdict};
 use crate::state::{State, ToolName};
@@ -41,26 +43,31 @@ pub fn server_step(server: &str) -> Option<Step> {
 /// assert_eq!(outcomes[1].decision.as_str(), "abort");
 /// # }
 /// ```
+///
+/// Each resolution runs in a `step {id}` span (a child of the current span: open a
+/// [`run_span`](super::run_span) around the pre-flight to make the run one trace).
 pub async fn preflight(cache: &CapabilityCache, steps: &[Step]) -> Vec<StepOutcome> {
-    let verdicts = join_all(steps.iter().map(|step| async move {
-        let verdict = cache.resolve(&step.tool).await;
-        if step.tool.tool() == SERVER_PROBE_TOOL && is_live_server(&verdict) {
-            Verdict {
-                state: State::Ready,
-                scope: Scope::Server,
-                reason: None,
-                ..verdict
-            }
-        } else {
-            verdict
+    join_all(steps.iter().map(|step| {
+        let span = step_span(step);
+        async move {
+            let verdict = cache.resolve(&step.tool).await;
+            let verdict = if step.tool.tool() == SERVER_PROBE_TOOL && is_live_server(&verdict) {
+                Verdict {
+                    state: State::Ready,
+                    scope: Scope::Server,
+                    reason: None,
+                    ..verdict
+                }
+            } else {
+                verdict
+            };
+            let outcome = StepOutcome::new(step, &verdict);
+            record_step(&Span::current(), &outcome);
+            outcome
         }
+        .instrument(span)
     }))
-    .await;
-    steps
-        .iter()
-        .zip(&verdicts)
-        .map(|(step, verdict)| StepOutcome::new(step, verdict))
-        .collect()
+    .await
 }
 
 fn is_live_server(verdict: &Verdict) -> bool {

@@ -8,6 +8,7 @@ use futures::FutureExt as _;
 use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, RequestMetaObject};
 use tokio::time::Instant;
+use tracing::Instrument as _;
 
 use super::classify::{is_auth_failure, is_pipe_dead, truncate};
 use super::conn_state::{Attempt, AttemptOutcome, ConnState};
@@ -265,12 +266,18 @@ impl Supervisor {
         inner: &mut Inner,
         events: &mut Vec<ConnectionEvent>,
     ) -> Attempt {
-        let task = tokio::spawn(run_attempt(
-            Arc::downgrade(self),
-            self.connector.clone(),
-            self.shared.clone(),
-            self.name.clone(),
-        ));
+        // The span's parent is whatever the caller is inside (a run's step, the run itself), so
+        // a trace shows what each connection attempt was for.
+        let span = initialize_span(&self.name, self.network_transport());
+        let task = tokio::spawn(
+            run_attempt(
+                Arc::downgrade(self),
+                self.connector.clone(),
+                self.shared.clone(),
+                self.name.clone(),
+            )
+            .instrument(span),
+        );
         let abort = task.abort_handle();
         let name = self.name.clone();
         let attempt: Attempt = async move {
@@ -822,11 +829,13 @@ async fn run_attempt(
         e.message = shared.redact(&e.message);
         e
     });
+    let connect_result = result
+        .as_ref()
+        .map_or_else(|e| e.result, |_| ConnectResult::Ok);
+    record_initialize(&tracing::Span::current(), connect_result);
     shared.emit(vec![ConnectionEvent::ConnectAttempt {
         server: name.clone(),
-        result: result
-            .as_ref()
-            .map_or_else(|e| e.result, |_| ConnectResult::Ok),
+        result: connect_result,
         duration: started.elapsed(),
     }]);
     match weak.upgrade() {
@@ -840,5 +849,35 @@ async fn run_attempt(
                 format!("server `{name}` was removed while connecting"),
             ))
         }
+    }
+}
+
+/// The `target` of the connection-attempt spans.
+pub(crate) const CONNECT_SPAN_TARGET: &str = "mcp_readiness::connect";
+
+/// The span of one connection attempt, named `initialize` as the OpenTelemetry MCP conventions
+/// name the handshake: kind client, `mcp.method.name`, `network.transport`, the server, and (when
+/// it ends) `mcp_readiness.result` and, on failure, `error.type`.
+fn initialize_span(server: &str, transport: &'static str) -> tracing::Span {
+    tracing::info_span!(
+        target: CONNECT_SPAN_TARGET,
+        "initialize",
+        otel.name = "initialize",
+        otel.kind = "client",
+        otel.status_code = tracing::field::Empty,
+        mcp.method.name = "initialize",
+        network.transport = transport,
+        mcp_readiness.server = server,
+        mcp_readiness.result = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+    )
+}
+
+/// Records how an attempt ended on its [`initialize_span`].
+fn record_initialize(span: &tracing::Span, result: ConnectResult) {
+    span.record("mcp_readiness.result", result.as_str());
+    if result != ConnectResult::Ok {
+        span.record("error.type", result.as_str());
+        span.record("otel.status_code", "ERROR");
     }
 }

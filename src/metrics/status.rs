@@ -1,0 +1,242 @@
+//! The status board behind the status page: per configured server, its state, why, since when,
+//! its tools and its last connection attempts, kept from the supervisor's events.
+//!
+//! Events arrive at connection speed (not call speed), so one mutex is enough.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::state::State;
+use crate::supervise::{ConnectResult, ConnectionEvent};
+
+/// How many connection attempts a row remembers.
+pub(crate) const CONNECT_HISTORY: usize = 8;
+
+/// One connection attempt as the board remembers it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ConnectRecord {
+    pub(crate) result: ConnectResult,
+    pub(crate) duration: Duration,
+    pub(crate) at_unix: f64,
+}
+
+/// One server's row.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ServerRow {
+    pub(crate) state: State,
+    pub(crate) reason: Option<Arc<str>>,
+    /// Unix time of the last state change (or of the server's announcement).
+    pub(crate) since_unix: f64,
+    pub(crate) tools: usize,
+    /// The wait budget in force, when one was set.
+    pub(crate) wait_budget: Option<Duration>,
+    pub(crate) connects_ok: u64,
+    pub(crate) connects_failed: u64,
+    pub(crate) reconnects: u64,
+    /// The last [`CONNECT_HISTORY`] attempts, oldest first.
+    pub(crate) history: VecDeque<ConnectRecord>,
+}
+
+impl ServerRow {
+    fn new(state: State, now_unix: f64) -> ServerRow {
+        ServerRow {
+            state,
+            reason: None,
+            since_unix: now_unix,
+            tools: 0,
+            wait_budget: None,
+            connects_ok: 0,
+            connects_failed: 0,
+            reconnects: 0,
+            history: VecDeque::with_capacity(CONNECT_HISTORY),
+        }
+    }
+}
+
+/// Rows by server name (sorted, so the page is stable), and the wait budgets, which are often
+/// set before the Hub announces a server and outlive its re-announcement by a reload.
+#[derive(Debug, Default)]
+pub(crate) struct StatusBoard {
+    inner: Mutex<Board>,
+}
+
+#[derive(Debug, Default)]
+struct Board {
+    rows: BTreeMap<Arc<str>, ServerRow>,
+    budgets: BTreeMap<Arc<str>, Duration>,
+}
+
+impl StatusBoard {
+    fn board(&self) -> std::sync::MutexGuard<'_, Board> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Applies one event at wall-clock time `now_unix`. Only `ServerAdded` creates a row: events
+    /// for a server the board does not know (a removed one, late) change nothing.
+    pub(crate) fn apply(&self, event: &ConnectionEvent, now_unix: f64) {
+        let mut board = self.board();
+        let Board { rows, budgets } = &mut *board;
+        match event {
+            ConnectionEvent::ServerAdded { server, state } => {
+                rows.insert(server.clone(), ServerRow::new(*state, now_unix));
+            }
+            ConnectionEvent::ServerRemoved { server } => {
+                rows.remove(server);
+                budgets.remove(server);
+            }
+            ConnectionEvent::StateChanged {
+                server, to, reason, ..
+            } => {
+                if let Some(row) = rows.get_mut(server) {
+                    row.state = *to;
+                    row.reason = reason.clone();
+                    row.since_unix = now_unix;
+                    if *to != State::Ready {
+                        row.tools = 0;
+                    }
+                }
+            }
+            ConnectionEvent::ConnectAttempt {
+                server,
+                result,
+                duration,
+            } => {
+                if let Some(row) = rows.get_mut(server) {
+                    if *result == ConnectResult::Ok {
+                        row.connects_ok += 1;
+                    } else {
+                        row.connects_failed += 1;
+                    }
+                    if row.history.len() == CONNECT_HISTORY {
+                        row.history.pop_front();
+                    }
+                    row.history.push_back(ConnectRecord {
+                        result: *result,
+                        duration: *duration,
+                        at_unix: now_unix,
+                    });
+                }
+            }
+            ConnectionEvent::Reconnected { server } => {
+                if let Some(row) = rows.get_mut(server) {
+                    row.reconnects += 1;
+                }
+            }
+            ConnectionEvent::ToolsChanged { server, count } => {
+                if let Some(row) = rows.get_mut(server) {
+                    row.tools = *count;
+                }
+            }
+            ConnectionEvent::CooldownRejection { .. } => {}
+        }
+    }
+
+    /// Notes the wait budget in force for a server's tools.
+    pub(crate) fn set_wait_budget(&self, server: &str, budget: Duration) {
+        self.board().budgets.insert(Arc::from(server), budget);
+    }
+
+    /// A copy of every announced server's row, by name, with its wait budget.
+    pub(crate) fn snapshot(&self) -> Vec<(Arc<str>, ServerRow)> {
+        let board = self.board();
+        board
+            .rows
+            .iter()
+            .map(|(name, row)| {
+                let mut row = row.clone();
+                row.wait_budget = board.budgets.get(name).copied();
+                (name.clone(), row)
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn added(server: &str, state: State) -> ConnectionEvent {
+        ConnectionEvent::ServerAdded {
+            server: server.into(),
+            state,
+        }
+    }
+
+    #[test]
+    fn a_row_follows_its_server_through_connect_and_state_change() {
+        let board = StatusBoard::default();
+        board.apply(&added("files", State::Connecting), 10.0);
+        board.apply(
+            &ConnectionEvent::ConnectAttempt {
+                server: "files".into(),
+                result: ConnectResult::Ok,
+                duration: Duration::from_millis(40),
+            },
+            11.0,
+        );
+        board.apply(
+            &ConnectionEvent::StateChanged {
+                server: "files".into(),
+                from: State::Connecting,
+                to: State::Ready,
+                reason: None,
+            },
+            11.0,
+        );
+        board.apply(
+            &ConnectionEvent::ToolsChanged {
+                server: "files".into(),
+                count: 3,
+            },
+            11.0,
+        );
+        let rows = board.snapshot();
+        assert_eq!(rows.len(), 1);
+        let (name, row) = &rows[0];
+        assert_eq!(&**name, "files");
+        assert_eq!(
+            (row.state, row.since_unix, row.tools, row.connects_ok),
+            (State::Ready, 11.0, 3, 1)
+        );
+        assert_eq!(row.history[0].duration, Duration::from_millis(40));
+    }
+
+    #[test]
+    fn the_history_keeps_only_the_last_attempts_and_removal_drops_the_row() {
+        let board = StatusBoard::default();
+        board.apply(&added("flaky", State::Connecting), 0.0);
+        for i in 0..(CONNECT_HISTORY as u64 + 5) {
+            board.apply(
+                &ConnectionEvent::ConnectAttempt {
+                    server: "flaky".into(),
+                    result: ConnectResult::Refused,
+                    duration: Duration::from_millis(i),
+                },
+                i as f64,
+            );
+        }
+        let row = board.snapshot().remove(0).1;
+        assert_eq!(row.history.len(), CONNECT_HISTORY);
+        assert_eq!(row.history[0].duration, Duration::from_millis(5));
+        assert_eq!(row.connects_failed, CONNECT_HISTORY as u64 + 5);
+        board.apply(
+            &ConnectionEvent::ServerRemoved {
+                server: "flaky".into(),
+            },
+            99.0,
+        );
+        assert!(board.snapshot().is_empty());
+    }
+
+    #[test]
+    fn a_budget_set_before_the_server_is_announced_is_kept_and_not_shown_alone() {
+        let board = StatusBoard::default();
+        board.set_wait_budget("slow", Duration::from_secs(20));
+        assert!(board.snapshot().is_empty(), "not announced yet");
+        board.apply(&added("slow", State::Connecting), 5.0);
+        let row = board.snapshot().remove(0).1;
+        assert_eq!(row.wait_budget, Some(Duration::from_secs(20)));
+        assert_eq!(row.since_unix, 5.0);
+    }
+}

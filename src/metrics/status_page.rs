@@ -1,0 +1,236 @@
+//! The live status page (`GET /` of the exporter, `GET /status` of [`router`](super::router)):
+//! one row per server with its state, the `action`, the reason, the time in that state, its tools
+//! and its connection history. Plain server-rendered HTML that refreshes itself every few seconds
+//! (`<meta http-equiv="refresh">`): no script, no asset from the network, and every name, reason
+//! and message escaped.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use super::status::ServerRow;
+use crate::state::State;
+use crate::supervise::ConnectResult;
+
+/// How often the page reloads itself, in seconds.
+pub const STATUS_REFRESH_SECONDS: u32 = 5;
+
+const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#1d1d1f}\
+h1{font-size:1.3em;margin:0 0 .3em}p{margin:.3em 0}\
+table{border-collapse:collapse;margin-top:1em;width:100%}\
+th,td{border-bottom:1px solid #ddd;padding:.35em .6em;text-align:left;vertical-align:top}\
+th{background:#f4f4f6;font-weight:600}\
+.state{font-weight:600;padding:.1em .5em;border-radius:.6em;white-space:nowrap}\
+.ready{background:#d9f2dd;color:#125c1f}.connecting{background:#fff1c2;color:#6b4e00}\
+.unauthenticated{background:#ffd9d6;color:#8a1409}.absent{background:#e4e4e8;color:#3a3a44}\
+.chips span{margin-right:.6em}.muted{color:#666}code{font-size:.95em}\
+.attempt{display:inline-block;margin:0 .25em .2em 0;padding:0 .35em;border-radius:.4em;font-size:.85em}\
+.attempt.ok{background:#d9f2dd}.attempt.failed{background:#ffd9d6}";
+
+/// Renders the page for `rows` at wall-clock time `now_unix`.
+pub(crate) fn render(rows: &[(std::sync::Arc<str>, ServerRow)], now_unix: f64) -> String {
+    let mut page = String::with_capacity(2048 + rows.len() * 512);
+    let mut counts = [0usize; 4];
+    for (_, row) in rows {
+        counts[state_index(row.state)] += 1;
+    }
+    let _ = write!(
+        page,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"refresh\" content=\"{STATUS_REFRESH_SECONDS}\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>mcp-readiness: {} server(s)</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
+         <h1>MCP server readiness</h1>\n",
+        rows.len()
+    );
+    page.push_str("<p class=\"chips\" id=\"summary\">");
+    for state in State::ALL {
+        let _ = write!(
+            page,
+            "<span class=\"state {state}\" data-state=\"{state}\">{} {state}</span>",
+            counts[state_index(state)]
+        );
+    }
+    page.push_str("</p>\n");
+    let _ = writeln!(
+        page,
+        "<p class=\"muted\">Updated {} UTC; this page reloads every {STATUS_REFRESH_SECONDS} s. \
+         Raw figures: <a href=\"/metrics\">/metrics</a>.</p>",
+        utc(now_unix)
+    );
+    if rows.is_empty() {
+        page.push_str("<p id=\"empty\">No server is configured yet.</p>\n</body>\n</html>\n");
+        return page;
+    }
+    page.push_str(
+        "<table id=\"servers\">\n<thead><tr><th>Server</th><th>State</th><th>Action</th>\
+         <th>Reason</th><th>In state for</th><th>Tools</th><th>Wait budget</th>\
+         <th>Connects</th><th>Last attempts</th></tr></thead>\n<tbody>\n",
+    );
+    for (raw_name, row) in rows {
+        let name = escape(raw_name);
+        let state = row.state;
+        let (action, next) = match state.action() {
+            Some(action) => (
+                format!("<code>{}</code>", action.as_str()),
+                format!(
+                    "<br><span class=\"muted\">{}</span>",
+                    escape(&action.next_step(raw_name))
+                ),
+            ),
+            None => ("-".to_owned(), String::new()),
+        };
+        let reason = row.reason.as_deref().map_or_else(String::new, escape);
+        let budget = row.wait_budget.map_or_else(|| "-".to_owned(), seconds);
+        let _ = write!(
+            page,
+            "<tr data-server=\"{name}\" data-state=\"{state}\">\
+             <td><code>{name}</code></td>\
+             <td><span class=\"state {state}\">{state}</span></td>\
+             <td>{action}{next}</td><td>{reason}</td><td>{}</td><td>{}</td><td>{budget}</td>\
+             <td>{} ok, {} failed, {} reconnect(s)</td><td>",
+            since(now_unix - row.since_unix),
+            row.tools,
+            row.connects_ok,
+            row.connects_failed,
+            row.reconnects,
+        );
+        for attempt in row.history.iter().rev() {
+            let class = if attempt.result == ConnectResult::Ok {
+                "ok"
+            } else {
+                "failed"
+            };
+            let _ = write!(
+                page,
+                "<span class=\"attempt {class}\" title=\"{} ago\">{} {}</span>",
+                since(now_unix - attempt.at_unix),
+                attempt.result.as_str(),
+                millis(attempt.duration)
+            );
+        }
+        page.push_str("</td></tr>\n");
+    }
+    page.push_str("</tbody>\n</table>\n</body>\n</html>\n");
+    page
+}
+
+fn state_index(state: State) -> usize {
+    State::ALL.iter().position(|s| *s == state).unwrap_or(0)
+}
+
+/// Escapes text for HTML element content and quoted attribute values, and shows control
+/// characters as visible escapes (`\u{1b}`) instead of passing them through.
+pub(crate) fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `4 s`, `3 min 20 s`, `2 h 5 min`: how long ago, to the second.
+fn since(seconds: f64) -> String {
+    if !seconds.is_finite() || seconds < 0.0 {
+        return "0 s".to_owned();
+    }
+    let total = seconds as u64;
+    let (h, m, s) = (total / 3600, total / 60 % 60, total % 60);
+    match (h, m) {
+        (0, 0) => format!("{s} s"),
+        (0, m) => format!("{m} min {s} s"),
+        (h, m) => format!("{h} h {m} min"),
+    }
+}
+
+fn seconds(d: Duration) -> String {
+    format!("{} s", d.as_secs_f64())
+}
+
+fn millis(d: Duration) -> String {
+    format!("{} ms", d.as_millis())
+}
+
+fn utc(unix: f64) -> String {
+    let at = std::time::UNIX_EPOCH + Duration::from_secs_f64(unix.max(0.0).min(1e11));
+    humantime::format_rfc3339_seconds(at).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::metrics::status::ConnectRecord;
+
+    fn row(state: State, reason: Option<&str>) -> ServerRow {
+        ServerRow {
+            state,
+            reason: reason.map(Arc::from),
+            since_unix: 1_000.0,
+            tools: 2,
+            wait_budget: Some(Duration::from_secs(20)),
+            connects_ok: 1,
+            connects_failed: 0,
+            reconnects: 0,
+            history: VecDeque::from([ConnectRecord {
+                result: ConnectResult::Unauthorized,
+                duration: Duration::from_millis(12),
+                at_unix: 1_000.0,
+            }]),
+        }
+    }
+
+    #[test]
+    fn each_server_gets_a_row_with_its_state_action_and_time_in_state() {
+        let rows = vec![
+            (Arc::from("files"), row(State::Ready, None)),
+            (
+                Arc::from("github"),
+                row(State::Unauthenticated, Some("HTTP 401")),
+            ),
+        ];
+        let page = render(&rows, 1_200.0);
+        assert!(page.contains("<tr data-server=\"files\" data-state=\"ready\">"));
+        assert!(page.contains("<tr data-server=\"github\" data-state=\"unauthenticated\">"));
+        assert!(page.contains("<code>reauthorize</code>"));
+        assert!(page.contains("re-authorize the `github` connection"));
+        assert!(page.contains("<td>3 min 20 s</td>"));
+        assert!(page.contains("unauthorized 12 ms"));
+        assert!(page.contains("<meta http-equiv=\"refresh\" content=\"5\">"));
+        assert!(page.contains("data-state=\"unauthenticated\">1 unauthenticated</span>"));
+        assert!(
+            !page.contains("http://") && !page.contains("https://"),
+            "no asset from the network"
+        );
+    }
+
+    #[test]
+    fn hostile_names_and_reasons_are_escaped() {
+        let rows = vec![(
+            Arc::from("<script>alert(1)</script>\u{1b}[31m"),
+            row(State::Absent, Some("\"quoted\" & <b>bold</b>\n")),
+        )];
+        let page = render(&rows, 1_000.0);
+        assert!(!page.contains("<script>alert"));
+        assert!(!page.contains("<b>bold"));
+        assert!(!page.contains('\u{1b}'));
+        assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;\\u{1b}[31m"));
+        assert!(page.contains("&quot;quoted&quot; &amp; &lt;b&gt;bold&lt;/b&gt;\\u{a}"));
+    }
+
+    #[test]
+    fn an_empty_fleet_says_so() {
+        assert!(render(&[], 0.0).contains("No server is configured yet."));
+    }
+}
