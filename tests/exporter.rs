@@ -7,15 +7,18 @@
 
 mod common;
 
+use common::process::{
+    Guard, assert_all_gone, command_line, descendants, http_get, http_get_any, prerequisite, signal,
+    wait_for,
+};
 use common::{Scratch, alive};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::time::Instant;
 
 // ---------------------------------------------------------------------------------------------
@@ -28,17 +31,6 @@ const RIGHT_TOKEN: &str = "right-token-7f3a9c";
 const WRONG_TOKEN: &str = "wrong-token-b41d2e";
 
 use common::fixture;
-
-/// Skips (loudly) or fails (under `CI=true`) when an external prerequisite is missing.
-fn prerequisite(found: bool, message: &str) -> bool {
-    if !found {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("{message}");
-        }
-        eprintln!("\n!!!!!!!!!! SKIPPED: {message} !!!!!!!!!!\n");
-    }
-    found
-}
 
 /// The npm filesystem server's entry point, or `None` (after a loud message) when not installed.
 fn npm_filesystem() -> Option<PathBuf> {
@@ -75,106 +67,6 @@ impl Scratch {
     }
 }
 
-/// Every living descendant of `root` (children, grandchildren, ...), from `/proc`.
-fn descendants(root: u32) -> BTreeSet<u32> {
-    let mut parents: Vec<(u32, u32)> = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let mut fields = stat.rsplit_once(')').map(|(_, r)| r.split_whitespace());
-        let state = fields.as_mut().and_then(Iterator::next);
-        let ppid = fields.as_mut().and_then(Iterator::next);
-        if let (Some(state), Some(Ok(ppid))) = (state, ppid.map(str::parse))
-            && state != "Z"
-        {
-            parents.push((pid, ppid));
-        }
-    }
-    let mut found = BTreeSet::new();
-    let mut frontier = vec![root];
-    while let Some(parent) = frontier.pop() {
-        for (pid, _) in parents.iter().filter(|(_, p)| *p == parent) {
-            if found.insert(*pid) {
-                frontier.push(*pid);
-            }
-        }
-    }
-    found
-}
-
-fn command_line(pid: u32) -> String {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
-        .unwrap_or_default()
-}
-
-/// Asserts that every pid is gone within `grace` (a SIGKILL takes a moment to land).
-async fn assert_all_gone(what: &str, pids: &[u32], grace: Duration) {
-    let deadline = Instant::now() + grace;
-    while pids.iter().any(|p| alive(*p)) && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let left: Vec<String> = pids
-        .iter()
-        .filter(|p| alive(**p))
-        .map(|p| format!("{p} ({})", command_line(*p)))
-        .collect();
-    assert!(left.is_empty(), "{what}: processes left running: {left:?}");
-}
-
-fn signal(pid: u32, name: &str) {
-    let status = Command::new("kill")
-        .args([&format!("-{name}"), &pid.to_string()])
-        .status()
-        .expect("run kill");
-    assert!(status.success(), "kill -{name} {pid} failed");
-}
-
-/// A child process killed (with its descendants) when the test ends, even on a failed assertion.
-struct Guard {
-    child: Child,
-    name: &'static str,
-}
-
-impl Guard {
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-    /// Waits for the process to exit by itself, up to `limit`.
-    async fn exit_within(&mut self, limit: Duration) -> ExitStatus {
-        let deadline = Instant::now() + limit;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{} did not exit within {limit:?}",
-                self.name
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            for pid in descendants(self.child.id()) {
-                let _ = Command::new("kill")
-                    .args(["-KILL", &pid.to_string()])
-                    .status();
-            }
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
 /// The fixture over streamable HTTP on 127.0.0.1, accepting only `RIGHT_TOKEN`.
 async fn http_fixture(scratch: &Scratch) -> (Guard, u16) {
     let out = scratch.path("http.out");
@@ -197,18 +89,6 @@ async fn http_fixture(scratch: &Scratch) -> (Guard, u16) {
     })
     .await;
     (guard, port)
-}
-
-/// Polls `probe` every 50 ms until it gives a value; fails after `limit`.
-async fn wait_for<T>(what: &str, limit: Duration, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(value) = probe() {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -625,36 +505,6 @@ impl Serve {
     fn stderr(&self) -> String {
         std::fs::read_to_string(&self.scratch_err).unwrap_or_default()
     }
-}
-
-/// A raw HTTP/1.0 GET on 127.0.0.1; returns the body of a 200 answer.
-async fn http_get(addr: &str, target: &str) -> String {
-    let (head, body) = http_get_any(addr, target).await;
-    assert!(
-        head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"),
-        "GET {target}: {head}"
-    );
-    body
-}
-
-/// A raw HTTP/1.0 GET on 127.0.0.1; returns the head and body of any answer.
-async fn http_get_any(addr: &str, target: &str) -> (String, String) {
-    let exchange = async {
-        let mut stream = tokio::net::TcpStream::connect(addr).await?;
-        stream
-            .write_all(format!("GET {target} HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
-            .await?;
-        let mut raw = Vec::new();
-        stream.read_to_end(&mut raw).await?;
-        Ok::<_, std::io::Error>(raw)
-    };
-    let raw = tokio::time::timeout(Duration::from_secs(10), exchange)
-        .await
-        .unwrap_or_else(|_| panic!("GET http://{addr}{target} timed out"))
-        .unwrap_or_else(|e| panic!("GET http://{addr}{target}: {e}"));
-    let text = String::from_utf8(raw).expect("a UTF-8 answer");
-    let (head, body) = text.split_once("\r\n\r\n").expect("an HTTP answer");
-    (head.to_owned(), body.to_owned())
 }
 
 /// One scrape: the raw text and the samples by name and labels.

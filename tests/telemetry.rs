@@ -2,6 +2,8 @@
 //! tonic, HTTP/protobuf with axum) receives a span emitted through `tracing`, with its name, kind,
 //! attributes and resource; the `traceparent` injected into `_meta` names the same trace.
 
+mod common;
+
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -19,51 +21,15 @@ use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
-use opentelemetry_proto::tonic::common::v1::{KeyValue, any_value};
-use opentelemetry_proto::tonic::trace::v1::Span;
+use opentelemetry_proto::tonic::common::v1::any_value;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
-use prost::Message;
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tower::{ServiceBuilder, ServiceExt};
 
-/// What the receiver got: the resource's `service.name` and the spans.
-#[derive(Debug)]
-struct Received {
-    service_name: Option<String>,
-    spans: Vec<Span>,
-}
-
-fn flatten(request: ExportTraceServiceRequest) -> Vec<Received> {
-    request
-        .resource_spans
-        .into_iter()
-        .map(|rs| Received {
-            service_name: rs
-                .resource
-                .as_ref()
-                .and_then(|r| string_attr(&r.attributes, "service.name")),
-            spans: rs.scope_spans.into_iter().flat_map(|ss| ss.spans).collect(),
-        })
-        .collect()
-}
-
-fn attr<'a>(attrs: &'a [KeyValue], key: &str) -> Option<&'a any_value::Value> {
-    attrs
-        .iter()
-        .find(|kv| kv.key == key)
-        .and_then(|kv| kv.value.as_ref())
-        .and_then(|v| v.value.as_ref())
-}
-
-fn string_attr(attrs: &[KeyValue], key: &str) -> Option<String> {
-    match attr(attrs, key) {
-        Some(any_value::Value::StringValue(s)) => Some(s.clone()),
-        _ => None,
-    }
-}
+use common::otlp::{Received, attr, flatten, start_http_receiver, string_attr};
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -208,53 +174,6 @@ async fn start_grpc_receiver() -> (
             .add_service(TraceServiceServer::new(GrpcReceiver(tx)))
             .serve_with_incoming(incoming),
     );
-    (addr, rx)
-}
-
-async fn start_http_receiver() -> (
-    SocketAddr,
-    mpsc::UnboundedReceiver<ExportTraceServiceRequest>,
-) {
-    use axum::body::Bytes;
-    use axum::extract::State;
-    use axum::http::{StatusCode, header};
-
-    async fn traces(
-        State(tx): State<mpsc::UnboundedSender<ExportTraceServiceRequest>>,
-        headers: axum::http::HeaderMap,
-        body: Bytes,
-    ) -> (StatusCode, [(header::HeaderName, &'static str); 1], Vec<u8>) {
-        let protobuf = headers
-            .get(header::CONTENT_TYPE)
-            .is_some_and(|v| v == "application/x-protobuf");
-        match ExportTraceServiceRequest::decode(body) {
-            Ok(request) if protobuf => {
-                let _ = tx.send(request);
-                let response = ExportTraceServiceResponse {
-                    partial_success: None,
-                }
-                .encode_to_vec();
-                (
-                    StatusCode::OK,
-                    [(header::CONTENT_TYPE, "application/x-protobuf")],
-                    response,
-                )
-            }
-            _ => (
-                StatusCode::BAD_REQUEST,
-                [(header::CONTENT_TYPE, "text/plain")],
-                b"not OTLP protobuf".to_vec(),
-            ),
-        }
-    }
-
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("local addr");
-    let (tx, rx) = mpsc::unbounded_channel();
-    let app = axum::Router::new()
-        .route("/v1/traces", axum::routing::post(traces))
-        .with_state(tx);
-    tokio::spawn(async move { axum::serve(listener, app).await });
     (addr, rx)
 }
 

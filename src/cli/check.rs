@@ -6,7 +6,10 @@ use std::process::ExitCode;
 
 use std::time::{Duration, SystemTime};
 
-use mcp_readiness::plan::{RunSummary, Step, StepOutcome, preflight, server_step};
+use mcp_readiness::plan::{
+    RunSummary, Step, StepOutcome, preflight, record_run, run_span, server_step,
+};
+use tracing::Instrument;
 use mcp_readiness::{Budget, CapabilityCache, Hub};
 
 use super::common::{EXIT_INVALID, hub_options, load_config, parse_duration, with_progress};
@@ -63,18 +66,23 @@ pub(crate) async fn run(args: Args) -> ExitCode {
             return ExitCode::from(EXIT_INVALID);
         }
     };
-    hub.connect_all();
+    // The run is one trace: connection attempts and step resolutions are children of this span.
+    let span = run_span(steps.len());
+    span.in_scope(|| hub.connect_all());
     let cache = CapabilityCache::new(hub.clone()).with_budget(budget);
 
+    let work = preflight(&cache, &steps).instrument(span.clone());
     let outcomes = if std::io::stderr().is_terminal() && !args.json {
         let bar = indicatif::ProgressBar::new_spinner();
-        with_progress(&hub, budget, &bar, preflight(&cache, &steps)).await
+        with_progress(&hub, budget, &bar, work).await
     } else {
-        preflight(&cache, &steps).await
+        work.await
     };
     hub.shutdown().await;
 
     let summary = RunSummary::new(SystemTime::now(), outcomes);
+    record_run(&span, &summary);
+    drop(span);
     if args.json {
         match serde_json::to_string(&summary) {
             Ok(json) => println!("{json}"),

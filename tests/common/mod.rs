@@ -1,6 +1,9 @@
 //! Helpers shared by the integration tests that run real processes.
 #![allow(dead_code)]
 
+pub mod otlp;
+pub mod process;
+
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
