@@ -8,8 +8,8 @@
 mod common;
 
 use common::process::{
-    Guard, assert_all_gone, command_line, descendants, http_get, http_get_any, prerequisite, signal,
-    wait_for,
+    Guard, assert_all_gone, command_line, descendants, http_get, http_get_any, prerequisite,
+    signal, wait_for,
 };
 use common::{Scratch, alive};
 

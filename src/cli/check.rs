@@ -9,8 +9,8 @@ use std::time::{Duration, SystemTime};
 use mcp_readiness::plan::{
     RunSummary, Step, StepOutcome, preflight, record_run, run_span, server_step,
 };
-use tracing::Instrument;
 use mcp_readiness::{Budget, CapabilityCache, Hub};
+use tracing::Instrument;
 
 use super::common::{EXIT_INVALID, hub_options, load_config, parse_duration, with_progress};
 

@@ -66,7 +66,10 @@ pub(crate) fn render(rows: &[(std::sync::Arc<str>, ServerRow)], now_unix: f64) -
          <th>Reason</th><th>In state for</th><th>Tools</th><th>Wait budget</th>\
          <th>Connects</th><th>Last attempts</th></tr></thead>\n<tbody>\n",
     );
-    for (raw_name, row) in rows {
+    // Problems first, in the order they need a human: re-authorize, add, wait; then the ready.
+    let mut ordered: Vec<&(std::sync::Arc<str>, ServerRow)> = rows.iter().collect();
+    ordered.sort_by_key(|(name, row)| (urgency(row.state), name.clone()));
+    for (raw_name, row) in ordered {
         let name = escape(raw_name);
         let state = row.state;
         let (action, next) = match state.action() {
@@ -112,6 +115,15 @@ pub(crate) fn render(rows: &[(std::sync::Arc<str>, ServerRow)], now_unix: f64) -
     }
     page.push_str("</tbody>\n</table>\n</body>\n</html>\n");
     page
+}
+
+fn urgency(state: State) -> u8 {
+    match state {
+        State::Unauthenticated => 0,
+        State::Absent => 1,
+        State::Connecting => 2,
+        State::Ready => 3,
+    }
 }
 
 fn state_index(state: State) -> usize {
@@ -202,6 +214,11 @@ mod tests {
         ];
         let page = render(&rows, 1_200.0);
         assert!(page.contains("<tr data-server=\"files\" data-state=\"ready\">"));
+        let (github, files) = (
+            page.find("data-server=\"github\""),
+            page.find("data-server=\"files\""),
+        );
+        assert!(github < files, "servers that need a human come first");
         assert!(page.contains("<tr data-server=\"github\" data-state=\"unauthenticated\">"));
         assert!(page.contains("<code>reauthorize</code>"));
         assert!(page.contains("re-authorize the `github` connection"));

@@ -95,4 +95,3 @@ pub async fn start_http_receiver() -> (
     tokio::spawn(async move { axum::serve(listener, app).await });
     (addr, rx)
 }
-

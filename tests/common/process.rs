@@ -162,4 +162,3 @@ pub async fn http_get_any(addr: &str, target: &str) -> (String, String) {
     let (head, body) = text.split_once("\r\n\r\n").expect("an HTTP answer");
     (head.to_owned(), body.to_owned())
 }
-
