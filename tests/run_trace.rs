@@ -68,7 +68,10 @@ async fn check_exports_its_run_as_one_trace_of_steps_and_connection_attempts() {
             .iter()
             .find(|s| s.name == name)
             .unwrap_or_else(|| panic!("no span `{name}` in {names:?}"));
-        assert_eq!(span.parent_span_id, root.span_id, "{name} is a child of the run");
+        assert_eq!(
+            span.parent_span_id, root.span_id,
+            "{name} is a child of the run"
+        );
         assert_eq!(span.trace_id, root.trace_id);
         span
     };
@@ -97,7 +100,10 @@ async fn check_exports_its_run_as_one_trace_of_steps_and_connection_attempts() {
             )
         })
         .collect();
-    assert!(attempts.contains(&(Some("files".into()), Some("ok".into()))), "{attempts:?}");
+    assert!(
+        attempts.contains(&(Some("files".into()), Some("ok".into()))),
+        "{attempts:?}"
+    );
     assert!(
         attempts.contains(&(Some("gone".into()), Some("spawn_failed".into()))),
         "{attempts:?}"

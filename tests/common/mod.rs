@@ -7,39 +7,49 @@ pub mod process;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// The fixture MCP server (`examples/fixture_server.rs`) next to this test binary
-/// (`target/<profile>/deps/../examples/`), built on demand when missing or older than its source.
+/// The fixture MCP server (`examples/fixture_server.rs`) next to this test binary.
 pub fn fixture() -> PathBuf {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let exe = std::env::current_exe().expect("test executable path");
-        let profile_dir = exe
-            .parent()
-            .and_then(Path::parent)
-            .expect("target/<profile>");
-        let path = profile_dir.join("examples").join("fixture_server");
-        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fixture_server.rs");
-        let stale = match (std::fs::metadata(&path), std::fs::metadata(&source)) {
-            (Ok(bin), Ok(src)) => bin.modified().ok() < src.modified().ok(),
-            _ => true,
-        };
-        if stale {
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let status = std::process::Command::new(cargo)
-                .args(["build", "--example", "fixture_server"])
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .status()
-                .expect("run cargo build --example fixture_server");
-            assert!(status.success(), "building the fixture server failed");
-        }
-        assert!(
-            path.exists(),
-            "fixture server not found at {}",
-            path.display()
-        );
-        path
-    })
-    .clone()
+    example("fixture_server")
+}
+
+/// The compiled example `name` next to this test binary (`target/<profile>/deps/../examples/`),
+/// built on demand when missing or older than its source.
+pub fn example(name: &'static str) -> PathBuf {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static BUILT: OnceLock<Mutex<HashMap<&'static str, PathBuf>>> = OnceLock::new();
+    let built = BUILT.get_or_init(Default::default);
+    let mut built = built.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(path) = built.get(name) {
+        return path.clone();
+    }
+    let exe = std::env::current_exe().expect("test executable path");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>");
+    let path = profile_dir.join("examples").join(name);
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("examples/{name}.rs"));
+    let stale = match (std::fs::metadata(&path), std::fs::metadata(&source)) {
+        (Ok(bin), Ok(src)) => bin.modified().ok() < src.modified().ok(),
+        _ => true,
+    };
+    if stale {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args(["build", "--example", name])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .unwrap_or_else(|e| panic!("run cargo build --example {name}: {e}"));
+        assert!(status.success(), "building the example {name} failed");
+    }
+    assert!(
+        path.exists(),
+        "example {name} not found at {}",
+        path.display()
+    );
+    built.insert(name, path.clone());
+    path
 }
 
 /// A temporary directory for one test, removed when dropped.
