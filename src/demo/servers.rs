@@ -56,7 +56,7 @@ pub const STDIO_SERVERS: [DemoServer; 3] = [
     },
 ];
 
-/// The streamable-HTTP servers of [`serve_http`], each at `/<name>/mcp` and demanding its own
+/// The streamable-HTTP servers of [`DemoHttpServers`], each at `/<name>/mcp` and demanding its own
 /// bearer token.
 pub const HTTP_SERVERS: [DemoServer; 2] = [
     DemoServer {
