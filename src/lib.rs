@@ -1,5 +1,51 @@
 //! # mcp-readiness
 //!
+//! Readiness for MCP tool calls: put [`layer::ReadinessLayer`] in front of your tool calls and
+//! every call is resolved at the point of use. A ready tool runs; a server still connecting is
+//! waited for within a budget; an unauthenticated or absent one is refused at once, with the
+//! state and the action a human must take:
+//!
+//! ```
+//! use std::time::Duration;
+//! use mcp_readiness::layer::{NotReady, ReadinessLayer};
+//! use mcp_readiness::{Action, Budget, Snapshot, State, StaticInventory, ToolCall};
+//! use rmcp::model::{CallToolResult, ContentBlock};
+//! use tower::{ServiceBuilder, ServiceExt};
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() -> Result<(), tower::BoxError> {
+//! // What is known about the servers: usually a `Hub` of supervised rmcp connections.
+//! let servers = StaticInventory::new(
+//!     Snapshot::default()
+//!         .with_ready_tool("mcp__files__read")
+//!         .with_pending_server("search")
+//!         .with_unauthenticated_server("github"),
+//! );
+//! let layer = ReadinessLayer::builder(servers)
+//!     .budget(Budget::try_new(Duration::from_secs(20), Duration::from_secs(2))?)
+//!     .build();
+//! // The inner service makes the call: usually the same `Hub`.
+//! let calls = tower::service_fn(|_call: ToolCall| async {
+//!     Ok::<_, tower::BoxError>(CallToolResult::success(vec![ContentBlock::text("done")]))
+//! });
+//! let tools = ServiceBuilder::new().layer(layer).service(calls);
+//!
+//! tools.clone().oneshot(ToolCall::new("mcp__files__read")).await?; // ready: runs
+//!
+//! let err = tools.clone().oneshot(ToolCall::new("mcp__github__search")).await.unwrap_err();
+//! let refused = err.downcast_ref::<NotReady>().unwrap();
+//! assert_eq!((refused.state, refused.action), (State::Unauthenticated, Action::Reauthorize));
+//! assert_eq!(refused.waited, Duration::ZERO); // waiting would never help
+//!
+//! let err = tools.oneshot(ToolCall::new("mcp__search__query")).await.unwrap_err();
+//! let refused = err.downcast_ref::<NotReady>().unwrap();
+//! assert_eq!((refused.state, refused.timed_out), (State::Connecting, true));
+//! assert_eq!(refused.waited, Duration::from_secs(20)); // the whole budget, then a verdict
+//! # Ok(()) }
+//! ```
+//!
+//! ## Why
+//!
 //! An agent service calls tools named `mcp__<server>__<tool>`. When one is not usable, "not found"
 //! hides three situations whose fixes are opposite:
 //!
@@ -23,8 +69,11 @@
 //!   generation counter, cooldown, auth fails fast, fan-out isolation).
 //! - [`metrics`]: the Prometheus recorder ([`Metrics`]) and the `/metrics` endpoint.
 //! - [`telemetry`]: `tracing` + OpenTelemetry OTLP export set-up.
-//! - [`plan`]: step decisions, the pre-flight and the run record; [`config`]: the `.mcp.json`
-//!   file; [`sim`]: the design's virtual-clock scenarios.
+//! - [`plan`]: step decisions, the pre-flight, running steps through a service, the run and step
+//!   spans, and the run record; [`config`]: the `.mcp.json` file; [`sim`]: the design's
+//!   virtual-clock scenarios; [`demo`]: the demo's MCP servers and its unattended run.
+//!
+//! Feature flags: `tls` (default) enables HTTPS for streamable-HTTP servers. MSRV: Rust 1.88.
 //!
 //! All waiting goes through `tokio::time`, so tests run on a paused, virtual clock.
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]

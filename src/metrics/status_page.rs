@@ -174,7 +174,11 @@ fn millis(d: Duration) -> String {
 
 fn utc(unix: f64) -> String {
     // `from_secs_f64` panics on NaN and infinities: a clock can say anything.
-    let unix = if unix.is_finite() { unix.clamp(0.0, 1e11) } else { 0.0 };
+    let unix = if unix.is_finite() {
+        unix.clamp(0.0, 1e11)
+    } else {
+        0.0
+    };
     let at = std::time::UNIX_EPOCH + Duration::from_secs_f64(unix);
     humantime::format_rfc3339_seconds(at).to_string()
 }
