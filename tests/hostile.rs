@@ -492,3 +492,86 @@ async fn no_credential_form_reaches_stdout_stderr_metrics_or_exported_spans_at_t
     assert!(!exported.is_empty(), "spans were exported over OTLP");
     assert_no_secret("exported spans", &String::from_utf8_lossy(&exported));
 }
+
+// ---------------------------------------------------------------------------------------------
+// 2. signals
+
+fn grandchildren(scratch: &Scratch, name: &str) -> Vec<u32> {
+    scratch
+        .read(&format!("log-{name}"))
+        .lines()
+        .filter_map(|l| l.strip_prefix("grandchild ")?.parse().ok())
+        .collect()
+}
+
+async fn assert_all_gone(what: &str, pids: &[u32], grace: Duration) {
+    let deadline = Instant::now() + grace;
+    while pids.iter().any(|p| alive(*p)) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let left: Vec<u32> = pids.iter().copied().filter(|p| alive(*p)).collect();
+    assert!(left.is_empty(), "{what}: processes left running: {left:?}");
+}
+
+#[tokio::test]
+async fn check_stops_every_child_and_its_group_on_sigterm_sigint_and_sighup_and_exits_128_plus_the_signal()
+ {
+    for (signal_name, code) in [("TERM", 143), ("INT", 130), ("HUP", 129)] {
+        let scratch = Scratch::new("check-signal");
+        let slow = [
+            ("FIXTURE_STARTUP_DELAY_MS", "60000"),
+            ("FIXTURE_GRANDCHILD", "1"),
+        ];
+        let config = write_config(
+            &scratch,
+            "mcp.json",
+            json!({
+                "one": stdio_fixture(&scratch, "one", &slow),
+                "two": stdio_fixture(&scratch, "two", &slow),
+            }),
+            json!({ "budget": "50s", "poll": "1s", "connect_timeout": "55s" }),
+        );
+        let child = Command::new(bin())
+            .args(["check", "--config"])
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(scratch.path("check.err")).unwrap())
+            .spawn()
+            .expect("start check");
+        let mut check = Guard {
+            child,
+            name: "check",
+        };
+        let pids = wait_for(
+            "both children and grandchildren",
+            Duration::from_secs(20),
+            || {
+                let pids: Vec<u32> = ["one", "two"]
+                    .iter()
+                    .flat_map(|n| {
+                        started(&scratch, n)
+                            .into_iter()
+                            .chain(grandchildren(&scratch, n))
+                    })
+                    .collect();
+                (pids.len() == 4).then_some(pids)
+            },
+        )
+        .await;
+        let _cleanup = KillOnDrop(pids.clone());
+        signal(check.pid(), signal_name);
+        let status = check.exit_within(Duration::from_secs(10)).await;
+        assert_all_gone(
+            &format!("after SIG{signal_name} to check"),
+            &pids,
+            Duration::from_secs(5),
+        )
+        .await;
+        assert_eq!(
+            status.code(),
+            Some(code),
+            "SIG{signal_name}: {status:?}; stderr:\n{}",
+            scratch.read("check.err")
+        );
+    }
+}

@@ -10,6 +10,7 @@ use mcp_readiness::plan::{RunSummary, Step, StepOutcome, preflight, server_step}
 use mcp_readiness::{Budget, CapabilityCache, Hub, State};
 
 use super::common::{EXIT_INVALID, hub_options, load_config, parse_duration};
+use super::signals::{StopSignals, run_until_stop_signal};
 
 /// Arguments of `mcp-readiness check`.
 #[derive(Debug, clap::Args)]
@@ -53,6 +54,11 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     } else {
         config.readiness.steps.iter().map(Step::from).collect()
     };
+    // Before any child starts: a stop signal must find every child to stop.
+    let mut signals = match StopSignals::install() {
+        Ok(signals) => signals,
+        Err(code) => return code,
+    };
     let hub = match Hub::new(
         config.servers.clone(),
         hub_options(&config).health_interval(None),
@@ -66,10 +72,16 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     hub.connect_all();
     let cache = CapabilityCache::new(hub.clone()).with_budget(budget);
 
-    let outcomes = if std::io::stderr().is_terminal() && !args.json {
-        with_progress(&hub, budget, preflight(&cache, &steps)).await
-    } else {
-        preflight(&cache, &steps).await
+    let work = async {
+        if std::io::stderr().is_terminal() && !args.json {
+            with_progress(&hub, budget, preflight(&cache, &steps)).await
+        } else {
+            preflight(&cache, &steps).await
+        }
+    };
+    let outcomes = match run_until_stop_signal(&mut signals, &hub, work).await {
+        Ok(outcomes) => outcomes,
+        Err(code) => return code,
     };
     hub.shutdown().await;
 

@@ -3,4 +3,5 @@
 pub(crate) mod check;
 pub(crate) mod common;
 pub(crate) mod serve;
+pub(crate) mod signals;
 pub(crate) mod simulate;
