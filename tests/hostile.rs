@@ -575,3 +575,265 @@ async fn check_stops_every_child_and_its_group_on_sigterm_sigint_and_sighup_and_
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// 3. no panic on input: bad files and flags are exit 2 with a message that says what to do
+
+fn assert_no_panic(what: &str, run: &Run) {
+    assert!(
+        run.code != Some(101) && !run.stderr.contains("panicked"),
+        "{what} panicked: {:?}\n{}",
+        run.code,
+        run.stderr
+    );
+}
+
+/// A configuration file's text from a `readiness` block and one absent server.
+fn with_readiness(readiness: Value) -> String {
+    json!({
+        "mcpServers": { "gone": { "command": "/nonexistent/mcp-readiness-test/none" } },
+        "readiness": readiness,
+    })
+    .to_string()
+}
+
+#[tokio::test]
+async fn every_bad_file_or_flag_is_exit_2_with_a_message_that_names_the_problem() {
+    let scratch = Scratch::new("bad-input");
+    let huge = "18446744073709551615s";
+    let fixture = fixture().to_string_lossy().into_owned();
+    // (case, file text or a path to use as is, extra flags, expected in stderr)
+    let cases: Vec<(&str, Option<String>, Vec<&str>, &str)> = vec![
+        (
+            "a UTF-8 byte order mark",
+            Some(format!("\u{feff}{}", with_readiness(json!({})))),
+            vec![],
+            "byte order mark",
+        ),
+        ("an endless file", None, vec![], "larger than"),
+        (
+            "a budget of u64::MAX seconds",
+            Some(with_readiness(json!({ "budget": huge }))),
+            vec![],
+            "at most 365 days",
+        ),
+        (
+            "a cooldown of u64::MAX seconds",
+            Some(with_readiness(json!({ "cooldown": huge }))),
+            vec![],
+            "at most 365 days",
+        ),
+        (
+            "a connect_timeout of u64::MAX seconds",
+            Some(with_readiness(json!({ "connect_timeout": huge }))),
+            vec![],
+            "at most 365 days",
+        ),
+        (
+            "--budget of u64::MAX seconds",
+            Some(with_readiness(json!({}))),
+            vec!["--budget", huge],
+            "longer than 365 days",
+        ),
+        (
+            "a NUL byte in command",
+            Some(json!({ "mcpServers": { "nul": { "command": "/bin/true\u{0}x" } } }).to_string()),
+            vec![],
+            "NUL",
+        ),
+        (
+            "a NUL byte in an env value",
+            Some(
+                json!({ "mcpServers": { "nul": { "command": fixture, "env": { "A": "x\u{0}y" } } } })
+                    .to_string(),
+            ),
+            vec![],
+            "NUL",
+        ),
+        (
+            "a control character in a server name",
+            Some(json!({ "mcpServers": { "evil\u{1b}[2J": { "command": fixture } } }).to_string()),
+            vec![],
+            "letters, digits",
+        ),
+    ];
+    for (case, text, flags, expected) in cases {
+        let path = match &text {
+            Some(text) => {
+                let path = scratch.path("case.json");
+                std::fs::write(&path, text).unwrap();
+                path
+            }
+            None => PathBuf::from("/dev/zero"),
+        };
+        let mut args = vec!["check", "--config", path.to_str().unwrap()];
+        args.extend(flags);
+        let run = run(&args, &[("RUST_LOG", "warn")]).await;
+        assert_no_panic(case, &run);
+        assert_eq!(
+            run.code,
+            Some(2),
+            "{case}: exit code; stderr:\n{}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains(expected),
+            "{case}: stderr does not say `{expected}`:\n{}",
+            run.stderr
+        );
+        assert!(
+            !run.stderr.contains('\u{1b}'),
+            "{case}: a raw escape reached stderr:\n{}",
+            run.stderr
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_cwd_that_does_not_exist_is_named_as_the_cause() {
+    let scratch = Scratch::new("cwd");
+    let config = write_config(
+        &scratch,
+        "mcp.json",
+        json!({ "lost": { "command": fixture().to_string_lossy(), "cwd": "/nonexistent/mcp-readiness-cwd" } }),
+        json!({ "budget": "2s", "poll": "100ms" }),
+    );
+    let run = run(&["check", "--config", config.to_str().unwrap()], &[]).await;
+    assert_no_panic("a missing cwd", &run);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(
+        run.stdout.contains("working directory") && !run.stdout.contains("on PATH"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[tokio::test]
+async fn names_and_step_ids_of_70000_characters_are_printed_without_a_panic() {
+    let scratch = Scratch::new("long-names");
+    let long = "n".repeat(70_000);
+    let config = write_config(
+        &scratch,
+        "mcp.json",
+        json!({ long.clone(): { "command": "/nonexistent/mcp-readiness-test/none" } }),
+        json!({ "budget": "1s", "poll": "100ms", "steps": [
+            { "id": "s".repeat(70_000), "tool": format!("mcp__{long}__t"), "required": true }
+        ] }),
+    );
+    let run = run(&["check", "--config", config.to_str().unwrap()], &[]).await;
+    assert_no_panic("a 70,000-character name", &run);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stdout.contains(&long), "the table names the server");
+}
+
+#[tokio::test]
+async fn output_that_cannot_be_written_is_a_clear_error_not_a_panic() {
+    let scratch = Scratch::new("dev-full");
+    let config = write_config(
+        &scratch,
+        "mcp.json",
+        json!({ "gone": { "command": "/nonexistent/mcp-readiness-test/none" } }),
+        json!({ "budget": "1s", "poll": "100ms" }),
+    );
+    // `> /dev/full`
+    for args in [
+        vec!["check", "--config", config.to_str().unwrap()],
+        vec!["simulate"],
+    ] {
+        let output = Command::new(bin())
+            .args(&args)
+            .stdout(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open("/dev/full")
+                    .unwrap(),
+            )
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.code() == Some(74) && !stderr.contains("panicked"),
+            "{args:?} > /dev/full: {:?}\n{stderr}",
+            output.status
+        );
+        assert!(stderr.contains("could not write the output"), "{stderr}");
+    }
+    // A closed pipe: the reader is gone before anything is written.
+    let mut child = Command::new(bin())
+        .args(["check", "--config", config.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run check");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.code() == Some(74) && !stderr.contains("panicked"),
+        "check | (closed): {:?}\n{stderr}",
+        output.status
+    );
+}
+
+#[tokio::test]
+async fn the_library_refuses_what_the_file_refuses_instead_of_panicking() {
+    use mcp_readiness::Hub;
+    use mcp_readiness::supervise::HubOptions;
+
+    for (what, options) in [
+        (
+            "a zero health interval",
+            HubOptions::default().health_interval(Some(Duration::ZERO)),
+        ),
+        (
+            "a zero connect timeout",
+            HubOptions::default().connect_timeout(Duration::ZERO),
+        ),
+        (
+            "a zero call timeout",
+            HubOptions::default().call_timeout(Duration::ZERO),
+        ),
+    ] {
+        let err = Hub::new(vec![common::stdio("a", &[])], options)
+            .expect_err(what)
+            .to_string();
+        assert!(err.contains("HubOptions::"), "{what}: {err}");
+    }
+}
+
+#[tokio::test]
+async fn a_cooldown_of_u64_max_seconds_reads_absent_instead_of_panicking_a_worker() {
+    use mcp_readiness::supervise::HubOptions;
+    use mcp_readiness::{Hub, ServerSpec, State, TransportSpec};
+
+    let spec = ServerSpec {
+        name: "gone".into(),
+        transport: TransportSpec::Stdio {
+            command: "/nonexistent/mcp-readiness-test/none".into(),
+            args: Vec::new(),
+            env: Default::default(),
+            cwd: None,
+        },
+    };
+    let hub = Hub::new(
+        vec![spec],
+        HubOptions::default()
+            .cooldown(Duration::from_secs(u64::MAX))
+            .connect_timeout(Duration::from_secs(u64::MAX))
+            .health_interval(Some(Duration::from_secs(u64::MAX))),
+    )
+    .expect("a valid hub");
+    hub.connect_all();
+    let state = wait_for(
+        "`gone` to leave connecting",
+        Duration::from_secs(10),
+        || {
+            hub.servers()
+                .into_iter()
+                .find(|s| s.state != State::Connecting)
+                .map(|s| s.state)
+        },
+    )
+    .await;
+    assert_eq!(state, State::Absent);
+}

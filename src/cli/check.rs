@@ -9,7 +9,9 @@ use std::time::{Duration, SystemTime};
 use mcp_readiness::plan::{RunSummary, Step, StepOutcome, preflight, server_step};
 use mcp_readiness::{Budget, CapabilityCache, Hub, State};
 
-use super::common::{EXIT_INVALID, hub_options, load_config, parse_duration};
+use mcp_readiness::secret::escape_controls;
+
+use super::common::{EXIT_INVALID, hub_options, load_config, parse_duration, print_stdout};
 use super::signals::{StopSignals, run_until_stop_signal};
 
 /// Arguments of `mcp-readiness check`.
@@ -86,18 +88,28 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     hub.shutdown().await;
 
     let summary = RunSummary::new(SystemTime::now(), outcomes);
-    if args.json {
+    let output = if args.json {
         match serde_json::to_string(&summary) {
-            Ok(json) => println!("{json}"),
+            Ok(json) => json + "\n",
             Err(err) => {
                 eprintln!("error: could not render the run record: {err}");
                 return ExitCode::FAILURE;
             }
         }
     } else {
-        print!("{}", render_table(&summary.outcomes));
-        println!();
-        println!("{}", summary.handoff_note());
+        format!(
+            "{}\n{}\n",
+            render_table(&summary.outcomes),
+            summary
+                .handoff_note()
+                .lines()
+                .map(escape_controls)
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    };
+    if let Err(code) = print_stdout(&output) {
+        return code;
     }
     if summary.all_required_ready() {
         ExitCode::SUCCESS
@@ -142,12 +154,12 @@ fn render_table(outcomes: &[StepOutcome]) -> String {
         .iter()
         .map(|o| {
             [
-                o.id.clone(),
-                o.tool.clone(),
+                escape_controls(&o.id).into_owned(),
+                escape_controls(&o.tool).into_owned(),
                 o.state.to_string(),
                 format!("{} ms", o.waited_ms),
                 o.decision.as_str().to_owned(),
-                o.decision.reason().to_owned(),
+                escape_controls(o.decision.reason()).into_owned(),
             ]
         })
         .collect();
@@ -161,10 +173,11 @@ fn render_table(outcomes: &[StepOutcome]) -> String {
     let mut line = |cells: &[&str]| {
         let last = cells.len() - 1;
         for (i, cell) in cells.iter().enumerate() {
-            if i == last {
-                out.push_str(cell);
-            } else {
-                out.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            out.push_str(cell);
+            if i != last {
+                // By hand: `format!("{:<width$}")` panics beyond 65,535 columns.
+                let pad = widths[i].saturating_sub(cell.chars().count()) + 2;
+                out.extend(std::iter::repeat_n(' ', pad));
             }
         }
         out.push('\n');

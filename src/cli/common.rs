@@ -10,11 +10,48 @@ use mcp_readiness::supervise::HubOptions;
 /// Exit code for invalid input (bad flags, bad configuration).
 pub(crate) const EXIT_INVALID: u8 = 2;
 
-/// Parses a duration flag such as `20s`, `1m30s` or `500ms`.
+/// Exit code when the output cannot be written (`> /dev/full`, a closed pipe): sysexits'
+/// `EX_IOERR`.
+pub(crate) const EXIT_OUTPUT: u8 = 74;
+
+/// Parses a duration flag such as `20s`, `1m30s` or `500ms` (at most 365 days, like the file).
 pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
-    humantime::parse_duration(text).map_err(|err| {
+    let duration = humantime::parse_duration(text).map_err(|err| {
         format!("`{text}` is not a duration ({err}); write e.g. 20s, 1m30s or 500ms")
-    })
+    })?;
+    if duration > mcp_readiness::config::MAX_DURATION {
+        return Err(format!(
+            "`{text}` is longer than 365 days; write a shorter duration such as 20s or 5m"
+        ));
+    }
+    Ok(duration)
+}
+
+/// Writes `text` to stdout (locked, flushed). When stdout cannot be written (`> /dev/full`, a
+/// closed pipe) it says so on stderr and returns the exit code to end with ([`EXIT_OUTPUT`]),
+/// instead of panicking as `print!` does.
+pub(crate) fn print_stdout(text: &str) -> Result<(), ExitCode> {
+    use std::io::Write as _;
+
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(err) => {
+            print_stderr(&format!(
+                "error: could not write the output to stdout ({err}); check that stdout is a \
+                 writable file or a pipe whose reader is still running\n"
+            ));
+            Err(ExitCode::from(EXIT_OUTPUT))
+        }
+    }
+}
+
+/// Writes `text` to stderr, ignoring failure (there is nowhere left to report it), instead of
+/// panicking as `eprint!` does when stderr is closed or full.
+pub(crate) fn print_stderr(text: &str) {
+    use std::io::Write as _;
+
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// Loads the configuration, printing its warnings; on error prints it and returns exit code 2.

@@ -9,7 +9,7 @@ use mcp_readiness::metrics::{self, Metrics};
 use mcp_readiness::{ConnectionEvent, Hub};
 use tokio::signal::unix::{SignalKind, signal};
 
-use super::common::{EXIT_INVALID, hub_options, load_config};
+use super::common::{EXIT_INVALID, hub_options, load_config, print_stdout};
 
 /// Arguments of `mcp-readiness serve`.
 #[derive(Debug, clap::Args)]
@@ -84,7 +84,13 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         args.config.display()
     );
     // Printed on stdout too, so scripts (and tests) can find the bound port.
-    println!("listening on http://{}/metrics", server.local_addr());
+    if let Err(code) = print_stdout(&format!(
+        "listening on http://{}/metrics\n",
+        server.local_addr()
+    )) {
+        hub.shutdown().await;
+        return code;
+    }
 
     let (mut hangup, mut terminate) = match (
         signal(SignalKind::hangup()),

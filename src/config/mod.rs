@@ -73,6 +73,14 @@ use walk::Ctx;
 
 const TOP_KEYS: &[&str] = &["mcpServers", "readiness"];
 
+/// The largest configuration file read (4 MiB): a configuration is a few kilobytes, and a path
+/// such as `/dev/zero` must not make the process grow without bound.
+pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The longest duration the file accepts (365 days): longer ones are typing errors, and near
+/// `u64::MAX` seconds they do not fit in a clock reading.
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 86_400);
+
 /// A parsed configuration file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -152,10 +160,31 @@ impl Config {
         path: impl AsRef<Path>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Config, ConfigError> {
+        use std::io::Read as _;
+
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        let read_err = |source| ConfigError::Read {
             file: path.to_owned(),
             source,
+        };
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|file| file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(read_err)?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(ConfigError::TooLarge {
+                file: path.to_owned(),
+                limit: MAX_FILE_BYTES,
+            });
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            read_err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "not UTF-8 text (invalid byte at offset {}); save the file as UTF-8",
+                    e.utf8_error().valid_up_to()
+                ),
+            ))
         })?;
         Config::parse(&text, path, env)
     }
@@ -183,6 +212,16 @@ impl Config {
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Config, ConfigError> {
         let file = path.as_ref();
+        if text.starts_with('\u{feff}') {
+            return Err(ConfigError::Syntax {
+                file: file.to_owned(),
+                line: 1,
+                column: 1,
+                message: "the file starts with a UTF-8 byte order mark (BOM); save it as UTF-8 \
+                          without a BOM"
+                    .to_owned(),
+            });
+        }
         let root: Node = serde_json::from_str(text).map_err(|e| ConfigError::Syntax {
             file: file.to_owned(),
             line: e.line(),

@@ -349,7 +349,7 @@ impl CapabilityCache {
 
     fn entry(&self, verdict: Verdict) -> Entry {
         Entry {
-            expires: Instant::now() + self.ttls.for_state(verdict.state),
+            expires: crate::util::later(Instant::now(), self.ttls.for_state(verdict.state)),
             generation: self.generation(),
             verdict: verdict.waited_for(Duration::ZERO),
         }

@@ -65,13 +65,15 @@ impl fmt::Debug for HubOptions {
 
 impl HubOptions {
     /// How long one connection attempt may take, from start (spawn / TCP connect) through the
-    /// handshake, the `after_connect` hook and the first tool list. Default 30 s.
+    /// handshake, the `after_connect` hook and the first tool list. Default 30 s; zero makes
+    /// [`Hub::new`](super::Hub::new) return an error.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
     }
 
-    /// How long one tool call (and one health ping) may take. Default 60 s.
+    /// How long one tool call may take. Default 60 s; zero makes [`Hub::new`](super::Hub::new)
+    /// return an error.
     pub fn call_timeout(mut self, timeout: Duration) -> Self {
         self.call_timeout = timeout;
         self
@@ -85,7 +87,7 @@ impl HubOptions {
     }
 
     /// The health-ping period for connected servers (MCP `ping`), or `None` for no pings.
-    /// Default 30 s.
+    /// Default 30 s. `Some(Duration::ZERO)` makes [`Hub::new`](super::Hub::new) return an error.
     pub fn health_interval(mut self, interval: Option<Duration>) -> Self {
         self.health_interval = interval;
         self
@@ -109,6 +111,30 @@ impl HubOptions {
     pub fn after_connect(mut self, server: impl Into<String>, hook: AfterConnect) -> Self {
         self.after_connect.insert(server.into(), hook);
         self
+    }
+
+    /// Checks what the configuration file checks: positive timeouts and ping interval.
+    pub(crate) fn validate(&self) -> Result<(), super::SpecError> {
+        let bad = |option, problem| Err(super::SpecError::BadOption { option, problem });
+        if self.connect_timeout.is_zero() {
+            return bad(
+                "connect_timeout",
+                "a zero timeout fails every attempt; pass a positive duration such as 30 s",
+            );
+        }
+        if self.call_timeout.is_zero() {
+            return bad(
+                "call_timeout",
+                "a zero timeout fails every call; pass a positive duration such as 60 s",
+            );
+        }
+        if self.health_interval.is_some_and(|d| d.is_zero()) {
+            return bad(
+                "health_interval",
+                "a zero interval would ping without pause; pass a positive interval, or None for no pings",
+            );
+        }
+        Ok(())
     }
 
     /// The connect timeout in force.

@@ -212,6 +212,19 @@ impl StdioConnector {
             }
         });
         command.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+        if let Some(cwd) = &self.cwd
+            && !cwd.is_dir()
+        {
+            return Err(ConnectError::new(
+                ConnectResult::SpawnFailed,
+                format!(
+                    "server `{}`: its working directory `{}` (`cwd`) does not exist or is not a \
+                     directory; create it or fix `cwd` in the configuration",
+                    self.server,
+                    cwd.display()
+                ),
+            ));
+        }
         let mut child = command.spawn().map_err(|e| {
             ConnectError::new(
                 ConnectResult::SpawnFailed,

@@ -382,7 +382,7 @@ impl Supervisor {
                     &mut inner,
                     ConnState::CoolingDown {
                         last_error: error.clone(),
-                        until: Instant::now() + cooldown,
+                        until: crate::util::later(Instant::now(), cooldown),
                     },
                     Some(reason.into()),
                     &mut events,
@@ -547,7 +547,8 @@ impl Supervisor {
         let weak = Arc::downgrade(self);
         let timeout = self.shared.options.call_timeout;
         tokio::spawn(async move {
-            let mut ticker = tokio::time::interval_at(Instant::now() + interval, interval);
+            let mut ticker =
+                tokio::time::interval_at(crate::util::later(Instant::now(), interval), interval);
             loop {
                 ticker.tick().await;
                 let Some(session) = weak.upgrade().and_then(|s| s.session_of(generation)) else {
@@ -763,7 +764,7 @@ async fn run_attempt(
         })
     };
     let timeout = shared.options.connect_timeout;
-    let backstop = started + timeout + CONNECTOR_GRACE;
+    let backstop = crate::util::later(started, timeout.saturating_add(CONNECTOR_GRACE));
     let timed_out = || {
         ConnectError::new(
             ConnectResult::Timeout,
