@@ -837,3 +837,46 @@ async fn a_cooldown_of_u64_max_seconds_reads_absent_instead_of_panicking_a_worke
     .await;
     assert_eq!(state, State::Absent);
 }
+
+// ---------------------------------------------------------------------------------------------
+// 4. bounded memory
+
+/// Peak resident set size of a process in KiB (`VmHWM` in `/proc/<pid>/status`).
+fn peak_rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn a_child_flooding_stderr_without_a_newline_does_not_grow_the_exporter() {
+    let scratch = Scratch::new("flood");
+    let mb = if soak() { "2048" } else { "256" };
+    let config = write_config(
+        &scratch,
+        "mcp.json",
+        json!({ "flood": stdio_fixture(&scratch, "flood", &[("FIXTURE_STDERR_FLOOD_MB", mb)]) }),
+        json!({ "connect_timeout": "120s" }),
+    );
+    let serve = Serve::start(&scratch, &config, &[("RUST_LOG", "debug")]).await;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !scratch.read("log-flood").contains("flooded") {
+        assert!(Instant::now() < deadline, "the flood did not finish");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    scrape_until(&serve, Duration::from_secs(30), |body| {
+        states(body).get("flood").and_then(|s| s.get("ready")) == Some(&1.0)
+    })
+    .await;
+    let peak_mib = peak_rss_kib(serve.guard.pid()) / 1024;
+    eprintln!("peak RSS of serve after a {mb} MiB stderr flood: {peak_mib} MiB");
+    assert!(
+        peak_mib < 64,
+        "serve grew to {peak_mib} MiB reading a {mb} MiB stderr line"
+    );
+}

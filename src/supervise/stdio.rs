@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use rmcp::ServiceExt;
-use tokio::io::{AsyncBufReadExt, AsyncRead, ReadBuf};
+use tokio::io::{AsyncRead, ReadBuf};
 
 use super::classify::{classify_init_error, truncate};
 use super::connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents, run_hook};
@@ -114,8 +114,8 @@ impl StdioConnector {
             let secrets = secrets.clone();
             let tail = tail.clone();
             tokio::spawn(async move {
-                let mut lines = tokio::io::BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
+                let mut lines = TailLines::new(stderr);
+                while let Some(line) = lines.next_line().await {
                     let line = redact(&line, &secrets);
                     tracing::debug!(server = %server, "stderr: {line}");
                     let mut tail = tail.lock().unwrap_or_else(|p| p.into_inner());
@@ -282,6 +282,89 @@ impl Connector for StdioConnector {
     }
 }
 
+/// The most of one stderr line kept (its last bytes): a child that writes hundreds of megabytes
+/// without a newline must not make this process grow with it.
+const MAX_STDERR_LINE: usize = 4096;
+
+/// Reads a child's stderr line by line, keeping at most the last [`MAX_STDERR_LINE`] bytes of
+/// each line (a cut line starts with `…`), in constant memory whatever the child writes.
+struct TailLines<R> {
+    reader: R,
+    buf: Box<[u8]>,
+    start: usize,
+    end: usize,
+    line: Vec<u8>,
+    cut: bool,
+    eof: bool,
+}
+
+impl<R: AsyncRead + Unpin> TailLines<R> {
+    fn new(reader: R) -> Self {
+        TailLines {
+            reader,
+            buf: vec![0; 8192].into_boxed_slice(),
+            start: 0,
+            end: 0,
+            line: Vec::new(),
+            cut: false,
+            eof: false,
+        }
+    }
+
+    /// The next line (without its newline), or `None` at the end.
+    async fn next_line(&mut self) -> Option<String> {
+        use tokio::io::AsyncReadExt as _;
+        loop {
+            if self.start < self.end {
+                let chunk = &self.buf[self.start..self.end];
+                let newline = chunk.iter().position(|b| *b == b'\n');
+                let take = newline.unwrap_or(chunk.len());
+                self.line.extend_from_slice(&chunk[..take]);
+                if self.line.len() > 2 * MAX_STDERR_LINE {
+                    let excess = self.line.len() - MAX_STDERR_LINE;
+                    self.line.drain(..excess);
+                    self.cut = true;
+                }
+                match newline {
+                    Some(at) => {
+                        self.start += at + 1;
+                        return Some(self.take_line());
+                    }
+                    None => self.start = self.end,
+                }
+            }
+            if self.eof {
+                return (!self.line.is_empty() || self.cut).then(|| self.take_line());
+            }
+            match self.reader.read(&mut self.buf).await {
+                Ok(0) | Err(_) => self.eof = true,
+                Ok(n) => {
+                    self.start = 0;
+                    self.end = n;
+                }
+            }
+        }
+    }
+
+    fn take_line(&mut self) -> String {
+        if self.line.len() > MAX_STDERR_LINE {
+            let excess = self.line.len() - MAX_STDERR_LINE;
+            self.line.drain(..excess);
+            self.cut = true;
+        }
+        let text = String::from_utf8_lossy(&self.line);
+        let line = if self.cut {
+            format!("…{text}")
+        } else {
+            text.into_owned()
+        };
+        self.line.clear();
+        self.line.shrink_to(2 * MAX_STDERR_LINE);
+        self.cut = false;
+        line
+    }
+}
+
 /// Counts stdout lines that cannot be JSON-RPC (their first non-blank byte is not `{` or `[`),
 /// so a handshake that fails on a server printing banners to stdout says so.
 struct LineWatch<R> {
@@ -332,6 +415,20 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineWatch<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_stderr_line_without_end_keeps_only_its_last_bytes() {
+        let mut flood = vec![b'x'; 10 * 1024 * 1024];
+        flood.extend_from_slice(b"END\nnext\nlast");
+        let mut lines = TailLines::new(&flood[..]);
+        let first = lines.next_line().await.expect("a line");
+        assert_eq!(first.len(), '…'.len_utf8() + MAX_STDERR_LINE);
+        assert!(first.starts_with('…') && first.ends_with("xEND"));
+        assert!(lines.line.capacity() <= 2 * MAX_STDERR_LINE + 8192);
+        assert_eq!(lines.next_line().await.as_deref(), Some("next"));
+        assert_eq!(lines.next_line().await.as_deref(), Some("last"));
+        assert_eq!(lines.next_line().await, None);
+    }
 
     #[test]
     fn lines_that_do_not_start_a_json_value_are_counted() {
