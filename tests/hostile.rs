@@ -880,3 +880,121 @@ async fn a_child_flooding_stderr_without_a_newline_does_not_grow_the_exporter() 
         "serve grew to {peak_mib} MiB reading a {mb} MiB stderr line"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// 5. reload churn
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_scrape_during_reload_churn_is_one_hot_and_removed_servers_leave_no_series() {
+    let scratch = Scratch::new("churn");
+    let reloads = if soak() { 2_000 } else { 100 };
+    let set = |names: &[&str]| {
+        let mut servers = serde_json::Map::new();
+        for name in names {
+            servers.insert((*name).into(), stdio_fixture(&scratch, name, &[]));
+        }
+        servers.insert(
+            "gone".into(),
+            json!({ "command": "/nonexistent/mcp-readiness-test/none" }),
+        );
+        Value::Object(servers)
+    };
+    let readiness = json!({ "cooldown": "1s", "ping": "off" });
+    let a = serde_json::to_string(
+        &json!({ "mcpServers": set(&["a1", "a2", "both"]), "readiness": readiness }),
+    )
+    .unwrap();
+    let b = serde_json::to_string(
+        &json!({ "mcpServers": set(&["b1", "b2", "both"]), "readiness": readiness }),
+    )
+    .unwrap();
+    let config = scratch.path("mcp.json");
+    std::fs::write(&config, &a).unwrap();
+    let serve = Serve::start(&scratch, &config, &[("RUST_LOG", "warn")]).await;
+
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let scrapes = {
+        let done = done.clone();
+        let addr = serve.addr.clone();
+        tokio::spawn(async move {
+            let mut n = 0u64;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let body = http_get(&addr, "/metrics").await;
+                assert_one_hot(&body, &format!("scrape {n}"));
+                n += 1;
+            }
+            n
+        })
+    };
+    for i in 0..reloads {
+        std::fs::write(&config, if i % 2 == 0 { &b } else { &a }).unwrap();
+        signal(serve.guard.pid(), "HUP");
+        tokio::time::sleep(Duration::from_millis(15)).await;
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let scraped = scrapes.await.expect("every scrape was one-hot");
+    // The last file written was `a` when `reloads` is even.
+    let last = if reloads % 2 == 0 {
+        ["a1", "a2"]
+    } else {
+        ["b1", "b2"]
+    };
+    let body = scrape_until(&serve, Duration::from_secs(30), |body| {
+        let servers: BTreeSet<String> = body
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let at = l.find("server=\"")? + 8;
+                Some(l[at..][..l[at..].find('"')?].to_owned())
+            })
+            .collect();
+        let want: BTreeSet<String> = last
+            .iter()
+            .chain(&["both", "gone"])
+            .map(|s| s.to_string())
+            .collect();
+        servers == want
+    })
+    .await;
+    assert_one_hot(&body, "after the churn");
+    eprintln!("{reloads} reloads, {scraped} scrapes, all one-hot");
+    assert!(scraped > 10, "only {scraped} scrapes ran during the churn");
+}
+
+#[test]
+fn a_removed_servers_late_events_do_not_bring_its_series_back() {
+    use mcp_readiness::metrics::Metrics;
+    use mcp_readiness::supervise::ConnectResult;
+    use mcp_readiness::{ConnectionEvent, EventSink, State};
+
+    let metrics = Metrics::new();
+    metrics.on_event(&ConnectionEvent::ServerAdded {
+        server: "old".into(),
+        state: State::Connecting,
+    });
+    metrics.on_event(&ConnectionEvent::ServerRemoved {
+        server: "old".into(),
+    });
+    // The removed server's aborted attempt reports late.
+    metrics.on_event(&ConnectionEvent::StateChanged {
+        server: "old".into(),
+        from: State::Connecting,
+        to: State::Absent,
+        reason: Some("shut down".into()),
+    });
+    metrics.on_event(&ConnectionEvent::ConnectAttempt {
+        server: "old".into(),
+        result: ConnectResult::Closed,
+        duration: Duration::from_millis(3),
+    });
+    let text = metrics.render();
+    assert!(!text.contains("server=\"old\""), "{text}");
+
+    // Added again, it is exported again.
+    metrics.on_event(&ConnectionEvent::ServerAdded {
+        server: "old".into(),
+        state: State::Absent,
+    });
+    assert_one_hot(&metrics.render(), "re-added");
+    assert!(metrics.render().contains("server=\"old\""));
+}

@@ -105,7 +105,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     };
     loop {
         tokio::select! {
-            _ = hangup.recv() => reload(&hub, &metrics, &args.config),
+            _ = hangup.recv() => metrics.reload(|| reload(&hub, &metrics, &args.config)),
             _ = terminate.recv() => break,
             _ = tokio::signal::ctrl_c() => break,
         }

@@ -15,12 +15,25 @@ use crate::supervise::{ConnectionEvent, EventSink};
 /// | `ToolsChanged` | `mcp_readiness_server_tools` = count |
 /// | `ServerRemoved` | every series labelled with the server goes away, tool-labelled ones included |
 ///
+/// After `ServerRemoved`, the server's other events are ignored until a `ServerAdded` names it
+/// again: a removed server's late events cannot bring its series back.
+///
 /// Events are handled synchronously and cheaply (atomic updates; a lock only the first time a
 /// series is created).
 impl EventSink for Metrics {
     fn on_event(&self, event: &ConnectionEvent) {
+        // A removed server's late events (its last connection ending) must not bring its
+        // series back; a `ServerAdded` for the name lifts that.
+        if !matches!(
+            event,
+            ConnectionEvent::ServerAdded { .. } | ConnectionEvent::ServerRemoved { .. }
+        ) && self.was_removed(event.server())
+        {
+            return;
+        }
         match event {
             ConnectionEvent::ServerAdded { server, state } => {
+                self.forget_removed(server);
                 let handle = self.configured_server(server);
                 handle.ensure_supervised();
                 handle.set_state(*state, self.now_unix_seconds());
@@ -44,6 +57,7 @@ impl EventSink for Metrics {
                 self.configured_server(server).set_tools(*count)
             }
             ConnectionEvent::ServerRemoved { server } => {
+                self.remember_removed(server);
                 self.remove_server(server);
             }
         }
