@@ -998,3 +998,115 @@ fn a_removed_servers_late_events_do_not_bring_its_series_back() {
     assert_one_hot(&metrics.render(), "re-added");
     assert!(metrics.render().contains("server=\"old\""));
 }
+
+// ---------------------------------------------------------------------------------------------
+// 6. idle HTTP clients are shed
+
+/// Opens `n` connections that send half a request and never finish it.
+async fn half_sent(addr: &str, n: usize) -> Vec<tokio::net::TcpStream> {
+    let mut streams = Vec::new();
+    for _ in 0..n {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        stream
+            .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+            .await
+            .expect("write half a request");
+        streams.push(stream);
+    }
+    streams
+}
+
+#[tokio::test]
+async fn half_sent_requests_are_closed_by_the_header_timeout_and_scrapes_keep_working() {
+    let scratch = Scratch::new("idle");
+    let config = write_config(
+        &scratch,
+        "mcp.json",
+        json!({ "one": stdio_fixture(&scratch, "one", &[]) }),
+        json!({}),
+    );
+    let serve = Serve::start(&scratch, &config, &[]).await;
+    let mut idle = half_sent(&serve.addr, 60).await;
+    // Scrapes are served meanwhile.
+    let body = serve.scrape().await;
+    assert!(body.contains("mcp_readiness_build_info"), "{body}");
+    // Every half-sent request is closed by the server within the header-read timeout (5 s).
+    let start = Instant::now();
+    for (i, stream) in idle.iter_mut().enumerate() {
+        let mut buf = Vec::new();
+        let closed =
+            tokio::time::timeout(Duration::from_secs(15), stream.read_to_end(&mut buf)).await;
+        assert!(
+            closed.is_ok(),
+            "connection {i} was still open {:?} after sending half a request",
+            start.elapsed()
+        );
+    }
+    eprintln!("60 half-sent requests closed after {:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(9),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn with_few_file_descriptors_idle_clients_cannot_starve_child_restarts() {
+    let scratch = Scratch::new("fd-limit");
+    let config = write_config(
+        &scratch,
+        "mcp.json",
+        json!({ "one": stdio_fixture(&scratch, "one", &[]) }),
+        json!({ "ping": "off" }),
+    );
+    let out = scratch.path("serve.out");
+    let err = scratch.path("serve.err");
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 64 && exec '{}' serve --listen 127.0.0.1:0 --config '{}'",
+            bin(),
+            config.display()
+        ))
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .expect("start serve under ulimit -n 64");
+    let _serve = Guard {
+        child,
+        name: "serve",
+    };
+    let addr = wait_for("serve's address", Duration::from_secs(20), || {
+        std::fs::read_to_string(&out).ok()?.lines().find_map(|l| {
+            Some(
+                l.strip_prefix("listening on http://")?
+                    .strip_suffix("/metrics")?
+                    .to_owned(),
+            )
+        })
+    })
+    .await;
+    let first = wait_for("the child to start", Duration::from_secs(20), || {
+        started(&scratch, "one").first().copied()
+    })
+    .await;
+    let _idle = half_sent(&addr, 60).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    signal(first, "KILL");
+    let restarted = Instant::now() + Duration::from_secs(4);
+    while started(&scratch, "one").len() < 2 && Instant::now() < restarted {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _cleanup = KillOnDrop(started(&scratch, "one"));
+    assert!(
+        started(&scratch, "one").len() >= 2,
+        "the killed child was not restarted while 60 idle clients were connected; stderr:\n{}",
+        std::fs::read_to_string(&err)
+            .unwrap_or_default()
+            .lines()
+            .rev()
+            .take(5)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}

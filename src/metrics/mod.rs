@@ -28,6 +28,7 @@ mod events;
 mod families;
 mod family;
 mod http;
+mod listener;
 pub mod names;
 mod outcome;
 mod recorder;
