@@ -1110,3 +1110,67 @@ async fn with_few_file_descriptors_idle_clients_cannot_starve_child_restarts() {
             .join("\n")
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// 7. hung and garbled servers are noticed early
+
+#[tokio::test]
+async fn a_frozen_server_is_noticed_within_about_two_ping_intervals_not_the_call_timeout() {
+    let scratch = Scratch::new("frozen");
+    let config = write_config(
+        &scratch,
+        "mcp.json",
+        json!({ "frozen": stdio_fixture(&scratch, "frozen", &[]) }),
+        json!({ "ping": "1s", "ping_timeout": "1s", "call_timeout": "60s" }),
+    );
+    let serve = Serve::start(&scratch, &config, &[]).await;
+    scrape_until(&serve, Duration::from_secs(20), |body| {
+        states(body).get("frozen").and_then(|s| s.get("ready")) == Some(&1.0)
+    })
+    .await;
+    let first = started(&scratch, "frozen")[0];
+    let _cleanup = KillOnDrop(vec![first]);
+    signal(first, "STOP");
+    let stopped = Instant::now();
+    let deadline = stopped + Duration::from_secs(6);
+    while !serve.stderr().contains("no answer to the health ping") && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        serve
+            .stderr()
+            .contains("no answer to the health ping within 1s"),
+        "a SIGSTOPped server still read ready {:?} later; stderr:\n{}",
+        stopped.elapsed(),
+        serve.stderr()
+    );
+    eprintln!("frozen server noticed after {:?}", stopped.elapsed());
+    assert_all_gone("the frozen child", &[first], Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+async fn a_server_writing_garbage_to_stdout_is_absent_at_once_with_add_connection() {
+    let scratch = Scratch::new("garbage");
+    let config = write_config(
+        &scratch,
+        "mcp.json",
+        json!({ "garbled": stdio_fixture(&scratch, "garbled", &[("FIXTURE_GARBAGE", "1")]) }),
+        json!({ "budget": "15s", "poll": "500ms" }),
+    );
+    let start = Instant::now();
+    let run = run(&["check", "--config", config.to_str().unwrap()], &[]).await;
+    let wall = start.elapsed();
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let row = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("garbled"))
+        .unwrap_or_else(|| panic!("no row for `garbled`:\n{}", run.stdout));
+    assert!(row.contains(" absent "), "{row}");
+    assert!(
+        run.stdout.contains("[add_connection]") && !run.stdout.contains("extend_wait_budget"),
+        "{}",
+        run.stdout
+    );
+    assert!(wall < Duration::from_secs(6), "took {wall:?}");
+}

@@ -78,4 +78,5 @@ pub(crate) fn hub_options(config: &Config) -> HubOptions {
         .call_timeout(readiness.call_timeout)
         .cooldown(readiness.cooldown)
         .health_interval(readiness.ping)
+        .ping_timeout(readiness.ping_timeout)
 }

@@ -103,6 +103,8 @@ pub struct ReadinessConfig {
     pub cooldown: Duration,
     /// Health-ping interval, `None` when `"ping": "off"`.
     pub ping: Option<Duration>,
+    /// How long one health ping may take before the server counts as hung (`ping_timeout`).
+    pub ping_timeout: Duration,
     /// How long one connection attempt may take (`connect_timeout`).
     pub connect_timeout: Duration,
     /// How long one tool call may take (`call_timeout`).
@@ -116,6 +118,8 @@ impl ReadinessConfig {
     pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(60);
     /// Default `ping`: 30 s.
     pub const DEFAULT_PING: Duration = Duration::from_secs(30);
+    /// Default `ping_timeout`: 5 s (a live server answers a ping in milliseconds).
+    pub const DEFAULT_PING_TIMEOUT: Duration = Duration::from_secs(5);
     /// Default `connect_timeout`: 30 s.
     pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
     /// Default `call_timeout`: 60 s.
@@ -128,6 +132,7 @@ impl Default for ReadinessConfig {
             budget: Budget::default(),
             cooldown: Self::DEFAULT_COOLDOWN,
             ping: Some(Self::DEFAULT_PING),
+            ping_timeout: Self::DEFAULT_PING_TIMEOUT,
             connect_timeout: Self::DEFAULT_CONNECT_TIMEOUT,
             call_timeout: Self::DEFAULT_CALL_TIMEOUT,
             steps: Vec::new(),

@@ -25,13 +25,15 @@ pub struct HubOptions {
     pub(crate) call_timeout: Duration,
     pub(crate) cooldown: Duration,
     pub(crate) health_interval: Option<Duration>,
+    pub(crate) ping_timeout: Duration,
     pub(crate) reconnect_on_drop: bool,
     pub(crate) sinks: Vec<Arc<dyn EventSink>>,
     pub(crate) after_connect: BTreeMap<String, AfterConnect>,
 }
 
 impl Default for HubOptions {
-    /// Connect timeout 30 s, call timeout 60 s, cooldown 60 s, health ping every 30 s, reconnect
+    /// Connect timeout 30 s, call timeout 60 s, cooldown 60 s, health ping every 30 s answered
+    /// within 5 s, reconnect
     /// on next use, no event sinks, no hooks.
     fn default() -> Self {
         HubOptions {
@@ -39,6 +41,7 @@ impl Default for HubOptions {
             call_timeout: Duration::from_secs(60),
             cooldown: Duration::from_secs(60),
             health_interval: Some(Duration::from_secs(30)),
+            ping_timeout: Duration::from_secs(5),
             reconnect_on_drop: false,
             sinks: Vec::new(),
             after_connect: BTreeMap::new(),
@@ -53,6 +56,7 @@ impl fmt::Debug for HubOptions {
             .field("call_timeout", &self.call_timeout)
             .field("cooldown", &self.cooldown)
             .field("health_interval", &self.health_interval)
+            .field("ping_timeout", &self.ping_timeout)
             .field("reconnect_on_drop", &self.reconnect_on_drop)
             .field("sinks", &self.sinks.len())
             .field(
@@ -93,6 +97,14 @@ impl HubOptions {
         self
     }
 
+    /// How long one health ping may take before the connection counts as hung and is dropped.
+    /// Default 5 s (never the call timeout: a frozen server must be noticed within about two ping
+    /// intervals); zero makes [`Hub::new`](super::Hub::new) return an error.
+    pub fn ping_timeout(mut self, timeout: Duration) -> Self {
+        self.ping_timeout = timeout;
+        self
+    }
+
     /// `false` (default): a dropped connection is re-made at the next use. `true`: at once, and
     /// again when a cooldown ends (the standalone exporter keeps its gauges fresh this way).
     pub fn reconnect_on_drop(mut self, reconnect: bool) -> Self {
@@ -128,6 +140,12 @@ impl HubOptions {
                 "a zero timeout fails every call; pass a positive duration such as 60 s",
             );
         }
+        if self.ping_timeout.is_zero() {
+            return bad(
+                "ping_timeout",
+                "a zero timeout fails every health ping; pass a positive duration such as 5 s",
+            );
+        }
         if self.health_interval.is_some_and(|d| d.is_zero()) {
             return bad(
                 "health_interval",
@@ -145,6 +163,11 @@ impl HubOptions {
     /// The call timeout in force.
     pub fn get_call_timeout(&self) -> Duration {
         self.call_timeout
+    }
+
+    /// The health-ping timeout in force.
+    pub fn get_ping_timeout(&self) -> Duration {
+        self.ping_timeout
     }
 
     /// The cooldown in force.

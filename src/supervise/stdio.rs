@@ -141,10 +141,32 @@ impl StdioConnector {
         let garbage = Arc::new(AtomicUsize::new(0));
         let reader = LineWatch::new(stdout, garbage.clone());
         let client = SupervisorClient::new(events);
-        let handshake =
-            tokio::time::timeout(self.init_timeout, client.serve((reader, stdin))).await;
+        let handshake = tokio::time::timeout(self.init_timeout, async {
+            let serve = client.serve((reader, stdin));
+            tokio::pin!(serve);
+            // A server that writes lines that are not JSON-RPC gets a short grace (a banner
+            // before a real handshake is forgiven) and is then a protocol error, at once rather
+            // than at the end of the connect timeout.
+            let mut garbage_since: Option<tokio::time::Instant> = None;
+            let mut look = tokio::time::interval(Duration::from_millis(100));
+            loop {
+                tokio::select! {
+                    result = &mut serve => return Some(result),
+                    _ = look.tick() => {
+                        if garbage.load(Ordering::Relaxed) == 0 {
+                            continue;
+                        }
+                        let since = *garbage_since.get_or_insert_with(tokio::time::Instant::now);
+                        if since.elapsed() >= GARBAGE_GRACE {
+                            return None;
+                        }
+                    }
+                }
+            }
+        })
+        .await;
         let garbage_lines = garbage.load(Ordering::Relaxed);
-        if !matches!(handshake, Ok(Ok(_))) {
+        if !matches!(handshake, Ok(Some(Ok(_)))) {
             // A child that died writes its last words before stderr closes: give them a moment.
             let _ = tokio::time::timeout(Duration::from_millis(200), stderr_done).await;
         }
@@ -161,7 +183,8 @@ impl StdioConnector {
             )
         };
         match handshake {
-            Ok(Ok(running)) => Ok(Arc::new(RmcpSession::start(running, Some(guard)))),
+            Ok(Some(Ok(running))) => Ok(Arc::new(RmcpSession::start(running, Some(guard)))),
+            Ok(None) => Err(not_mcp()),
             Err(_elapsed) if garbage_lines > 0 => Err(not_mcp()),
             Err(_elapsed) => Err(ConnectError::new(
                 ConnectResult::Timeout,
@@ -172,7 +195,7 @@ impl StdioConnector {
                     Human(self.init_timeout)
                 ),
             )),
-            Ok(Err(e)) => {
+            Ok(Some(Err(e))) => {
                 let result = classify_init_error(&e, garbage_lines);
                 if result == ConnectResult::ProtocolError && garbage_lines > 0 {
                     return Err(not_mcp());
@@ -281,6 +304,10 @@ impl Connector for StdioConnector {
         "pipe"
     }
 }
+
+/// How long a server that wrote lines that are not JSON-RPC to stdout may still take to complete
+/// the handshake before it is a protocol error.
+const GARBAGE_GRACE: Duration = Duration::from_secs(1);
 
 /// The most of one stderr line kept (its last bytes): a child that writes hundreds of megabytes
 /// without a newline must not make this process grow with it.

@@ -545,7 +545,7 @@ impl Supervisor {
     /// lost (or unauthorized).
     fn spawn_health(self: &Arc<Self>, generation: u64, interval: Duration) {
         let weak = Arc::downgrade(self);
-        let timeout = self.shared.options.call_timeout;
+        let timeout = self.shared.options.ping_timeout;
         tokio::spawn(async move {
             let mut ticker =
                 tokio::time::interval_at(crate::util::later(Instant::now(), interval), interval);
