@@ -1174,3 +1174,166 @@ async fn a_server_writing_garbage_to_stdout_is_absent_at_once_with_add_connectio
     );
     assert!(wall < Duration::from_secs(6), "took {wall:?}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// 8. arbitrary input: no panic, no raw control character in any output
+
+fn assert_no_raw_controls(what: &str, text: &str) {
+    if let Some(c) = text.chars().find(|c| c.is_control() && *c != '\n') {
+        panic!("{what} contains the raw control character {c:?}:\n{text}");
+    }
+}
+
+/// Text made mostly of control characters (C0, DEL, C1), with some letters and wide characters.
+const NASTY: &str = "[a-z\\x00-\\x1f\\x7f\\u{80}-\\u{9f}é🚀]{1,12}";
+
+fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Value::from),
+        any::<String>().prop_map(Value::from),
+        "[a-z_${}:-]{0,12}".prop_map(Value::from),
+        "[0-9]{1,25}(ms|s|m|h|d)".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::from),
+            proptest::collection::btree_map(
+                prop_oneof![
+                    any::<String>(),
+                    Just("command".to_owned()),
+                    Just("url".to_owned()),
+                    Just("type".to_owned()),
+                    Just("env".to_owned()),
+                    Just("budget".to_owned()),
+                    Just("steps".to_owned()),
+                    Just("tool".to_owned()),
+                    Just("id".to_owned()),
+                ],
+                inner,
+                0..6
+            )
+            .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(256))]
+
+    #[test]
+    fn arbitrary_bytes_never_panic_the_configuration_loader(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..2048)) {
+        let scratch = Scratch::new("bytes");
+        let path = scratch.path("mcp.json");
+        std::fs::write(&path, &bytes).unwrap();
+        if let Err(err) = mcp_readiness::config::Config::load(&path) {
+            assert_no_raw_controls("the error", &mcp_readiness::secret::escape_controls(&err.to_string()));
+        }
+    }
+
+    #[test]
+    fn arbitrary_json_never_panics_the_configuration_loader(
+        servers in json_value(),
+        readiness in json_value(),
+        whole in json_value(),
+    ) {
+        for doc in [json!({ "mcpServers": servers, "readiness": readiness }), whole] {
+            let _ = mcp_readiness::config::Config::parse(&doc.to_string(), "mcp.json", |_| None);
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(12))]
+
+    #[test]
+    fn arbitrary_server_tool_and_step_names_through_check_neither_panic_nor_reach_the_terminal_raw(
+        server in proptest::prop_oneof![proptest::prelude::any::<String>(), "[a-z][a-z0-9-]{0,8}", NASTY],
+        tool in proptest::prop_oneof![proptest::prelude::any::<String>(), NASTY],
+        id in proptest::prop_oneof![proptest::prelude::any::<String>(), NASTY],
+    ) {
+        let scratch = Scratch::new("names");
+        let path = scratch.path("mcp.json");
+        let doc = json!({
+            "mcpServers": { server.clone(): { "command": "/nonexistent/mcp-readiness-test/none" } },
+            "readiness": { "budget": "1s", "poll": "100ms", "steps": [
+                { "id": id, "tool": format!("mcp__{server}__{tool}"), "required": false },
+            ] },
+        });
+        std::fs::write(&path, doc.to_string()).unwrap();
+        let output = Command::new(bin())
+            .args(["check", "--config", path.to_str().unwrap()])
+            .env("RUST_LOG", "debug")
+            .output()
+            .expect("run check");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        proptest::prop_assert!(
+            matches!(output.status.code(), Some(0..=2)) && !stderr.contains("panicked"),
+            "{:?}\n{}", output.status, stderr
+        );
+        assert_no_raw_controls("stdout", &stdout);
+        assert_no_raw_controls("stderr", &stderr);
+    }
+}
+
+#[test]
+fn hostile_names_render_a_promtool_clean_exposition_without_raw_control_characters() {
+    use mcp_readiness::metrics::{CallOutcome, Metrics};
+    use mcp_readiness::{ConnectionEvent, EventSink, State};
+
+    let metrics = Metrics::new();
+    for name in [
+        "esc\u{1b}[2J",
+        "cr\rlf\nnul\u{0}",
+        "bel\u{7}",
+        "q\"b\\",
+        "名前",
+        "",
+    ] {
+        metrics.on_event(&ConnectionEvent::ServerAdded {
+            server: name.into(),
+            state: State::Absent,
+        });
+        metrics.observe_call(name, &format!("t{name}"), CallOutcome::Ok);
+    }
+    let text = metrics.render();
+    assert_no_raw_controls("/metrics", &text);
+    assert_one_hot(&text, "hostile names");
+    let child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(child) => child,
+        Err(e) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("promtool not found ({e}): `promtool check metrics` was NOT run");
+            return;
+        }
+        Err(e) => panic!("promtool is required in CI ({e}): apt-get install prometheus"),
+    };
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        output.status.success() && said.trim().is_empty(),
+        "promtool said: {said}"
+    );
+}

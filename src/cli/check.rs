@@ -67,7 +67,11 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     ) {
         Ok(hub) => hub,
         Err(err) => {
-            eprintln!("error: {}: {err}", args.config.display());
+            eprintln!(
+                "error: {}: {}",
+                args.config.display(),
+                mcp_readiness::secret::escape_controls(&err.to_string())
+            );
             return ExitCode::from(EXIT_INVALID);
         }
     };

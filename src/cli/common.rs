@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use mcp_readiness::config::Config;
+use mcp_readiness::secret::escape_controls;
 use mcp_readiness::supervise::HubOptions;
 
 /// Exit code for invalid input (bad flags, bad configuration).
@@ -59,12 +60,15 @@ pub(crate) fn load_config(path: &Path) -> Result<Config, ExitCode> {
     match Config::load(path) {
         Ok(config) => {
             for warning in &config.warnings {
-                eprintln!("warning: {warning}");
+                print_stderr(&format!(
+                    "warning: {}\n",
+                    escape_controls(&warning.to_string())
+                ));
             }
             Ok(config)
         }
         Err(err) => {
-            eprintln!("error: {err}");
+            print_stderr(&format!("error: {}\n", escape_controls(&err.to_string())));
             Err(ExitCode::from(EXIT_INVALID))
         }
     }

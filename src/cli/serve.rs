@@ -59,7 +59,11 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     let hub = match Hub::new(config.servers.clone(), options) {
         Ok(hub) => hub,
         Err(err) => {
-            eprintln!("error: {}: {err}", args.config.display());
+            eprintln!(
+                "error: {}: {}",
+                args.config.display(),
+                mcp_readiness::secret::escape_controls(&err.to_string())
+            );
             return ExitCode::from(EXIT_INVALID);
         }
     };
