@@ -507,14 +507,24 @@ impl Supervisor {
     /// Any state → Stopped: closes the live connection (killing a stdio child's process group)
     /// or cancels the attempt in flight.
     pub(crate) fn stop(&self) {
-        let mut inner = self.lock();
-        match &inner.state {
-            ConnState::Connected { session, .. } => session.shutdown(),
-            ConnState::Connecting { abort, .. } => abort.abort(),
-            _ => {}
+        {
+            let mut inner = self.lock();
+            match &inner.state {
+                ConnState::Connected { session, .. } => session.shutdown(),
+                ConnState::Connecting { abort, .. } => abort.abort(),
+                _ => {}
+            }
+            // Sinks (the exporter's gauges) learn that the server is no longer ready.
+            let mut events = Vec::new();
+            self.transition(
+                &mut inner,
+                ConnState::Stopped,
+                Some("shut down".into()),
+                &mut events,
+            );
+            self.shared.queue(events);
         }
-        inner.state = ConnState::Stopped;
-        inner.reason = Some("shut down".into());
+        self.shared.flush();
     }
 
     fn session_of(&self, generation: u64) -> Option<Arc<dyn Session>> {
