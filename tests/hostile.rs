@@ -7,9 +7,6 @@
 //! failing before its fix). `MCP_READINESS_SOAK=1` lengthens the churn and flood tests (see the
 //! README's "Guarantees under hostile input and faults").
 
-// Helpers used by later sections.
-#![allow(dead_code)]
-
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
