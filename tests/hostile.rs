@@ -1411,3 +1411,36 @@ async fn shutdown_tells_the_event_sinks_so_metrics_stop_reading_ready() {
     assert_eq!(after["one"]["ready"], 0.0, "{after:?}");
     assert_eq!(after["one"]["absent"], 1.0, "{after:?}");
 }
+
+#[tokio::test]
+async fn listening_on_a_non_loopback_address_logs_a_warning() {
+    let scratch = Scratch::new("wildcard");
+    let config = write_config(&scratch, "mcp.json", json!({}), json!({}));
+    let out = scratch.path("serve.out");
+    let err = scratch.path("serve.err");
+    let child = Command::new(bin())
+        .args(["serve", "--listen", "0.0.0.0:0", "--config"])
+        .arg(&config)
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .expect("start serve");
+    let mut serve = Guard {
+        child,
+        name: "serve",
+    };
+    wait_for("serve's address", Duration::from_secs(20), || {
+        std::fs::read_to_string(&out)
+            .ok()?
+            .contains("listening on")
+            .then_some(())
+    })
+    .await;
+    signal(serve.pid(), "TERM");
+    serve.exit_within(Duration::from_secs(10)).await;
+    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+    assert!(
+        stderr.contains("WARN") && stderr.contains("other machines can reach"),
+        "{stderr}"
+    );
+}
