@@ -79,6 +79,22 @@ pub(crate) async fn run(args: Args) -> ExitCode {
             return ExitCode::from(EXIT_INVALID);
         }
     };
+    // Before any child starts: a signal arriving earlier would end the process and leave them.
+    let (mut hangup, mut terminate, mut interrupt) = match (
+        signal(SignalKind::hangup()),
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(h), Ok(t), Ok(i)) => (h, t, i),
+        _ => {
+            eprintln!(
+                "error: could not install the signal handlers; without them a stop signal would \
+                 leave child servers running, so nothing was started"
+            );
+            hub.shutdown().await;
+            return ExitCode::FAILURE;
+        }
+    };
     hub.connect_all();
     tracing::info!(
         target: "mcp_readiness::serve",
@@ -96,22 +112,11 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         return code;
     }
 
-    let (mut hangup, mut terminate) = match (
-        signal(SignalKind::hangup()),
-        signal(SignalKind::terminate()),
-    ) {
-        (Ok(h), Ok(t)) => (h, t),
-        _ => {
-            eprintln!("error: could not install signal handlers");
-            hub.shutdown().await;
-            return ExitCode::FAILURE;
-        }
-    };
     loop {
         tokio::select! {
             _ = hangup.recv() => metrics.reload(|| reload(&hub, &metrics, &args.config)),
             _ = terminate.recv() => break,
-            _ = tokio::signal::ctrl_c() => break,
+            _ = interrupt.recv() => break,
         }
     }
     tracing::info!(target: "mcp_readiness::serve", "shutting down: stopping every server");
