@@ -755,6 +755,25 @@ async fn output_that_cannot_be_written_is_a_clear_error_not_a_panic() {
         );
         assert!(stderr.contains("could not write the output"), "{stderr}");
     }
+    // `2> /dev/full` with an error to report: the exit code still says what happened.
+    let bad = scratch.path("bad.json");
+    std::fs::write(&bad, "{").unwrap();
+    let output = Command::new(bin())
+        .args(["check", "--config", bad.to_str().unwrap()])
+        .stderr(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
+        .output()
+        .expect("run");
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "check 2> /dev/full: {:?}",
+        output.status
+    );
     // A closed pipe: the reader is gone before anything is written.
     let mut child = Command::new(bin())
         .args(["check", "--config", config.to_str().unwrap()])

@@ -43,7 +43,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     ) {
         Ok(budget) => budget,
         Err(err) => {
-            eprintln!("error: --budget/--poll: {err}");
+            err_line!("error: --budget/--poll: {err}");
             return ExitCode::from(EXIT_INVALID);
         }
     };
@@ -67,7 +67,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     ) {
         Ok(hub) => hub,
         Err(err) => {
-            eprintln!(
+            err_line!(
                 "error: {}: {}",
                 args.config.display(),
                 mcp_readiness::secret::escape_controls(&err.to_string())
@@ -96,7 +96,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         match serde_json::to_string(&summary) {
             Ok(json) => json + "\n",
             Err(err) => {
-                eprintln!("error: could not render the run record: {err}");
+                err_line!("error: could not render the run record: {err}");
                 return ExitCode::FAILURE;
             }
         }

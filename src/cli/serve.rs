@@ -59,7 +59,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     let hub = match Hub::new(config.servers.clone(), options) {
         Ok(hub) => hub,
         Err(err) => {
-            eprintln!(
+            err_line!(
                 "error: {}: {}",
                 args.config.display(),
                 mcp_readiness::secret::escape_controls(&err.to_string())
@@ -74,7 +74,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     let server = match metrics::serve(metrics.clone(), args.listen).await {
         Ok(server) => server,
         Err(err) => {
-            eprintln!("error: {err}");
+            err_line!("error: {err}");
             hub.shutdown().await;
             return ExitCode::from(EXIT_INVALID);
         }
@@ -87,7 +87,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     ) {
         (Ok(h), Ok(t), Ok(i)) => (h, t, i),
         _ => {
-            eprintln!(
+            err_line!(
                 "error: could not install the signal handlers; without them a stop signal would \
                  leave child servers running, so nothing was started"
             );

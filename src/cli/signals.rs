@@ -55,7 +55,7 @@ impl StopSignals {
     pub(crate) fn install() -> Result<StopSignals, ExitCode> {
         let install = |kind: SignalKind| {
             signal(kind).map_err(|err| {
-                eprintln!(
+                err_line!(
                     "error: could not install the signal handlers ({err}); without them a stop \
                      signal would leave child servers running, so nothing was started"
                 );
@@ -97,7 +97,7 @@ pub(crate) async fn run_until_stop_signal<F: Future>(
             let _ = tokio::time::timeout(STOP_GRACE, hub.shutdown()).await;
             // Let the aborted connection attempts drop their children (each drop kills a group).
             tokio::task::yield_now().await;
-            eprintln!(
+            err_line!(
                 "stopped by {}: every server was stopped; exiting with {}",
                 stop.name(),
                 stop.exit_code()

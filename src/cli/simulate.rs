@@ -14,7 +14,7 @@ pub(crate) fn run(args: Args) -> ExitCode {
     let rows = match sim::run_all() {
         Ok(rows) => rows,
         Err(err) => {
-            eprintln!("error: could not start the virtual clock: {err}");
+            err_line!("error: could not start the virtual clock: {err}");
             return ExitCode::FAILURE;
         }
     };
@@ -22,7 +22,7 @@ pub(crate) fn run(args: Args) -> ExitCode {
         match serde_json::to_string_pretty(&rows) {
             Ok(json) => json + "\n",
             Err(err) => {
-                eprintln!("error: could not render the rows as JSON: {err}");
+                err_line!("error: could not render the rows as JSON: {err}");
                 return ExitCode::FAILURE;
             }
         }
