@@ -457,7 +457,7 @@ mod tests {
             assert_eq!(verdict.state, State::Absent);
             assert!(cache.lock_servers().len() <= CapabilityCache::DEFAULT_MAX_SERVERS);
         }
-        // Still a cache: a configured name resolves and is remembered.
+        // Still a cache: the latest name is remembered and answers from it.
         let tool = ToolName::parse("mcp__invented99999__t");
         assert!(cache.lock_servers().contains_key("invented99999"));
         assert_eq!(cache.resolve(&tool).await.state, State::Absent);
