@@ -12,6 +12,7 @@
 //! | `FIXTURE_TOKEN` | HTTP only: require `Authorization: Bearer <token>` (401 with `WWW-Authenticate` otherwise) |
 //! | `FIXTURE_GARBAGE` | write lines that are not JSON-RPC to stdout and never speak MCP |
 //! | `FIXTURE_GRANDCHILD` | start a `sleep 600` grandchild (logged as `grandchild <pid>`) |
+//! | `FIXTURE_STDERR_FLOOD_MB` | write this many MiB of `x` to stderr without a newline before serving |
 //! | `FIXTURE_TOOLS_CHANGED_AFTER_MS` | send `notifications/tools/list_changed` this long after start-up |
 //!
 //! Tools: `add_account {account}`, `list_emails`, `echo_meta`, `echo {text}`, `fail`,
@@ -244,6 +245,20 @@ async fn main() {
     }
     if let Some(delay) = env_ms("FIXTURE_STARTUP_DELAY_MS") {
         tokio::time::sleep(delay).await;
+    }
+    if let Some(mb) = std::env::var("FIXTURE_STDERR_FLOOD_MB")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        let chunk = vec![b'x'; 1 << 20];
+        let mut err = std::io::stderr().lock();
+        for _ in 0..mb {
+            if err.write_all(&chunk).is_err() {
+                break;
+            }
+        }
+        let _ = err.flush();
+        log("flooded");
     }
     if std::env::var_os("FIXTURE_GARBAGE").is_some() {
         let mut out = std::io::stdout();

@@ -4,6 +4,14 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// `eprintln!` that cannot panic: when stderr is full or broken the message is lost instead
+/// (there is nowhere left to report it), and the command still ends with its exit code.
+macro_rules! err_line {
+    ($($arg:tt)*) => {
+        $crate::cli::common::print_stderr(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 mod cli;
 
 /// Readiness for MCP tool calls: connecting, unauthenticated or absent, resolved at the point of use.
@@ -56,7 +64,7 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(err) => {
-            eprintln!("error: could not start the async runtime: {err}");
+            err_line!("error: could not start the async runtime: {err}");
             return ExitCode::FAILURE;
         }
     };
@@ -65,7 +73,7 @@ fn main() -> ExitCode {
         let telemetry = match mcp_readiness::telemetry::init() {
             Ok(guard) => Some(guard),
             Err(err) => {
-                eprintln!("warning: tracing export disabled: {err}");
+                err_line!("warning: tracing export disabled: {err}");
                 None
             }
         };

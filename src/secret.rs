@@ -2,7 +2,9 @@
 //! errors: they travel in [`Secret`], whose `Debug` and `Display` redact, and text that may carry
 //! one goes through [`redact`] before it is shown.
 
+use std::borrow::Cow;
 use std::fmt;
+use std::sync::RwLock;
 
 /// A string that must not be shown: `Debug` and `Display` print `[redacted]`. Use
 /// [`Secret::expose`] only where the value is sent to the server it belongs to.
@@ -54,9 +56,10 @@ impl From<&str> for Secret {
 }
 
 /// Removes credentials from free text (an error message, a URL) before it is shown:
-/// URL user-info (`https://user:pass@host` → `https://[redacted]@host`), query values of
-/// credential-like keys (`?token=...`), `Bearer` / `Basic` tokens, and every exact occurrence of
-/// the given known secrets of at least 8 characters.
+/// URL user-info (`https://user:pass@host` → `https://[redacted]@host`), a URL's path, query and
+/// fragment (`https://host/t0k3n/mcp?x=1` → `https://host/[redacted]`: paths carry tokens too),
+/// `Bearer` / `Basic` tokens, and every exact occurrence of the given known secrets of at least 8
+/// characters.
 ///
 /// ```
 /// use mcp_readiness::secret::{redact, Secret};
@@ -64,7 +67,7 @@ impl From<&str> for Secret {
 /// let known = [Secret::new("s3cr3t-t0ken")];
 /// assert_eq!(
 ///     redact("GET https://bob:pw@x.test/mcp?access_token=abc&x=1 failed: Bearer s3cr3t-t0ken", &known),
-///     "GET https://[redacted]@x.test/mcp?access_token=[redacted]&x=1 failed: Bearer [redacted]",
+///     "GET https://[redacted]@x.test/[redacted] failed: Bearer [redacted]",
 /// );
 /// ```
 pub fn redact(text: &str, known: &[Secret]) -> String {
@@ -83,8 +86,85 @@ pub fn redact(text: &str, known: &[Secret]) -> String {
         }
     }
     out = redact_userinfo(&out);
+    out = redact_url_paths(&out);
     out = redact_query_values(&out);
     redact_auth_schemes(&out)
+}
+
+/// Every secret the process has been given (configured header values, `env` values, URLs),
+/// so that log lines and exported spans written by any crate can be redacted too.
+static KNOWN: RwLock<Vec<Secret>> = RwLock::new(Vec::new());
+
+/// Remembers secrets for [`redact_everywhere`] (process-wide; each value once).
+pub(crate) fn remember(secrets: impl IntoIterator<Item = Secret>) {
+    let mut known = KNOWN.write().unwrap_or_else(|p| p.into_inner());
+    for secret in secrets {
+        if secret.expose().len() >= MIN_KNOWN_SECRET_LEN && !known.contains(&secret) {
+            known.push(secret);
+        }
+    }
+}
+
+/// [`redact`] with every secret the process knows of: what log lines and exported spans go
+/// through, whichever crate wrote them.
+pub(crate) fn redact_everywhere(text: &str) -> String {
+    let known = KNOWN.read().unwrap_or_else(|p| p.into_inner());
+    redact(text, &known)
+}
+
+/// Replaces every control character (terminal escapes, carriage returns, NULs, newlines) with a
+/// visible escape such as `\u{1b}`, so that untrusted text (a server name, a reason, a child's
+/// stderr) cannot move the cursor, recolour or forge lines on a terminal.
+///
+/// ```
+/// use mcp_readiness::secret::escape_controls;
+///
+/// assert_eq!(escape_controls("a\u{1b}[2Jb\nc"), "a\\u{1b}[2Jb\\nc");
+/// assert_eq!(escape_controls("plain"), "plain");
+/// ```
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `scheme://authority/anything?query#fragment` → `scheme://authority/[redacted]`.
+fn redact_url_paths(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let (head, tail) = rest.split_at(at + 3);
+        out.push_str(head);
+        let authority_end = tail
+            .find(|c: char| c == '/' || c == '?' || c == '#' || is_url_end(c))
+            .unwrap_or(tail.len());
+        out.push_str(&tail[..authority_end]);
+        let after = &tail[authority_end..];
+        let path_end = after.find(is_url_end).unwrap_or(after.len());
+        let path = &after[..path_end];
+        if !path.is_empty() && path != "/" {
+            out.push_str("/[redacted]");
+        } else {
+            out.push_str(path);
+        }
+        rest = &after[path_end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Where a URL quoted in free text ends.
+fn is_url_end(c: char) -> bool {
+    c.is_whitespace() || matches!(c, '"' | '\'' | ')' | '>' | '`' | ',' | '\\')
 }
 
 /// Known secrets shorter than this are not searched for in text (they would match ordinary words
@@ -235,7 +315,32 @@ mod tests {
     fn userinfo_is_removed_from_every_url() {
         assert_eq!(
             redact("a http://u:p@h:1/x b https://h2/y", &[]),
-            "a http://[redacted]@h:1/x b https://h2/y"
+            "a http://[redacted]@h:1/[redacted] b https://h2/[redacted]"
         );
+    }
+
+    #[test]
+    fn a_urls_path_and_query_never_survive_redaction() {
+        assert_eq!(
+            redact(
+                "error sending request for url (https://host/t0k3n-in-path/mcp?sig=abc): refused",
+                &[]
+            ),
+            "error sending request for url (https://host/[redacted]): refused"
+        );
+        assert_eq!(
+            redact(r#"url: "http://127.0.0.1:9/mcp?token=zzz""#, &[]),
+            r#"url: "http://127.0.0.1:9/[redacted]""#
+        );
+        assert_eq!(redact("see http://h:1/ now", &[]), "see http://h:1/ now");
+    }
+
+    #[test]
+    fn control_characters_are_escaped_and_printable_text_kept() {
+        assert_eq!(
+            escape_controls("x\u{1b}]0;pwned\u{7}y\r"),
+            "x\\u{1b}]0;pwned\\u{7}y\\r"
+        );
+        assert_eq!(escape_controls("名前-ok_1"), "名前-ok_1");
     }
 }

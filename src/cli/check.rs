@@ -12,7 +12,12 @@ use mcp_readiness::plan::{
 use mcp_readiness::{Budget, CapabilityCache, Hub};
 use tracing::Instrument;
 
-use super::common::{EXIT_INVALID, hub_options, load_config, parse_duration, with_progress};
+use mcp_readiness::secret::escape_controls;
+
+use super::common::{
+    EXIT_INVALID, hub_options, load_config, parse_duration, print_stdout, with_progress,
+};
+use super::signals::{StopSignals, run_until_stop_signal};
 
 /// Arguments of `mcp-readiness check`.
 #[derive(Debug, clap::Args)]
@@ -43,7 +48,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     ) {
         Ok(budget) => budget,
         Err(err) => {
-            eprintln!("error: --budget/--poll: {err}");
+            err_line!("error: --budget/--poll: {err}");
             return ExitCode::from(EXIT_INVALID);
         }
     };
@@ -56,13 +61,22 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     } else {
         config.readiness.steps.iter().map(Step::from).collect()
     };
+    // Before any child starts: a stop signal must find every child to stop.
+    let mut signals = match StopSignals::install() {
+        Ok(signals) => signals,
+        Err(code) => return code,
+    };
     let hub = match Hub::new(
         config.servers.clone(),
         hub_options(&config).health_interval(None),
     ) {
         Ok(hub) => hub,
         Err(err) => {
-            eprintln!("error: {}: {err}", args.config.display());
+            err_line!(
+                "error: {}: {}",
+                args.config.display(),
+                mcp_readiness::secret::escape_controls(&err.to_string())
+            );
             return ExitCode::from(EXIT_INVALID);
         }
     };
@@ -71,30 +85,46 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     span.in_scope(|| hub.connect_all());
     let cache = CapabilityCache::new(hub.clone()).with_budget(budget);
 
-    let work = preflight(&cache, &steps).instrument(span.clone());
-    let outcomes = if std::io::stderr().is_terminal() && !args.json {
-        let bar = indicatif::ProgressBar::new_spinner();
-        with_progress(&hub, budget, &bar, work).await
-    } else {
-        work.await
+    let work = async {
+        let resolve = preflight(&cache, &steps).instrument(span.clone());
+        if std::io::stderr().is_terminal() && !args.json {
+            let bar = indicatif::ProgressBar::new_spinner();
+            with_progress(&hub, budget, &bar, resolve).await
+        } else {
+            resolve.await
+        }
+    };
+    let outcomes = match run_until_stop_signal(&mut signals, &hub, work).await {
+        Ok(outcomes) => outcomes,
+        Err(code) => return code,
     };
     hub.shutdown().await;
 
     let summary = RunSummary::new(SystemTime::now(), outcomes);
     record_run(&span, &summary);
     drop(span);
-    if args.json {
+    let output = if args.json {
         match serde_json::to_string(&summary) {
-            Ok(json) => println!("{json}"),
+            Ok(json) => json + "\n",
             Err(err) => {
-                eprintln!("error: could not render the run record: {err}");
+                err_line!("error: could not render the run record: {err}");
                 return ExitCode::FAILURE;
             }
         }
     } else {
-        print!("{}", render_table(&summary.outcomes));
-        println!();
-        println!("{}", summary.handoff_note());
+        format!(
+            "{}\n{}\n",
+            render_table(&summary.outcomes),
+            summary
+                .handoff_note()
+                .lines()
+                .map(escape_controls)
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    };
+    if let Err(code) = print_stdout(&output) {
+        return code;
     }
     if summary.all_required_ready() {
         ExitCode::SUCCESS
@@ -110,12 +140,12 @@ pub(crate) fn render_table(outcomes: &[StepOutcome]) -> String {
         .iter()
         .map(|o| {
             [
-                o.id.clone(),
-                o.tool.clone(),
+                escape_controls(&o.id).into_owned(),
+                escape_controls(&o.tool).into_owned(),
                 o.state.to_string(),
                 format!("{} ms", o.waited_ms),
                 o.decision.as_str().to_owned(),
-                o.decision.reason().to_owned(),
+                escape_controls(o.decision.reason()).into_owned(),
             ]
         })
         .collect();
@@ -129,10 +159,11 @@ pub(crate) fn render_table(outcomes: &[StepOutcome]) -> String {
     let mut line = |cells: &[&str]| {
         let last = cells.len() - 1;
         for (i, cell) in cells.iter().enumerate() {
-            if i == last {
-                out.push_str(cell);
-            } else {
-                out.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            out.push_str(cell);
+            if i != last {
+                // By hand: `format!("{:<width$}")` panics beyond 65,535 columns.
+                let pad = widths[i].saturating_sub(cell.chars().count()) + 2;
+                out.extend(std::iter::repeat_n(' ', pad));
             }
         }
         out.push('\n');

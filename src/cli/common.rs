@@ -5,17 +5,55 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use mcp_readiness::config::Config;
+use mcp_readiness::secret::escape_controls;
 use mcp_readiness::supervise::HubOptions;
 use mcp_readiness::{Budget, Hub, State};
 
 /// Exit code for invalid input (bad flags, bad configuration).
 pub(crate) const EXIT_INVALID: u8 = 2;
 
-/// Parses a duration flag such as `20s`, `1m30s` or `500ms`.
+/// Exit code when the output cannot be written (`> /dev/full`, a closed pipe): sysexits'
+/// `EX_IOERR`.
+pub(crate) const EXIT_OUTPUT: u8 = 74;
+
+/// Parses a duration flag such as `20s`, `1m30s` or `500ms` (at most 365 days, like the file).
 pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
-    humantime::parse_duration(text).map_err(|err| {
+    let duration = humantime::parse_duration(text).map_err(|err| {
         format!("`{text}` is not a duration ({err}); write e.g. 20s, 1m30s or 500ms")
-    })
+    })?;
+    if duration > mcp_readiness::config::MAX_DURATION {
+        return Err(format!(
+            "`{text}` is longer than 365 days; write a shorter duration such as 20s or 5m"
+        ));
+    }
+    Ok(duration)
+}
+
+/// Writes `text` to stdout (locked, flushed). When stdout cannot be written (`> /dev/full`, a
+/// closed pipe) it says so on stderr and returns the exit code to end with ([`EXIT_OUTPUT`]),
+/// instead of panicking as `print!` does.
+pub(crate) fn print_stdout(text: &str) -> Result<(), ExitCode> {
+    use std::io::Write as _;
+
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(err) => {
+            print_stderr(&format!(
+                "error: could not write the output to stdout ({err}); check that stdout is a \
+                 writable file or a pipe whose reader is still running\n"
+            ));
+            Err(ExitCode::from(EXIT_OUTPUT))
+        }
+    }
+}
+
+/// Writes `text` to stderr, ignoring failure (there is nowhere left to report it), instead of
+/// panicking as `eprint!` does when stderr is closed or full.
+pub(crate) fn print_stderr(text: &str) {
+    use std::io::Write as _;
+
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// Loads the configuration, printing its warnings; on error prints it and returns exit code 2.
@@ -23,12 +61,15 @@ pub(crate) fn load_config(path: &Path) -> Result<Config, ExitCode> {
     match Config::load(path) {
         Ok(config) => {
             for warning in &config.warnings {
-                eprintln!("warning: {warning}");
+                print_stderr(&format!(
+                    "warning: {}\n",
+                    escape_controls(&warning.to_string())
+                ));
             }
             Ok(config)
         }
         Err(err) => {
-            eprintln!("error: {err}");
+            print_stderr(&format!("error: {}\n", escape_controls(&err.to_string())));
             Err(ExitCode::from(EXIT_INVALID))
         }
     }
@@ -42,6 +83,7 @@ pub(crate) fn hub_options(config: &Config) -> HubOptions {
         .call_timeout(readiness.call_timeout)
         .cooldown(readiness.cooldown)
         .health_interval(readiness.ping)
+        .ping_timeout(readiness.ping_timeout)
 }
 
 /// Shows which servers are still connecting and the time left, while `work` runs.

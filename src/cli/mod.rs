@@ -4,4 +4,5 @@ pub(crate) mod check;
 pub(crate) mod common;
 pub(crate) mod demo;
 pub(crate) mod serve;
+pub(crate) mod signals;
 pub(crate) mod simulate;

@@ -9,7 +9,7 @@ use mcp_readiness::metrics::{self, Metrics};
 use mcp_readiness::{ConnectionEvent, Hub};
 use tokio::signal::unix::{SignalKind, signal};
 
-use super::common::{EXIT_INVALID, hub_options, load_config};
+use super::common::{EXIT_INVALID, hub_options, load_config, print_stdout};
 
 /// Arguments of `mcp-readiness serve`.
 #[derive(Debug, clap::Args)]
@@ -59,7 +59,11 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     let hub = match Hub::new(config.servers.clone(), options) {
         Ok(hub) => hub,
         Err(err) => {
-            eprintln!("error: {}: {err}", args.config.display());
+            err_line!(
+                "error: {}: {}",
+                args.config.display(),
+                mcp_readiness::secret::escape_controls(&err.to_string())
+            );
             return ExitCode::from(EXIT_INVALID);
         }
     };
@@ -70,9 +74,25 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     let server = match metrics::serve(metrics.clone(), args.listen).await {
         Ok(server) => server,
         Err(err) => {
-            eprintln!("error: {err}");
+            err_line!("error: {err}");
             hub.shutdown().await;
             return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    // Before any child starts: a signal arriving earlier would end the process and leave them.
+    let (mut hangup, mut terminate, mut interrupt) = match (
+        signal(SignalKind::hangup()),
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(h), Ok(t), Ok(i)) => (h, t, i),
+        _ => {
+            err_line!(
+                "error: could not install the signal handlers; without them a stop signal would \
+                 leave child servers running, so nothing was started"
+            );
+            hub.shutdown().await;
+            return ExitCode::FAILURE;
         }
     };
     hub.connect_all();
@@ -84,24 +104,19 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         args.config.display()
     );
     // Printed on stdout too, so scripts (and tests) can find the bound port.
-    println!("listening on http://{}/metrics", server.local_addr());
+    if let Err(code) = print_stdout(&format!(
+        "listening on http://{}/metrics\n",
+        server.local_addr()
+    )) {
+        hub.shutdown().await;
+        return code;
+    }
 
-    let (mut hangup, mut terminate) = match (
-        signal(SignalKind::hangup()),
-        signal(SignalKind::terminate()),
-    ) {
-        (Ok(h), Ok(t)) => (h, t),
-        _ => {
-            eprintln!("error: could not install signal handlers");
-            hub.shutdown().await;
-            return ExitCode::FAILURE;
-        }
-    };
     loop {
         tokio::select! {
-            _ = hangup.recv() => reload(&hub, &metrics, &args.config),
+            _ = hangup.recv() => metrics.reload(|| reload(&hub, &metrics, &args.config)),
             _ = terminate.recv() => break,
-            _ = tokio::signal::ctrl_c() => break,
+            _ = interrupt.recv() => break,
         }
     }
     tracing::info!(target: "mcp_readiness::serve", "shutting down: stopping every server");

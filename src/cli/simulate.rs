@@ -14,20 +14,23 @@ pub(crate) fn run(args: Args) -> ExitCode {
     let rows = match sim::run_all() {
         Ok(rows) => rows,
         Err(err) => {
-            eprintln!("error: could not start the virtual clock: {err}");
+            err_line!("error: could not start the virtual clock: {err}");
             return ExitCode::FAILURE;
         }
     };
-    if args.json {
+    let output = if args.json {
         match serde_json::to_string_pretty(&rows) {
-            Ok(json) => println!("{json}"),
+            Ok(json) => json + "\n",
             Err(err) => {
-                eprintln!("error: could not render the rows as JSON: {err}");
+                err_line!("error: could not render the rows as JSON: {err}");
                 return ExitCode::FAILURE;
             }
         }
     } else {
-        print!("{}", sim::render_tables(&rows));
+        sim::render_tables(&rows)
+    };
+    match super::common::print_stdout(&output) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(code) => code,
     }
-    ExitCode::SUCCESS
 }

@@ -16,6 +16,15 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
+    /// The file is larger than [`MAX_FILE_BYTES`](super::MAX_FILE_BYTES) (`/dev/zero`, a log
+    /// file given by mistake).
+    #[error("{}: the configuration file is larger than {limit} bytes: check the path given to --config", file.display())]
+    TooLarge {
+        /// The file.
+        file: PathBuf,
+        /// The limit in bytes.
+        limit: u64,
+    },
     /// The file is not valid JSON.
     #[error("{}:{line}:{column}: invalid JSON: {message}", file.display())]
     Syntax {

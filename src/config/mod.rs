@@ -73,6 +73,14 @@ use walk::Ctx;
 
 const TOP_KEYS: &[&str] = &["mcpServers", "readiness"];
 
+/// The largest configuration file read (4 MiB): a configuration is a few kilobytes, and a path
+/// such as `/dev/zero` must not make the process grow without bound.
+pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The longest duration the file accepts (365 days): longer ones are typing errors, and near
+/// `u64::MAX` seconds they do not fit in a clock reading.
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 86_400);
+
 /// A parsed configuration file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -95,6 +103,8 @@ pub struct ReadinessConfig {
     pub cooldown: Duration,
     /// Health-ping interval, `None` when `"ping": "off"`.
     pub ping: Option<Duration>,
+    /// How long one health ping may take before the server counts as hung (`ping_timeout`).
+    pub ping_timeout: Duration,
     /// How long one connection attempt may take (`connect_timeout`).
     pub connect_timeout: Duration,
     /// How long one tool call may take (`call_timeout`).
@@ -108,6 +118,8 @@ impl ReadinessConfig {
     pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(60);
     /// Default `ping`: 30 s.
     pub const DEFAULT_PING: Duration = Duration::from_secs(30);
+    /// Default `ping_timeout`: 5 s (a live server answers a ping in milliseconds).
+    pub const DEFAULT_PING_TIMEOUT: Duration = Duration::from_secs(5);
     /// Default `connect_timeout`: 30 s.
     pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
     /// Default `call_timeout`: 60 s.
@@ -120,6 +132,7 @@ impl Default for ReadinessConfig {
             budget: Budget::default(),
             cooldown: Self::DEFAULT_COOLDOWN,
             ping: Some(Self::DEFAULT_PING),
+            ping_timeout: Self::DEFAULT_PING_TIMEOUT,
             connect_timeout: Self::DEFAULT_CONNECT_TIMEOUT,
             call_timeout: Self::DEFAULT_CALL_TIMEOUT,
             steps: Vec::new(),
@@ -152,10 +165,31 @@ impl Config {
         path: impl AsRef<Path>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Config, ConfigError> {
+        use std::io::Read as _;
+
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        let read_err = |source| ConfigError::Read {
             file: path.to_owned(),
             source,
+        };
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|file| file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(read_err)?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(ConfigError::TooLarge {
+                file: path.to_owned(),
+                limit: MAX_FILE_BYTES,
+            });
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            read_err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "not UTF-8 text (invalid byte at offset {}); save the file as UTF-8",
+                    e.utf8_error().valid_up_to()
+                ),
+            ))
         })?;
         Config::parse(&text, path, env)
     }
@@ -183,6 +217,16 @@ impl Config {
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Config, ConfigError> {
         let file = path.as_ref();
+        if text.starts_with('\u{feff}') {
+            return Err(ConfigError::Syntax {
+                file: file.to_owned(),
+                line: 1,
+                column: 1,
+                message: "the file starts with a UTF-8 byte order mark (BOM); save it as UTF-8 \
+                          without a BOM"
+                    .to_owned(),
+            });
+        }
         let root: Node = serde_json::from_str(text).map_err(|e| ConfigError::Syntax {
             file: file.to_owned(),
             line: e.line(),

@@ -15,6 +15,7 @@ const READINESS_KEYS: &[&str] = &[
     "poll",
     "cooldown",
     "ping",
+    "ping_timeout",
     "connect_timeout",
     "call_timeout",
     "steps",
@@ -67,6 +68,7 @@ pub(crate) fn readiness(
         };
     }
     for (key, slot) in [
+        ("ping_timeout", &mut config.ping_timeout),
         ("connect_timeout", &mut config.connect_timeout),
         ("call_timeout", &mut config.call_timeout),
     ] {

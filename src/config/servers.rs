@@ -29,7 +29,8 @@ pub(crate) fn servers(
 }
 
 fn server(ctx: &Ctx<'_>, name: &str, node: &Node, path: &str) -> Result<ServerSpec, ConfigError> {
-    if ToolName::qualified(name, "tool").is_none() {
+    let allowed = |c: char| c.is_alphanumeric() || c == '-' || c == '_';
+    if ToolName::qualified(name, "tool").is_none() || !name.chars().all(allowed) {
         return Err(ctx.err(
             path,
             "a server name must fit in `mcp__<server>__<tool>`: use letters, digits, `-` and single `_` (no leading, trailing or doubled `_`)",
@@ -102,10 +103,14 @@ fn stdio(ctx: &Ctx<'_>, fields: &Fields<'_>) -> Result<TransportSpec, ConfigErro
             "expected the program to run, found an empty string",
         ));
     }
+    no_nul(ctx, &command_path, &command)?;
     let args = match fields.get("args") {
         Some(node) => ctx.strings(node, &fields.path_of("args"))?,
         None => Vec::new(),
     };
+    for (i, arg) in args.iter().enumerate() {
+        no_nul(ctx, &super::walk::index(&fields.path_of("args"), i), arg)?;
+    }
     let env = match fields.get("env") {
         Some(node) => secret_map(
             ctx,
@@ -119,6 +124,9 @@ fn stdio(ctx: &Ctx<'_>, fields: &Fields<'_>) -> Result<TransportSpec, ConfigErro
         )?,
         None => BTreeMap::new(),
     };
+    for (name, value) in &env {
+        no_nul(ctx, &child(&fields.path_of("env"), name), value.expose())?;
+    }
     let cwd = match fields.get("cwd") {
         Some(node) => {
             let path = fields.path_of("cwd");
@@ -126,6 +134,7 @@ fn stdio(ctx: &Ctx<'_>, fields: &Fields<'_>) -> Result<TransportSpec, ConfigErro
             if dir.is_empty() {
                 return Err(ctx.err(&path, "expected a directory, found an empty string: remove `cwd` to use the current directory"));
             }
+            no_nul(ctx, &path, &dir)?;
             // A relative directory is relative to the configuration file, not to wherever the
             // exporter happens to be started.
             let base = ctx.file.parent().map(PathBuf::from).unwrap_or_default();
@@ -139,6 +148,17 @@ fn stdio(ctx: &Ctx<'_>, fields: &Fields<'_>) -> Result<TransportSpec, ConfigErro
         env,
         cwd,
     })
+}
+
+/// A NUL byte cannot be passed to a program (the operating system would refuse to start it).
+fn no_nul(ctx: &Ctx<'_>, path: &str, value: &str) -> Result<(), ConfigError> {
+    if value.contains('\0') {
+        return Err(ctx.err(
+            path,
+            "contains a NUL byte (once expanded), which no program can receive: remove it, or check the variable it uses",
+        ));
+    }
+    Ok(())
 }
 
 fn http(ctx: &Ctx<'_>, fields: &Fields<'_>) -> Result<TransportSpec, ConfigError> {

@@ -156,15 +156,25 @@ impl Ctx<'_> {
             return Err(self.expected(path, EXPECTED, node));
         };
         let text = self.string(node, path)?;
-        humantime::parse_duration(text.trim()).map_err(|e| {
+        let duration = humantime::parse_duration(text.trim()).map_err(|e| {
             self.err(
                 path,
                 format!(
                     "expected {EXPECTED}, found {}: {e}",
-                    serde_json::Value::from(text)
+                    serde_json::Value::from(text.as_str())
                 ),
             )
-        })
+        })?;
+        if duration > crate::config::MAX_DURATION {
+            return Err(self.err(
+                path,
+                format!(
+                    "expected at most 365 days, found {}: write a shorter duration",
+                    serde_json::Value::from(text)
+                ),
+            ));
+        }
+        Ok(duration)
     }
 }
 

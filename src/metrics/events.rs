@@ -17,13 +17,26 @@ use crate::supervise::{ConnectionEvent, EventSink};
 ///
 /// Every event also updates the status page's row of the server ([`Metrics::status_page`]).
 ///
+/// After `ServerRemoved`, the server's other events are ignored until a `ServerAdded` names it
+/// again: a removed server's late events cannot bring its series back.
+///
 /// Events are handled synchronously and cheaply (atomic updates; a lock only the first time a
 /// series is created).
 impl EventSink for Metrics {
     fn on_event(&self, event: &ConnectionEvent) {
+        // A removed server's late events (its last connection ending) must not bring its
+        // series back; a `ServerAdded` for the name lifts that.
+        if !matches!(
+            event,
+            ConnectionEvent::ServerAdded { .. } | ConnectionEvent::ServerRemoved { .. }
+        ) && self.was_removed(event.server())
+        {
+            return;
+        }
         self.inner.board.apply(event, self.now_unix_seconds());
         match event {
             ConnectionEvent::ServerAdded { server, state } => {
+                self.forget_removed(server);
                 let handle = self.configured_server(server);
                 handle.ensure_supervised();
                 handle.set_state(*state, self.now_unix_seconds());
@@ -47,6 +60,7 @@ impl EventSink for Metrics {
                 self.configured_server(server).set_tools(*count)
             }
             ConnectionEvent::ServerRemoved { server } => {
+                self.remember_removed(server);
                 self.remove_server(server);
             }
         }

@@ -14,6 +14,12 @@ use super::value::{Counter, Gauge, Histogram, IntCounter, IntGauge};
 /// Every family the recorder writes to.
 #[derive(Debug)]
 pub(crate) struct Families {
+    /// Held for reading by a whole render, for writing by each change that must look atomic to a
+    /// scrape (a server's state moving, a server's series going away).
+    pub(crate) gate: std::sync::RwLock<()>,
+    /// Held for reading by a whole render, for writing by a whole reload
+    /// ([`Metrics::reload`](super::Metrics::reload)): a scrape sees one generation of the server set.
+    pub(crate) reload_gate: std::sync::RwLock<()>,
     pub(crate) server_state: Arc<Family<IntGauge>>,
     pub(crate) state_changed: Arc<Family<Gauge>>,
     pub(crate) server_tools: Arc<Family<IntGauge>>,
@@ -60,6 +66,8 @@ const SERVER_RESULT: &[&str] = &[LABEL_SERVER, LABEL_RESULT];
 impl Families {
     pub(crate) fn new() -> Result<Families, MetricsError> {
         Ok(Families {
+            gate: std::sync::RwLock::new(()),
+            reload_gate: std::sync::RwLock::new(()),
             server_state: plain(
                 SERVER_STATE,
                 "Readiness state of each known MCP server, one-hot: 1 for the current state, 0 for the other three.",

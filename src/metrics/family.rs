@@ -186,6 +186,17 @@ fn escape_label_value(out: &mut String, value: &str) {
             '\\' => out.push_str("\\\\"),
             '"' => out.push_str("\\\""),
             '\n' => out.push_str("\\n"),
+            // Other control characters (terminal escapes, NUL, CR) are shown as text, e.g.
+            // `\u{1b}`, so a scrape read on a terminal cannot be used to drive it.
+            c if c.is_control() => {
+                for e in c.escape_default() {
+                    if e == '\\' {
+                        out.push_str("\\\\");
+                    } else {
+                        out.push(e);
+                    }
+                }
+            }
             c => out.push(c),
         }
     }

@@ -143,14 +143,28 @@ pub async fn serve(metrics: Metrics, addr: SocketAddr) -> Result<MetricsServer, 
     let bound = listener
         .local_addr()
         .map_err(|source| ServeError::Bind { addr, source })?;
+    if !bound.ip().is_loopback() {
+        tracing::warn!(
+            target: "mcp_readiness::metrics",
+            "/metrics listens on {bound}, which other machines can reach: it shows server names, \
+             states and reasons to anyone who can connect; listen on 127.0.0.1 unless a firewall \
+             or a proxy limits who can"
+        );
+    }
     let (stop, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
-        axum::serve(listener, app(metrics))
-            .with_graceful_shutdown(async move {
-                // Either an explicit shutdown or the handle being dropped.
-                let _ = stopped.await;
-            })
-            .await
+        // Header-read and idle timeouts and a connection cap: see `listener.rs`.
+        let (halt, halted) = tokio::sync::watch::channel(false);
+        let run = super::listener::run(listener, app(metrics), halted);
+        tokio::pin!(run);
+        tokio::select! {
+            result = &mut run => result,
+            // Either an explicit shutdown or the handle being dropped.
+            _ = stopped => {
+                let _ = halt.send(true);
+                run.await
+            }
+        }
     });
     Ok(MetricsServer {
         addr: bound,

@@ -29,6 +29,7 @@ mod events;
 mod families;
 mod family;
 mod http;
+mod listener;
 pub mod names;
 mod outcome;
 mod recorder;

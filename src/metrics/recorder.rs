@@ -68,6 +68,13 @@ struct Servers {
     unconfigured: usize,
 }
 
+/// The most removed server names remembered (see `Metrics::remember_removed`).
+const MAX_TOMBSTONES: usize = 4096;
+
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 pub(crate) struct Inner {
     registry: Registry,
     fam: Arc<Families>,
@@ -78,6 +85,8 @@ pub(crate) struct Inner {
     last_render_len: AtomicUsize,
     /// What the status page shows, kept from the supervisor's events.
     pub(crate) board: StatusBoard,
+    /// Servers removed and not added again since (their late events are ignored).
+    removed: std::sync::Mutex<std::collections::HashSet<Arc<str>>>,
     /// Whether this crate's families encode themselves (false for registries with a prefix or
     /// common labels).
     direct: bool,
@@ -210,6 +219,7 @@ impl MetricsBuilder {
                 clock: self.clock,
                 last_render_len: AtomicUsize::new(0),
                 board: StatusBoard::default(),
+                removed: Default::default(),
                 direct,
             }),
         })
@@ -263,6 +273,49 @@ impl Metrics {
             servers.unconfigured = servers.unconfigured.saturating_sub(1);
         }
         server
+    }
+
+    /// Runs `reload` (a configuration reload: servers removed, added, replaced) while no
+    /// [`Metrics::render`] runs, so every scrape sees the server set from before or after it,
+    /// never halfway. The events `reload` causes may be recorded from inside it: only renders wait.
+    ///
+    /// ```
+    /// use mcp_readiness::metrics::Metrics;
+    /// use mcp_readiness::{ConnectionEvent, EventSink, State};
+    ///
+    /// let metrics = Metrics::new();
+    /// metrics.reload(|| {
+    ///     metrics.on_event(&ConnectionEvent::ServerAdded { server: "files".into(), state: State::Absent });
+    /// });
+    /// assert!(metrics.render().contains(r#"server="files""#));
+    /// ```
+    pub fn reload<R>(&self, reload: impl FnOnce() -> R) -> R {
+        let _reload = self
+            .inner
+            .fam
+            .reload_gate
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
+        reload()
+    }
+
+    /// Whether `ServerRemoved` named the server since its last `ServerAdded`.
+    pub(crate) fn was_removed(&self, name: &str) -> bool {
+        lock(&self.inner.removed).contains(name)
+    }
+
+    pub(crate) fn remember_removed(&self, name: &str) {
+        let mut removed = lock(&self.inner.removed);
+        // Bounded: only configured names are removed; a pathological churn of fresh names
+        // forgets the oldest tombstones wholesale.
+        if removed.len() >= MAX_TOMBSTONES {
+            removed.clear();
+        }
+        removed.insert(Arc::from(name));
+    }
+
+    pub(crate) fn forget_removed(&self, name: &str) {
+        lock(&self.inner.removed).remove(name);
     }
 
     fn server_if_known(&self, name: &str) -> Option<ServerMetrics> {
@@ -378,6 +431,19 @@ impl Metrics {
     /// yourself. A family another collector made invalid is left out (and logged) rather than
     /// failing the scrape.
     pub fn render(&self) -> String {
+        // One generation of the server set, each server one-hot (see `Metrics::reload`).
+        let _reload = self
+            .inner
+            .fam
+            .reload_gate
+            .read()
+            .unwrap_or_else(|p| p.into_inner());
+        let _gate = self
+            .inner
+            .fam
+            .gate
+            .read()
+            .unwrap_or_else(|p| p.into_inner());
         let mut out =
             String::with_capacity(self.inner.last_render_len.load(Ordering::Relaxed) + 1024);
         let encoder = TextEncoder::new();

@@ -312,6 +312,8 @@ impl ServerMetrics {
     /// scrape sees either the old or the new state, never two or none.
     pub(crate) fn set_state(&self, state: State, now_unix_seconds: f64) {
         let core = &self.inner.core;
+        // The four series appear together and already one-hot.
+        let _gate = core.fam.gate.write().unwrap_or_else(|p| p.into_inner());
         let series = self.inner.state.get_or_init(|| StateSeries {
             by_state: State::ALL
                 .map(|s| core.create(&core.fam.server_state, &[&core.name, s.as_str()])),
@@ -354,6 +356,8 @@ impl ServerMetrics {
     /// working but record into detached series.
     pub(crate) fn retire(&self) -> usize {
         let core = &self.inner.core;
+        // Every series of the server goes at once.
+        let _gate = core.fam.gate.write().unwrap_or_else(|p| p.into_inner());
         let mut live = core.live.lock().unwrap_or_else(|p| p.into_inner());
         *live = false;
         core.fam.remove_server(&core.name)

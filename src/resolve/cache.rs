@@ -89,6 +89,8 @@ pub struct CapabilityCache {
     tools: CowMap<Arc<ToolSlot>>,
     /// Per-server entries and the flight in progress for each server.
     servers: Mutex<HashMap<Arc<str>, ServerSlot>>,
+    /// The most server slots kept (see [`CapabilityCache::with_max_servers`]).
+    max_servers: usize,
     next_flight: AtomicU64,
     /// When the cache was made: the ready path keeps expiries as nanoseconds after it.
     epoch: Instant,
@@ -153,6 +155,11 @@ impl CapabilityCache {
     /// so a caller that invents tool names cannot grow memory without bound.
     pub const DEFAULT_MAX_TOOLS: usize = 10_000;
 
+    /// The most distinct server names kept by default. Beyond it, slots without a resolution in
+    /// progress are dropped (expired ones first) to make room, so a caller that invents server
+    /// names (`mcp__x1__t`, `mcp__x2__t`, ...) cannot grow memory without bound.
+    pub const DEFAULT_MAX_SERVERS: usize = 1_000;
+
     /// A cache over `inventory` with the default budget and lifetimes.
     pub fn new(inventory: impl Inventory) -> Self {
         CapabilityCache {
@@ -161,6 +168,7 @@ impl CapabilityCache {
             ttls: CacheTtls::default(),
             tools: CowMap::with_cap(Self::DEFAULT_MAX_TOOLS),
             servers: Mutex::new(HashMap::new()),
+            max_servers: Self::DEFAULT_MAX_SERVERS,
             next_flight: AtomicU64::new(0),
             epoch: Instant::now(),
         }
@@ -175,6 +183,12 @@ impl CapabilityCache {
     /// Sets the lifetimes by state.
     pub fn with_ttls(mut self, ttls: CacheTtls) -> Self {
         self.ttls = ttls;
+        self
+    }
+
+    /// Sets how many distinct server names are kept at most (at least 1).
+    pub fn with_max_servers(mut self, max_servers: usize) -> Self {
+        self.max_servers = max_servers.max(1);
         self
     }
 
@@ -298,6 +312,9 @@ impl CapabilityCache {
         let generation = self.generation();
         let now = Instant::now();
         let mut servers = self.lock_servers();
+        if servers.len() >= self.max_servers && !servers.contains_key(server) {
+            make_room(&mut servers, self.max_servers, now);
+        }
         let slot = servers.entry(server.clone()).or_default();
         if let Some(entry) = &slot.cached {
             if now >= entry.expires {
@@ -349,7 +366,7 @@ impl CapabilityCache {
 
     fn entry(&self, verdict: Verdict) -> Entry {
         Entry {
-            expires: Instant::now() + self.ttls.for_state(verdict.state),
+            expires: crate::util::later(Instant::now(), self.ttls.for_state(verdict.state)),
             generation: self.generation(),
             verdict: verdict.waited_for(Duration::ZERO),
         }
@@ -404,6 +421,18 @@ impl CapabilityCache {
     }
 }
 
+/// Drops server slots to get under `max`: first those with nothing fresh to say and no flight,
+/// then, if that freed less than half, every slot without a flight (a cache may forget; a flight
+/// has callers waiting on it). Each sweep frees enough that sweeps stay rare.
+fn make_room(servers: &mut HashMap<Arc<str>, ServerSlot>, max: usize, now: Instant) {
+    servers.retain(|_, slot| {
+        slot.flight.is_some() || slot.cached.as_ref().is_some_and(|e| now < e.expires)
+    });
+    if servers.len() > max / 2 {
+        servers.retain(|_, slot| slot.flight.is_some());
+    }
+}
+
 impl fmt::Debug for CapabilityCache {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CapabilityCache")
@@ -411,5 +440,26 @@ impl fmt::Debug for CapabilityCache {
             .field("ttls", &self.ttls)
             .field("tools", &self.tools)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resolve::{Snapshot, StaticInventory};
+
+    #[tokio::test(start_paused = true)]
+    async fn invented_server_names_cannot_grow_the_cache_past_its_cap() {
+        let cache = CapabilityCache::new(StaticInventory::new(Snapshot::default()));
+        for i in 0..100_000 {
+            let tool = ToolName::parse(&format!("mcp__invented{i}__t"));
+            let verdict = cache.resolve(&tool).await;
+            assert_eq!(verdict.state, State::Absent);
+            assert!(cache.lock_servers().len() <= CapabilityCache::DEFAULT_MAX_SERVERS);
+        }
+        // Still a cache: the latest name is remembered and answers from it.
+        let tool = ToolName::parse("mcp__invented99999__t");
+        assert!(cache.lock_servers().contains_key("invented99999"));
+        assert_eq!(cache.resolve(&tool).await.state, State::Absent);
     }
 }

@@ -53,7 +53,7 @@ async fn resolve_with<I: Inventory + ?Sized>(
     classify: impl Fn(&ToolName, &Snapshot) -> State,
 ) -> Verdict {
     let start = Instant::now();
-    let deadline = start + budget.wait();
+    let deadline = crate::util::later(start, budget.wait());
     let mut next_poll = start;
     loop {
         let generation = inventory.changes().map(|feed| feed.generation());

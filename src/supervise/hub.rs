@@ -27,7 +27,7 @@ pub fn connector_for(
     spec: &ServerSpec,
     options: &HubOptions,
 ) -> Result<Arc<dyn Connector>, SpecError> {
-    if ToolName::qualified(&spec.name, "x").is_none() {
+    if ToolName::qualified(&spec.name, "x").is_none() || spec.name.chars().any(char::is_control) {
         return Err(SpecError::BadName {
             server: spec.name.clone(),
         });
@@ -211,6 +211,7 @@ impl Hub {
     /// configuration that cannot work (a non-http(s) URL, a bad header, an empty command, a
     /// duplicate or unusable name).
     pub fn new(specs: Vec<ServerSpec>, options: HubOptions) -> Result<Hub, SpecError> {
+        options.validate()?;
         let mut connectors = Vec::with_capacity(specs.len());
         let mut secrets = Vec::new();
         for spec in &specs {
@@ -241,6 +242,7 @@ impl Hub {
         connectors: Vec<(Arc<str>, Arc<dyn Connector>)>,
         options: HubOptions,
     ) -> Result<Hub, SpecError> {
+        options.validate()?;
         let shared = Arc::new(HubShared::new(options));
         let mut servers = BTreeMap::new();
         let mut events = Vec::new();

@@ -36,10 +36,15 @@ impl HubShared {
     }
 
     pub(crate) fn add_secrets(&self, secrets: impl IntoIterator<Item = Secret>) {
-        self.secrets
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .extend(secrets);
+        let secrets: Vec<Secret> = secrets.into_iter().collect();
+        // Log lines and exported spans of every crate are redacted with them too.
+        crate::secret::remember(secrets.iter().cloned());
+        let mut known = self.secrets.lock().unwrap_or_else(|p| p.into_inner());
+        for secret in secrets {
+            if !known.contains(&secret) {
+                known.push(secret);
+            }
+        }
     }
 
     pub(crate) fn redact(&self, text: &str) -> String {

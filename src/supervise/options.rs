@@ -25,13 +25,15 @@ pub struct HubOptions {
     pub(crate) call_timeout: Duration,
     pub(crate) cooldown: Duration,
     pub(crate) health_interval: Option<Duration>,
+    pub(crate) ping_timeout: Duration,
     pub(crate) reconnect_on_drop: bool,
     pub(crate) sinks: Vec<Arc<dyn EventSink>>,
     pub(crate) after_connect: BTreeMap<String, AfterConnect>,
 }
 
 impl Default for HubOptions {
-    /// Connect timeout 30 s, call timeout 60 s, cooldown 60 s, health ping every 30 s, reconnect
+    /// Connect timeout 30 s, call timeout 60 s, cooldown 60 s, health ping every 30 s answered
+    /// within 5 s, reconnect
     /// on next use, no event sinks, no hooks.
     fn default() -> Self {
         HubOptions {
@@ -39,6 +41,7 @@ impl Default for HubOptions {
             call_timeout: Duration::from_secs(60),
             cooldown: Duration::from_secs(60),
             health_interval: Some(Duration::from_secs(30)),
+            ping_timeout: Duration::from_secs(5),
             reconnect_on_drop: false,
             sinks: Vec::new(),
             after_connect: BTreeMap::new(),
@@ -53,6 +56,7 @@ impl fmt::Debug for HubOptions {
             .field("call_timeout", &self.call_timeout)
             .field("cooldown", &self.cooldown)
             .field("health_interval", &self.health_interval)
+            .field("ping_timeout", &self.ping_timeout)
             .field("reconnect_on_drop", &self.reconnect_on_drop)
             .field("sinks", &self.sinks.len())
             .field(
@@ -65,13 +69,15 @@ impl fmt::Debug for HubOptions {
 
 impl HubOptions {
     /// How long one connection attempt may take, from start (spawn / TCP connect) through the
-    /// handshake, the `after_connect` hook and the first tool list. Default 30 s.
+    /// handshake, the `after_connect` hook and the first tool list. Default 30 s; zero makes
+    /// [`Hub::new`](super::Hub::new) return an error.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
     }
 
-    /// How long one tool call (and one health ping) may take. Default 60 s.
+    /// How long one tool call may take. Default 60 s; zero makes [`Hub::new`](super::Hub::new)
+    /// return an error.
     pub fn call_timeout(mut self, timeout: Duration) -> Self {
         self.call_timeout = timeout;
         self
@@ -85,9 +91,17 @@ impl HubOptions {
     }
 
     /// The health-ping period for connected servers (MCP `ping`), or `None` for no pings.
-    /// Default 30 s.
+    /// Default 30 s. `Some(Duration::ZERO)` makes [`Hub::new`](super::Hub::new) return an error.
     pub fn health_interval(mut self, interval: Option<Duration>) -> Self {
         self.health_interval = interval;
+        self
+    }
+
+    /// How long one health ping may take before the connection counts as hung and is dropped.
+    /// Default 5 s (never the call timeout: a frozen server must be noticed within about two ping
+    /// intervals); zero makes [`Hub::new`](super::Hub::new) return an error.
+    pub fn ping_timeout(mut self, timeout: Duration) -> Self {
+        self.ping_timeout = timeout;
         self
     }
 
@@ -111,6 +125,36 @@ impl HubOptions {
         self
     }
 
+    /// Checks what the configuration file checks: positive timeouts and ping interval.
+    pub(crate) fn validate(&self) -> Result<(), super::SpecError> {
+        let bad = |option, problem| Err(super::SpecError::BadOption { option, problem });
+        if self.connect_timeout.is_zero() {
+            return bad(
+                "connect_timeout",
+                "a zero timeout fails every attempt; pass a positive duration such as 30 s",
+            );
+        }
+        if self.call_timeout.is_zero() {
+            return bad(
+                "call_timeout",
+                "a zero timeout fails every call; pass a positive duration such as 60 s",
+            );
+        }
+        if self.ping_timeout.is_zero() {
+            return bad(
+                "ping_timeout",
+                "a zero timeout fails every health ping; pass a positive duration such as 5 s",
+            );
+        }
+        if self.health_interval.is_some_and(|d| d.is_zero()) {
+            return bad(
+                "health_interval",
+                "a zero interval would ping without pause; pass a positive interval, or None for no pings",
+            );
+        }
+        Ok(())
+    }
+
     /// The connect timeout in force.
     pub fn get_connect_timeout(&self) -> Duration {
         self.connect_timeout
@@ -119,6 +163,11 @@ impl HubOptions {
     /// The call timeout in force.
     pub fn get_call_timeout(&self) -> Duration {
         self.call_timeout
+    }
+
+    /// The health-ping timeout in force.
+    pub fn get_ping_timeout(&self) -> Duration {
+        self.ping_timeout
     }
 
     /// The cooldown in force.

@@ -34,12 +34,22 @@ pub enum SpecError {
     },
     /// The server name cannot form `mcp__<server>__<tool>` names.
     #[error(
-        "server name `{server}` cannot be written as mcp__<server>__<tool> (empty, or leading, \
-         trailing or doubled underscores); rename it"
+        "server name `{}` cannot be written as mcp__<server>__<tool> (empty, leading, trailing \
+         or doubled underscores, or control characters); rename it",
+        crate::secret::escape_controls(server)
     )]
     BadName {
         /// The server.
         server: Arc<str>,
+    },
+    /// A [`HubOptions`](super::HubOptions) value the Hub cannot run with (what the configuration
+    /// file would refuse too).
+    #[error("HubOptions::{option}: {problem}")]
+    BadOption {
+        /// The builder method.
+        option: &'static str,
+        /// What is wrong and what to pass instead.
+        problem: &'static str,
     },
     /// Two servers with the same name.
     #[error("server `{server}` is configured twice; remove one of them")]

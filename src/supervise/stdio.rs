@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use rmcp::ServiceExt;
-use tokio::io::{AsyncBufReadExt, AsyncRead, ReadBuf};
+use tokio::io::{AsyncRead, ReadBuf};
 
 use super::classify::{classify_init_error, truncate};
 use super::connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents, run_hook};
@@ -114,8 +114,8 @@ impl StdioConnector {
             let secrets = secrets.clone();
             let tail = tail.clone();
             tokio::spawn(async move {
-                let mut lines = tokio::io::BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
+                let mut lines = TailLines::new(stderr);
+                while let Some(line) = lines.next_line().await {
                     let line = redact(&line, &secrets);
                     tracing::debug!(server = %server, "stderr: {line}");
                     let mut tail = tail.lock().unwrap_or_else(|p| p.into_inner());
@@ -141,10 +141,32 @@ impl StdioConnector {
         let garbage = Arc::new(AtomicUsize::new(0));
         let reader = LineWatch::new(stdout, garbage.clone());
         let client = SupervisorClient::new(events);
-        let handshake =
-            tokio::time::timeout(self.init_timeout, client.serve((reader, stdin))).await;
+        let handshake = tokio::time::timeout(self.init_timeout, async {
+            let serve = client.serve((reader, stdin));
+            tokio::pin!(serve);
+            // A server that writes lines that are not JSON-RPC gets a short grace (a banner
+            // before a real handshake is forgiven) and is then a protocol error, at once rather
+            // than at the end of the connect timeout.
+            let mut garbage_since: Option<tokio::time::Instant> = None;
+            let mut look = tokio::time::interval(Duration::from_millis(100));
+            loop {
+                tokio::select! {
+                    result = &mut serve => return Some(result),
+                    _ = look.tick() => {
+                        if garbage.load(Ordering::Relaxed) == 0 {
+                            continue;
+                        }
+                        let since = *garbage_since.get_or_insert_with(tokio::time::Instant::now);
+                        if since.elapsed() >= GARBAGE_GRACE {
+                            return None;
+                        }
+                    }
+                }
+            }
+        })
+        .await;
         let garbage_lines = garbage.load(Ordering::Relaxed);
-        if !matches!(handshake, Ok(Ok(_))) {
+        if !matches!(handshake, Ok(Some(Ok(_)))) {
             // A child that died writes its last words before stderr closes: give them a moment.
             let _ = tokio::time::timeout(Duration::from_millis(200), stderr_done).await;
         }
@@ -161,7 +183,8 @@ impl StdioConnector {
             )
         };
         match handshake {
-            Ok(Ok(running)) => Ok(Arc::new(RmcpSession::start(running, Some(guard)))),
+            Ok(Some(Ok(running))) => Ok(Arc::new(RmcpSession::start(running, Some(guard)))),
+            Ok(None) => Err(not_mcp()),
             Err(_elapsed) if garbage_lines > 0 => Err(not_mcp()),
             Err(_elapsed) => Err(ConnectError::new(
                 ConnectResult::Timeout,
@@ -172,7 +195,7 @@ impl StdioConnector {
                     Human(self.init_timeout)
                 ),
             )),
-            Ok(Err(e)) => {
+            Ok(Some(Err(e))) => {
                 let result = classify_init_error(&e, garbage_lines);
                 if result == ConnectResult::ProtocolError && garbage_lines > 0 {
                     return Err(not_mcp());
@@ -212,6 +235,19 @@ impl StdioConnector {
             }
         });
         command.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+        if let Some(cwd) = &self.cwd
+            && !cwd.is_dir()
+        {
+            return Err(ConnectError::new(
+                ConnectResult::SpawnFailed,
+                format!(
+                    "server `{}`: its working directory `{}` (`cwd`) does not exist or is not a \
+                     directory; create it or fix `cwd` in the configuration",
+                    self.server,
+                    cwd.display()
+                ),
+            ));
+        }
         let mut child = command.spawn().map_err(|e| {
             ConnectError::new(
                 ConnectResult::SpawnFailed,
@@ -269,6 +305,93 @@ impl Connector for StdioConnector {
     }
 }
 
+/// How long a server that wrote lines that are not JSON-RPC to stdout may still take to complete
+/// the handshake before it is a protocol error.
+const GARBAGE_GRACE: Duration = Duration::from_secs(1);
+
+/// The most of one stderr line kept (its last bytes): a child that writes hundreds of megabytes
+/// without a newline must not make this process grow with it.
+const MAX_STDERR_LINE: usize = 4096;
+
+/// Reads a child's stderr line by line, keeping at most the last [`MAX_STDERR_LINE`] bytes of
+/// each line (a cut line starts with `…`), in constant memory whatever the child writes.
+struct TailLines<R> {
+    reader: R,
+    buf: Box<[u8]>,
+    start: usize,
+    end: usize,
+    line: Vec<u8>,
+    cut: bool,
+    eof: bool,
+}
+
+impl<R: AsyncRead + Unpin> TailLines<R> {
+    fn new(reader: R) -> Self {
+        TailLines {
+            reader,
+            buf: vec![0; 8192].into_boxed_slice(),
+            start: 0,
+            end: 0,
+            line: Vec::new(),
+            cut: false,
+            eof: false,
+        }
+    }
+
+    /// The next line (without its newline), or `None` at the end.
+    async fn next_line(&mut self) -> Option<String> {
+        use tokio::io::AsyncReadExt as _;
+        loop {
+            if self.start < self.end {
+                let chunk = &self.buf[self.start..self.end];
+                let newline = chunk.iter().position(|b| *b == b'\n');
+                let take = newline.unwrap_or(chunk.len());
+                self.line.extend_from_slice(&chunk[..take]);
+                if self.line.len() > 2 * MAX_STDERR_LINE {
+                    let excess = self.line.len() - MAX_STDERR_LINE;
+                    self.line.drain(..excess);
+                    self.cut = true;
+                }
+                match newline {
+                    Some(at) => {
+                        self.start += at + 1;
+                        return Some(self.take_line());
+                    }
+                    None => self.start = self.end,
+                }
+            }
+            if self.eof {
+                return (!self.line.is_empty() || self.cut).then(|| self.take_line());
+            }
+            match self.reader.read(&mut self.buf).await {
+                Ok(0) | Err(_) => self.eof = true,
+                Ok(n) => {
+                    self.start = 0;
+                    self.end = n;
+                }
+            }
+        }
+    }
+
+    fn take_line(&mut self) -> String {
+        if self.line.len() > MAX_STDERR_LINE {
+            let excess = self.line.len() - MAX_STDERR_LINE;
+            self.line.drain(..excess);
+            self.cut = true;
+        }
+        let text = String::from_utf8_lossy(&self.line);
+        let line = if self.cut {
+            format!("…{text}")
+        } else {
+            text.into_owned()
+        };
+        self.line.clear();
+        self.line.shrink_to(2 * MAX_STDERR_LINE);
+        self.cut = false;
+        line
+    }
+}
+
 /// Counts stdout lines that cannot be JSON-RPC (their first non-blank byte is not `{` or `[`),
 /// so a handshake that fails on a server printing banners to stdout says so.
 struct LineWatch<R> {
@@ -319,6 +442,20 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineWatch<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_stderr_line_without_end_keeps_only_its_last_bytes() {
+        let mut flood = vec![b'x'; 10 * 1024 * 1024];
+        flood.extend_from_slice(b"END\nnext\nlast");
+        let mut lines = TailLines::new(&flood[..]);
+        let first = lines.next_line().await.expect("a line");
+        assert_eq!(first.len(), '…'.len_utf8() + MAX_STDERR_LINE);
+        assert!(first.starts_with('…') && first.ends_with("xEND"));
+        assert!(lines.line.capacity() <= 2 * MAX_STDERR_LINE + 8192);
+        assert_eq!(lines.next_line().await.as_deref(), Some("next"));
+        assert_eq!(lines.next_line().await.as_deref(), Some("last"));
+        assert_eq!(lines.next_line().await, None);
+    }
 
     #[test]
     fn lines_that_do_not_start_a_json_value_are_counted() {

@@ -389,7 +389,7 @@ impl Supervisor {
                     &mut inner,
                     ConnState::CoolingDown {
                         last_error: error.clone(),
-                        until: Instant::now() + cooldown,
+                        until: crate::util::later(Instant::now(), cooldown),
                     },
                     Some(reason.into()),
                     &mut events,
@@ -514,14 +514,24 @@ impl Supervisor {
     /// Any state → Stopped: closes the live connection (killing a stdio child's process group)
     /// or cancels the attempt in flight.
     pub(crate) fn stop(&self) {
-        let mut inner = self.lock();
-        match &inner.state {
-            ConnState::Connected { session, .. } => session.shutdown(),
-            ConnState::Connecting { abort, .. } => abort.abort(),
-            _ => {}
+        {
+            let mut inner = self.lock();
+            match &inner.state {
+                ConnState::Connected { session, .. } => session.shutdown(),
+                ConnState::Connecting { abort, .. } => abort.abort(),
+                _ => {}
+            }
+            // Sinks (the exporter's gauges) learn that the server is no longer ready.
+            let mut events = Vec::new();
+            self.transition(
+                &mut inner,
+                ConnState::Stopped,
+                Some("shut down".into()),
+                &mut events,
+            );
+            self.shared.queue(events);
         }
-        inner.state = ConnState::Stopped;
-        inner.reason = Some("shut down".into());
+        self.shared.flush();
     }
 
     fn session_of(&self, generation: u64) -> Option<Arc<dyn Session>> {
@@ -552,9 +562,10 @@ impl Supervisor {
     /// lost (or unauthorized).
     fn spawn_health(self: &Arc<Self>, generation: u64, interval: Duration) {
         let weak = Arc::downgrade(self);
-        let timeout = self.shared.options.call_timeout;
+        let timeout = self.shared.options.ping_timeout;
         tokio::spawn(async move {
-            let mut ticker = tokio::time::interval_at(Instant::now() + interval, interval);
+            let mut ticker =
+                tokio::time::interval_at(crate::util::later(Instant::now(), interval), interval);
             loop {
                 ticker.tick().await;
                 let Some(session) = weak.upgrade().and_then(|s| s.session_of(generation)) else {
@@ -770,7 +781,7 @@ async fn run_attempt(
         })
     };
     let timeout = shared.options.connect_timeout;
-    let backstop = started + timeout + CONNECTOR_GRACE;
+    let backstop = crate::util::later(started, timeout.saturating_add(CONNECTOR_GRACE));
     let timed_out = || {
         ConnectError::new(
             ConnectResult::Timeout,

@@ -430,7 +430,7 @@ mod tests {
             .to_string();
         assert_eq!(
             err,
-            "OTEL_EXPORTER_OTLP_ENDPOINT=\"ftp://[redacted]@c/v1/traces\" is not valid: expected an http:// or https:// URL"
+            "OTEL_EXPORTER_OTLP_ENDPOINT=\"ftp://[redacted]@c/[redacted]\" is not valid: expected an http:// or https:// URL"
         );
         let debug = format!(
             "{:?}",

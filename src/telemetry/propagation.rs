@@ -5,12 +5,15 @@ use serde_json::{Map, Value};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 /// Writes the W3C trace context (`traceparent`, and `tracestate` when there is one) of `span` into
-/// an MCP request's `params._meta`, so the server's spans join the trace.
+/// an MCP request's `params._meta`, so the server's spans join the trace. When a global
+/// propagator other than W3C trace context is installed
+/// (`opentelemetry::global::set_text_map_propagator`, e.g. a composite or B3 one), it writes
+/// its fields instead.
 ///
 /// Writes nothing when the span is not recorded by a `tracing-opentelemetry` layer (no exporter
 /// installed, or the span filtered out): there is no trace to join.
 pub fn inject_trace_context(span: &tracing::Span, meta: &mut Map<String, Value>) {
-    with_trace_to_join(span, |span_context| write_trace_context(span_context, meta));
+    with_trace_to_join(span, |injection| injection.write(meta));
 }
 
 /// [`inject_trace_context`] into an optional `_meta`, creating it only when there is a trace to
@@ -19,17 +22,64 @@ pub(crate) fn inject_into_optional_meta(
     span: &tracing::Span,
     meta: &mut Option<Map<String, Value>>,
 ) {
-    with_trace_to_join(span, |span_context| {
-        write_trace_context(span_context, meta.get_or_insert_with(Map::new));
+    with_trace_to_join(span, |injection| {
+        injection.write(meta.get_or_insert_with(Map::new));
     });
 }
 
 /// Calls `write` with `span`'s OpenTelemetry span context, when it has a valid one.
-fn with_trace_to_join(span: &tracing::Span, write: impl FnOnce(&SpanContext)) {
+fn with_trace_to_join(span: &tracing::Span, write: impl FnOnce(Injection<'_>)) {
     let cx = span.context();
     let current = cx.span();
-    if current.span_context().is_valid() {
-        write(current.span_context());
+    if !current.span_context().is_valid() {
+        return;
+    }
+    // W3C trace context is written directly (fast); a global propagator the user installed
+    // (composite, B3, ...) writes its own fields instead.
+    let w3c = opentelemetry::global::get_text_map_propagator(is_w3c_or_none);
+    if w3c {
+        write(Injection::W3c(current.span_context()));
+    } else {
+        write(Injection::Global(&cx));
+    }
+}
+
+/// How a trace context is written.
+enum Injection<'a> {
+    /// By [`write_trace_context`].
+    W3c(&'a SpanContext),
+    /// By the global propagator.
+    Global(&'a opentelemetry::Context),
+}
+
+impl Injection<'_> {
+    fn write(self, meta: &mut Map<String, Value>) {
+        match self {
+            Injection::W3c(span_context) => write_trace_context(span_context, meta),
+            Injection::Global(cx) => opentelemetry::global::get_text_map_propagator(|p| {
+                p.inject_context(cx, &mut MetaInjector(meta));
+            }),
+        }
+    }
+}
+
+/// Whether the propagator writes W3C trace context alone (the SDK's `TraceContextPropagator`) or
+/// nothing (no global propagator installed: W3C is the default here).
+fn is_w3c_or_none(propagator: &dyn TextMapPropagator) -> bool {
+    let mut fields = propagator.fields();
+    matches!(
+        (fields.next(), fields.next(), fields.next()),
+        (None, _, _)
+            | (Some("traceparent"), Some("tracestate"), None)
+            | (Some("tracestate"), Some("traceparent"), None)
+    )
+}
+
+struct MetaInjector<'a>(&'a mut Map<String, Value>);
+
+impl opentelemetry::propagation::Injector for MetaInjector<'_> {
+    fn set(&mut self, key: &str, value: String) {
+        self.0.insert(key.to_owned(), Value::String(value));
     }
 }
 
@@ -87,17 +137,8 @@ impl Extractor for MetaExtractor<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use opentelemetry::propagation::Injector;
     use opentelemetry::trace::{SpanId, TraceId, TraceState};
     use proptest::prelude::*;
-
-    struct MetaInjector<'a>(&'a mut Map<String, Value>);
-
-    impl Injector for MetaInjector<'_> {
-        fn set(&mut self, key: &str, value: String) {
-            self.0.insert(key.to_owned(), Value::String(value));
-        }
-    }
 
     /// What the SDK's propagator writes for `span_context`.
     fn by_the_propagator(span_context: &SpanContext) -> Map<String, Value> {

@@ -5,3 +5,35 @@ mod per_thread;
 
 pub(crate) use cow_map::CowMap;
 pub(crate) use per_thread::{Padded, SHARDS, ShardedArc, shard};
+
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// About 30 years: how far "never" is when a configured duration does not fit in an instant
+/// (tokio's own `sleep` uses the same horizon).
+const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
+
+/// `start + after`, saturating at about 30 years from `start` instead of panicking when a
+/// configured duration (`u64::MAX` seconds) does not fit.
+pub(crate) fn later(start: Instant, after: Duration) -> Instant {
+    start
+        .checked_add(after)
+        .or_else(|| start.checked_add(FAR_FUTURE))
+        .unwrap_or(start)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_duration_too_long_for_an_instant_saturates_instead_of_panicking() {
+        let now = Instant::now();
+        assert_eq!(later(now, Duration::MAX), now + FAR_FUTURE);
+        assert_eq!(later(now, Duration::from_secs(u64::MAX)), now + FAR_FUTURE);
+        assert_eq!(
+            later(now, Duration::from_secs(3)),
+            now + Duration::from_secs(3)
+        );
+    }
+}
