@@ -16,7 +16,10 @@ use mcp_readiness::{Budget, Hub, HubOptions};
 use tower::ServiceBuilder;
 use tracing::Instrument;
 
-use super::common::{EXIT_INVALID, parse_duration, with_progress};
+use mcp_readiness::secret::escape_controls;
+
+use super::common::{EXIT_INVALID, parse_duration, print_stderr, print_stdout, with_progress};
+use super::signals::{StopSignals, run_until_stop_signal};
 
 /// Arguments of `mcp-readiness demo`.
 #[derive(Debug, clap::Args)]
@@ -43,7 +46,7 @@ pub(crate) struct ServerArgs {
 /// Runs one demo stdio server on stdin / stdout.
 pub(crate) async fn serve_one(args: ServerArgs) -> ExitCode {
     let Some(server) = demo::server(&args.name).filter(|s| demo::STDIO_SERVERS.contains(s)) else {
-        eprintln!(
+        err_line!(
             "error: no demo stdio server `{}`: use one of {}",
             args.name.escape_debug(),
             demo::STDIO_SERVERS.map(|s| s.name).join(", ")
@@ -53,23 +56,17 @@ pub(crate) async fn serve_one(args: ServerArgs) -> ExitCode {
     match server.serve_stdio().await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err}");
+            err_line!("error: {err}");
             ExitCode::FAILURE
         }
     }
-}
-
-/// How the demo ended early.
-enum Stop {
-    Signal(&'static str, u8),
-    Output(std::io::Error),
 }
 
 pub(crate) async fn run(args: Args) -> ExitCode {
     let exe = match std::env::current_exe() {
         Ok(exe) => exe,
         Err(err) => {
-            eprintln!(
+            err_line!(
                 "error: could not find this program's own path to start the demo servers: {err}"
             );
             return ExitCode::FAILURE;
@@ -83,9 +80,14 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     {
         Ok(http) => http,
         Err(err) => {
-            eprintln!("error: {err}");
+            err_line!("error: {err}");
             return ExitCode::FAILURE;
         }
+    };
+    // Before any child starts: a stop signal must find every child to stop.
+    let mut signals = match StopSignals::install() {
+        Ok(signals) => signals,
+        Err(code) => return code,
     };
     let fleet = demo::fleet(&exe, &http);
     let metrics = Metrics::new();
@@ -97,7 +99,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     let hub = match Hub::new(fleet.clone(), options) {
         Ok(hub) => hub,
         Err(err) => {
-            eprintln!("error: the demo fleet is invalid (a bug): {err}");
+            err_line!("error: the demo fleet is invalid (a bug): {err}");
             return ExitCode::FAILURE;
         }
     };
@@ -107,21 +109,20 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     let exporter = match bind(&metrics, args.listen).await {
         Ok(exporter) => exporter,
         Err(err) => {
-            eprintln!("error: {err}");
+            err_line!("error: {err}");
             hub.shutdown().await;
             return ExitCode::from(EXIT_INVALID);
         }
     };
-    let code = match until_signal(demo_loop(&args, &hub, &metrics, &exporter)).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(Stop::Output(err)) => {
-            eprintln!("error: could not write the demo's output: {err}");
-            ExitCode::FAILURE
-        }
-        Err(Stop::Signal(name, code)) => {
-            eprintln!("{name}: stopping every demo server");
-            ExitCode::from(code)
-        }
+    let code = match run_until_stop_signal(
+        &mut signals,
+        &hub,
+        demo_loop(&args, &hub, &metrics, &exporter),
+    )
+    .await
+    {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(code)) | Err(code) => code,
     };
     hub.shutdown().await;
     let _ = exporter.shutdown().await;
@@ -144,33 +145,15 @@ async fn bind(
     }
 }
 
-/// Runs `work` until it ends or SIGINT / SIGTERM / SIGHUP arrives.
-async fn until_signal<T>(work: impl Future<Output = Result<T, Stop>>) -> Result<T, Stop> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut hangup), Ok(mut terminate), Ok(mut interrupt)) = (
-        signal(SignalKind::hangup()),
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        return work.await;
-    };
-    tokio::select! {
-        result = work => result,
-        _ = interrupt.recv() => Err(Stop::Signal("SIGINT", 130)),
-        _ = terminate.recv() => Err(Stop::Signal("SIGTERM", 143)),
-        _ = hangup.recv() => Err(Stop::Signal("SIGHUP", 129)),
-    }
-}
-
 async fn demo_loop(
     args: &Args,
     hub: &Hub,
     metrics: &Metrics,
     exporter: &MetricsServer,
-) -> Result<(), Stop> {
+) -> Result<(), ExitCode> {
     let addr = exporter.local_addr();
     let steps = demo::steps();
-    out(&intro(addr, &steps))?;
+    print_stdout(&intro(addr, &steps))?;
     let budget = match Budget::try_new(demo::BUDGET, demo::POLL) {
         Ok(budget) => budget,
         Err(err) => unreachable!("the demo budget is valid: {err}"),
@@ -182,16 +165,24 @@ async fn demo_loop(
     let tools = ServiceBuilder::new().layer(layer).service(hub.clone());
 
     let summary = one_run(hub, &tools, &steps, budget, true).await;
-    let json = serde_json::to_string(&summary).map_err(|e| Stop::Output(e.into()))?;
-    out(&format!(
+    let json = serde_json::to_string(&summary).map_err(|err| {
+        err_line!("error: could not render the run record: {err}");
+        ExitCode::FAILURE
+    })?;
+    print_stdout(&format!(
         "\n{}\n{}\n\nrun record:\n{json}\n",
         super::check::render_table(&summary.outcomes),
-        summary.handoff_note()
+        summary
+            .handoff_note()
+            .lines()
+            .map(escape_controls)
+            .collect::<Vec<_>>()
+            .join("\n")
     ))?;
     if args.once {
         return Ok(());
     }
-    out(&format!(
+    print_stdout(&format!(
         "\nstill serving http://{addr}/ (status page) and http://{addr}/metrics; \
          the run repeats every {}. Ctrl-C stops every demo server.\n",
         humantime::format_duration(args.every)
@@ -199,7 +190,7 @@ async fn demo_loop(
     for n in 2.. {
         tokio::time::sleep(args.every).await;
         let summary = one_run(hub, &tools, &steps, budget, false).await;
-        out(&format!(
+        print_stdout(&format!(
             "run {n}: {} of {} steps ran ({})\n",
             summary.ran,
             summary.outcomes.len(),
@@ -283,7 +274,7 @@ where
                     let line = step_line(&outcome);
                     match &progress {
                         Some(bar) => bar.println(line),
-                        None => eprintln!("{line}"),
+                        None => print_stderr(&format!("{line}\n")),
                     }
                 }
                 outcome
@@ -309,14 +300,4 @@ fn step_line(outcome: &StepOutcome) -> String {
         outcome.waited_ms,
         outcome.decision.as_str()
     )
-}
-
-/// Writes to stdout; a closed pipe or a full disk is an error, not a panic.
-fn out(text: &str) -> Result<(), Stop> {
-    use std::io::Write as _;
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(Stop::Output)
 }
