@@ -10,8 +10,9 @@ mod common;
 
 use common::Scratch;
 use common::oncall::{
-    AgentService, Prometheus, RIGHT_TOKEN, WRONG_TOKEN, absent_entry, fixture_entry, http_entry,
-    http_fixture, poll_until, repo, start_serve, system_tool,
+    AgentService, KillOnDrop, Prometheus, RIGHT_TOKEN, WRONG_TOKEN, absent_entry, fixture_entry,
+    free_port, http_entry, http_fixture, http_get, http_send_json, poll_until, repo, start_serve,
+    system_tool,
 };
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -430,4 +431,174 @@ async fn several_serve_processes_on_one_prometheus_roll_up_per_server_and_a_lost
         now() - started
     );
     drop(prometheus);
+}
+
+#[tokio::test]
+async fn the_example_alertmanager_routes_each_action_to_its_receiver_and_exporter_down_silences_that_instance()
+ {
+    let Some(binary) = system_tool("prometheus-alertmanager", "prometheus-alertmanager") else {
+        return;
+    };
+    let scratch = Scratch::new("oncall-alertmanager");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let err = scratch.path("alertmanager.err");
+    let mut guard = KillOnDrop::spawn(
+        "alertmanager",
+        std::process::Command::new(binary)
+            .arg(format!(
+                "--config.file={}",
+                repo().join("alerts/alertmanager.example.yml").display()
+            ))
+            .arg(format!("--storage.path={}", scratch.path("am").display()))
+            .arg(format!("--web.listen-address={addr}"))
+            .arg("--cluster.listen-address=")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&err).unwrap()),
+    );
+    poll_until(
+        "Alertmanager to answer",
+        Duration::from_secs(30),
+        async || {
+            guard.assert_running(|| std::fs::read_to_string(&err).unwrap_or_default());
+            match http_get(&addr, "/-/ready").await {
+                Ok((head, _)) if head.contains(" 200") => Ok(()),
+                Ok((head, _)) => Err(head),
+                Err(e) => Err(e),
+            }
+        },
+    )
+    .await;
+
+    // As Prometheus would send them: agent-1's exporter is down; agent-2 is fine.
+    let alert = |name: &str, instance: &str, server: Option<(&str, &str, &str)>| {
+        let mut labels = json!({ "alertname": name, "job": "mcp-readiness", "instance": instance });
+        if let Some((server, action, severity)) = server {
+            labels["server"] = json!(server);
+            labels["action"] = json!(action);
+            labels["severity"] = json!(severity);
+        } else {
+            labels["severity"] = json!("warning");
+        }
+        json!({ "labels": labels, "annotations": { "summary": name } })
+    };
+    let sent = json!([
+        alert("MCPReadinessExporterDown", "agent-1:9464", None),
+        alert(
+            "MCPServerUnauthenticated",
+            "agent-1:9464",
+            Some(("github", "reauthorize", "critical"))
+        ),
+        alert(
+            "MCPServerUnauthenticated",
+            "agent-2:9464",
+            Some(("github", "reauthorize", "critical"))
+        ),
+        alert(
+            "MCPServerAbsent",
+            "agent-2:9464",
+            Some(("gone", "add_connection", "critical"))
+        ),
+        alert(
+            "MCPToolAbsent",
+            "agent-2:9464",
+            Some(("files", "add_connection", "warning"))
+        ),
+        alert(
+            "MCPResolveBudgetExhausted",
+            "agent-2:9464",
+            Some(("slow", "extend_wait_budget", "warning"))
+        ),
+    ]);
+    let (head, body) = http_send_json(&addr, "POST", "/api/v2/alerts", &sent.to_string())
+        .await
+        .unwrap();
+    assert!(head.contains(" 200"), "{head}\n{body}");
+
+    // (alertname, instance) -> (state, receivers); until the inhibition is in effect.
+    let seen = poll_until("the inhibition", Duration::from_secs(20), async || {
+        let (_, body) = http_get(&addr, "/api/v2/alerts").await?;
+        let alerts: Value = serde_json::from_str(&body).map_err(|e| format!("{e}: {body}"))?;
+        let seen: BTreeMap<(String, String), (String, Vec<String>)> = alerts
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|a| {
+                let key = (
+                    a["labels"]["alertname"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                    a["labels"]["instance"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                );
+                let receivers = a["receivers"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|r| r["name"].as_str().unwrap_or_default().to_owned())
+                    .collect();
+                (
+                    key,
+                    (
+                        a["status"]["state"].as_str().unwrap_or_default().to_owned(),
+                        receivers,
+                    ),
+                )
+            })
+            .collect();
+        let inhibited = seen.get(&("MCPServerUnauthenticated".into(), "agent-1:9464".into()));
+        if seen.len() == 6 && inhibited.is_some_and(|(state, _)| state == "suppressed") {
+            Ok(seen)
+        } else {
+            Err(format!("{seen:?}"))
+        }
+    })
+    .await;
+    for (alertname, instance, state, receiver) in [
+        (
+            "MCPReadinessExporterDown",
+            "agent-1:9464",
+            "active",
+            "platform-configuration",
+        ),
+        (
+            "MCPServerUnauthenticated",
+            "agent-1:9464",
+            "suppressed",
+            "identity-reauthorization",
+        ),
+        (
+            "MCPServerUnauthenticated",
+            "agent-2:9464",
+            "active",
+            "identity-reauthorization",
+        ),
+        (
+            "MCPServerAbsent",
+            "agent-2:9464",
+            "active",
+            "platform-configuration",
+        ),
+        (
+            "MCPToolAbsent",
+            "agent-2:9464",
+            "active",
+            "platform-configuration",
+        ),
+        (
+            "MCPResolveBudgetExhausted",
+            "agent-2:9464",
+            "active",
+            "agent-tuning",
+        ),
+    ] {
+        let got = &seen[&(alertname.to_owned(), instance.to_owned())];
+        assert_eq!(
+            (got.0.as_str(), got.1.clone()),
+            (state, vec![receiver.to_owned()]),
+            "{alertname} on {instance}"
+        );
+    }
 }

@@ -275,6 +275,37 @@ pub mod oncall {
         Ok((head.to_owned(), body.to_owned()))
     }
 
+    /// A raw HTTP/1.0 request with a JSON body on loopback: (head, body).
+    pub async fn http_send_json(
+        addr: &str,
+        method: &str,
+        target: &str,
+        json_body: &str,
+    ) -> Result<(String, String), String> {
+        let exchange = async {
+            let mut stream = tokio::net::TcpStream::connect(addr).await?;
+            stream
+                .write_all(
+                    format!(
+                        "{method} {target} HTTP/1.0\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{json_body}",
+                        json_body.len()
+                    )
+                    .as_bytes(),
+                )
+                .await?;
+            let mut raw = Vec::new();
+            stream.read_to_end(&mut raw).await?;
+            Ok::<_, std::io::Error>(raw)
+        };
+        let raw = tokio::time::timeout(Duration::from_secs(10), exchange)
+            .await
+            .map_err(|_| format!("{method} http://{addr}{target} timed out"))?
+            .map_err(|e| format!("{method} http://{addr}{target}: {e}"))?;
+        let text = String::from_utf8_lossy(&raw).into_owned();
+        let (head, body) = text.split_once("\r\n\r\n").ok_or("not an HTTP answer")?;
+        Ok((head.to_owned(), body.to_owned()))
+    }
+
     /// Percent-encodes a query-string value.
     pub fn url_encode(value: &str) -> String {
         value
