@@ -443,9 +443,14 @@ async fn the_demo_run_is_one_trace_of_steps_connection_attempts_and_tool_calls()
         ("tickets", "tcp", "unauthorized"),
         ("crm", "pipe", "spawn_failed"),
     ] {
-        let span = attempts
-            .get(server)
-            .unwrap_or_else(|| panic!("no initialize span for {server}: {:?}", names(&spans)));
+        let span = attempts.get(server).unwrap_or_else(|| {
+            let seen: Vec<_> = spans
+                .iter()
+                .filter(|s| s.name == "initialize")
+                .map(|s| &s.attributes)
+                .collect();
+            panic!("no initialize span for {server}: {seen:?}")
+        });
         assert_eq!(span.kind, SpanKind::Client as i32);
         assert_eq!(
             span.parent_span_id, root.span_id,

@@ -8,7 +8,6 @@ use futures::FutureExt as _;
 use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, RequestMetaObject};
 use tokio::time::Instant;
-use tracing::Instrument as _;
 
 use super::classify::{is_auth_failure, is_pipe_dead, truncate};
 use super::conn_state::{Attempt, AttemptOutcome, ConnState};
@@ -266,18 +265,20 @@ impl Supervisor {
         inner: &mut Inner,
         events: &mut Vec<ConnectionEvent>,
     ) -> Attempt {
-        // The span's parent is whatever the caller is inside (a run's step, the run itself), so
-        // a trace shows what each connection attempt was for.
+        // The attempt joins the trace of whatever the caller is inside (a run's step, the run
+        // itself), so a trace shows what each connection attempt was for; it is not a `tracing`
+        // child, because it may outlive the caller (a run ends while a server still starts).
         let span = initialize_span(&self.name, self.network_transport());
-        let task = tokio::spawn(
-            run_attempt(
-                Arc::downgrade(self),
-                self.connector.clone(),
-                self.shared.clone(),
-                self.name.clone(),
-            )
-            .instrument(span),
-        );
+        crate::telemetry::join_current_trace(&span);
+        // The span is carried, not entered: the transport's own long-lived tasks (an HTTP
+        // session's worker) must not become its children and keep it open after the attempt.
+        let task = tokio::spawn(run_attempt(
+            Arc::downgrade(self),
+            self.connector.clone(),
+            self.shared.clone(),
+            self.name.clone(),
+            span,
+        ));
         let abort = task.abort_handle();
         let name = self.name.clone();
         let attempt: Attempt = async move {
@@ -770,6 +771,7 @@ async fn run_attempt(
     connector: Arc<dyn Connector>,
     shared: Arc<HubShared>,
     name: Arc<str>,
+    span: tracing::Span,
 ) -> AttemptOutcome {
     let started = Instant::now();
     let events = {
@@ -843,7 +845,8 @@ async fn run_attempt(
     let connect_result = result
         .as_ref()
         .map_or_else(|e| e.result, |_| ConnectResult::Ok);
-    record_initialize(&tracing::Span::current(), connect_result);
+    record_initialize(&span, connect_result);
+    drop(span);
     shared.emit(vec![ConnectionEvent::ConnectAttempt {
         server: name.clone(),
         result: connect_result,
@@ -872,6 +875,7 @@ pub(crate) const CONNECT_SPAN_TARGET: &str = "mcp_readiness::connect";
 fn initialize_span(server: &str, transport: &'static str) -> tracing::Span {
     tracing::info_span!(
         target: CONNECT_SPAN_TARGET,
+        parent: None,
         "initialize",
         otel.name = "initialize",
         otel.kind = "client",

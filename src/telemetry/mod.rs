@@ -51,8 +51,8 @@ pub use config::{
 };
 pub use error::TelemetryError;
 pub use install::{ExportLayer, Telemetry, TelemetryGuard};
-pub(crate) use propagation::inject_into_optional_meta;
 pub use propagation::{extract_trace_context, inject_current_trace_context, inject_trace_context};
+pub(crate) use propagation::{inject_into_optional_meta, join_current_trace};
 
 /// Sets everything up from the environment and installs it globally: see
 /// [`TelemetryConfig::from_env_with`] for the variables. Call it once, inside the Tokio runtime

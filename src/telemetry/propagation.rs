@@ -16,6 +16,22 @@ pub fn inject_trace_context(span: &tracing::Span, meta: &mut Map<String, Value>)
     with_trace_to_join(span, |injection| injection.write(meta));
 }
 
+/// Puts `detached` (a span created with `parent: None`) into the OpenTelemetry trace of the
+/// current span, as its child, without making it a `tracing` child: work that outlives its
+/// caller (a connection attempt started by a run that has since ended) must not hold the caller's
+/// span open in the subscriber, which would delay its export until the work ends. Does nothing
+/// when the current span has no OpenTelemetry context.
+pub(crate) fn join_current_trace(detached: &tracing::Span) {
+    let current = tracing::Span::current();
+    if current.is_none() {
+        return;
+    }
+    let cx = current.context();
+    if cx.span().span_context().is_valid() {
+        let _ = detached.set_parent(cx);
+    }
+}
+
 /// [`inject_trace_context`] into an optional `_meta`, creating it only when there is a trace to
 /// join (so calls without OpenTelemetry carry no empty `_meta`).
 pub(crate) fn inject_into_optional_meta(
