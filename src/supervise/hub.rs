@@ -1,5 +1,4 @@
 use std::collections::BTreeMap;
-use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
 use std::task::{Context, Poll};
 
@@ -9,68 +8,18 @@ use rmcp::model::CallToolResult;
 use super::connector::Connector;
 use super::error::{CallError, CallErrorKind, NotConnected};
 use super::event::ConnectionEvent;
-use super::http::HttpConnector;
+use super::factory::{connector_for, secrets_of};
 use super::hub_shared::HubShared;
 use super::options::HubOptions;
-use super::spec::{ServerSpec, TransportSpec};
+use super::spec::ServerSpec;
 use super::spec_error::SpecError;
-use super::stdio::StdioConnector;
 use super::supervisor::Supervisor;
 use crate::layer::ToolCall;
-use crate::resolve::{ChangeFeed, Inventory, Snapshot};
-use crate::secret::Secret;
-use crate::state::{State, ToolName};
+use crate::resolve::ChangeFeed;
+use crate::state::State;
 
-/// Builds the rmcp connector for `spec`: [`StdioConnector`] for a command, [`HttpConnector`] for a
-/// URL, with the connect timeout and the `after_connect` hook for that server from `options`.
-pub fn connector_for(
-    spec: &ServerSpec,
-    options: &HubOptions,
-) -> Result<Arc<dyn Connector>, SpecError> {
-    if ToolName::qualified(&spec.name, "x").is_none() || spec.name.chars().any(char::is_control) {
-        return Err(SpecError::BadName {
-            server: spec.name.clone(),
-        });
-    }
-    let hook = options.after_connect.get(&*spec.name).cloned();
-    Ok(match &spec.transport {
-        TransportSpec::Stdio {
-            command,
-            args,
-            env,
-            cwd,
-        } => {
-            if command.trim().is_empty() {
-                return Err(SpecError::EmptyCommand {
-                    server: spec.name.clone(),
-                });
-            }
-            Arc::new(
-                StdioConnector::new(spec.name.clone(), command.clone(), args.clone())
-                    .env(env.clone())
-                    .cwd(cwd.clone())
-                    .init_timeout(options.connect_timeout)
-                    .after_connect(hook),
-            )
-        }
-        TransportSpec::Http { url, headers } => Arc::new(
-            HttpConnector::new(spec.name.clone(), url.clone(), headers)?
-                .connect_timeout(options.connect_timeout)
-                .after_connect(hook),
-        ),
-    })
-}
-
-fn secrets_of(spec: &ServerSpec) -> Vec<Secret> {
-    match &spec.transport {
-        TransportSpec::Stdio { env, .. } => env.values().cloned().collect(),
-        TransportSpec::Http { url, headers } => {
-            let mut secrets: Vec<Secret> = headers.values().cloned().collect();
-            secrets.push(url.clone());
-            secrets
-        }
-    }
-}
+/// One server to supervise: its name, its connector, and the configuration it came from (if any).
+type ServerEntry = (Arc<str>, Arc<dyn Connector>, Option<ServerSpec>);
 
 /// One server as [`Hub::servers`] reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,45 +36,7 @@ pub struct ServerStatus {
     pub transport: &'static str,
 }
 
-/// A server that did not contribute to a [`FanOut`], with its state and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Degraded {
-    /// The server.
-    pub server: Arc<str>,
-    /// Its readiness state (`ready` for a live but too slow server).
-    pub state: State,
-    /// What happened, for humans; no secrets.
-    pub reason: String,
-}
-
-/// One call's outcome in a [`FanOut`].
-#[derive(Debug, Clone)]
-pub struct FanOutResult {
-    /// The tool that was called.
-    pub tool: ToolName,
-    /// Its result (a result with `isError` is still `Ok`: it is the tool's answer).
-    pub result: Result<CallToolResult, CallError>,
-}
-
-/// Every server's result side by side, plus the servers that could not answer.
-#[derive(Debug, Clone)]
-pub struct FanOut {
-    /// One entry per call, in the order of the calls.
-    pub results: Vec<FanOutResult>,
-    /// The servers that were not connected, died mid-call or timed out (one entry per server).
-    pub degraded: Vec<Degraded>,
-}
-
-impl FanOut {
-    /// The successful results.
-    pub fn ok(&self) -> impl Iterator<Item = (&ToolName, &CallToolResult)> {
-        self.results
-            .iter()
-            .filter_map(|r| r.result.as_ref().ok().map(|ok| (&r.tool, ok)))
-    }
-}
-
-struct HubInner {
+pub(super) struct HubInner {
     servers: RwLock<BTreeMap<Arc<str>, Arc<Supervisor>>>,
     shared: Arc<HubShared>,
 }
@@ -144,9 +55,9 @@ impl Drop for HubInner {
 /// a generation counter, a cooldown after failure, auth failures that fail fast, drop detection
 /// and optional health pings.
 ///
-/// - It is an [`Inventory`]: ready tools are the tools listed by connected servers (as
+/// - It is an [`Inventory`](crate::resolve::Inventory): ready tools are the tools listed by connected servers (as
 ///   `mcp__<server>__<tool>`), pending servers are connecting, unauthenticated servers are
-///   unauthorized, everything else is absent; [`Inventory::changes`] moves on every state and
+///   unauthorized, everything else is absent; [`Inventory::changes`](crate::resolve::Inventory::changes) moves on every state and
 ///   tool-list change.
 /// - It is a `tower::Service<ToolCall>` that routes by `call.name.server()`.
 /// - [`Hub::fan_out`] calls many servers at once and isolates failures.
@@ -195,7 +106,7 @@ impl Drop for HubInner {
 /// ```
 #[derive(Clone)]
 pub struct Hub {
-    inner: Arc<HubInner>,
+    pub(super) inner: Arc<HubInner>,
 }
 
 impl std::fmt::Debug for Hub {
@@ -212,28 +123,15 @@ impl Hub {
     /// duplicate or unusable name).
     pub fn new(specs: Vec<ServerSpec>, options: HubOptions) -> Result<Hub, SpecError> {
         options.validate()?;
-        let mut connectors = Vec::with_capacity(specs.len());
+        let mut servers = Vec::with_capacity(specs.len());
         let mut secrets = Vec::new();
-        for spec in &specs {
-            connectors.push((spec.name.clone(), connector_for(spec, &options)?));
-            secrets.extend(secrets_of(spec));
+        for spec in specs {
+            let connector = connector_for(&spec, &options)?;
+            secrets.extend(secrets_of(&spec));
+            servers.push((spec.name.clone(), connector, Some(spec)));
         }
-        let hub = Hub::with_connectors(connectors, options)?;
+        let hub = Hub::build(servers, options)?;
         hub.inner.shared.add_secrets(secrets);
-        {
-            let mut servers = hub.inner.servers.write().unwrap_or_else(|p| p.into_inner());
-            for spec in specs {
-                if let Some(supervisor) = servers.get_mut(&spec.name) {
-                    let fresh = Supervisor::new(
-                        spec.name.clone(),
-                        supervisor.connector().clone(),
-                        hub.inner.shared.clone(),
-                    )
-                    .with_spec(spec);
-                    *supervisor = fresh;
-                }
-            }
-        }
         Ok(hub)
     }
 
@@ -243,32 +141,42 @@ impl Hub {
         options: HubOptions,
     ) -> Result<Hub, SpecError> {
         options.validate()?;
+        let servers = connectors
+            .into_iter()
+            .map(|(name, connector)| (name, connector, None))
+            .collect();
+        Hub::build(servers, options)
+    }
+
+    /// One supervisor per server, each built once with the configuration it came from (if any);
+    /// every server is announced as added.
+    fn build(servers: Vec<ServerEntry>, options: HubOptions) -> Result<Hub, SpecError> {
         let shared = Arc::new(HubShared::new(options));
-        let mut servers = BTreeMap::new();
+        let mut supervisors = BTreeMap::new();
         let mut events = Vec::new();
-        for (name, connector) in connectors {
-            if servers.contains_key(&name) {
+        for (name, connector, spec) in servers {
+            if supervisors.contains_key(&name) {
                 return Err(SpecError::Duplicate { server: name });
             }
             events.push(ConnectionEvent::ServerAdded {
                 server: name.clone(),
                 state: State::Absent,
             });
-            servers.insert(
+            supervisors.insert(
                 name.clone(),
-                Supervisor::new(name, connector, shared.clone()),
+                Supervisor::new(name, connector, shared.clone(), spec),
             );
         }
         shared.emit(events);
         Ok(Hub {
             inner: Arc::new(HubInner {
-                servers: RwLock::new(servers),
+                servers: RwLock::new(supervisors),
                 shared,
             }),
         })
     }
 
-    fn supervisor(&self, server: &str) -> Option<Arc<Supervisor>> {
+    pub(super) fn supervisor(&self, server: &str) -> Option<Arc<Supervisor>> {
         self.inner
             .servers
             .read()
@@ -277,7 +185,7 @@ impl Hub {
             .cloned()
     }
 
-    fn supervisors(&self) -> Vec<Arc<Supervisor>> {
+    pub(super) fn supervisors(&self) -> Vec<Arc<Supervisor>> {
         self.inner
             .servers
             .read()
@@ -314,35 +222,6 @@ impl Hub {
         }
     }
 
-    /// Calls every tool at once and returns every result side by side. One dead or slow server
-    /// never fails the whole answer: its calls fail on their own (at once when it cools down) and
-    /// it is listed in [`FanOut::degraded`].
-    pub async fn fan_out(&self, calls: Vec<ToolCall>) -> FanOut {
-        let tools: Vec<ToolName> = calls.iter().map(|c| c.name.clone()).collect();
-        let outcomes = futures::future::join_all(calls.into_iter().map(|c| self.call(c))).await;
-        let mut degraded = Vec::new();
-        let mut seen = HashSet::new();
-        let mut results = Vec::with_capacity(outcomes.len());
-        for (tool, result) in tools.into_iter().zip(outcomes) {
-            if let Err(error) = &result
-                && error.kind() != CallErrorKind::Protocol
-                && seen.insert(error.server().to_owned())
-            {
-                let state = match error.kind() {
-                    CallErrorKind::Timeout => self.state(error.server()).unwrap_or(State::Absent),
-                    _ => error.state(),
-                };
-                degraded.push(Degraded {
-                    server: error.server().into(),
-                    state,
-                    reason: error.to_string(),
-                });
-            }
-            results.push(FanOutResult { tool, result });
-        }
-        FanOut { results, degraded }
-    }
-
     /// Adds a server (idle until used or [`Hub::connect_all`]).
     pub fn add_server(&self, spec: ServerSpec) -> Result<(), SpecError> {
         let connector = connector_for(&spec, &self.inner.shared.options)?;
@@ -357,8 +236,12 @@ impl Hub {
         }
         servers.insert(
             spec.name.clone(),
-            Supervisor::new(spec.name.clone(), connector, self.inner.shared.clone())
-                .with_spec(spec.clone()),
+            Supervisor::new(
+                spec.name.clone(),
+                connector,
+                self.inner.shared.clone(),
+                Some(spec.clone()),
+            ),
         );
         drop(servers);
         self.inner.shared.emit(vec![ConnectionEvent::ServerAdded {
@@ -402,8 +285,12 @@ impl Hub {
         }
         let connector = connector_for(&spec, &self.inner.shared.options)?;
         self.inner.shared.add_secrets(secrets_of(&spec));
-        let fresh = Supervisor::new(spec.name.clone(), connector, self.inner.shared.clone())
-            .with_spec(spec.clone());
+        let fresh = Supervisor::new(
+            spec.name.clone(),
+            connector,
+            self.inner.shared.clone(),
+            Some(spec.clone()),
+        );
         let old = self
             .inner
             .servers
@@ -481,72 +368,11 @@ impl Hub {
         self.inner.feed().bump();
         tokio::task::yield_now().await;
     }
-
-    fn build_snapshot(&self, only: Option<&str>) -> Snapshot {
-        let mut snapshot = Snapshot::default();
-        let supervisors = match only {
-            Some(server) => self.supervisor(server).into_iter().collect(),
-            None => self.supervisors(),
-        };
-        for supervisor in supervisors {
-            let name = supervisor.name();
-            let observed = supervisor.observe();
-            match observed.state {
-                State::Ready => {
-                    snapshot.connected_servers.insert(name.to_string());
-                    for tool in observed.tools.iter() {
-                        if let Some(qualified) = ToolName::qualified(name, tool) {
-                            snapshot.ready_tools.insert(qualified.as_str().to_owned());
-                        }
-                    }
-                }
-                State::Connecting => {
-                    snapshot.pending_servers.insert(name.to_string());
-                }
-                State::Unauthenticated => {
-                    snapshot.unauthenticated_servers.insert(name.to_string());
-                }
-                State::Absent => {}
-            }
-            if let Some(reason) = observed.reason {
-                snapshot
-                    .reasons
-                    .insert(name.to_string(), reason.to_string());
-            }
-        }
-        snapshot
-    }
 }
 
 impl HubInner {
-    fn feed(&self) -> &ChangeFeed {
+    pub(super) fn feed(&self) -> &ChangeFeed {
         &self.shared.feed
-    }
-}
-
-impl Inventory for Hub {
-    fn snapshot(&self) -> BoxFuture<'_, Snapshot> {
-        let snapshot = self.build_snapshot(None);
-        Box::pin(std::future::ready(snapshot))
-    }
-
-    /// Asking about one server is a use of it: an idle server (never connected, or dropped while
-    /// nobody called it) and one whose cooldown is over start connecting now, so resolution through
-    /// the readiness layer reconnects on use instead of reporting the server absent.
-    fn server_snapshot<'a>(&'a self, server: &'a str) -> BoxFuture<'a, Snapshot> {
-        if let Some(supervisor) = self.supervisor(server) {
-            supervisor.connect_now();
-        }
-        let snapshot = self.build_snapshot(Some(server));
-        Box::pin(std::future::ready(snapshot))
-    }
-
-    fn changes(&self) -> Option<&ChangeFeed> {
-        Some(self.inner.feed())
-    }
-
-    fn network_transport(&self, server: &str) -> Option<&'static str> {
-        Hub::network_transport(self, server)
     }
 }
 

@@ -19,14 +19,20 @@
 //! The rmcp connectors ([`StdioConnector`], [`HttpConnector`]) implement [`Connector`]; anything
 //! else can too. Every transition is a [`ConnectionEvent`] for the configured [`EventSink`]s.
 
+mod attempt;
+mod background;
+mod call;
 mod classify;
 mod conn_state;
 mod connector;
 mod error;
 mod event;
+mod factory;
+mod fan_out;
 mod http;
 mod hub;
 mod hub_shared;
+mod inventory_view;
 mod options;
 mod rmcp_session;
 mod spec;
@@ -37,8 +43,10 @@ mod supervisor;
 pub use connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents};
 pub use error::{CallError, CallErrorKind, NotConnected};
 pub use event::{ConnectResult, ConnectionEvent, EventSink};
+pub use factory::connector_for;
+pub use fan_out::{Degraded, FanOut, FanOutResult};
 pub use http::HttpConnector;
-pub use hub::{Degraded, FanOut, FanOutResult, Hub, ServerStatus, connector_for};
+pub use hub::{Hub, ServerStatus};
 pub use options::HubOptions;
 pub use spec::{ServerSpec, TransportSpec};
 pub use spec_error::SpecError;

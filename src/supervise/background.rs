@@ -1,0 +1,121 @@
+//! A supervisor's background tasks: the drop watch, the health ping, the tool-list refresh and
+//! the cooldown re-arm. Each holds only a weak reference, so a removed server's tasks end, and
+//! each changes the machine only through the supervisor's transitions.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::ServiceError;
+use tokio::time::Instant;
+
+use super::classify::{is_auth_failure, truncate};
+use super::conn_state::ConnState;
+use super::connector::Session;
+use super::error::Human;
+use super::supervisor::Supervisor;
+
+impl Supervisor {
+    /// Drop detection without waiting for a call: a task awaits the end of the connection and
+    /// flips the state the moment it happens.
+    pub(super) fn watch_for_drop(self: &Arc<Self>, generation: u64, session: &Arc<dyn Session>) {
+        let closed = session.closed();
+        let weak = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let why = closed.await;
+            if let Some(supervisor) = weak.upgrade() {
+                supervisor.connection_lost(generation, &why);
+            }
+        });
+    }
+
+    /// Periodic MCP `ping` on the connection of `generation`; a failed or unanswered ping marks it
+    /// lost (or unauthorized).
+    pub(super) fn spawn_health(self: &Arc<Self>, generation: u64, interval: Duration) {
+        let weak = Arc::downgrade(self);
+        let timeout = self.shared.options.ping_timeout;
+        tokio::spawn(async move {
+            let mut ticker =
+                tokio::time::interval_at(crate::util::later(Instant::now(), interval), interval);
+            loop {
+                ticker.tick().await;
+                let Some(session) = weak.upgrade().and_then(|s| s.session_of(generation)) else {
+                    return;
+                };
+                let outcome = tokio::time::timeout(timeout, session.ping()).await;
+                drop(session);
+                let Some(supervisor) = weak.upgrade() else {
+                    return;
+                };
+                match outcome {
+                    // Any answer, even a JSON-RPC error, proves the server is alive.
+                    Ok(Ok(())) | Ok(Err(ServiceError::McpError(_))) => {}
+                    Ok(Err(e)) if is_auth_failure(&e) => {
+                        supervisor.auth_lost(
+                            generation,
+                            format!(
+                                "server `{}` rejected the credentials on a health ping",
+                                supervisor.name
+                            ),
+                        );
+                        return;
+                    }
+                    Ok(Err(e)) => {
+                        let why = format!(
+                            "health ping failed ({})",
+                            truncate(supervisor.shared.redact(&e.to_string()), 200)
+                        );
+                        supervisor.connection_lost(generation, &why);
+                        return;
+                    }
+                    Err(_) => {
+                        let why = format!("no answer to the health ping within {}", Human(timeout));
+                        supervisor.connection_lost(generation, &why);
+                        return;
+                    }
+                }
+            }
+        });
+    }
+
+    /// Re-reads the tool list after `notifications/tools/list_changed`.
+    pub(crate) fn refresh_tools(self: &Arc<Self>) {
+        let weak = Arc::downgrade(self);
+        let timeout = self.shared.options.call_timeout;
+        tokio::spawn(async move {
+            let Some(supervisor) = weak.upgrade() else {
+                return;
+            };
+            let current = supervisor.read(|machine| match &machine.state {
+                ConnState::Connected {
+                    generation,
+                    session,
+                    ..
+                } => Some((*generation, session.clone())),
+                _ => None,
+            });
+            drop(supervisor);
+            let Some((generation, session)) = current else {
+                return;
+            };
+            let Ok(Ok(tools)) = tokio::time::timeout(timeout, session.list_tools()).await else {
+                return;
+            };
+            let Some(supervisor) = weak.upgrade() else {
+                return;
+            };
+            let names: Vec<String> = tools.into_iter().map(|t| t.name.into_owned()).collect();
+            supervisor.update(|machine| machine.replace_tools(generation, names));
+        });
+    }
+
+    /// With `reconnect_on_drop`: one new attempt as soon as the cooldown that starts now is over.
+    pub(super) fn rearm_after_cooldown(self: &Arc<Self>, cooldown: Duration) {
+        let weak = Arc::downgrade(self);
+        tokio::spawn(async move {
+            tokio::time::sleep(cooldown).await;
+            if let Some(supervisor) = weak.upgrade() {
+                supervisor.connect_now();
+            }
+        });
+    }
+}

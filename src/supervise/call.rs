@@ -1,0 +1,120 @@
+//! The call path of a supervisor: ensure a connection, call with the per-call timeout, map rmcp's
+//! errors to [`CallError`]s (and to transitions: a dead pipe loses the connection, a 401/403
+//! makes the server unauthorized), and retry once after a dead pipe when the call is idempotent.
+
+use std::sync::Arc;
+
+use rmcp::ServiceError;
+use rmcp::model::{CallToolRequestParams, CallToolResult, RequestMetaObject};
+
+use super::classify::{is_auth_failure, is_pipe_dead, truncate};
+use super::connector::Session;
+use super::error::{CallError, CallErrorKind, Human};
+use super::supervisor::Supervisor;
+use crate::layer::ToolCall;
+
+impl Supervisor {
+    /// Routes one call: ensure a connection, call with the per-call timeout, and when the pipe
+    /// died, reconnect once and (for idempotent calls only) retry once.
+    pub(crate) async fn call(
+        self: &Arc<Self>,
+        call: ToolCall,
+    ) -> Result<CallToolResult, CallError> {
+        let mut params = CallToolRequestParams::new(call.name.tool().to_owned());
+        params.arguments = call.arguments;
+        params.meta = call.meta.map(|m| RequestMetaObject(m.into()));
+        let (generation, session) = self.ensure_connected().await?;
+        match self.call_once(generation, &session, params.clone()).await {
+            Err(e) if e.kind() == CallErrorKind::Transport && call.idempotent => {
+                drop(session);
+                tracing::debug!(server = %self.name, "pipe died mid-call; reconnecting and retrying once");
+                let (generation, session) = self.ensure_connected().await?;
+                self.call_once(generation, &session, params).await
+            }
+            other => other,
+        }
+    }
+
+    /// One call on the connection of `generation`, its failure classified.
+    async fn call_once(
+        self: &Arc<Self>,
+        generation: u64,
+        session: &Arc<dyn Session>,
+        params: CallToolRequestParams,
+    ) -> Result<CallToolResult, CallError> {
+        let tool = params.name.clone();
+        let timeout = self.shared.options.call_timeout;
+        let outcome = tokio::time::timeout(timeout, session.call_tool(params)).await;
+        let error = match outcome {
+            Ok(Ok(result)) => return Ok(result),
+            Err(_elapsed) => {
+                return Err(CallError::new(
+                    &self.name,
+                    CallErrorKind::Timeout,
+                    format!(
+                        "server `{}` did not answer `{tool}` within {}; the call was cancelled \
+                         (raise the call timeout if the tool is slow)",
+                        self.name,
+                        Human(timeout)
+                    ),
+                ));
+            }
+            Ok(Err(error)) => error,
+        };
+        let detail = truncate(self.shared.redact(&error.to_string()), 300);
+        if is_auth_failure(&error) {
+            let why = format!(
+                "server `{}` rejected the credentials during `{tool}` (HTTP 401/403)",
+                self.name
+            );
+            self.auth_lost(generation, why.clone());
+            return Err(self.unauthenticated_error(Some(&why)));
+        }
+        if is_pipe_dead(&error) {
+            self.connection_lost(
+                generation,
+                &format!("the pipe died during `{tool}` ({detail})"),
+            );
+            return Err(CallError::new(
+                &self.name,
+                CallErrorKind::Transport,
+                format!(
+                    "connection to server `{}` died during `{tool}` ({detail}); it reconnects at \
+                     the next call (only idempotent calls are retried)",
+                    self.name
+                ),
+            ));
+        }
+        match error {
+            ServiceError::Timeout { .. } => Err(CallError::new(
+                &self.name,
+                CallErrorKind::Timeout,
+                format!(
+                    "server `{}` did not answer `{tool}` in time ({detail})",
+                    self.name
+                ),
+            )),
+            ServiceError::McpError(mut data) => {
+                data.message = self.shared.redact(&data.message).into();
+                data.data = None;
+                Err(CallError::new(
+                    &self.name,
+                    CallErrorKind::Protocol,
+                    format!(
+                        "server `{}` answered `{tool}` with JSON-RPC error {}: {}",
+                        self.name, data.code.0, data.message
+                    ),
+                )
+                .with_json_rpc(data))
+            }
+            _ => Err(CallError::new(
+                &self.name,
+                CallErrorKind::Protocol,
+                format!(
+                    "server `{}` answered `{tool}` with something unexpected ({detail})",
+                    self.name
+                ),
+            )),
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! The connector factory: the rmcp connector for a configured server, and the secrets of its
+//! configuration (redacted from every message the hub produces).
+
+use std::sync::Arc;
+
+use super::connector::Connector;
+use super::http::HttpConnector;
+use super::options::HubOptions;
+use super::spec::{ServerSpec, TransportSpec};
+use super::spec_error::SpecError;
+use super::stdio::StdioConnector;
+use crate::secret::Secret;
+use crate::state::ToolName;
+
+/// Builds the rmcp connector for `spec`: [`StdioConnector`] for a command, [`HttpConnector`] for a
+/// URL, with the connect timeout and the `after_connect` hook for that server from `options`.
+pub fn connector_for(
+    spec: &ServerSpec,
+    options: &HubOptions,
+) -> Result<Arc<dyn Connector>, SpecError> {
+    if ToolName::qualified(&spec.name, "x").is_none() || spec.name.chars().any(char::is_control) {
+        return Err(SpecError::BadName {
+            server: spec.name.clone(),
+        });
+    }
+    let hook = options.after_connect.get(&*spec.name).cloned();
+    Ok(match &spec.transport {
+        TransportSpec::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            if command.trim().is_empty() {
+                return Err(SpecError::EmptyCommand {
+                    server: spec.name.clone(),
+                });
+            }
+            Arc::new(
+                StdioConnector::new(spec.name.clone(), command.clone(), args.clone())
+                    .env(env.clone())
+                    .cwd(cwd.clone())
+                    .init_timeout(options.connect_timeout)
+                    .after_connect(hook),
+            )
+        }
+        TransportSpec::Http { url, headers } => Arc::new(
+            HttpConnector::new(spec.name.clone(), url.clone(), headers)?
+                .connect_timeout(options.connect_timeout)
+                .after_connect(hook),
+        ),
+    })
+}
+
+pub(super) fn secrets_of(spec: &ServerSpec) -> Vec<Secret> {
+    match &spec.transport {
+        TransportSpec::Stdio { env, .. } => env.values().cloned().collect(),
+        TransportSpec::Http { url, headers } => {
+            let mut secrets: Vec<Secret> = headers.values().cloned().collect();
+            secrets.push(url.clone());
+            secrets
+        }
+    }
+}
