@@ -59,7 +59,8 @@
 //! What is in the crate:
 //!
 //! - [`state`]: [`State`], [`Action`] and [`ToolName`] (`mcp__<server>__<tool>`, anything else is
-//!   server `builtin`).
+//!   server `builtin`), and the vocabulary every module shares: [`ToolCall`] and
+//!   [`CallOutcome`](metrics::CallOutcome).
 //! - [`resolve`](mod@resolve): [`classify`], the budgeted [`resolve()`](resolve()) and the
 //!   [`CapabilityCache`] keyed at the right grain (per server for `connecting`, `unauthenticated`,
 //!   `absent`; per tool for `ready`), single flight per server.
@@ -93,10 +94,10 @@ pub mod telemetry;
 mod util;
 
 pub use config::Config;
-pub use layer::ToolCall;
 pub use metrics::Metrics;
 pub use resolve::{Budget, BudgetError, CacheTtls, CapabilityCache, ChangeFeed};
 pub use resolve::{Inventory, Scope, Snapshot, StaticInventory, Verdict, classify, resolve};
+pub use state::ToolCall;
 pub use state::{Action, BUILTIN_SERVER, State, ToolName};
 pub use supervise::{CallError, ConnectResult, ConnectionEvent, EventSink, Hub, HubOptions};
 pub use supervise::{ServerSpec, TransportSpec};

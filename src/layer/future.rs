@@ -11,11 +11,11 @@ use tokio::time::Instant;
 use tower::BoxError;
 use tracing::Span;
 
+use super::classify_result::{ClassifiedCall, classify_result};
 use super::hooks::OnOutcome;
-use super::outcome::{Classified, classify_result};
 use super::span::record_error;
-use crate::metrics::{CallOutcome, ToolMetrics};
-use crate::state::ToolName;
+use crate::metrics::ToolMetrics;
+use crate::state::{CallOutcome, ToolName};
 use crate::util::Padded;
 
 pin_project! {
@@ -33,7 +33,7 @@ pin_project! {
             let this = this.project();
             if let Some(recorder) = this.recorder.take() {
                 recorder.finish(
-                    &Classified { outcome: CallOutcome::Cancelled, error_type: Some("cancelled".into()) },
+                    &ClassifiedCall { outcome: CallOutcome::Cancelled, error_type: Some("cancelled".into()) },
                     this.span,
                 );
             }
@@ -129,7 +129,7 @@ impl<O: OnOutcome> Recorder<O> {
         }
     }
 
-    fn finish(self, classified: &Classified, span: &Span) {
+    fn finish(self, classified: &ClassifiedCall, span: &Span) {
         let elapsed = self.start.elapsed();
         let error_type = classified.error_type.as_deref();
         if let Some(metrics) = &self.metrics {

@@ -12,8 +12,7 @@
 use std::time::Duration;
 
 use super::NotReady;
-use crate::metrics::CallOutcome;
-use crate::state::ToolName;
+use crate::state::{CallOutcome, ToolName};
 
 /// Called when a call is refused because its tool is not ready.
 pub trait OnNotReady: Clone + Send + Sync + 'static {

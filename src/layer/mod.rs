@@ -37,14 +37,14 @@
 //! # Ok(()) }
 //! ```
 
+mod classify_result;
 mod future;
+mod handles;
 pub mod hooks;
 mod not_ready;
-mod outcome;
 mod readiness_layer;
 mod service;
 mod span;
-mod tool_call;
 
 pub use future::ResponseFuture;
 pub use hooks::{OnNotReady, OnOutcome};
@@ -52,4 +52,5 @@ pub use not_ready::NotReady;
 pub use readiness_layer::{ReadinessLayer, ReadinessLayerBuilder};
 pub use service::ReadinessService;
 pub use span::{SPAN_TARGET, execute_tool_span};
-pub use tool_call::ToolCall;
+// The request type lives with the shared vocabulary; re-exported where users first met it.
+pub use crate::state::ToolCall;

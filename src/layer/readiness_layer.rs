@@ -1,100 +1,22 @@
 use std::fmt;
 use std::sync::Arc;
 
-use tokio::time::Instant;
 use tower::Layer;
 
+use super::handles::LayerShared;
 use super::hooks::{OnNotReady, OnOutcome};
 use super::service::ReadinessService;
-use crate::metrics::{Metrics, ServerMetrics, ToolMetrics};
-use crate::resolve::{Budget, CacheTtls, CapabilityCache, Inventory, ToolSlot, Verdict};
-use crate::state::ToolName;
-use crate::util::{CowMap, Padded, ShardedArc};
+use crate::metrics::Metrics;
+use crate::resolve::{Budget, CacheTtls, CapabilityCache, Inventory};
 
 /// Wraps a `tower::Service<ToolCall>` so every call resolves its tool at the point of use first.
 ///
 /// Built with [`ReadinessLayer::builder`]; clones share one [`CapabilityCache`] and one metrics
 /// recorder. See the [module documentation](super) for an example.
 pub struct ReadinessLayer<N = (), O = ()> {
-    pub(crate) shared: Arc<Shared>,
+    pub(crate) shared: Arc<LayerShared>,
     pub(crate) on_not_ready: N,
     pub(crate) on_outcome: O,
-}
-
-/// What every clone of a layer and its services share.
-pub(crate) struct Shared {
-    pub(crate) cache: Arc<CapabilityCache>,
-    pub(crate) metrics: Option<Metrics>,
-    /// Per-tool handles: the metrics to record into and the transport of the tool's server.
-    handles: CowMap<ToolHandles>,
-}
-
-/// Per-tool: the cache slot of its verdicts, its metrics handle (resolved once, so the hot path
-/// does no label hashing) and the transport of its server. One probe of the handles map finds
-/// everything the ready path needs.
-#[derive(Clone)]
-pub(crate) struct ToolHandles {
-    /// `None` past the cache's tool-name cap (such tools always take the slow path).
-    pub(crate) slot: Option<Arc<ToolSlot>>,
-    /// One copy per thread shard: every call takes a reference to it for its recorder.
-    pub(crate) metrics: Option<ShardedArc<ToolMetrics>>,
-    pub(crate) transport: Option<&'static str>,
-}
-
-/// What the ready path takes from a fresh hit (the verdict is [`Verdict::READY`]).
-pub(crate) struct ReadyHit {
-    pub(crate) metrics: Option<Arc<Padded<ToolMetrics>>>,
-    pub(crate) transport: Option<&'static str>,
-}
-
-impl Shared {
-    /// The ready path: with one probe of the handles map, a fresh ready verdict for `tool` at
-    /// `now` and this thread's references to its handles. Never waits, allocates or locks.
-    pub(crate) fn ready_hit(&self, tool: &ToolName, now: Instant) -> Option<ReadyHit> {
-        self.handles
-            .with(tool.as_str(), |handles| {
-                if !self.cache.is_ready_at(handles.slot.as_deref()?, now) {
-                    return None;
-                }
-                Some(ReadyHit {
-                    metrics: handles.metrics.as_ref().map(ShardedArc::get),
-                    transport: handles.transport,
-                })
-            })
-            .flatten()
-    }
-
-    /// The handles for `tool`, created on first use.
-    pub(crate) fn handles(&self, tool: &ToolName) -> ToolHandles {
-        if let Some(handles) = self.handles.with(tool.as_str(), ToolHandles::clone) {
-            return handles;
-        }
-        let make = || ToolHandles {
-            slot: self.cache.tool_slot(tool),
-            metrics: self
-                .server_metrics(tool)
-                .map(|s| ShardedArc::new(s.tool(tool.tool()))),
-            transport: self.cache.inventory().network_transport(tool.server()),
-        };
-        self.handles
-            .get_or_insert_with(tool.as_arc(), make)
-            .unwrap_or_else(make)
-    }
-
-    /// The server's metrics handle (not on the ready path); sets its wait-budget gauge.
-    fn server_metrics(&self, tool: &ToolName) -> Option<ServerMetrics> {
-        self.metrics.as_ref().map(|m| {
-            let server = m.server(tool.server());
-            server.set_wait_budget(self.cache.budget().wait());
-            server
-        })
-    }
-
-    pub(crate) fn observe_resolution(&self, tool: &ToolName, verdict: &Verdict) {
-        if let Some(server) = self.server_metrics(tool) {
-            server.observe_resolution(verdict, self.cache.budget().wait());
-        }
-    }
 }
 
 impl ReadinessLayer {
@@ -118,11 +40,7 @@ impl ReadinessLayer {
 
     fn from_parts(cache: Arc<CapabilityCache>, metrics: Option<Metrics>) -> Self {
         ReadinessLayer {
-            shared: Arc::new(Shared {
-                cache,
-                metrics,
-                handles: CowMap::with_cap(CapabilityCache::DEFAULT_MAX_TOOLS),
-            }),
+            shared: Arc::new(LayerShared::new(cache, metrics)),
             on_not_ready: (),
             on_outcome: (),
         }

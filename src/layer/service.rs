@@ -7,14 +7,13 @@ use rmcp::model::CallToolResult;
 use tokio::time::Instant;
 use tower::{BoxError, Service};
 
-use super::ToolCall;
 use super::future::{Recorder, ResponseFuture};
+use super::handles::{LayerShared, ReadyHit, ToolHandles};
 use super::hooks::{OnNotReady, OnOutcome};
 use super::not_ready::NotReady;
-use super::readiness_layer::{ReadyHit, Shared, ToolHandles};
 use super::span::{call_span, record_verdict};
 use crate::resolve::{Scope, Verdict};
-use crate::state::State;
+use crate::state::{State, ToolCall};
 use crate::telemetry::inject_into_optional_meta as inject_trace_context;
 use crate::util::ShardedArc;
 
@@ -28,7 +27,7 @@ use crate::util::ShardedArc;
 ///   `timeout`, or `cancelled` when the caller drops the future before it completes.
 pub struct ReadinessService<S, N = (), O = ()> {
     pub(crate) inner: S,
-    pub(crate) shared: Arc<Shared>,
+    pub(crate) shared: Arc<LayerShared>,
     pub(crate) on_not_ready: N,
     pub(crate) on_outcome: O,
 }

@@ -31,7 +31,6 @@ mod family;
 mod http;
 mod listener;
 pub mod names;
-mod outcome;
 mod recorder;
 mod server;
 mod status;
@@ -43,7 +42,8 @@ pub use http::{
     CONTENT_TYPE, DEFAULT_LISTEN, METRICS_PATH, MetricsServer, STATUS_PATH, ServeError, app,
     router, serve,
 };
-pub use outcome::CallOutcome;
+// Defined with the shared vocabulary in `state`; re-exported here, where it labels the series.
+pub use crate::state::CallOutcome;
 pub use recorder::{
     DEFAULT_TOOL_CAP, DEFAULT_UNCONFIGURED_SERVER_CAP, Metrics, MetricsBuilder, MetricsError,
 };

@@ -14,10 +14,10 @@ use super::clock::{Clock, SystemClock};
 use super::families::Families;
 use super::family::without_our_collectors;
 use super::names::{BUILD_INFO, OTHER};
-use super::outcome::CallOutcome;
 use super::server::ServerMetrics;
 use super::status::StatusBoard;
 use crate::resolve::Verdict;
+use crate::state::CallOutcome;
 
 /// The default cap on distinct `tool` label values, process-wide.
 pub const DEFAULT_TOOL_CAP: usize = 256;

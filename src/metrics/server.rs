@@ -11,9 +11,9 @@ use super::cap::LabelCap;
 use super::families::Families;
 use super::family::{Child, Family};
 use super::names::{OTHER, OTHER_ERROR_TYPE};
-use super::outcome::CallOutcome;
 use super::value::{Counter, Gauge, Histogram, IntCounter, IntGauge};
 use crate::resolve::Verdict;
+use crate::state::CallOutcome;
 use crate::state::State;
 use crate::supervise::ConnectResult;
 

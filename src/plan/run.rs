@@ -10,9 +10,10 @@ use tracing::field::Empty;
 use tracing::{Instrument, Span};
 
 use super::{RunSummary, Step, StepOutcome};
-use crate::layer::{NotReady, ToolCall};
+use crate::layer::NotReady;
 use crate::resolve::{Scope, Verdict};
 use crate::state::State;
+use crate::state::ToolCall;
 use crate::supervise::CallError;
 
 /// The `target` of the run and step spans.

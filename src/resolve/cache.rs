@@ -141,7 +141,7 @@ struct Flight {
 }
 
 /// What to do about a server slot, decided under its lock and acted on after releasing it.
-enum Step {
+enum SlotAction {
     /// A fresh server-grain verdict: use it.
     Hit(Verdict),
     /// A server-grain verdict made before the inventory last changed: check it once.
@@ -253,10 +253,10 @@ impl CapabilityCache {
         let start = Instant::now();
         let server: Arc<str> = Arc::from(tool.server());
         loop {
-            let step = self.step_for(&server, tool);
-            match step {
-                Step::Hit(verdict) => return verdict.waited_for(start.elapsed()),
-                Step::Revalidate(cached) => {
+            let action = self.slot_action(&server, tool);
+            match action {
+                SlotAction::Hit(verdict) => return verdict.waited_for(start.elapsed()),
+                SlotAction::Revalidate(cached) => {
                     let now = self.classify_now(tool).await;
                     if now.state == cached && now.scope == Scope::Server {
                         self.refresh_server_generation(&server, cached);
@@ -264,7 +264,7 @@ impl CapabilityCache {
                         self.forget_server(&server, cached);
                     }
                 }
-                Step::Join(flight) => {
+                SlotAction::Join(flight) => {
                     let shared = flight.verdict.clone().await;
                     self.land(&server, &flight, &shared);
                     let verdict = if flight.leader == *tool || shared.scope == Scope::Server {
@@ -308,7 +308,7 @@ impl CapabilityCache {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn step_for(&self, server: &Arc<str>, tool: &ToolName) -> Step {
+    fn slot_action(&self, server: &Arc<str>, tool: &ToolName) -> SlotAction {
         let generation = self.generation();
         let now = Instant::now();
         let mut servers = self.lock_servers();
@@ -320,13 +320,13 @@ impl CapabilityCache {
             if now >= entry.expires {
                 slot.cached = None;
             } else if entry.generation == generation {
-                return Step::Hit(entry.verdict.clone());
+                return SlotAction::Hit(entry.verdict.clone());
             } else {
-                return Step::Revalidate(entry.verdict.state);
+                return SlotAction::Revalidate(entry.verdict.state);
             }
         }
         if let Some(flight) = &slot.flight {
-            return Step::Join(flight.clone());
+            return SlotAction::Join(flight.clone());
         }
         let flight = Flight {
             id: self.next_flight.fetch_add(1, Ordering::Relaxed),
@@ -341,7 +341,7 @@ impl CapabilityCache {
             },
         };
         slot.flight = Some(flight.clone());
-        Step::Join(flight)
+        SlotAction::Join(flight)
     }
 
     /// Stores a finished flight's verdict, once (the first caller to see it finish).

@@ -1,10 +1,16 @@
-//! The vocabulary: the four readiness [`State`]s, the on-call [`Action`] each one asks for, and
-//! [`ToolName`], the parsed form of `mcp__<server>__<tool>`.
+//! The vocabulary every other module speaks: the four readiness [`State`]s, the on-call [`Action`]
+//! each one asks for, [`ToolName`] (the parsed form of `mcp__<server>__<tool>`), the request
+//! type [`ToolCall`] of every service in this crate, and [`CallOutcome`], how a call through the
+//! layer ended.
 
 mod action;
+mod call_outcome;
 mod readiness;
+mod tool_call;
 mod tool_name;
 
 pub use action::Action;
+pub use call_outcome::CallOutcome;
 pub use readiness::State;
+pub use tool_call::ToolCall;
 pub use tool_name::{BUILTIN_SERVER, ToolName};

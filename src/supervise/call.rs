@@ -11,7 +11,7 @@ use super::classify::{is_auth_failure, is_pipe_dead, truncate};
 use super::connector::Session;
 use super::error::{CallError, CallErrorKind, Human};
 use super::supervisor::Supervisor;
-use crate::layer::ToolCall;
+use crate::state::ToolCall;
 
 impl Supervisor {
     /// Routes one call: ensure a connection, call with the per-call timeout, and when the pipe

@@ -1,3 +1,4 @@
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -5,7 +6,8 @@ use std::time::Duration;
 use rmcp::ErrorData;
 
 use super::event::ConnectResult;
-use crate::state::State;
+use crate::resolve::{Scope, not_ready_error_type};
+use crate::state::{CallOutcome, State};
 
 /// Why a server had no live connection to take a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +127,48 @@ impl CallError {
     /// The human-readable message (same as `Display`).
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// How a call through the readiness layer ends when the hub fails it with this error: a
+    /// server it could not connect is `not_ready` (the state changed after the cache said
+    /// ready); a JSON-RPC error is the tool's answer (`tool_error`); a dead pipe or an answer that
+    /// is not MCP is `transport_error`; a call past its timeout is `timeout`.
+    ///
+    /// ```
+    /// use mcp_readiness::metrics::CallOutcome;
+    /// # fn check(error: &mcp_readiness::CallError) {
+    /// if error.outcome() == CallOutcome::NotReady {
+    ///     println!("{} is {}: {}", error.server(), error.state(), error.error_type());
+    /// }
+    /// # }
+    /// ```
+    pub fn outcome(&self) -> CallOutcome {
+        match self.kind {
+            CallErrorKind::NotConnected(_) => CallOutcome::NotReady,
+            CallErrorKind::Transport => CallOutcome::TransportError,
+            CallErrorKind::Timeout => CallOutcome::Timeout,
+            CallErrorKind::Protocol if self.json_rpc.is_some() => CallOutcome::ToolError,
+            CallErrorKind::Protocol => CallOutcome::TransportError,
+        }
+    }
+
+    /// The call span's `error.type` for this error: the layer's `not_ready` error type of the
+    /// server's state (`server_unauthenticated`, `server_absent`), `transport_error`, `timeout`,
+    /// the JSON-RPC error code, or `protocol_error` for an answer that is not MCP.
+    pub fn error_type(&self) -> Cow<'static, str> {
+        match self.kind {
+            CallErrorKind::NotConnected(not_connected) => {
+                not_ready_error_type(not_connected.state(), Scope::Server)
+                    .unwrap_or("server_absent")
+                    .into()
+            }
+            CallErrorKind::Transport => "transport_error".into(),
+            CallErrorKind::Timeout => "timeout".into(),
+            CallErrorKind::Protocol => match &self.json_rpc {
+                Some(json_rpc) => json_rpc.code.0.to_string().into(),
+                None => "protocol_error".into(),
+            },
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use rmcp::model::CallToolResult;
 
 use super::error::{CallError, CallErrorKind};
 use super::hub::Hub;
-use crate::layer::ToolCall;
+use crate::state::ToolCall;
 use crate::state::{State, ToolName};
 
 /// A server that did not contribute to a [`FanOut`], with its state and why.

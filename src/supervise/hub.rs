@@ -14,9 +14,9 @@ use super::options::HubOptions;
 use super::spec::ServerSpec;
 use super::spec_error::SpecError;
 use super::supervisor::Supervisor;
-use crate::layer::ToolCall;
 use crate::resolve::ChangeFeed;
 use crate::state::State;
+use crate::state::ToolCall;
 
 /// One server to supervise: its name, its connector, and the configuration it came from (if any).
 type ServerEntry = (Arc<str>, Arc<dyn Connector>, Option<ServerSpec>);

@@ -12,9 +12,9 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::*;
-use crate::layer::ToolCall;
 use crate::resolve::Inventory;
 use crate::state::State;
+use crate::state::ToolCall;
 
 #[derive(Clone, Debug)]
 enum CallStep {

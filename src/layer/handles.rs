@@ -1,0 +1,96 @@
+//! The layer's hot-path state: what every clone of a layer and its services share, and the
+//! per-tool handles (cache slot, metrics, transport) the ready path finds with one probe.
+
+use std::sync::Arc;
+
+use tokio::time::Instant;
+
+use crate::metrics::{Metrics, ServerMetrics, ToolMetrics};
+use crate::resolve::{CapabilityCache, ToolSlot, Verdict};
+use crate::state::ToolName;
+use crate::util::{CowMap, Padded, ShardedArc};
+
+/// What every clone of a layer and its services share.
+pub(crate) struct LayerShared {
+    pub(crate) cache: Arc<CapabilityCache>,
+    pub(crate) metrics: Option<Metrics>,
+    /// Per-tool handles: the metrics to record into and the transport of the tool's server.
+    handles: CowMap<ToolHandles>,
+}
+
+/// Per-tool: the cache slot of its verdicts, its metrics handle (resolved once, so the hot path
+/// does no label hashing) and the transport of its server. One probe of the handles map finds
+/// everything the ready path needs.
+#[derive(Clone)]
+pub(crate) struct ToolHandles {
+    /// `None` past the cache's tool-name cap (such tools always take the slow path).
+    pub(crate) slot: Option<Arc<ToolSlot>>,
+    /// One copy per thread shard: every call takes a reference to it for its recorder.
+    pub(crate) metrics: Option<ShardedArc<ToolMetrics>>,
+    pub(crate) transport: Option<&'static str>,
+}
+
+/// What the ready path takes from a fresh hit (the verdict is [`Verdict::READY`]).
+pub(crate) struct ReadyHit {
+    pub(crate) metrics: Option<Arc<Padded<ToolMetrics>>>,
+    pub(crate) transport: Option<&'static str>,
+}
+
+impl LayerShared {
+    /// The state shared by a layer over `cache`, recording into `metrics` if any.
+    pub(crate) fn new(cache: Arc<CapabilityCache>, metrics: Option<Metrics>) -> Self {
+        LayerShared {
+            cache,
+            metrics,
+            handles: CowMap::with_cap(CapabilityCache::DEFAULT_MAX_TOOLS),
+        }
+    }
+
+    /// The ready path: with one probe of the handles map, a fresh ready verdict for `tool` at
+    /// `now` and this thread's references to its handles. Never waits, allocates or locks.
+    pub(crate) fn ready_hit(&self, tool: &ToolName, now: Instant) -> Option<ReadyHit> {
+        self.handles
+            .with(tool.as_str(), |handles| {
+                if !self.cache.is_ready_at(handles.slot.as_deref()?, now) {
+                    return None;
+                }
+                Some(ReadyHit {
+                    metrics: handles.metrics.as_ref().map(ShardedArc::get),
+                    transport: handles.transport,
+                })
+            })
+            .flatten()
+    }
+
+    /// The handles for `tool`, created on first use.
+    pub(crate) fn handles(&self, tool: &ToolName) -> ToolHandles {
+        if let Some(handles) = self.handles.with(tool.as_str(), ToolHandles::clone) {
+            return handles;
+        }
+        let make = || ToolHandles {
+            slot: self.cache.tool_slot(tool),
+            metrics: self
+                .server_metrics(tool)
+                .map(|s| ShardedArc::new(s.tool(tool.tool()))),
+            transport: self.cache.inventory().network_transport(tool.server()),
+        };
+        self.handles
+            .get_or_insert_with(tool.as_arc(), make)
+            .unwrap_or_else(make)
+    }
+
+    /// The server's metrics handle (not on the ready path); sets its wait-budget gauge.
+    fn server_metrics(&self, tool: &ToolName) -> Option<ServerMetrics> {
+        self.metrics.as_ref().map(|m| {
+            let server = m.server(tool.server());
+            server.set_wait_budget(self.cache.budget().wait());
+            server
+        })
+    }
+
+    pub(crate) fn observe_resolution(&self, tool: &ToolName, verdict: &Verdict) {
+        if let Some(server) = self.server_metrics(tool) {
+            server.observe_resolution(verdict, self.cache.budget().wait());
+        }
+    }
+}
