@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::process::{Guard, assert_all_gone, http_get_any, signal, wait_for};
+use common::fixtures::{http_fixture, started, stdio_fixture, write_config};
 use common::{Scratch, alive, fixture};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -45,57 +46,6 @@ impl Drop for KillOnDrop {
             }
         }
     }
-}
-
-/// The fixture over streamable HTTP on 127.0.0.1, accepting only `token`.
-async fn http_fixture(scratch: &Scratch, token: &str) -> (Guard, u16) {
-    let out = scratch.path("http.out");
-    let child = Command::new(fixture())
-        .arg("--http")
-        .env("FIXTURE_TOKEN", token)
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the HTTP fixture");
-    let guard = Guard {
-        child,
-        name: "the HTTP fixture",
-    };
-    let port = wait_for("the HTTP fixture's port", Duration::from_secs(20), || {
-        std::fs::read_to_string(&out)
-            .ok()?
-            .lines()
-            .find_map(|l| l.strip_prefix("PORT ")?.trim().parse::<u16>().ok())
-    })
-    .await;
-    (guard, port)
-}
-
-fn stdio_fixture(scratch: &Scratch, name: &str, env: &[(&str, &str)]) -> Value {
-    let mut vars = serde_json::Map::new();
-    vars.insert(
-        "FIXTURE_LOG".into(),
-        json!(scratch.path(&format!("log-{name}")).to_string_lossy()),
-    );
-    for (k, v) in env {
-        vars.insert((*k).into(), json!(v));
-    }
-    json!({ "command": fixture().to_string_lossy(), "args": [], "env": vars })
-}
-
-fn started(scratch: &Scratch, name: &str) -> Vec<u32> {
-    scratch
-        .read(&format!("log-{name}"))
-        .lines()
-        .filter_map(|l| l.strip_prefix("start ")?.parse().ok())
-        .collect()
-}
-
-fn write_config(scratch: &Scratch, file: &str, servers: Value, readiness: Value) -> PathBuf {
-    let path = scratch.path(file);
-    let config = json!({ "mcpServers": servers, "readiness": readiness });
-    std::fs::write(&path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
-    path
 }
 
 struct Run {

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests that run real processes.
 #![allow(dead_code)]
 
+pub mod fixtures;
 pub mod otlp;
 pub mod process;
 
