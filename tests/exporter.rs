@@ -7,11 +7,11 @@
 
 mod common;
 
+use common::fixtures::{self, started, stdio_fixture, write_config};
 use common::process::{
     Guard, assert_all_gone, command_line, descendants, http_get, http_get_any, prerequisite,
     signal, wait_for,
 };
-use common::fixtures::{self, started, stdio_fixture, write_config};
 use common::{Scratch, alive};
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,7 +30,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_mcp-readiness");
 const RIGHT_TOKEN: &str = "right-token-7f3a9c";
 /// The token the configurations send; must never be printed.
 const WRONG_TOKEN: &str = "wrong-token-b41d2e";
-
 
 /// The npm filesystem server's entry point, or `None` (after a loud message) when not installed.
 fn npm_filesystem() -> Option<PathBuf> {

@@ -15,8 +15,8 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::process::{Guard, assert_all_gone, http_get_any, signal, wait_for};
 use common::fixtures::{http_fixture, started, stdio_fixture, write_config};
+use common::process::{Guard, assert_all_gone, http_get_any, signal, wait_for};
 use common::{Scratch, alive, fixture};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
