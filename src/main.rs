@@ -53,7 +53,7 @@ fn main() -> ExitCode {
         {
             Ok(runtime) => runtime.block_on(cli::demo::serve_one(args)),
             Err(err) => {
-                eprintln!("error: could not start the async runtime: {err}");
+                err_line!("error: could not start the async runtime: {err}");
                 ExitCode::FAILURE
             }
         };

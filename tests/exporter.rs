@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::fixtures::{self, started, stdio_fixture, write_config};
 use common::process::{
     Guard, assert_all_gone, command_line, descendants, http_get, http_get_any, prerequisite,
     signal, wait_for,
@@ -29,8 +30,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_mcp-readiness");
 const RIGHT_TOKEN: &str = "right-token-7f3a9c";
 /// The token the configurations send; must never be printed.
 const WRONG_TOKEN: &str = "wrong-token-b41d2e";
-
-use common::fixture;
 
 /// The npm filesystem server's entry point, or `None` (after a loud message) when not installed.
 fn npm_filesystem() -> Option<PathBuf> {
@@ -57,56 +56,15 @@ fn prometheus_tool(name: &str) -> Option<PathBuf> {
     .then_some(path)
 }
 
-impl Scratch {
-    /// The pids a fixture logged to `log-<name>` (`start <pid>` lines), in order.
-    fn started(&self, name: &str) -> Vec<u32> {
-        self.read(&format!("log-{name}"))
-            .lines()
-            .filter_map(|l| l.strip_prefix("start ")?.parse().ok())
-            .collect()
-    }
-}
-
 /// The fixture over streamable HTTP on 127.0.0.1, accepting only `RIGHT_TOKEN`.
 async fn http_fixture(scratch: &Scratch) -> (Guard, u16) {
-    let out = scratch.path("http.out");
-    let child = Command::new(fixture())
-        .arg("--http")
-        .env("FIXTURE_TOKEN", RIGHT_TOKEN)
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the HTTP fixture");
-    let guard = Guard {
-        child,
-        name: "the HTTP fixture",
-    };
-    let port = wait_for("the HTTP fixture's port", Duration::from_secs(20), || {
-        std::fs::read_to_string(&out)
-            .ok()?
-            .lines()
-            .find_map(|l| l.strip_prefix("PORT ")?.trim().parse::<u16>().ok())
-    })
-    .await;
-    (guard, port)
+    fixtures::http_fixture(scratch, RIGHT_TOKEN).await
 }
 
 // ---------------------------------------------------------------------------------------------
 // helpers: configurations
 
 /// A stdio fixture entry logging to `log-<name>`, with extra environment variables.
-fn stdio_fixture(scratch: &Scratch, name: &str, env: &[(&str, &str)]) -> Value {
-    let mut vars = serde_json::Map::new();
-    vars.insert(
-        "FIXTURE_LOG".into(),
-        json!(scratch.path(&format!("log-{name}")).to_string_lossy()),
-    );
-    for (k, v) in env {
-        vars.insert((*k).into(), json!(v));
-    }
-    json!({ "command": fixture().to_string_lossy(), "args": [], "env": vars })
-}
-
 /// The HTTP fixture with the wrong token, given through `${MCP_TEST_TOKEN}` expansion.
 fn http_entry(port: u16) -> Value {
     json!({
@@ -118,13 +76,6 @@ fn http_entry(port: u16) -> Value {
 
 fn absent_entry() -> Value {
     json!({ "command": "/nonexistent/mcp-readiness-test/no-such-server", "args": [] })
-}
-
-fn write_config(scratch: &Scratch, file: &str, servers: Value, readiness: Value) -> PathBuf {
-    let path = scratch.path(file);
-    let config = json!({ "mcpServers": servers, "readiness": readiness });
-    std::fs::write(&path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
-    path
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -219,7 +170,7 @@ async fn check_names_every_state_in_its_record_table_and_note_within_about_one_b
     let mut pids = Vec::new();
     for tag in ["table", "json"] {
         for name in ["ready", "slow", "stuck"] {
-            let started = scratch.started(&format!("{name}-{tag}"));
+            let started = started(&scratch, &format!("{name}-{tag}"));
             assert_eq!(started.len(), 1, "{name}-{tag} started once: {started:?}");
             pids.extend(started);
         }
@@ -404,7 +355,7 @@ async fn check_exits_0_at_once_when_every_required_step_is_ready() {
 
     let pids: Vec<u32> = ["one", "two", "steps"]
         .iter()
-        .flat_map(|n| scratch.started(n))
+        .flat_map(|n| started(&scratch, n))
         .collect();
     assert_eq!(pids.len(), 3, "{pids:?}");
     assert_all_gone("after check", &pids, Duration::from_secs(1)).await;
@@ -438,7 +389,7 @@ async fn check_exits_2_on_a_bad_config_or_a_poll_longer_than_the_budget() {
     assert_eq!(run.code, Some(2), "{}", run.stderr);
     assert!(run.stderr.contains("poll"), "{}", run.stderr);
     assert!(
-        scratch.started("one").is_empty(),
+        started(&scratch, "one").is_empty(),
         "invalid input starts no server"
     );
 }
@@ -737,7 +688,7 @@ async fn serve_exports_every_state_reconnects_a_killed_child_reloads_on_sighup_a
     }
 
     // 3. Kill the ready fixture: the exporter reconnects at once and counts it.
-    let first = scratch.started("ready");
+    let first = started(&scratch, "ready");
     assert_eq!(first.len(), 1, "{first:?}");
     signal(first[0], "KILL");
     let killed = Instant::now();
@@ -760,10 +711,10 @@ async fn serve_exports_every_state_reconnects_a_killed_child_reloads_on_sighup_a
     assert!(back < Duration::from_secs(10), "took {back:?}: not at once");
     assert_eq!(scrape.connects("ready", "ok"), 2.0);
     assert_eq!(tools(&scrape, "ready"), 13.0);
-    let started = scratch.started("ready");
-    assert_eq!(started.len(), 2, "a new child: {started:?}");
+    let ready_pids = started(&scratch, "ready");
+    assert_eq!(ready_pids.len(), 2, "a new child: {ready_pids:?}");
     assert!(!alive(first[0]));
-    assert!(alive(started[1]));
+    assert!(alive(ready_pids[1]));
     for server in ["slow", "authz", "gone", "stuck"] {
         assert_eq!(
             scrape.get("mcp_readiness_reconnects_total", &[("server", server)]),
@@ -779,7 +730,7 @@ async fn serve_exports_every_state_reconnects_a_killed_child_reloads_on_sighup_a
 
     // 4. SIGHUP: `stuck` removed (its child stopped, its series gone), `added` started, and
     //    `authz` given the right token.
-    let stuck_pids = scratch.started("stuck");
+    let stuck_pids = started(&scratch, "stuck");
     assert_eq!(stuck_pids.len(), 1);
     let mut reloaded = servers.clone();
     reloaded.as_object_mut().unwrap().remove("stuck");
@@ -812,7 +763,7 @@ async fn serve_exports_every_state_reconnects_a_killed_child_reloads_on_sighup_a
         "unchanged servers keep their counters"
     );
     assert_eq!(
-        scratch.started("ready").len(),
+        started(&scratch, "ready").len(),
         2,
         "unchanged `ready` kept its child"
     );
@@ -823,7 +774,7 @@ async fn serve_exports_every_state_reconnects_a_killed_child_reloads_on_sighup_a
     let children = descendants(serve.guard.pid());
     let fixtures: Vec<u32> = ["ready", "slow", "added"]
         .iter()
-        .map(|n| *scratch.started(n).last().unwrap())
+        .map(|n| *started(&scratch, n).last().unwrap())
         .collect();
     for pid in &fixtures {
         assert!(
@@ -954,7 +905,7 @@ async fn a_real_prometheus_scrapes_the_exporter_and_sees_the_ready_server() {
     assert_eq!(status.code(), Some(0), "{}", serve.stderr());
     assert_all_gone(
         "after the test",
-        &scratch.started("ready"),
+        &started(&scratch, "ready"),
         Duration::from_secs(5),
     )
     .await;

@@ -11,10 +11,12 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::fixtures::{http_fixture, started, stdio_fixture, write_config};
+use common::process::{Guard, assert_all_gone, http_get_any, signal, wait_for};
 use common::{Scratch, alive, fixture};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -31,86 +33,6 @@ fn soak() -> bool {
 // ---------------------------------------------------------------------------------------------
 // helpers: processes
 
-/// Every living descendant of `root`, from `/proc`.
-fn descendants(root: u32) -> BTreeSet<u32> {
-    let mut parents: Vec<(u32, u32)> = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let mut fields = stat.rsplit_once(')').map(|(_, r)| r.split_whitespace());
-        let state = fields.as_mut().and_then(Iterator::next);
-        let ppid = fields.as_mut().and_then(Iterator::next);
-        if let (Some(state), Some(Ok(ppid))) = (state, ppid.map(str::parse))
-            && state != "Z"
-        {
-            parents.push((pid, ppid));
-        }
-    }
-    let mut found = BTreeSet::new();
-    let mut frontier = vec![root];
-    while let Some(parent) = frontier.pop() {
-        for (pid, _) in parents.iter().filter(|(_, p)| *p == parent) {
-            if found.insert(*pid) {
-                frontier.push(*pid);
-            }
-        }
-    }
-    found
-}
-
-fn signal(pid: u32, name: &str) {
-    let status = Command::new("kill")
-        .args([&format!("-{name}"), &pid.to_string()])
-        .status()
-        .expect("run kill");
-    assert!(status.success(), "kill -{name} {pid} failed");
-}
-
-/// A child process killed (with its descendants) when the test ends, even on a failed assertion.
-struct Guard {
-    child: Child,
-    name: &'static str,
-}
-
-impl Guard {
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    async fn exit_within(&mut self, limit: Duration) -> ExitStatus {
-        let deadline = Instant::now() + limit;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{} did not exit within {limit:?}",
-                self.name
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            for pid in descendants(self.child.id()) {
-                let _ = Command::new("kill")
-                    .args(["-KILL", &pid.to_string()])
-                    .status();
-            }
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
 /// Kills pids (the children a test found) on drop, whatever happened.
 struct KillOnDrop(Vec<u32>);
 
@@ -124,68 +46,6 @@ impl Drop for KillOnDrop {
             }
         }
     }
-}
-
-async fn wait_for<T>(what: &str, limit: Duration, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(value) = probe() {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// The fixture over streamable HTTP on 127.0.0.1, accepting only `token`.
-async fn http_fixture(scratch: &Scratch, token: &str) -> (Guard, u16) {
-    let out = scratch.path("http.out");
-    let child = Command::new(fixture())
-        .arg("--http")
-        .env("FIXTURE_TOKEN", token)
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the HTTP fixture");
-    let guard = Guard {
-        child,
-        name: "the HTTP fixture",
-    };
-    let port = wait_for("the HTTP fixture's port", Duration::from_secs(20), || {
-        std::fs::read_to_string(&out)
-            .ok()?
-            .lines()
-            .find_map(|l| l.strip_prefix("PORT ")?.trim().parse::<u16>().ok())
-    })
-    .await;
-    (guard, port)
-}
-
-fn stdio_fixture(scratch: &Scratch, name: &str, env: &[(&str, &str)]) -> Value {
-    let mut vars = serde_json::Map::new();
-    vars.insert(
-        "FIXTURE_LOG".into(),
-        json!(scratch.path(&format!("log-{name}")).to_string_lossy()),
-    );
-    for (k, v) in env {
-        vars.insert((*k).into(), json!(v));
-    }
-    json!({ "command": fixture().to_string_lossy(), "args": [], "env": vars })
-}
-
-fn started(scratch: &Scratch, name: &str) -> Vec<u32> {
-    scratch
-        .read(&format!("log-{name}"))
-        .lines()
-        .filter_map(|l| l.strip_prefix("start ")?.parse().ok())
-        .collect()
-}
-
-fn write_config(scratch: &Scratch, file: &str, servers: Value, readiness: Value) -> PathBuf {
-    let path = scratch.path(file);
-    let config = json!({ "mcpServers": servers, "readiness": readiness });
-    std::fs::write(&path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
-    path
 }
 
 struct Run {
@@ -217,22 +77,7 @@ async fn run(args: &[&str], env: &[(&str, &str)]) -> Run {
 
 /// A raw HTTP/1.0 GET on 127.0.0.1; returns the body of any answer.
 async fn http_get(addr: &str, target: &str) -> String {
-    let exchange = async {
-        let mut stream = tokio::net::TcpStream::connect(addr).await?;
-        stream
-            .write_all(format!("GET {target} HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
-            .await?;
-        let mut raw = Vec::new();
-        stream.read_to_end(&mut raw).await?;
-        Ok::<_, std::io::Error>(raw)
-    };
-    let raw = tokio::time::timeout(Duration::from_secs(10), exchange)
-        .await
-        .unwrap_or_else(|_| panic!("GET http://{addr}{target} timed out"))
-        .unwrap_or_else(|e| panic!("GET http://{addr}{target}: {e}"));
-    let text = String::from_utf8(raw).expect("a UTF-8 answer");
-    let (_, body) = text.split_once("\r\n\r\n").expect("an HTTP answer");
-    body.to_owned()
+    http_get_any(addr, target).await.1
 }
 
 /// A running `serve`: its address, and its stdout / stderr in files.
@@ -499,15 +344,6 @@ fn grandchildren(scratch: &Scratch, name: &str) -> Vec<u32> {
         .lines()
         .filter_map(|l| l.strip_prefix("grandchild ")?.parse().ok())
         .collect()
-}
-
-async fn assert_all_gone(what: &str, pids: &[u32], grace: Duration) {
-    let deadline = Instant::now() + grace;
-    while pids.iter().any(|p| alive(*p)) && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let left: Vec<u32> = pids.iter().copied().filter(|p| alive(*p)).collect();
-    assert!(left.is_empty(), "{what}: processes left running: {left:?}");
 }
 
 #[tokio::test]

@@ -115,12 +115,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         format!(
             "{}\n{}\n",
             render_table(&summary.outcomes),
-            summary
-                .handoff_note()
-                .lines()
-                .map(escape_controls)
-                .collect::<Vec<_>>()
-                .join("\n")
+            handoff_note(&summary)
         )
     };
     if let Err(code) = print_stdout(&output) {
@@ -131,6 +126,17 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+/// The hand-off note for a terminal: every line with its control characters escaped (server
+/// names, reasons and a child's stderr are untrusted text).
+pub(crate) fn handoff_note(summary: &RunSummary) -> String {
+    summary
+        .handoff_note()
+        .lines()
+        .map(escape_controls)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The table of decisions: one row per step.

@@ -16,8 +16,6 @@ use mcp_readiness::{Budget, Hub, HubOptions};
 use tower::ServiceBuilder;
 use tracing::Instrument;
 
-use mcp_readiness::secret::escape_controls;
-
 use super::common::{EXIT_INVALID, parse_duration, print_stderr, print_stdout, with_progress};
 use super::signals::{StopSignals, run_until_stop_signal};
 
@@ -172,12 +170,7 @@ async fn demo_loop(
     print_stdout(&format!(
         "\n{}\n{}\n\nrun record:\n{json}\n",
         super::check::render_table(&summary.outcomes),
-        summary
-            .handoff_note()
-            .lines()
-            .map(escape_controls)
-            .collect::<Vec<_>>()
-            .join("\n")
+        super::check::handoff_note(&summary)
     ))?;
     if args.once {
         return Ok(());

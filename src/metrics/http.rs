@@ -132,7 +132,7 @@ impl fmt::Debug for MetricsServer {
 /// use mcp_readiness::metrics::{self, Metrics};
 ///
 /// let server = metrics::serve(Metrics::new(), metrics::DEFAULT_LISTEN).await?;
-/// println!("metrics on http://{}/metrics", server.local_addr());
+/// tracing::info!("metrics on http://{}/metrics", server.local_addr());
 /// server.shutdown().await?;
 /// # Ok(()) }
 /// ```

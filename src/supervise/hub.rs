@@ -99,7 +99,7 @@ impl Drop for HubInner {
 ///     .fan_out(vec![ToolCall::new("mcp__imap__list_emails").idempotent(true)])
 ///     .await;
 /// for degraded in &answer.degraded {
-///     println!("{} unavailable ({}): {}", degraded.server, degraded.state, degraded.reason);
+///     tracing::warn!("{} unavailable ({}): {}", degraded.server, degraded.state, degraded.reason);
 /// }
 /// hub.shutdown().await;
 /// # Ok(()) }

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests that run real processes.
 #![allow(dead_code)]
 
+pub mod fixtures;
 pub mod otlp;
 pub mod process;
 
@@ -177,37 +178,6 @@ pub mod oncall {
             .port()
     }
 
-    /// Every living descendant of `root`, from `/proc`.
-    pub fn descendants_of(root: u32) -> BTreeSet<u32> {
-        let mut parents: Vec<(u32, u32)> = Vec::new();
-        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-            let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                continue;
-            };
-            let mut fields = stat.rsplit_once(')').map(|(_, r)| r.split_whitespace());
-            let state = fields.as_mut().and_then(Iterator::next);
-            let ppid = fields.as_mut().and_then(Iterator::next);
-            if let (Some(state), Some(Ok(ppid))) = (state, ppid.map(str::parse))
-                && state != "Z"
-            {
-                parents.push((pid, ppid));
-            }
-        }
-        let mut found = BTreeSet::new();
-        let mut frontier = vec![root];
-        while let Some(parent) = frontier.pop() {
-            for (pid, _) in parents.iter().filter(|(_, p)| *p == parent) {
-                if found.insert(*pid) {
-                    frontier.push(*pid);
-                }
-            }
-        }
-        found
-    }
-
     /// A child process killed with all its descendants when dropped (also on a failed assertion).
     pub struct KillOnDrop {
         pub child: Child,
@@ -238,7 +208,7 @@ pub mod oncall {
     impl Drop for KillOnDrop {
         fn drop(&mut self) {
             if let Ok(None) = self.child.try_wait() {
-                for pid in descendants_of(self.child.id()) {
+                for pid in super::process::descendants(self.child.id()) {
                     let _ = Command::new("kill")
                         .args(["-KILL", &pid.to_string()])
                         .stderr(Stdio::null())
