@@ -74,35 +74,44 @@
 //!   spans, and the run record; [`config`]: the `.mcp.json` file; [`sim`]: the design's
 //!   virtual-clock scenarios; [`demo`]: the demo's MCP servers and its unattended run.
 //!
-//! Feature flags: `tls` (default) enables HTTPS for streamable-HTTP servers. MSRV: Rust 1.88.
+//! Feature flags (all on by default): `hub` ([`supervise`], [`config`]), `http` (the `/metrics`
+//! endpoint and status page), `otlp-grpc` / `otlp-http` (the [`telemetry`] set-up), `tls` (HTTPS to
+//! MCP servers), `cli` (the binary, [`sim`], [`demo`]). With none, the layer, cache, resolver, plans,
+//! spans and the metrics recorder are built. MSRV: Rust 1.88.
 //!
 //! All waiting goes through `tokio::time`, so tests run on a paused, virtual clock.
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "hub")]
 pub mod config;
+#[cfg(feature = "cli")]
 pub mod demo;
 pub mod layer;
 pub mod metrics;
 pub mod plan;
 pub mod resolve;
 pub mod secret;
+#[cfg(feature = "cli")]
 pub mod sim;
 pub mod state;
+#[cfg(feature = "hub")]
 pub mod supervise;
 pub mod telemetry;
 mod util;
 
+#[cfg(feature = "hub")]
 pub use config::Config;
 pub use metrics::Metrics;
 pub use resolve::{Budget, BudgetError, CacheTtls, CapabilityCache, ChangeFeed};
 pub use resolve::{Inventory, Scope, Snapshot, StaticInventory, Verdict, classify, resolve};
 pub use state::ToolCall;
 pub use state::{Action, BUILTIN_SERVER, State, ToolName};
-pub use supervise::{CallError, ConnectResult, ConnectionEvent, EventSink, Hub, HubOptions};
-pub use supervise::{ServerSpec, TransportSpec};
+pub use state::{ConnectResult, ConnectionEvent, EventSink};
+#[cfg(feature = "hub")]
+pub use supervise::{CallError, Hub, HubOptions, ServerSpec, TransportSpec};
 
 /// The README's Rust examples, compiled and run as doc tests.
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "cli", feature = "otlp-grpc"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+#[cfg(any(feature = "hub", feature = "otlp-grpc", feature = "otlp-http"))]
 use std::sync::RwLock;
 
 /// A string that must not be shown: `Debug` and `Display` print `[redacted]`. Use
@@ -93,9 +94,11 @@ pub fn redact(text: &str, known: &[Secret]) -> String {
 
 /// Every secret the process has been given (configured header values, `env` values, URLs),
 /// so that log lines and exported spans written by any crate can be redacted too.
+#[cfg(any(feature = "hub", feature = "otlp-grpc", feature = "otlp-http"))]
 static KNOWN: RwLock<Vec<Secret>> = RwLock::new(Vec::new());
 
 /// Remembers secrets for [`redact_everywhere`] (process-wide; each value once).
+#[cfg(feature = "hub")]
 pub(crate) fn remember(secrets: impl IntoIterator<Item = Secret>) {
     let mut known = KNOWN.write().unwrap_or_else(|p| p.into_inner());
     for secret in secrets {
@@ -107,6 +110,7 @@ pub(crate) fn remember(secrets: impl IntoIterator<Item = Secret>) {
 
 /// [`redact`] with every secret the process knows of: what log lines and exported spans go
 /// through, whichever crate wrote them.
+#[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
 pub(crate) fn redact_everywhere(text: &str) -> String {
     let known = KNOWN.read().unwrap_or_else(|p| p.into_inner());
     redact(text, &known)

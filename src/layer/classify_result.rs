@@ -8,6 +8,7 @@ use tower::BoxError;
 
 use super::NotReady;
 use crate::state::CallOutcome;
+#[cfg(feature = "hub")]
 use crate::supervise::CallError;
 
 /// A classified outcome: the metric label and, when it failed, the span's `error.type`.
@@ -46,6 +47,7 @@ pub(crate) fn classify_error(
             error_type: Some(Cow::Borrowed("timeout")),
         };
     }
+    #[cfg(feature = "hub")]
     if let Some(error) = error.downcast_ref::<CallError>() {
         // The hub's errors carry their own mapping.
         return ClassifiedCall {

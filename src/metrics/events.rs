@@ -1,7 +1,7 @@
 //! How the supervisor's [`ConnectionEvent`]s drive the server series.
 
 use super::recorder::Metrics;
-use crate::supervise::{ConnectionEvent, EventSink};
+use crate::state::{ConnectionEvent, EventSink};
 
 /// When each event fires, what it records:
 ///

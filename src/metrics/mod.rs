@@ -28,7 +28,9 @@ mod clock;
 mod events;
 mod families;
 mod family;
+#[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "http")]
 mod listener;
 pub mod names;
 mod recorder;
@@ -38,6 +40,7 @@ mod status_page;
 mod value;
 
 pub use clock::{Clock, ManualClock, SystemClock};
+#[cfg(feature = "http")]
 pub use http::{
     CONTENT_TYPE, DEFAULT_LISTEN, METRICS_PATH, MetricsServer, STATUS_PATH, ServeError, app,
     router, serve,

@@ -14,8 +14,8 @@ use super::names::{OTHER, OTHER_ERROR_TYPE};
 use super::value::{Counter, Gauge, Histogram, IntCounter, IntGauge};
 use crate::resolve::Verdict;
 use crate::state::CallOutcome;
+use crate::state::ConnectResult;
 use crate::state::State;
-use crate::supervise::ConnectResult;
 
 /// How many distinct (`mcp_method_name`, `error_type`) pairs one tool records before the rest are
 /// counted as `_OTHER`.

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::state::State;
-use crate::supervise::{ConnectResult, ConnectionEvent};
+use crate::state::{ConnectResult, ConnectionEvent};
 
 /// How many connection attempts a row remembers.
 pub(crate) const CONNECT_HISTORY: usize = 8;

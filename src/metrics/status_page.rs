@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::status::ServerRow;
+use crate::state::ConnectResult;
 use crate::state::State;
-use crate::supervise::ConnectResult;
 
 /// How often the page reloads itself, in seconds.
 pub const STATUS_REFRESH_SECONDS: u32 = 5;

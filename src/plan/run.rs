@@ -14,6 +14,7 @@ use crate::layer::NotReady;
 use crate::resolve::{Scope, Verdict};
 use crate::state::State;
 use crate::state::ToolCall;
+#[cfg(feature = "hub")]
 use crate::supervise::CallError;
 
 /// The `target` of the run and step spans.
@@ -92,7 +93,7 @@ pub(crate) fn record_step(span: &Span, outcome: &StepOutcome) {
 /// - The call returned a result: the step ran ([`Decision::Run`](super::Decision::Run)); `waited`
 ///   is how long the call took, resolution included.
 /// - The readiness layer refused it ([`NotReady`]): decided from its state, scope and wait.
-/// - The Hub could not reach the server ([`CallError`] whose state is not `ready`): decided from
+/// - The Hub could not reach the server (a `CallError` whose state is not `ready`): decided from
 ///   that state, at server scope.
 /// - Any other failure (the tool's own error, a timeout of a live server): the step ran; the
 ///   failure is its `cause`.
@@ -145,10 +146,8 @@ fn verdict_of_failure(error: &BoxError, elapsed: std::time::Duration) -> Verdict
             reason: not_ready.reason.clone(),
         };
     }
-    let (state, reason): (State, Arc<str>) = match error.downcast_ref::<CallError>() {
-        Some(call) => (call.state(), call.message().into()),
-        None => (State::Ready, error.to_string().into()),
-    };
+    let (state, reason) =
+        hub_failure(error).unwrap_or_else(|| (State::Ready, error.to_string().into()));
     Verdict {
         state,
         waited: elapsed,
@@ -156,4 +155,17 @@ fn verdict_of_failure(error: &BoxError, elapsed: std::time::Duration) -> Verdict
         scope: Scope::Server,
         reason: Some(reason),
     }
+}
+
+/// The state a `Hub` failure implies for its server, and its message.
+#[cfg(feature = "hub")]
+fn hub_failure(error: &BoxError) -> Option<(State, Arc<str>)> {
+    let call = error.downcast_ref::<CallError>()?;
+    Some((call.state(), call.message().into()))
+}
+
+/// Without the `hub` feature no error comes from a `Hub`.
+#[cfg(not(feature = "hub"))]
+fn hub_failure(_error: &BoxError) -> Option<(State, Arc<str>)> {
+    None
 }

@@ -24,6 +24,7 @@ pub use cache::{CacheTtls, CapabilityCache};
 pub use changes::ChangeFeed;
 pub use inventory::{Inventory, StaticInventory};
 pub use resolver::resolve;
+#[cfg(feature = "cli")]
 pub(crate) use resolver::resolve_without_states;
 pub use snapshot::{Snapshot, classify};
 pub(crate) use verdict::not_ready_error_type;

@@ -32,6 +32,7 @@ pub async fn resolve<I: Inventory + ?Sized>(
 
 /// The baseline without states: anything not ready might still arrive, so it waits on everything.
 /// Used by the simulations to measure what states save.
+#[cfg(feature = "cli")]
 pub(crate) async fn resolve_without_states<I: Inventory + ?Sized>(
     inventory: &I,
     tool: &ToolName,

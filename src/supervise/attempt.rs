@@ -12,9 +12,9 @@ use super::classify::{is_auth_failure, is_pipe_dead, truncate};
 use super::conn_state::AttemptOutcome;
 use super::connector::{ConnectError, Connector, SessionEvents};
 use super::error::Human;
-use super::event::{ConnectResult, ConnectionEvent};
 use super::hub_shared::HubShared;
 use super::supervisor::Supervisor;
+use crate::state::{ConnectResult, ConnectionEvent};
 
 /// How long after the connect timeout the supervisor gives up on a connector that has not
 /// returned (the rmcp connectors time out on their own at the connect timeout).

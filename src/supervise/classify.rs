@@ -7,7 +7,7 @@ use std::io::ErrorKind;
 use rmcp::ServiceError;
 use rmcp::service::ClientInitializeError;
 
-use super::event::ConnectResult;
+use crate::state::ConnectResult;
 
 /// Messages that mean "the connection dropped", wherever in the stack it was noticed: rmcp's
 /// closed transport, the raw socket's `ECONNRESET` / `EPIPE`, a stream that ended early.

@@ -10,7 +10,7 @@ use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
 use super::connector::{ConnectError, Session};
-use super::event::ConnectionEvent;
+use crate::state::ConnectionEvent;
 use crate::state::State;
 
 /// What a connection attempt yields to everyone who awaited it: the generation and session, or

@@ -5,7 +5,7 @@ use futures::future::BoxFuture;
 use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 
-use super::event::ConnectResult;
+use crate::state::ConnectResult;
 
 /// A failed connection attempt, classified. The message names the server and what to do next,
 /// and never contains secrets (connectors redact what they know).

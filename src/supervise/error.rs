@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use rmcp::ErrorData;
 
-use super::event::ConnectResult;
 use crate::resolve::{Scope, not_ready_error_type};
+use crate::state::ConnectResult;
 use crate::state::{CallOutcome, State};
 
 /// Why a server had no live connection to take a call.

@@ -4,8 +4,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::{HeaderName, HeaderValue};
 use futures::future::BoxFuture;
+use http::{HeaderName, HeaderValue};
 use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -13,10 +13,10 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use super::classify::{classify_init_error, truncate};
 use super::connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents, run_hook};
 use super::error::Human;
-use super::event::ConnectResult;
 use super::rmcp_session::{RmcpSession, SupervisorClient};
 use super::spec_error::SpecError;
 use crate::secret::{Secret, redact};
+use crate::state::ConnectResult;
 
 /// Connects to a streamable-HTTP MCP endpoint with the configured headers (e.g. a bearer token).
 ///

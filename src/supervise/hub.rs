@@ -7,7 +7,6 @@ use rmcp::model::CallToolResult;
 
 use super::connector::Connector;
 use super::error::{CallError, CallErrorKind, NotConnected};
-use super::event::ConnectionEvent;
 use super::factory::{connector_for, secrets_of};
 use super::hub_shared::HubShared;
 use super::options::HubOptions;
@@ -15,6 +14,7 @@ use super::spec::ServerSpec;
 use super::spec_error::SpecError;
 use super::supervisor::Supervisor;
 use crate::resolve::ChangeFeed;
+use crate::state::ConnectionEvent;
 use crate::state::State;
 use crate::state::ToolCall;
 

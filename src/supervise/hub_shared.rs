@@ -2,10 +2,10 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-use super::event::ConnectionEvent;
 use super::options::HubOptions;
 use crate::resolve::ChangeFeed;
 use crate::secret::{Secret, redact};
+use crate::state::ConnectionEvent;
 
 /// What every supervisor of one hub shares: options, event sinks, the change feed, and the
 /// secrets of every configured server (redacted from every message).

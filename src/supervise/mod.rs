@@ -26,7 +26,6 @@ mod classify;
 mod conn_state;
 mod connector;
 mod error;
-mod event;
 mod factory;
 mod fan_out;
 mod http;
@@ -40,9 +39,9 @@ mod spec_error;
 mod stdio;
 mod supervisor;
 
+pub use crate::state::{ConnectResult, ConnectionEvent, EventSink};
 pub use connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents};
 pub use error::{CallError, CallErrorKind, NotConnected};
-pub use event::{ConnectResult, ConnectionEvent, EventSink};
 pub use factory::connector_for;
 pub use fan_out::{Degraded, FanOut, FanOutResult};
 pub use http::HttpConnector;

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::connector::AfterConnect;
-use super::event::EventSink;
+use crate::state::EventSink;
 
 /// How the [`Hub`](super::Hub) supervises its servers.
 ///

@@ -15,9 +15,9 @@ use tokio::io::{AsyncRead, ReadBuf};
 use super::classify::{classify_init_error, truncate};
 use super::connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents, run_hook};
 use super::error::Human;
-use super::event::ConnectResult;
 use super::rmcp_session::{ChildGuard, RmcpSession, SupervisorClient};
 use crate::secret::{Secret, redact};
+use crate::state::ConnectResult;
 
 /// How many stderr lines a failed handshake quotes.
 const STDERR_TAIL: usize = 3;

@@ -14,10 +14,10 @@ use super::attempt::{initialize_span, run_attempt};
 use super::conn_state::{Attempt, AttemptOutcome, ConnState, Machine};
 use super::connector::{ConnectError, Connector, Session};
 use super::error::{CallError, CallErrorKind, Human, NotConnected};
-use super::event::{ConnectResult, ConnectionEvent};
 use super::hub_shared::HubShared;
 use super::spec::ServerSpec;
 use crate::state::State;
+use crate::state::{ConnectResult, ConnectionEvent};
 
 /// What the hub reads from a supervisor for snapshots and status.
 #[derive(Debug, Clone)]

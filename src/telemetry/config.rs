@@ -68,6 +68,16 @@ pub enum Protocol {
     HttpProtobuf,
 }
 
+impl Protocol {
+    /// The protocol's name in `OTEL_EXPORTER_OTLP_PROTOCOL`: `grpc` or `http/protobuf`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Grpc => "grpc",
+            Protocol::HttpProtobuf => "http/protobuf",
+        }
+    }
+}
+
 /// Where spans go.
 #[derive(Clone, PartialEq, Eq)]
 pub struct OtlpConfig {

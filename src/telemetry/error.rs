@@ -35,6 +35,15 @@ pub enum TelemetryError {
         /// What went wrong (redacted).
         message: String,
     },
+    /// The configured OTLP protocol's exporter was not compiled in (Cargo feature `otlp-grpc` or
+    /// `otlp-http`).
+    #[error(
+        "OTLP protocol {protocol} is not built into this program: enable the `otlp-grpc` / `otlp-http` Cargo feature, or set OTEL_EXPORTER_OTLP_PROTOCOL to the other protocol"
+    )]
+    ProtocolNotBuilt {
+        /// The protocol asked for (`grpc` or `http/protobuf`).
+        protocol: &'static str,
+    },
     /// A global `tracing` subscriber was installed before.
     #[error(
         "a global tracing subscriber is already installed: call `telemetry::init()` once, or add `Telemetry::layer()` to your own subscriber"

@@ -41,19 +41,28 @@
 //! field overrides the span name (how a layer names its span `tools/call {tool}`).
 //! [`inject_trace_context`] carries the current trace into an MCP request's `_meta`.
 
+#[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
 mod config;
+#[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
 mod error;
+#[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
 mod install;
 mod propagation;
 
+#[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
 pub use config::{
     DEFAULT_FILTER, DEFAULT_SERVICE_NAME, OtlpConfig, Protocol, TelemetryConfig, TraceSampler,
 };
+#[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
 pub use error::TelemetryError;
+#[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
 pub use install::{ExportLayer, Telemetry, TelemetryGuard};
+pub(crate) use propagation::inject_into_optional_meta;
+#[cfg(feature = "hub")]
+pub(crate) use propagation::join_current_trace;
 pub use propagation::{extract_trace_context, inject_current_trace_context, inject_trace_context};
-pub(crate) use propagation::{inject_into_optional_meta, join_current_trace};
 
+#[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
 /// Sets everything up from the environment and installs it globally: see
 /// [`TelemetryConfig::from_env_with`] for the variables. Call it once, inside the Tokio runtime
 /// (the gRPC exporter runs on it), and keep the guard until the end of the program.

@@ -21,6 +21,7 @@ pub fn inject_trace_context(span: &tracing::Span, meta: &mut Map<String, Value>)
 /// caller (a connection attempt started by a run that has since ended) must not hold the caller's
 /// span open in the subscriber, which would delay its export until the work ends. Does nothing
 /// when the current span has no OpenTelemetry context.
+#[cfg(feature = "hub")]
 pub(crate) fn join_current_trace(detached: &tracing::Span) {
     let current = tracing::Span::current();
     if current.is_none() {
