@@ -99,6 +99,7 @@ pub use resolve::{Budget, BudgetError, CacheTtls, CapabilityCache, ChangeFeed};
 pub use resolve::{Inventory, Scope, Snapshot, StaticInventory, Verdict, classify, resolve};
 pub use state::ToolCall;
 pub use state::{Action, BUILTIN_SERVER, State, ToolName};
+pub use supervise::HubOptionsBuilder;
 pub use supervise::{CallError, ConnectResult, ConnectionEvent, EventSink, Hub, HubOptions};
 pub use supervise::{ServerSpec, TransportSpec};
 

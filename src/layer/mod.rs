@@ -37,6 +37,7 @@
 //! # Ok(()) }
 //! ```
 
+mod builder;
 mod classify_result;
 mod future;
 mod handles;
@@ -46,10 +47,11 @@ mod readiness_layer;
 mod service;
 mod span;
 
+pub use builder::ReadinessLayerBuilder;
 pub use future::ResponseFuture;
 pub use hooks::{OnNotReady, OnOutcome};
 pub use not_ready::NotReady;
-pub use readiness_layer::{ReadinessLayer, ReadinessLayerBuilder};
+pub use readiness_layer::ReadinessLayer;
 pub use service::ReadinessService;
 pub use span::{SPAN_TARGET, execute_tool_span};
 // The request type lives with the shared vocabulary; re-exported where users first met it.
