@@ -22,6 +22,7 @@
 mod attempt;
 mod background;
 mod call;
+mod child_streams;
 mod classify;
 mod conn_state;
 mod connector;
