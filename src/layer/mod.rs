@@ -1,7 +1,8 @@
 //! The tower middleware that wraps every MCP tool call: resolve at the point of use, tag the span
 //! with the state, record metrics, and refuse what is not ready without calling the server.
 //!
-//! Shaped like tower-http's `trace` module: [`ReadinessLayer`] (the builder and `tower::Layer`),
+//! Shaped like tower-http's `trace` module: [`ReadinessLayer`] (the `tower::Layer`), configured
+//! only through [`ReadinessLayerBuilder`] (budget, lifetimes, metrics, cache, hooks),
 //! [`ReadinessService`] (the service), [`ResponseFuture`] (its future), and [hooks] with `()`
 //! no-op and closure implementations.
 //!
