@@ -93,7 +93,7 @@ async fn main() -> ExitCode {
 
     // (1) + (2): supervised connections, and the layer in the service's own stack.
     let metrics = Metrics::new();
-    let hub = Hub::new(servers, HubOptions::default().event_sink(metrics.clone()))
+    let hub = Hub::new(servers, HubOptions::builder().event_sink(metrics.clone()))
         .expect("a valid fleet");
     hub.connect_all();
     let readiness = ReadinessLayer::builder(hub.clone())

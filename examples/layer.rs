@@ -36,7 +36,7 @@ async fn main() -> Result<(), tower::BoxError> {
     let metrics = Metrics::new();
     let hub = Hub::new(
         vec![files],
-        HubOptions::default().event_sink(metrics.clone()),
+        HubOptions::builder().event_sink(metrics.clone()),
     )?;
     let layer = ReadinessLayer::builder(hub.clone())
         .budget(Budget::try_new(

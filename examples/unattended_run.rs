@@ -51,7 +51,7 @@ async fn main() -> ExitCode {
         stdio("notes", me.display().to_string(), vec![SERVE_NOTES.into()]),
         stdio("crm", "/nonexistent/bin/crm-mcp".into(), Vec::new()),
     ];
-    let hub = Hub::new(servers, HubOptions::default()).expect("a valid fleet");
+    let hub = Hub::new(servers, HubOptions::builder()).expect("a valid fleet");
     let layer = ReadinessLayer::builder(hub.clone())
         .budget(Budget::try_new(Duration::from_secs(5), Duration::from_millis(500)).unwrap())
         .build();

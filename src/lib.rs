@@ -109,7 +109,7 @@ pub use state::ToolCall;
 pub use state::{Action, BUILTIN_SERVER, State, ToolName};
 pub use state::{ConnectResult, ConnectionEvent, EventSink};
 #[cfg(feature = "hub")]
-pub use supervise::{CallError, Hub, HubOptions, ServerSpec, TransportSpec};
+pub use supervise::{CallError, Hub, HubOptions, HubOptionsBuilder, ServerSpec, TransportSpec};
 
 /// The README's Rust examples, compiled and run as doc tests.
 #[cfg(all(doctest, feature = "cli", feature = "otlp-grpc"))]

@@ -17,7 +17,7 @@ use tower::{ServiceBuilder, ServiceExt};
 async fn a_child_that_died_between_calls_is_reconnected_by_the_next_call_through_the_layer() {
     let hub = Hub::new(
         vec![stdio("fx", &[])],
-        HubOptions::default().health_interval(None),
+        HubOptions::builder().health_interval(None),
     )
     .unwrap();
     let layer = ReadinessLayer::builder(hub.clone())
@@ -71,7 +71,7 @@ async fn a_missing_command_is_refused_as_absent_naming_the_command_without_calli
             cwd: None,
         },
     };
-    let hub = Hub::new(vec![spec], HubOptions::default().health_interval(None)).unwrap();
+    let hub = Hub::new(vec![spec], HubOptions::builder().health_interval(None)).unwrap();
     let service = ServiceBuilder::new()
         .layer(ReadinessLayer::new(hub.clone()))
         .service(hub.clone());

@@ -635,15 +635,15 @@ async fn the_library_refuses_what_the_file_refuses_instead_of_panicking() {
     for (what, options) in [
         (
             "a zero health interval",
-            HubOptions::default().health_interval(Some(Duration::ZERO)),
+            HubOptions::builder().health_interval(Some(Duration::ZERO)),
         ),
         (
             "a zero connect timeout",
-            HubOptions::default().connect_timeout(Duration::ZERO),
+            HubOptions::builder().connect_timeout(Duration::ZERO),
         ),
         (
             "a zero call timeout",
-            HubOptions::default().call_timeout(Duration::ZERO),
+            HubOptions::builder().call_timeout(Duration::ZERO),
         ),
     ] {
         let err = Hub::new(vec![common::stdio("a", &[])], options)
@@ -669,7 +669,7 @@ async fn a_cooldown_of_u64_max_seconds_reads_absent_instead_of_panicking_a_worke
     };
     let hub = Hub::new(
         vec![spec],
-        HubOptions::default()
+        HubOptions::builder()
             .cooldown(Duration::from_secs(u64::MAX))
             .connect_timeout(Duration::from_secs(u64::MAX))
             .health_interval(Some(Duration::from_secs(u64::MAX))),
@@ -1249,7 +1249,7 @@ async fn shutdown_tells_the_event_sinks_so_metrics_stop_reading_ready() {
     let metrics = Metrics::new();
     let hub = Hub::new(
         vec![common::stdio("one", &[])],
-        HubOptions::default().event_sink(metrics.clone()),
+        HubOptions::builder().event_sink(metrics.clone()),
     )
     .expect("a valid hub");
     hub.connect_all();

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::FutureExt;
-use mcp_readiness::layer::{NotReady, ReadinessLayer, execute_tool_span};
+use mcp_readiness::layer::{NotReady, ReadinessLayer, ReadinessLayerBuilder, execute_tool_span};
 use mcp_readiness::metrics::CallOutcome;
 use mcp_readiness::{Budget, Metrics, Snapshot, State, StaticInventory, ToolCall, ToolName};
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -137,10 +137,13 @@ impl Service<ToolCall> for Servers {
 }
 
 fn layer(metrics: &Metrics) -> ReadinessLayer {
+    layer_builder(metrics).build()
+}
+
+fn layer_builder(metrics: &Metrics) -> ReadinessLayerBuilder {
     ReadinessLayer::builder(inventory())
         .budget(Budget::try_new(Duration::from_secs(4), Duration::from_secs(1)).unwrap())
         .metrics(metrics.clone())
-        .build()
 }
 
 /// A capturing subscriber, a recorder and the layer over `Servers`: what most tests start from.
@@ -433,11 +436,13 @@ async fn a_cancelled_call_is_counted_as_cancelled_exactly_once() {
     let metrics = Metrics::new();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let hook_seen = seen.clone();
-    let layer = layer(&metrics).on_outcome(
-        move |tool: &ToolName, outcome: CallOutcome, _elapsed: Duration| {
-            hook_seen.lock().unwrap().push((tool.to_string(), outcome));
-        },
-    );
+    let layer = layer_builder(&metrics)
+        .on_outcome(
+            move |tool: &ToolName, outcome: CallOutcome, _elapsed: Duration| {
+                hook_seen.lock().unwrap().push((tool.to_string(), outcome));
+            },
+        )
+        .build();
     let mut service = ServiceBuilder::new()
         .layer(layer)
         .service(Servers::default());
@@ -460,11 +465,13 @@ async fn a_cancelled_call_is_counted_as_cancelled_exactly_once() {
 async fn the_on_not_ready_hook_sees_every_refusal() {
     let refusals = Arc::new(Mutex::new(Vec::new()));
     let seen = refusals.clone();
-    let layer = layer(&Metrics::new()).on_not_ready(move |err: &NotReady| {
-        seen.lock()
-            .unwrap()
-            .push((err.server().to_owned(), err.state));
-    });
+    let layer = layer_builder(&Metrics::new())
+        .on_not_ready(move |err: &NotReady| {
+            seen.lock()
+                .unwrap()
+                .push((err.server().to_owned(), err.state));
+        })
+        .build();
     let service = ServiceBuilder::new()
         .layer(layer)
         .service(Servers::default());

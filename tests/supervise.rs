@@ -15,7 +15,7 @@ use std::time::Duration;
 use mcp_readiness::secret::Secret;
 use mcp_readiness::supervise::{
     AfterConnect, CallErrorKind, ConnectError, ConnectResult, ConnectionEvent, Hub, HubOptions,
-    NotConnected, ServerSpec, SpecError, TransportSpec,
+    HubOptionsBuilder, NotConnected, ServerSpec, SpecError, TransportSpec,
 };
 use mcp_readiness::{Inventory, State, ToolCall};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
@@ -80,8 +80,8 @@ fn stdio(name: &str, scratch: &Scratch, env: &[(&str, &str)]) -> ServerSpec {
     }
 }
 
-fn options() -> HubOptions {
-    HubOptions::default()
+fn options() -> HubOptionsBuilder {
+    HubOptions::builder()
         .connect_timeout(Duration::from_secs(20))
         .call_timeout(Duration::from_secs(20))
         .health_interval(None)
@@ -89,7 +89,7 @@ fn options() -> HubOptions {
 
 type Events = Arc<Mutex<Vec<ConnectionEvent>>>;
 
-fn recording(options: HubOptions) -> (HubOptions, Events) {
+fn recording(options: HubOptionsBuilder) -> (HubOptionsBuilder, Events) {
     let events: Events = Arc::default();
     let sink = {
         let events = events.clone();

@@ -52,7 +52,7 @@ async fn the_server_receives_the_client_spans_trace_context_and_the_span_is_expo
 
     let hub = Hub::new(
         vec![stdio("fx", &[])],
-        HubOptions::default().health_interval(None),
+        HubOptions::builder().health_interval(None),
     )
     .unwrap();
     let metrics = Metrics::new();

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mcp_readiness::config::Config;
 use mcp_readiness::secret::escape_controls;
-use mcp_readiness::supervise::HubOptions;
+use mcp_readiness::supervise::{HubOptions, HubOptionsBuilder};
 use mcp_readiness::{Budget, Hub, State};
 
 /// Exit code for invalid input (bad flags, bad configuration).
@@ -76,9 +76,9 @@ pub(crate) fn load_config(path: &Path) -> Result<Config, ExitCode> {
 }
 
 /// Hub options from the configuration's `readiness` block.
-pub(crate) fn hub_options(config: &Config) -> HubOptions {
+pub(crate) fn hub_options(config: &Config) -> HubOptionsBuilder {
     let readiness = &config.readiness;
-    HubOptions::default()
+    HubOptions::builder()
         .connect_timeout(readiness.connect_timeout)
         .call_timeout(readiness.call_timeout)
         .cooldown(readiness.cooldown)

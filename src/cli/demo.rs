@@ -89,7 +89,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     };
     let fleet = demo::fleet(&exe, &http);
     let metrics = Metrics::new();
-    let options = HubOptions::default()
+    let options = HubOptions::builder()
         .event_sink(metrics.clone())
         // `warehouse` takes ten minutes to start: let it, so it reads `connecting`, not `absent`.
         .connect_timeout(Duration::from_secs(11 * 60))

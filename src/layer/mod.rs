@@ -1,7 +1,8 @@
 //! The tower middleware that wraps every MCP tool call: resolve at the point of use, tag the span
 //! with the state, record metrics, and refuse what is not ready without calling the server.
 //!
-//! Shaped like tower-http's `trace` module: [`ReadinessLayer`] (the builder and `tower::Layer`),
+//! Shaped like tower-http's `trace` module: [`ReadinessLayer`] (the `tower::Layer`), configured
+//! only through [`ReadinessLayerBuilder`] (budget, lifetimes, metrics, cache, hooks),
 //! [`ReadinessService`] (the service), [`ResponseFuture`] (its future), and [hooks] with `()`
 //! no-op and closure implementations.
 //!
@@ -37,6 +38,7 @@
 //! # Ok(()) }
 //! ```
 
+mod builder;
 mod classify_result;
 mod future;
 mod handles;
@@ -46,10 +48,11 @@ mod readiness_layer;
 mod service;
 mod span;
 
+pub use builder::ReadinessLayerBuilder;
 pub use future::ResponseFuture;
 pub use hooks::{OnNotReady, OnOutcome};
 pub use not_ready::NotReady;
-pub use readiness_layer::{ReadinessLayer, ReadinessLayerBuilder};
+pub use readiness_layer::ReadinessLayer;
 pub use service::ReadinessService;
 pub use span::{SPAN_TARGET, execute_tool_span};
 // The request type lives with the shared vocabulary; re-exported where users first met it.

@@ -3,15 +3,15 @@ use std::sync::Arc;
 
 use tower::Layer;
 
+use super::builder::ReadinessLayerBuilder;
 use super::handles::LayerShared;
 use super::hooks::{OnNotReady, OnOutcome};
 use super::service::ReadinessService;
-use crate::metrics::Metrics;
-use crate::resolve::{Budget, CacheTtls, CapabilityCache, Inventory};
+use crate::resolve::{CapabilityCache, Inventory};
 
 /// Wraps a `tower::Service<ToolCall>` so every call resolves its tool at the point of use first.
 ///
-/// Built with [`ReadinessLayer::builder`]; clones share one [`CapabilityCache`] and one metrics
+/// Built with [`ReadinessLayer::builder`] (or [`ReadinessLayer::builder_with_cache`]); clones share one [`CapabilityCache`] and one metrics
 /// recorder. See the [module documentation](super) for an example.
 pub struct ReadinessLayer<N = (), O = ()> {
     pub(crate) shared: Arc<LayerShared>,
@@ -20,35 +20,37 @@ pub struct ReadinessLayer<N = (), O = ()> {
 }
 
 impl ReadinessLayer {
-    /// A layer over `inventory` with the default budget (20 s, poll 2 s), lifetimes and no metrics.
+    /// A layer over `inventory` with the default budget (20 s, poll 2 s), lifetimes, no metrics
+    /// and no hooks.
     pub fn new(inventory: impl Inventory) -> Self {
         ReadinessLayer::builder(inventory).build()
     }
 
-    /// Configures a layer over `inventory`.
+    /// Configures a layer over `inventory`: budget, cache lifetimes, metrics and hooks.
     pub fn builder(inventory: impl Inventory) -> ReadinessLayerBuilder {
-        ReadinessLayerBuilder {
-            cache: CapabilityCache::new(inventory),
-            metrics: None,
-        }
+        ReadinessLayerBuilder::new(CapabilityCache::new(inventory))
     }
 
-    /// A layer over an existing cache (to share it with other resolutions, e.g. a pre-flight).
+    /// Configures a layer over an existing cache (to share it with other resolutions, e.g. a
+    /// pre-flight): metrics and hooks; the budget and lifetimes are the cache's own.
+    pub fn builder_with_cache(
+        cache: Arc<CapabilityCache>,
+    ) -> ReadinessLayerBuilder<Arc<CapabilityCache>> {
+        ReadinessLayerBuilder::new(cache)
+    }
+
+    /// A layer over an existing cache, without metrics or hooks: shorthand for
+    /// [`ReadinessLayer::builder_with_cache`]`(cache).build()`.
     pub fn with_cache(cache: Arc<CapabilityCache>) -> Self {
-        ReadinessLayer::from_parts(cache, None)
-    }
-
-    fn from_parts(cache: Arc<CapabilityCache>, metrics: Option<Metrics>) -> Self {
-        ReadinessLayer {
-            shared: Arc::new(LayerShared::new(cache, metrics)),
-            on_not_ready: (),
-            on_outcome: (),
-        }
+        ReadinessLayer::builder_with_cache(cache).build()
     }
 }
 
 impl<N, O> ReadinessLayer<N, O> {
     /// Calls `hook` for every call refused because its tool is not ready.
+    #[deprecated(
+        note = "set hooks on the builder: `ReadinessLayer::builder(..).on_not_ready(hook)`"
+    )]
     pub fn on_not_ready<N2: OnNotReady>(self, hook: N2) -> ReadinessLayer<N2, O> {
         ReadinessLayer {
             shared: self.shared,
@@ -58,6 +60,7 @@ impl<N, O> ReadinessLayer<N, O> {
     }
 
     /// Calls `hook` once with every call's outcome.
+    #[deprecated(note = "set hooks on the builder: `ReadinessLayer::builder(..).on_outcome(hook)`")]
     pub fn on_outcome<O2: OnOutcome>(self, hook: O2) -> ReadinessLayer<N, O2> {
         ReadinessLayer {
             shared: self.shared,
@@ -101,37 +104,5 @@ impl<N, O> fmt::Debug for ReadinessLayer<N, O> {
             .field("cache", &self.shared.cache)
             .field("metrics", &self.shared.metrics.is_some())
             .finish_non_exhaustive()
-    }
-}
-
-/// Configures a [`ReadinessLayer`].
-#[derive(Debug)]
-pub struct ReadinessLayerBuilder {
-    cache: CapabilityCache,
-    metrics: Option<Metrics>,
-}
-
-impl ReadinessLayerBuilder {
-    /// The wait budget for `connecting` servers (default 20 s, poll 2 s).
-    pub fn budget(mut self, budget: Budget) -> Self {
-        self.cache = self.cache.with_budget(budget);
-        self
-    }
-
-    /// How long verdicts are reused, by state.
-    pub fn ttls(mut self, ttls: CacheTtls) -> Self {
-        self.cache = self.cache.with_ttls(ttls);
-        self
-    }
-
-    /// Records every resolution and call into `metrics`.
-    pub fn metrics(mut self, metrics: Metrics) -> Self {
-        self.metrics = Some(metrics);
-        self
-    }
-
-    /// Builds the layer.
-    pub fn build(self) -> ReadinessLayer {
-        ReadinessLayer::from_parts(Arc::new(self.cache), self.metrics)
     }
 }

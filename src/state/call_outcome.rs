@@ -8,6 +8,7 @@ use std::fmt;
 /// assert_eq!(CallOutcome::NotReady.as_str(), "not_ready");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum CallOutcome {
     /// The tool ran and its result is not an error.
     Ok,

@@ -6,6 +6,7 @@ use crate::state::State;
 /// How one connection attempt ended: the `result` label of `mcp_readiness_connects_total` and
 /// `mcp_readiness_connect_duration_seconds`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ConnectResult {
     /// The handshake completed and the tool list was read.
     Ok,

@@ -11,6 +11,7 @@ use crate::state::{CallOutcome, State};
 
 /// Why a server had no live connection to take a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum NotConnected {
     /// Credentials are missing, expired or revoked; no retry until they change.
     Unauthenticated,
@@ -36,6 +37,7 @@ impl NotConnected {
 /// What kind of failure a [`CallError`] is. Only [`CallErrorKind::Transport`] means "the pipe
 /// died"; a JSON-RPC error or a tool result with `isError` is the server's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CallErrorKind {
     /// The server had no live connection (and one could not be made now).
     NotConnected(NotConnected),

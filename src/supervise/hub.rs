@@ -92,7 +92,7 @@ impl Drop for HubInner {
 ///         })
 ///     })
 /// });
-/// let hub = Hub::new(vec![imap], HubOptions::default().after_connect("imap", provision))?;
+/// let hub = Hub::new(vec![imap], HubOptions::builder().after_connect("imap", provision))?;
 /// hub.connect_all();
 ///
 /// let answer = hub
@@ -121,7 +121,8 @@ impl Hub {
     /// A hub for `specs`. Nothing connects until [`Hub::connect_all`] or the first call. Fails on a
     /// configuration that cannot work (a non-http(s) URL, a bad header, an empty command, a
     /// duplicate or unusable name).
-    pub fn new(specs: Vec<ServerSpec>, options: HubOptions) -> Result<Hub, SpecError> {
+    pub fn new(specs: Vec<ServerSpec>, options: impl Into<HubOptions>) -> Result<Hub, SpecError> {
+        let options = options.into();
         options.validate()?;
         let mut servers = Vec::with_capacity(specs.len());
         let mut secrets = Vec::new();
@@ -138,8 +139,9 @@ impl Hub {
     /// A hub over connectors you built yourself (custom transports, test doubles).
     pub fn with_connectors(
         connectors: Vec<(Arc<str>, Arc<dyn Connector>)>,
-        options: HubOptions,
+        options: impl Into<HubOptions>,
     ) -> Result<Hub, SpecError> {
+        let options = options.into();
         options.validate()?;
         let servers = connectors
             .into_iter()

@@ -22,6 +22,7 @@
 mod attempt;
 mod background;
 mod call;
+mod child_streams;
 mod classify;
 mod conn_state;
 mod connector;
@@ -46,7 +47,7 @@ pub use factory::connector_for;
 pub use fan_out::{Degraded, FanOut, FanOutResult};
 pub use http::HttpConnector;
 pub use hub::{Hub, ServerStatus};
-pub use options::HubOptions;
+pub use options::{HubOptions, HubOptionsBuilder};
 pub use spec::{ServerSpec, TransportSpec};
 pub use spec_error::SpecError;
 pub use stdio::StdioConnector;

@@ -6,18 +6,20 @@ use std::time::Duration;
 use super::connector::AfterConnect;
 use crate::state::EventSink;
 
-/// How the [`Hub`](super::Hub) supervises its servers.
+/// How the [`Hub`](super::Hub) supervises its servers: configured with the consuming setters of
+/// [`HubOptions::builder`], read with the getters below.
 ///
 /// ```
 /// use std::time::Duration;
 /// use mcp_readiness::supervise::HubOptions;
 ///
-/// let options = HubOptions::default()
+/// let options = HubOptions::builder()
 ///     .connect_timeout(Duration::from_secs(10))
 ///     .cooldown(Duration::from_secs(30))
 ///     .health_interval(None)
-///     .reconnect_on_drop(true);
-/// assert_eq!(options.get_cooldown(), Duration::from_secs(30));
+///     .reconnect_on_drop(true)
+///     .build();
+/// assert_eq!(options.cooldown(), Duration::from_secs(30));
 /// ```
 #[derive(Clone)]
 pub struct HubOptions {
@@ -68,61 +70,11 @@ impl fmt::Debug for HubOptions {
 }
 
 impl HubOptions {
-    /// How long one connection attempt may take, from start (spawn / TCP connect) through the
-    /// handshake, the `after_connect` hook and the first tool list. Default 30 s; zero makes
-    /// [`Hub::new`](super::Hub::new) return an error.
-    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.connect_timeout = timeout;
-        self
-    }
-
-    /// How long one tool call may take. Default 60 s; zero makes [`Hub::new`](super::Hub::new)
-    /// return an error.
-    pub fn call_timeout(mut self, timeout: Duration) -> Self {
-        self.call_timeout = timeout;
-        self
-    }
-
-    /// How long a server whose connect failed is left alone; calls fail at once meanwhile.
-    /// Default 60 s.
-    pub fn cooldown(mut self, cooldown: Duration) -> Self {
-        self.cooldown = cooldown;
-        self
-    }
-
-    /// The health-ping period for connected servers (MCP `ping`), or `None` for no pings.
-    /// Default 30 s. `Some(Duration::ZERO)` makes [`Hub::new`](super::Hub::new) return an error.
-    pub fn health_interval(mut self, interval: Option<Duration>) -> Self {
-        self.health_interval = interval;
-        self
-    }
-
-    /// How long one health ping may take before the connection counts as hung and is dropped.
-    /// Default 5 s (never the call timeout: a frozen server must be noticed within about two ping
-    /// intervals); zero makes [`Hub::new`](super::Hub::new) return an error.
-    pub fn ping_timeout(mut self, timeout: Duration) -> Self {
-        self.ping_timeout = timeout;
-        self
-    }
-
-    /// `false` (default): a dropped connection is re-made at the next use. `true`: at once, and
-    /// again when a cooldown ends (the standalone exporter keeps its gauges fresh this way).
-    pub fn reconnect_on_drop(mut self, reconnect: bool) -> Self {
-        self.reconnect_on_drop = reconnect;
-        self
-    }
-
-    /// Adds a listener for every [`ConnectionEvent`](super::ConnectionEvent).
-    pub fn event_sink(mut self, sink: impl EventSink) -> Self {
-        self.sinks.push(Arc::new(sink));
-        self
-    }
-
-    /// Sets the hook that re-provisions `server`'s per-connection state on every fresh
-    /// connection, before its first call.
-    pub fn after_connect(mut self, server: impl Into<String>, hook: AfterConnect) -> Self {
-        self.after_connect.insert(server.into(), hook);
-        self
+    /// Configures hub options, starting from the defaults.
+    pub fn builder() -> HubOptionsBuilder {
+        HubOptionsBuilder {
+            options: HubOptions::default(),
+        }
     }
 
     /// Checks what the configuration file checks: positive timeouts and ping interval.
@@ -156,22 +108,110 @@ impl HubOptions {
     }
 
     /// The connect timeout in force.
-    pub fn get_connect_timeout(&self) -> Duration {
+    pub fn connect_timeout(&self) -> Duration {
         self.connect_timeout
     }
 
     /// The call timeout in force.
-    pub fn get_call_timeout(&self) -> Duration {
+    pub fn call_timeout(&self) -> Duration {
         self.call_timeout
     }
 
+    /// The cooldown in force.
+    pub fn cooldown(&self) -> Duration {
+        self.cooldown
+    }
+
+    /// The health-ping period in force (`None`: no pings).
+    pub fn health_interval(&self) -> Option<Duration> {
+        self.health_interval
+    }
+
     /// The health-ping timeout in force.
-    pub fn get_ping_timeout(&self) -> Duration {
+    pub fn ping_timeout(&self) -> Duration {
         self.ping_timeout
     }
 
-    /// The cooldown in force.
-    pub fn get_cooldown(&self) -> Duration {
-        self.cooldown
+    /// Whether a dropped connection is re-made at once (`true`) or at the next use.
+    pub fn reconnect_on_drop(&self) -> bool {
+        self.reconnect_on_drop
+    }
+}
+
+/// Configures [`HubOptions`] with consuming setters; made by [`HubOptions::builder`]. A builder
+/// can be passed wherever options are expected ([`Hub::new`](super::Hub::new) takes
+/// `impl Into<HubOptions>`).
+#[derive(Clone, Debug, Default)]
+pub struct HubOptionsBuilder {
+    options: HubOptions,
+}
+
+impl HubOptionsBuilder {
+    /// How long one connection attempt may take, from start (spawn / TCP connect) through the
+    /// handshake, the `after_connect` hook and the first tool list. Default 30 s; zero makes
+    /// [`Hub::new`](super::Hub::new) return an error.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.options.connect_timeout = timeout;
+        self
+    }
+
+    /// How long one tool call may take. Default 60 s; zero makes [`Hub::new`](super::Hub::new)
+    /// return an error.
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.options.call_timeout = timeout;
+        self
+    }
+
+    /// How long a server whose connect failed is left alone; calls fail at once meanwhile.
+    /// Default 60 s.
+    pub fn cooldown(mut self, cooldown: Duration) -> Self {
+        self.options.cooldown = cooldown;
+        self
+    }
+
+    /// The health-ping period for connected servers (MCP `ping`), or `None` for no pings.
+    /// Default 30 s. `Some(Duration::ZERO)` makes [`Hub::new`](super::Hub::new) return an error.
+    pub fn health_interval(mut self, interval: Option<Duration>) -> Self {
+        self.options.health_interval = interval;
+        self
+    }
+
+    /// How long one health ping may take before the connection counts as hung and is dropped.
+    /// Default 5 s (never the call timeout: a frozen server must be noticed within about two ping
+    /// intervals); zero makes [`Hub::new`](super::Hub::new) return an error.
+    pub fn ping_timeout(mut self, timeout: Duration) -> Self {
+        self.options.ping_timeout = timeout;
+        self
+    }
+
+    /// `false` (default): a dropped connection is re-made at the next use. `true`: at once, and
+    /// again when a cooldown ends (the standalone exporter keeps its gauges fresh this way).
+    pub fn reconnect_on_drop(mut self, reconnect: bool) -> Self {
+        self.options.reconnect_on_drop = reconnect;
+        self
+    }
+
+    /// Adds a listener for every [`ConnectionEvent`](super::ConnectionEvent).
+    pub fn event_sink(mut self, sink: impl EventSink) -> Self {
+        self.options.sinks.push(Arc::new(sink));
+        self
+    }
+
+    /// Sets the hook that re-provisions `server`'s per-connection state on every fresh
+    /// connection, before its first call.
+    pub fn after_connect(mut self, server: impl Into<String>, hook: AfterConnect) -> Self {
+        self.options.after_connect.insert(server.into(), hook);
+        self
+    }
+
+    /// The options.
+    pub fn build(self) -> HubOptions {
+        self.options
+    }
+}
+
+impl From<HubOptionsBuilder> for HubOptions {
+    fn from(builder: HubOptionsBuilder) -> Self {
+        builder.build()
     }
 }

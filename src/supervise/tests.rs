@@ -209,11 +209,11 @@ impl Connector for ScriptedConnector {
     }
 }
 
-fn quiet() -> HubOptions {
-    HubOptions::default().health_interval(None)
+fn quiet() -> HubOptionsBuilder {
+    HubOptions::builder().health_interval(None)
 }
 
-fn hub_with(connector: ScriptedConnector, options: HubOptions) -> Hub {
+fn hub_with(connector: ScriptedConnector, options: impl Into<HubOptions>) -> Hub {
     Hub::with_connectors(
         vec![("mail".into(), Arc::new(connector) as Arc<dyn Connector>)],
         options,
@@ -472,7 +472,7 @@ async fn a_failing_health_ping_marks_the_server_down_before_any_call() {
     let script = Arc::new(Script::default());
     let mut connector = ScriptedConnector::new(&script);
     connector.ping_fails = true;
-    let hub = hub_with(connector, HubOptions::default());
+    let hub = hub_with(connector, HubOptions::builder());
     hub.call(read()).await.unwrap();
 
     tokio::time::advance(Duration::from_millis(29_999)).await;
@@ -664,7 +664,7 @@ fn a_url_that_is_not_http_is_a_configuration_error_without_its_credentials() {
             headers: Default::default(),
         },
     };
-    let error = Hub::new(vec![spec], HubOptions::default()).unwrap_err();
+    let error = Hub::new(vec![spec], HubOptions::builder()).unwrap_err();
     let text = error.to_string();
     assert!(matches!(error, SpecError::UrlScheme { .. }));
     assert!(

@@ -554,7 +554,7 @@ pub mod oncall {
             ];
             let hub = Hub::new(
                 servers,
-                HubOptions::default()
+                HubOptions::builder()
                     .connect_timeout(Duration::from_secs(600))
                     .event_sink(metrics.clone()),
             )
