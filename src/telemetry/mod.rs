@@ -48,6 +48,8 @@ mod error;
 #[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
 mod install;
 mod propagation;
+#[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
+mod redaction;
 
 #[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
 pub use config::{
