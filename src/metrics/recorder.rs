@@ -11,9 +11,8 @@ use prometheus::{Registry, TextEncoder};
 
 use super::cap::LabelCap;
 use super::clock::{Clock, SystemClock};
-use super::families::Families;
-use super::family::without_our_collectors;
-use super::names::{BUILD_INFO, OTHER};
+use super::families::{Families, Owner};
+use super::names::OTHER;
 use super::outcome::CallOutcome;
 use super::server::ServerMetrics;
 use super::status::StatusBoard;
@@ -87,9 +86,8 @@ pub(crate) struct Inner {
     pub(crate) board: StatusBoard,
     /// Servers removed and not added again since (their late events are ignored).
     removed: std::sync::Mutex<std::collections::HashSet<Arc<str>>>,
-    /// Whether this crate's families encode themselves (false for registries with a prefix or
-    /// common labels).
-    direct: bool,
+    /// Whose registry it is: how [`Metrics::render`] writes this crate's families.
+    owner: Owner,
 }
 
 /// The recorder of every metric in DESIGN.md's table, over a `prometheus::Registry`.
@@ -164,7 +162,13 @@ impl Default for MetricsBuilder {
 }
 
 impl MetricsBuilder {
-    /// Registers into `registry` (a clone of the handle; it is shared) instead of a new one.
+    /// Registers every family into your own `registry` (a clone of the handle; it is shared)
+    /// instead of a new one, as a `prometheus` collector: gathering the registry yields them all,
+    /// with its namespace prefix and common labels applied. [`Metrics::render`] then writes what
+    /// the registry gathers with `prometheus::TextEncoder` (the same bytes as with a registry of
+    /// the recorder's own, when yours has no prefix or common labels), which costs more for a
+    /// large fleet than the recorder's own registry, whose `render` writes the families from
+    /// their storage.
     pub fn registry(mut self, registry: &Registry) -> Self {
         self.registry = Some(registry.clone());
         self
@@ -198,17 +202,14 @@ impl MetricsBuilder {
     /// holds one of the names.
     pub fn build(self) -> Result<Metrics, MetricsError> {
         let fam = Families::new()?;
-        let registry = self.registry.unwrap_or_default();
-        fam.register(&registry)?;
+        let (registry, owner) = match self.registry {
+            Some(registry) => (registry, Owner::Service),
+            None => (Registry::new(), Owner::Recorder),
+        };
+        fam.register(&registry, owner)?;
         fam.build_info
             .get_or_create(&[env!("CARGO_PKG_VERSION")])
             .set(1);
-        // A registry made with a namespace prefix or common labels rewrites every family it
-        // gathers; the direct encoder would not, so such a registry is rendered the slow way.
-        let direct = registry.gather().iter().any(|family| {
-            family.name() == BUILD_INFO
-                && family.get_metric().iter().all(|m| m.get_label().len() == 1)
-        });
         Ok(Metrics {
             inner: Arc::new(Inner {
                 registry,
@@ -220,7 +221,7 @@ impl MetricsBuilder {
                 last_render_len: AtomicUsize::new(0),
                 board: StatusBoard::default(),
                 removed: Default::default(),
-                direct,
+                owner,
             }),
         })
     }
@@ -247,7 +248,14 @@ impl Metrics {
         MetricsBuilder::default()
     }
 
-    /// The registry the metrics live in (add your own collectors to it to serve them together).
+    /// The registry whose other collectors [`Metrics::render`] serves beside this crate's
+    /// families: register your own collectors here to serve them together.
+    ///
+    /// A registry passed to [`MetricsBuilder::registry`] holds every family of this crate as a
+    /// collector. The one [`Metrics::new`] makes holds only their names (so nothing else can take
+    /// them): gathering it yields your collectors, not this crate's families, which
+    /// [`Metrics::render`] writes itself. To gather every family in a registry, pass yours to the
+    /// builder.
     pub fn registry(&self) -> &Registry {
         &self.inner.registry
     }
@@ -430,6 +438,11 @@ impl Metrics {
     /// series by label values), this crate's families and any collectors you registered
     /// yourself. A family another collector made invalid is left out (and logged) rather than
     /// failing the scrape.
+    ///
+    /// With the recorder's own registry ([`Metrics::new`]), this crate's families are written
+    /// from their storage and the registry's other collectors with `prometheus::TextEncoder`,
+    /// merged by name. With yours ([`MetricsBuilder::registry`]), everything the registry
+    /// gathers is written with `prometheus::TextEncoder`, so its prefix and common labels apply.
     pub fn render(&self) -> String {
         // One generation of the server set, each server one-hot (see `Metrics::reload`).
         let _reload = self
@@ -447,20 +460,15 @@ impl Metrics {
         let mut out =
             String::with_capacity(self.inner.last_render_len.load(Ordering::Relaxed) + 1024);
         let encoder = TextEncoder::new();
-        if !self.inner.direct {
-            for family in &self.inner.registry.gather() {
-                encode_other(&encoder, family, &mut out);
-            }
-            self.inner
-                .last_render_len
-                .store(out.len(), Ordering::Relaxed);
-            return out;
-        }
-        // Our families write themselves (no protobuf messages per series); the registry's other
-        // collectors go through the `prometheus` text encoder. Both are merged by name.
-        let others = without_our_collectors(|| self.inner.registry.gather());
-        let ours = self.inner.fam.sorted();
-        let mut others = others.iter().peekable();
+        // Our families' collectors in the recorder's own registry gather nothing (they only hold
+        // the names), so what it gathers is the other collectors; a service's registry gathers
+        // our families too.
+        let gathered = self.inner.registry.gather();
+        let ours = match self.inner.owner {
+            Owner::Recorder => self.inner.fam.sorted(),
+            Owner::Service => Vec::new(),
+        };
+        let mut others = gathered.iter().peekable();
         for family in ours {
             while let Some(other) = others.next_if(|o| o.name() < family.name()) {
                 encode_other(&encoder, other, &mut out);

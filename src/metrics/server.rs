@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use super::cap::LabelCap;
 use super::families::Families;
-use super::family::{Child, Family};
+use super::family::Family;
 use super::names::{OTHER, OTHER_ERROR_TYPE};
 use super::outcome::CallOutcome;
-use super::value::{Counter, Gauge, Histogram, IntCounter, IntGauge};
+use super::value::{Child, Counter, Gauge, Histogram, IntCounter, IntGauge};
 use crate::resolve::Verdict;
 use crate::state::State;
 use crate::supervise::ConnectResult;
