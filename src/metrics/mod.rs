@@ -42,6 +42,7 @@
 //! is a few atomics behind handles resolved once, with its label text escaped once, and the
 //! values are escaped per the exposition format.
 
+mod builder;
 mod cap;
 mod clock;
 mod collector;
@@ -53,20 +54,24 @@ mod listener;
 pub mod names;
 mod outcome;
 mod recorder;
+mod render;
 mod server;
 mod status;
 mod status_page;
 mod text;
+mod tool;
 mod value;
 
+pub use builder::{
+    DEFAULT_TOOL_CAP, DEFAULT_UNCONFIGURED_SERVER_CAP, MetricsBuilder, MetricsError,
+};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use http::{
     CONTENT_TYPE, DEFAULT_LISTEN, METRICS_PATH, MetricsServer, STATUS_PATH, ServeError, app,
     router, serve,
 };
 pub use outcome::CallOutcome;
-pub use recorder::{
-    DEFAULT_TOOL_CAP, DEFAULT_UNCONFIGURED_SERVER_CAP, Metrics, MetricsBuilder, MetricsError,
-};
-pub use server::{ServerMetrics, ToolMetrics};
+pub use recorder::Metrics;
+pub use server::ServerMetrics;
 pub use status_page::STATUS_REFRESH_SECONDS;
+pub use tool::ToolMetrics;
