@@ -134,24 +134,27 @@ impl Histogram {
         }
     }
 
-    /// The counts are read bucket by bucket, so the count always equals the `+Inf` bucket; the
-    /// sum of an observation in flight may show one scrape later.
+    /// The count is the `+Inf` bucket, so the two always agree; the sum of an observation in
+    /// flight may show one scrape later.
     pub(crate) fn snapshot(&self) -> HistogramSnapshot {
-        let load = |i: usize| {
-            self.0
-                .cells
-                .shards()
-                .filter_map(move |shard| shard.get(i))
-                .map(|cell| cell.load(Ordering::Relaxed))
-        };
+        let sum_index = self.sum_index();
+        // Per bucket (and `+Inf`) across shards, one pass over each shard's lines.
+        let mut cumulative = vec![0u64; sum_index];
+        let mut sum = 0.0;
+        for shard in self.0.cells.shards() {
+            for (i, cell) in shard.iter().enumerate() {
+                let value = cell.load(Ordering::Relaxed);
+                match cumulative.get_mut(i) {
+                    Some(count) => *count += value,
+                    None => sum += f64::from_bits(value),
+                }
+            }
+        }
         let mut total = 0;
-        let cumulative = (0..=self.0.bounds.len())
-            .map(|i| {
-                total += load(i).sum::<u64>();
-                total
-            })
-            .collect();
-        let sum = load(self.sum_index()).map(f64::from_bits).sum();
+        for count in &mut cumulative {
+            total += *count;
+            *count = total;
+        }
         HistogramSnapshot { cumulative, sum }
     }
 }

@@ -101,6 +101,14 @@ impl<'a> Cells<'a> {
             .get(index / CELLS_PER_LINE)
             .map(|line| &line.0[index % CELLS_PER_LINE])
     }
+
+    /// The cells in order.
+    pub(crate) fn iter(self) -> impl Iterator<Item = &'a AtomicU64> {
+        self.lines
+            .iter()
+            .flat_map(|line| line.0.iter())
+            .take(self.width)
+    }
 }
 
 /// [`SHARDS`] clones of a value, each behind its own `Arc`: [`ShardedArc::get`] bumps the
@@ -158,6 +166,11 @@ mod tests {
             assert_eq!(lines.len(), 3, "shard {index}");
             assert!(lines.iter().all(|line| seen.insert(*line)), "shard {index}");
             assert!(shard.get(20).is_none());
+            assert_eq!(shard.iter().count(), 20);
+            assert!(std::ptr::eq(
+                shard.iter().nth(9).unwrap(),
+                shard.get(9).unwrap()
+            ));
         }
         cells
             .mine()
