@@ -82,8 +82,9 @@ impl IntGauge {
 #[derive(Debug)]
 struct HistogramCells {
     bounds: Arc<[f64]>,
-    /// Per shard: one count per bound, then the `+Inf` bucket (not cumulative), then the sum (as
-    /// `f64` bits); each shard on cache lines of its own, all in one allocation.
+    /// Per shard: the sum (as `f64` bits), then one count per bound, then the `+Inf` bucket (not
+    /// cumulative); each shard on cache lines of its own, all in one allocation. The sum sits next
+    /// to the first buckets, so the usual observation (a wait of zero) touches one line.
     cells: ShardedCells,
 }
 
@@ -104,15 +105,15 @@ impl HistogramSnapshot {
     }
 }
 
+/// Where the sum sits in a shard's cells; bucket `i` is at `BUCKETS + i`.
+const SUM: usize = 0;
+const BUCKETS: usize = 1;
+
 impl Histogram {
     pub(crate) fn new(bounds: Arc<[f64]>) -> Histogram {
-        // The buckets, `+Inf` and the sum (0.0 is all-zero bits).
-        let cells = ShardedCells::new(bounds.len() + 2);
+        // The sum (0.0 is all-zero bits), the buckets and `+Inf`.
+        let cells = ShardedCells::new(BUCKETS + bounds.len() + 1);
         Histogram(Arc::new(HistogramCells { bounds, cells }))
-    }
-
-    fn sum_index(&self) -> usize {
-        self.0.bounds.len() + 1
     }
 
     /// Counts `v` in the first bucket whose bound is at least `v` (`le` is inclusive).
@@ -125,11 +126,11 @@ impl Histogram {
             .iter()
             .position(|bound| v <= *bound)
             .unwrap_or(cells.bounds.len());
-        let mine = cells.cells.mine();
-        if let Some(bucket) = mine.get(index) {
+        let mine = shard();
+        if let Some(bucket) = cells.cells.cell(mine, BUCKETS + index) {
             bucket.fetch_add(1, Ordering::Relaxed);
         }
-        if let Some(sum) = mine.get(self.sum_index()) {
+        if let Some(sum) = cells.cells.cell(mine, SUM) {
             add_f64(sum, v);
         }
     }
@@ -137,15 +138,18 @@ impl Histogram {
     /// The count is the `+Inf` bucket, so the two always agree; the sum of an observation in
     /// flight may show one scrape later.
     pub(crate) fn snapshot(&self) -> HistogramSnapshot {
-        let sum_index = self.sum_index();
         // Per bucket (and `+Inf`) across shards, one pass over each shard's lines.
-        let mut cumulative = vec![0u64; sum_index];
+        let mut cumulative = vec![0u64; self.0.bounds.len() + 1];
         let mut sum = 0.0;
         for shard in self.0.cells.shards() {
             for (i, cell) in shard.iter().enumerate() {
                 let value = cell.load(Ordering::Relaxed);
-                match cumulative.get_mut(i) {
-                    Some(count) => *count += value,
+                match i.checked_sub(BUCKETS) {
+                    Some(bucket) => {
+                        if let Some(count) = cumulative.get_mut(bucket) {
+                            *count += value;
+                        }
+                    }
                     None => sum += f64::from_bits(value),
                 }
             }

@@ -80,9 +80,16 @@ impl ShardedCells {
         }
     }
 
-    /// This thread's cells.
-    pub(crate) fn mine(&self) -> Cells<'_> {
-        self.shard(shard())
+    /// Cell `index` (below the width) of shard `shard` (below [`SHARDS`]), or `None`: the one
+    /// lookup of the hot path.
+    pub(crate) fn cell(&self, shard: usize, index: usize) -> Option<&AtomicU64> {
+        if index >= self.width {
+            return None;
+        }
+        let flat = shard * self.lines_per_shard * CELLS_PER_LINE + index;
+        self.lines
+            .get(flat / CELLS_PER_LINE)
+            .map(|line| &line.0[flat % CELLS_PER_LINE])
     }
 
     /// Every shard's cells.
@@ -93,6 +100,7 @@ impl ShardedCells {
 
 impl<'a> Cells<'a> {
     /// Cell `index` (below the width), or `None`.
+    #[cfg(test)]
     pub(crate) fn get(self, index: usize) -> Option<&'a AtomicU64> {
         if index >= self.width {
             return None;
@@ -173,10 +181,14 @@ mod tests {
             ));
         }
         cells
-            .mine()
-            .get(19)
+            .cell(shard(), 19)
             .unwrap()
             .fetch_add(1, Ordering::Relaxed);
+        assert!(cells.cell(SHARDS - 1, 20).is_none());
+        for s in 0..SHARDS {
+            let by_shard = cells.shard(s).get(11).unwrap();
+            assert!(std::ptr::eq(cells.cell(s, 11).unwrap(), by_shard));
+        }
         let total: u64 = cells
             .shards()
             .map(|s| s.get(19).unwrap().load(Ordering::Relaxed))
