@@ -1,5 +1,5 @@
 //! The metric families of DESIGN.md's table, declared once with their names, help, labels and
-//! buckets, and registered together (all or nothing).
+//! buckets, and registered together (all or nothing) in the way the registry's owner calls for.
 
 use std::sync::Arc;
 
@@ -7,9 +7,23 @@ use prometheus::Registry;
 use prometheus::core::Collector;
 
 use super::MetricsError;
-use super::family::{Child, Encode, Family, Registered};
+use super::collector::{FamilyCollector, Reserved};
+use super::family::Family;
 use super::names::*;
-use super::value::{Counter, Gauge, Histogram, IntCounter, IntGauge};
+use super::text::Encode;
+use super::value::{Child, Counter, Gauge, Histogram, IntCounter, IntGauge};
+
+/// Whose registry the families are registered in: fixed when the recorder is built, and what
+/// decides how [`Metrics::render`](super::Metrics::render) writes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Owner {
+    /// The recorder made the registry ([`Metrics::new`](super::Metrics::new)): the families'
+    /// names are reserved in it, and `render` writes the families from their storage.
+    Recorder,
+    /// The service passed its own ([`MetricsBuilder::registry`](super::MetricsBuilder::registry)):
+    /// every family is a collector in it, and `render` encodes what the registry gathers.
+    Service,
+}
 
 /// Every family the recorder writes to.
 #[derive(Debug)]
@@ -155,11 +169,9 @@ impl Families {
         })
     }
 
-    /// Each family as a collector, with its name.
-    fn collectors(&self) -> Vec<(&'static str, Box<dyn Collector>)> {
-        fn c<M: Child>(f: &Arc<Family<M>>) -> (&'static str, Box<dyn Collector>) {
-            (f.static_name(), Box::new(Registered(f.clone())))
-        }
+    /// Each family as what `owner`'s registry holds, with its name.
+    fn collectors(&self, owner: Owner) -> Vec<(&'static str, Box<dyn Collector>)> {
+        let c = |f: &dyn AsCollector| (f.name(), f.collector(owner));
         vec![
             c(&self.server_state),
             c(&self.state_changed),
@@ -182,11 +194,11 @@ impl Families {
 
     /// Registers every family, or none: on a collision the ones already registered are taken out
     /// again and the error names the colliding metric.
-    pub(crate) fn register(&self, registry: &Registry) -> Result<(), MetricsError> {
+    pub(crate) fn register(&self, registry: &Registry, owner: Owner) -> Result<(), MetricsError> {
         let mut done = Vec::new();
-        for (name, collector) in self.collectors() {
+        for (name, collector) in self.collectors(owner) {
             if let Err(source) = registry.register(collector) {
-                for (_, collector) in self.collectors().into_iter().take(done.len()) {
+                for (_, collector) in self.collectors(owner).into_iter().take(done.len()) {
                     // Undoing our own registration cannot fail; nothing else to do if it did.
                     let _ = registry.unregister(collector);
                 }
@@ -240,5 +252,24 @@ impl Families {
             + self.reconnects.remove_server(server)
             + self.cooldown.remove_server(server)
             + self.operation.remove_server(server)
+    }
+}
+
+/// A shared family, as the collector a registry of `owner` holds.
+trait AsCollector {
+    fn name(&self) -> &'static str;
+    fn collector(&self, owner: Owner) -> Box<dyn Collector>;
+}
+
+impl<M: Child> AsCollector for Arc<Family<M>> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn collector(&self, owner: Owner) -> Box<dyn Collector> {
+        match owner {
+            Owner::Recorder => Box::new(Reserved(self.desc.clone())),
+            Owner::Service => Box::new(FamilyCollector(self.clone())),
+        }
     }
 }

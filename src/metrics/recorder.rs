@@ -2,64 +2,21 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use prometheus::proto::MetricFamily;
-use prometheus::{Registry, TextEncoder};
+use prometheus::Registry;
 
+use super::builder::{MetricsBuilder, MetricsError};
 use super::cap::LabelCap;
-use super::clock::{Clock, SystemClock};
-use super::families::Families;
-use super::family::without_our_collectors;
-use super::names::{BUILD_INFO, OTHER};
+use super::clock::Clock;
+use super::families::{Families, Owner};
+use super::names::OTHER;
 use super::server::ServerMetrics;
 use super::status::StatusBoard;
 use crate::resolve::Verdict;
 use crate::state::CallOutcome;
-
-/// The default cap on distinct `tool` label values, process-wide.
-pub const DEFAULT_TOOL_CAP: usize = 256;
-
-/// The default cap on servers that were never configured (named only by callers' tool names).
-pub const DEFAULT_UNCONFIGURED_SERVER_CAP: usize = 256;
-
-/// Why the metrics could not be set up.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum MetricsError {
-    /// The registry already holds a metric of that name (with the same or other labels or help).
-    #[error(
-        "metric `{name}` is already registered in this registry: pass a registry that holds no mcp-readiness metrics, or clone the existing `Metrics` handle instead of building a second one"
-    )]
-    AlreadyRegistered {
-        /// The colliding metric name.
-        name: &'static str,
-        /// What `prometheus` said.
-        #[source]
-        source: prometheus::Error,
-    },
-    /// A metric declaration was refused (a bug in this crate: please report it).
-    #[error(
-        "metric `{name}` could not be declared ({source}): this is a bug in mcp-readiness, please report it"
-    )]
-    Declare {
-        /// The metric name.
-        name: &'static str,
-        /// What `prometheus` said.
-        #[source]
-        source: prometheus::Error,
-    },
-}
-
-fn encode_other(encoder: &TextEncoder, family: &MetricFamily, out: &mut String) {
-    // The encoder checks a family before writing any of it, so a refused family leaves nothing
-    // half-written.
-    if let Err(error) = encoder.encode_utf8(std::slice::from_ref(family), out) {
-        tracing::warn!(metric = family.name(), %error, "metric family left out of /metrics");
-    }
-}
 
 /// Servers by name, and how many of them were never configured.
 #[derive(Default)]
@@ -76,20 +33,20 @@ fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 pub(crate) struct Inner {
-    registry: Registry,
-    fam: Arc<Families>,
+    pub(super) registry: Registry,
+    pub(super) fam: Arc<Families>,
     servers: RwLock<Servers>,
     tool_cap: Arc<LabelCap>,
     server_cap: usize,
     pub(crate) clock: Arc<dyn Clock>,
-    last_render_len: AtomicUsize,
+    /// The length of the last render (the next one's first guess of its capacity).
+    pub(super) last_render_len: AtomicUsize,
     /// What the status page shows, kept from the supervisor's events.
     pub(crate) board: StatusBoard,
     /// Servers removed and not added again since (their late events are ignored).
     removed: std::sync::Mutex<std::collections::HashSet<Arc<str>>>,
-    /// Whether this crate's families encode themselves (false for registries with a prefix or
-    /// common labels).
-    direct: bool,
+    /// Whose registry it is: how [`Metrics::render`] writes this crate's families.
+    pub(super) owner: Owner,
 }
 
 /// The recorder of every metric in DESIGN.md's table, over a `prometheus::Registry`.
@@ -143,90 +100,32 @@ impl Default for Metrics {
     }
 }
 
-/// Configures a [`Metrics`]: the registry, the label caps and the clock.
-#[derive(Debug)]
-pub struct MetricsBuilder {
-    registry: Option<Registry>,
-    tool_cap: usize,
-    server_cap: usize,
-    clock: Arc<dyn Clock>,
-}
-
-impl Default for MetricsBuilder {
-    fn default() -> Self {
-        MetricsBuilder {
-            registry: None,
-            tool_cap: DEFAULT_TOOL_CAP,
-            server_cap: DEFAULT_UNCONFIGURED_SERVER_CAP,
-            clock: Arc::new(SystemClock),
-        }
-    }
-}
-
-impl MetricsBuilder {
-    /// Registers into `registry` (a clone of the handle; it is shared) instead of a new one.
-    pub fn registry(mut self, registry: &Registry) -> Self {
-        self.registry = Some(registry.clone());
-        self
-    }
-
-    /// At most `cap` distinct `tool` (and `gen_ai_tool_name`) label values for the life of the
-    /// recorder, across all servers; tool names seen after that are counted as `tool="other"`.
-    /// Default [`DEFAULT_TOOL_CAP`].
-    pub fn tool_cap(mut self, cap: usize) -> Self {
-        self.tool_cap = cap;
-        self
-    }
-
-    /// At most `cap` servers that no [`ConnectionEvent::ServerAdded`](crate::ConnectionEvent)
-    /// announced (named only by the tool names callers use); later ones are counted as
-    /// `server="other"`. Configured servers are never capped. Default
-    /// [`DEFAULT_UNCONFIGURED_SERVER_CAP`].
-    pub fn unconfigured_server_cap(mut self, cap: usize) -> Self {
-        self.server_cap = cap;
-        self
-    }
-
-    /// Reads wall-clock time (for `mcp_readiness_server_state_changed_timestamp_seconds`) from
-    /// `clock`; default [`SystemClock`]. Tests pass a [`ManualClock`](super::ManualClock).
-    pub fn clock(mut self, clock: impl Clock) -> Self {
-        self.clock = Arc::new(clock);
-        self
-    }
-
-    /// Declares and registers every metric. Fails, registering nothing, if the registry already
-    /// holds one of the names.
-    pub fn build(self) -> Result<Metrics, MetricsError> {
-        let fam = Families::new()?;
-        let registry = self.registry.unwrap_or_default();
-        fam.register(&registry)?;
-        fam.build_info
-            .get_or_create(&[env!("CARGO_PKG_VERSION")])
-            .set(1);
-        // A registry made with a namespace prefix or common labels rewrites every family it
-        // gathers; the direct encoder would not, so such a registry is rendered the slow way.
-        let direct = registry.gather().iter().any(|family| {
-            family.name() == BUILD_INFO
-                && family.get_metric().iter().all(|m| m.get_label().len() == 1)
-        });
-        Ok(Metrics {
+impl Metrics {
+    /// A recorder over `fam`, registered in `registry` as `owner` calls for.
+    pub(super) fn assemble(
+        registry: Registry,
+        owner: Owner,
+        fam: Families,
+        tool_cap: usize,
+        server_cap: usize,
+        clock: Arc<dyn Clock>,
+    ) -> Metrics {
+        Metrics {
             inner: Arc::new(Inner {
                 registry,
                 fam: Arc::new(fam),
                 servers: RwLock::new(Servers::default()),
-                tool_cap: Arc::new(LabelCap::new(self.tool_cap)),
-                server_cap: self.server_cap,
-                clock: self.clock,
+                tool_cap: Arc::new(LabelCap::new(tool_cap)),
+                server_cap,
+                clock,
                 last_render_len: AtomicUsize::new(0),
                 board: StatusBoard::default(),
                 removed: Default::default(),
-                direct,
+                owner,
             }),
-        })
+        }
     }
-}
 
-impl Metrics {
     /// A recorder with its own registry and default settings.
     pub fn new() -> Metrics {
         // Registering static, valid names into a fresh, empty registry cannot collide.
@@ -247,7 +146,14 @@ impl Metrics {
         MetricsBuilder::default()
     }
 
-    /// The registry the metrics live in (add your own collectors to it to serve them together).
+    /// The registry whose other collectors [`Metrics::render`] serves beside this crate's
+    /// families: register your own collectors here to serve them together.
+    ///
+    /// A registry passed to [`MetricsBuilder::registry`] holds every family of this crate as a
+    /// collector. The one [`Metrics::new`] makes holds only their names (so nothing else can take
+    /// them): gathering it yields your collectors, not this crate's families, which
+    /// [`Metrics::render`] writes itself. To gather every family in a registry, pass yours to the
+    /// builder.
     pub fn registry(&self) -> &Registry {
         &self.inner.registry
     }
@@ -424,56 +330,6 @@ impl Metrics {
     pub fn status_page(&self) -> String {
         let now = self.inner.clock.unix_now().as_secs_f64();
         super::status_page::render(&self.inner.board.snapshot(), now)
-    }
-
-    /// The whole registry in the Prometheus text format 0.0.4 (metric families sorted by name,
-    /// series by label values), this crate's families and any collectors you registered
-    /// yourself. A family another collector made invalid is left out (and logged) rather than
-    /// failing the scrape.
-    pub fn render(&self) -> String {
-        // One generation of the server set, each server one-hot (see `Metrics::reload`).
-        let _reload = self
-            .inner
-            .fam
-            .reload_gate
-            .read()
-            .unwrap_or_else(|p| p.into_inner());
-        let _gate = self
-            .inner
-            .fam
-            .gate
-            .read()
-            .unwrap_or_else(|p| p.into_inner());
-        let mut out =
-            String::with_capacity(self.inner.last_render_len.load(Ordering::Relaxed) + 1024);
-        let encoder = TextEncoder::new();
-        if !self.inner.direct {
-            for family in &self.inner.registry.gather() {
-                encode_other(&encoder, family, &mut out);
-            }
-            self.inner
-                .last_render_len
-                .store(out.len(), Ordering::Relaxed);
-            return out;
-        }
-        // Our families write themselves (no protobuf messages per series); the registry's other
-        // collectors go through the `prometheus` text encoder. Both are merged by name.
-        let others = without_our_collectors(|| self.inner.registry.gather());
-        let ours = self.inner.fam.sorted();
-        let mut others = others.iter().peekable();
-        for family in ours {
-            while let Some(other) = others.next_if(|o| o.name() < family.name()) {
-                encode_other(&encoder, other, &mut out);
-            }
-            family.encode(&mut out);
-        }
-        for other in others {
-            encode_other(&encoder, other, &mut out);
-        }
-        self.inner
-            .last_render_len
-            .store(out.len(), Ordering::Relaxed);
-        out
     }
 
     fn read_servers(&self) -> std::sync::RwLockReadGuard<'_, Servers> {

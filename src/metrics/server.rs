@@ -1,5 +1,5 @@
-//! Pre-resolved handles: [`ServerMetrics`] holds every series of one server, [`ToolMetrics`] every
-//! series of one of its tools, so recording is an atomic add with no label hashing.
+//! [`ServerMetrics`]: the pre-resolved handle of every series of one server (its tools' handles,
+//! [`ToolMetrics`], are in `tool.rs`), so recording is an atomic add with no label hashing.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -9,22 +9,19 @@ use std::time::Duration;
 
 use super::cap::LabelCap;
 use super::families::Families;
-use super::family::{Child, Family};
-use super::names::{OTHER, OTHER_ERROR_TYPE};
-use super::value::{Counter, Gauge, Histogram, IntCounter, IntGauge};
+use super::family::Family;
+use super::names::OTHER;
+use super::tool::ToolMetrics;
+use super::value::{Child, Counter, Gauge, Histogram, IntCounter, IntGauge};
 use crate::resolve::Verdict;
 use crate::state::CallOutcome;
 use crate::state::ConnectResult;
 use crate::state::State;
 
-/// How many distinct (`mcp_method_name`, `error_type`) pairs one tool records before the rest are
-/// counted as `_OTHER`.
-const MAX_OPERATIONS_PER_TOOL: usize = 32;
-
 /// What one server's handles share: its name, the families, and whether it is still exported.
 pub(crate) struct ServerCore {
-    name: Arc<str>,
-    fam: Arc<Families>,
+    pub(super) name: Arc<str>,
+    pub(super) fam: Arc<Families>,
     tool_cap: Arc<LabelCap>,
     /// `true` while the server's series are exported. Creating a series and removing the server
     /// both hold this lock, so a server removed while a handle creates a series leaves nothing.
@@ -33,7 +30,7 @@ pub(crate) struct ServerCore {
 
 impl ServerCore {
     /// The child of `fam` for `values`, exported while the server is live, detached after.
-    fn create<M: Child>(&self, fam: &Family<M>, values: &[&str]) -> M {
+    pub(super) fn create<M: Child>(&self, fam: &Family<M>, values: &[&str]) -> M {
         let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
         if *live {
             fam.get_or_create(values)
@@ -42,7 +39,12 @@ impl ServerCore {
         }
     }
 
-    fn lazy<'a, M: Child>(&self, cell: &'a OnceLock<M>, fam: &Family<M>, values: &[&str]) -> &'a M {
+    pub(super) fn lazy<'a, M: Child>(
+        &self,
+        cell: &'a OnceLock<M>,
+        fam: &Family<M>,
+        values: &[&str],
+    ) -> &'a M {
         cell.get_or_init(|| self.create(fam, values))
     }
 }
@@ -362,148 +364,6 @@ impl ServerMetrics {
         *live = false;
         core.fam.remove_server(&core.name)
     }
-}
-
-struct Operation {
-    method: Box<str>,
-    error_type: Box<str>,
-    histogram: Histogram,
-}
-
-struct ToolInner {
-    core: Arc<ServerCore>,
-    tool: Arc<str>,
-    calls: [OnceLock<IntCounter>; 6],
-    absent: OnceLock<IntCounter>,
-    operations: RwLock<Vec<Operation>>,
-    /// The series every successful call through the layer records into, resolved once: the
-    /// hot path takes no lock.
-    ok_call: OnceLock<Histogram>,
-}
-
-/// Every series of one tool of one server, resolved once. Cheap to clone; get it from
-/// [`ServerMetrics::tool`].
-#[derive(Clone)]
-pub struct ToolMetrics {
-    inner: Arc<ToolInner>,
-}
-
-impl fmt::Debug for ToolMetrics {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ToolMetrics")
-            .field("server", &&*self.inner.core.name)
-            .field("tool", &self.tool())
-            .finish()
-    }
-}
-
-impl ToolMetrics {
-    fn new(core: Arc<ServerCore>, tool: Arc<str>) -> ToolMetrics {
-        ToolMetrics {
-            inner: Arc::new(ToolInner {
-                core,
-                tool,
-                calls: Default::default(),
-                absent: OnceLock::new(),
-                operations: RwLock::new(Vec::new()),
-                ok_call: OnceLock::new(),
-            }),
-        }
-    }
-
-    /// The `tool` label value: the tool's name, or `other` when it came beyond the cap.
-    pub fn tool(&self) -> &str {
-        &self.inner.tool
-    }
-
-    /// Counts one call that ended with `outcome` in `mcp_readiness_tool_calls_total`.
-    pub fn observe_call(&self, outcome: CallOutcome) {
-        let inner = &*self.inner;
-        let core = &inner.core;
-        core.lazy(
-            &inner.calls[outcome.index()],
-            &core.fam.tool_calls,
-            &[&core.name, &inner.tool, outcome.as_str()],
-        )
-        .inc();
-    }
-
-    /// Counts one call to this tool while its ready server does not offer it
-    /// (`mcp_readiness_tool_absent_total`).
-    pub fn absent(&self) {
-        let inner = &*self.inner;
-        let core = &inner.core;
-        core.lazy(
-            &inner.absent,
-            &core.fam.tool_absent,
-            &[&core.name, &inner.tool],
-        )
-        .inc();
-    }
-
-    /// Observes one MCP operation on this tool in `mcp_client_operation_duration_seconds`, with
-    /// `mcp_method_name = method` (e.g. `tools/call`) and `error_type` the OpenTelemetry
-    /// `error.type` (`None` on success).
-    ///
-    /// A successful operation has `error_type=""`. The OpenTelemetry-to-Prometheus mapping drops
-    /// an attribute that is not set, and Prometheus treats a label with an empty value exactly as
-    /// a missing label (`{error_type=""}` selects both), so this is the same series a collector
-    /// would produce, while every series of the family keeps one label set (as a
-    /// `prometheus::Registry` requires of a family).
-    ///
-    /// `method` and `error_type` must come from small fixed sets: after 32 distinct pairs on one
-    /// tool, further pairs are counted with both labels `_OTHER`.
-    pub fn observe_operation(&self, method: &str, error_type: Option<&str>, duration: Duration) {
-        let seconds = duration.as_secs_f64();
-        if method == "tools/call" && error_type.is_none() {
-            let inner = &*self.inner;
-            let core = &inner.core;
-            core.lazy(
-                &inner.ok_call,
-                &core.fam.operation,
-                &["tools/call", &inner.tool, "", &core.name],
-            )
-            .observe(seconds);
-            return;
-        }
-        let error_type = error_type.unwrap_or("");
-        {
-            let operations = read(&self.inner.operations);
-            if let Some(op) = find(&operations, method, error_type) {
-                op.histogram.observe(seconds);
-                return;
-            }
-        }
-        let mut operations = write(&self.inner.operations);
-        let (method, error_type) = if find(&operations, method, error_type).is_none()
-            && operations.len() >= MAX_OPERATIONS_PER_TOOL
-        {
-            (OTHER_ERROR_TYPE, OTHER_ERROR_TYPE)
-        } else {
-            (method, error_type)
-        };
-        if let Some(op) = find(&operations, method, error_type) {
-            op.histogram.observe(seconds);
-            return;
-        }
-        let core = &self.inner.core;
-        let histogram = core.create(
-            &core.fam.operation,
-            &[method, &self.inner.tool, error_type, &core.name],
-        );
-        histogram.observe(seconds);
-        operations.push(Operation {
-            method: method.into(),
-            error_type: error_type.into(),
-            histogram,
-        });
-    }
-}
-
-fn find<'a>(operations: &'a [Operation], method: &str, error_type: &str) -> Option<&'a Operation> {
-    operations
-        .iter()
-        .find(|op| &*op.method == method && &*op.error_type == error_type)
 }
 
 fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {

@@ -1,11 +1,13 @@
 //! The values behind each series: a few atomics per series, shared by the handles that update
 //! them and the family that exposes them. Far smaller than a `prometheus` metric object (which
-//! carries its own descriptor and label copies), and read without allocating.
+//! carries its own descriptor and label copies). A scrape reads each as a [`Reading`].
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
-use crate::util::{Padded, SHARDS, shard};
+use prometheus::proto::MetricType;
+
+use crate::util::{Padded, SHARDS, ShardedCells, shard};
 
 /// Adds `v` to the `f64` stored as bits in `cell`.
 fn add_f64(cell: &AtomicU64, v: f64) {
@@ -80,15 +82,10 @@ impl IntGauge {
 #[derive(Debug)]
 struct HistogramCells {
     bounds: Arc<[f64]>,
-    /// One set of cells per shard (see [`SHARDS`]).
-    shards: [Padded<ShardCells>; SHARDS],
-}
-
-#[derive(Debug)]
-struct ShardCells {
-    /// One count per bound, plus the `+Inf` bucket (not cumulative).
-    buckets: Box<[AtomicU64]>,
-    sum: AtomicU64,
+    /// Per shard: the sum (as `f64` bits), then one count per bound, then the `+Inf` bucket (not
+    /// cumulative); each shard on cache lines of its own, all in one allocation. The sum sits next
+    /// to the first buckets, so the usual observation (a wait of zero) touches one line.
+    cells: ShardedCells,
 }
 
 /// A histogram with fixed bucket bounds.
@@ -108,16 +105,15 @@ impl HistogramSnapshot {
     }
 }
 
+/// Where the sum sits in a shard's cells; bucket `i` is at `BUCKETS + i`.
+const SUM: usize = 0;
+const BUCKETS: usize = 1;
+
 impl Histogram {
     pub(crate) fn new(bounds: Arc<[f64]>) -> Histogram {
-        let cells = || {
-            Padded(ShardCells {
-                buckets: (0..=bounds.len()).map(|_| AtomicU64::new(0)).collect(),
-                sum: AtomicU64::new(0f64.to_bits()),
-            })
-        };
-        let shards = std::array::from_fn(|_| cells());
-        Histogram(Arc::new(HistogramCells { bounds, shards }))
+        // The sum (0.0 is all-zero bits), the buckets and `+Inf`.
+        let cells = ShardedCells::new(BUCKETS + bounds.len() + 1);
+        Histogram(Arc::new(HistogramCells { bounds, cells }))
     }
 
     /// Counts `v` in the first bucket whose bound is at least `v` (`le` is inclusive).
@@ -130,39 +126,99 @@ impl Histogram {
             .iter()
             .position(|bound| v <= *bound)
             .unwrap_or(cells.bounds.len());
-        let mine = &cells.shards[shard()].0;
-        if let Some(bucket) = mine.buckets.get(index) {
+        let mine = shard();
+        if let Some(bucket) = cells.cells.cell(mine, BUCKETS + index) {
             bucket.fetch_add(1, Ordering::Relaxed);
         }
-        add_f64(&mine.sum, v);
+        if let Some(sum) = cells.cells.cell(mine, SUM) {
+            add_f64(sum, v);
+        }
     }
 
-    /// The counts are read bucket by bucket, so the count always equals the `+Inf` bucket; the
-    /// sum of an observation in flight may show one scrape later.
+    /// The count is the `+Inf` bucket, so the two always agree; the sum of an observation in
+    /// flight may show one scrape later.
     pub(crate) fn snapshot(&self) -> HistogramSnapshot {
+        // Per bucket (and `+Inf`) across shards, one pass over each shard's lines.
+        let mut cumulative = vec![0u64; self.0.bounds.len() + 1];
+        let mut sum = 0.0;
+        for shard in self.0.cells.shards() {
+            for (i, cell) in shard.iter().enumerate() {
+                let value = cell.load(Ordering::Relaxed);
+                match i.checked_sub(BUCKETS) {
+                    Some(bucket) => {
+                        if let Some(count) = cumulative.get_mut(bucket) {
+                            *count += value;
+                        }
+                    }
+                    None => sum += f64::from_bits(value),
+                }
+            }
+        }
         let mut total = 0;
-        let cumulative = (0..=self.0.bounds.len())
-            .map(|i| {
-                total += self
-                    .0
-                    .shards
-                    .iter()
-                    .map(|shard| shard.0.buckets[i].load(Ordering::Relaxed))
-                    .sum::<u64>();
-                total
-            })
-            .collect();
-        let sum = self
-            .0
-            .shards
-            .iter()
-            .map(|shard| f64::from_bits(shard.0.sum.load(Ordering::Relaxed)))
-            .sum();
+        for count in &mut cumulative {
+            total += *count;
+            *count = total;
+        }
         HistogramSnapshot { cumulative, sum }
     }
+}
 
-    pub(crate) fn bounds(&self) -> &[f64] {
-        &self.0.bounds
+/// What a scrape reads from one series: the input of both outputs of a family (the text of
+/// `/metrics` and the `prometheus` message of `Registry::gather`).
+pub(crate) enum Reading {
+    /// A counter or gauge value.
+    Value(f64),
+    /// A histogram's cumulative buckets and sum.
+    Histogram(HistogramSnapshot),
+}
+
+/// A series value a [`Family`](super::family::Family) can hold.
+pub(crate) trait Child: Clone + Send + Sync + 'static {
+    /// What every child of the family is made from (the bucket bounds of a histogram).
+    type Opts: Send + Sync + 'static;
+    /// The exposition type.
+    const KIND: MetricType;
+    /// A new, zeroed child.
+    fn create(opts: &Self::Opts) -> Self;
+    /// The value now.
+    fn read(&self) -> Reading;
+    /// The histogram bucket bounds (none for other types).
+    fn bounds(_opts: &Self::Opts) -> Vec<f64> {
+        Vec::new()
+    }
+}
+
+macro_rules! scalar_child {
+    ($type:ty, $kind:expr) => {
+        impl Child for $type {
+            type Opts = ();
+            const KIND: MetricType = $kind;
+            fn create(_opts: &()) -> Self {
+                <$type>::default()
+            }
+            fn read(&self) -> Reading {
+                Reading::Value(self.get() as f64)
+            }
+        }
+    };
+}
+
+scalar_child!(Counter, MetricType::COUNTER);
+scalar_child!(IntCounter, MetricType::COUNTER);
+scalar_child!(Gauge, MetricType::GAUGE);
+scalar_child!(IntGauge, MetricType::GAUGE);
+
+impl Child for Histogram {
+    type Opts = Arc<[f64]>;
+    const KIND: MetricType = MetricType::HISTOGRAM;
+    fn create(bounds: &Arc<[f64]>) -> Self {
+        Histogram::new(bounds.clone())
+    }
+    fn read(&self) -> Reading {
+        Reading::Histogram(self.snapshot())
+    }
+    fn bounds(bounds: &Arc<[f64]>) -> Vec<f64> {
+        bounds.to_vec()
     }
 }
 

@@ -4,7 +4,7 @@ mod cow_map;
 mod per_thread;
 
 pub(crate) use cow_map::CowMap;
-pub(crate) use per_thread::{Padded, SHARDS, ShardedArc, shard};
+pub(crate) use per_thread::{Padded, SHARDS, ShardedArc, ShardedCells, shard};
 
 use std::time::Duration;
 use tokio::time::Instant;

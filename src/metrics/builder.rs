@@ -1,0 +1,124 @@
+//! [`MetricsBuilder`]: how a [`Metrics`] is set up (its registry, label caps and clock), and why
+//! it could not be.
+
+use std::sync::Arc;
+
+use prometheus::Registry;
+
+use super::clock::{Clock, SystemClock};
+use super::families::{Families, Owner};
+use super::recorder::Metrics;
+
+/// The default cap on distinct `tool` label values, process-wide.
+pub const DEFAULT_TOOL_CAP: usize = 256;
+
+/// The default cap on servers that were never configured (named only by callers' tool names).
+pub const DEFAULT_UNCONFIGURED_SERVER_CAP: usize = 256;
+
+/// Why the metrics could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MetricsError {
+    /// The registry already holds a metric of that name (with the same or other labels or help).
+    #[error(
+        "metric `{name}` is already registered in this registry: pass a registry that holds no mcp-readiness metrics, or clone the existing `Metrics` handle instead of building a second one"
+    )]
+    AlreadyRegistered {
+        /// The colliding metric name.
+        name: &'static str,
+        /// What `prometheus` said.
+        #[source]
+        source: prometheus::Error,
+    },
+    /// A metric declaration was refused (a bug in this crate: please report it).
+    #[error(
+        "metric `{name}` could not be declared ({source}): this is a bug in mcp-readiness, please report it"
+    )]
+    Declare {
+        /// The metric name.
+        name: &'static str,
+        /// What `prometheus` said.
+        #[source]
+        source: prometheus::Error,
+    },
+}
+
+/// Configures a [`Metrics`]: the registry, the label caps and the clock.
+#[derive(Debug)]
+pub struct MetricsBuilder {
+    registry: Option<Registry>,
+    tool_cap: usize,
+    server_cap: usize,
+    clock: Arc<dyn Clock>,
+}
+
+impl Default for MetricsBuilder {
+    fn default() -> Self {
+        MetricsBuilder {
+            registry: None,
+            tool_cap: DEFAULT_TOOL_CAP,
+            server_cap: DEFAULT_UNCONFIGURED_SERVER_CAP,
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+impl MetricsBuilder {
+    /// Registers every family into your own `registry` (a clone of the handle; it is shared)
+    /// instead of a new one, as a `prometheus` collector: gathering the registry yields them all,
+    /// with its namespace prefix and common labels applied. [`Metrics::render`] then writes what
+    /// the registry gathers with `prometheus::TextEncoder` (the same bytes as with a registry of
+    /// the recorder's own, when yours has no prefix or common labels), which costs more for a
+    /// large fleet than the recorder's own registry, whose `render` writes the families from
+    /// their storage.
+    pub fn registry(mut self, registry: &Registry) -> Self {
+        self.registry = Some(registry.clone());
+        self
+    }
+
+    /// At most `cap` distinct `tool` (and `gen_ai_tool_name`) label values for the life of the
+    /// recorder, across all servers; tool names seen after that are counted as `tool="other"`.
+    /// Default [`DEFAULT_TOOL_CAP`].
+    pub fn tool_cap(mut self, cap: usize) -> Self {
+        self.tool_cap = cap;
+        self
+    }
+
+    /// At most `cap` servers that no [`ConnectionEvent::ServerAdded`](crate::ConnectionEvent)
+    /// announced (named only by the tool names callers use); later ones are counted as
+    /// `server="other"`. Configured servers are never capped. Default
+    /// [`DEFAULT_UNCONFIGURED_SERVER_CAP`].
+    pub fn unconfigured_server_cap(mut self, cap: usize) -> Self {
+        self.server_cap = cap;
+        self
+    }
+
+    /// Reads wall-clock time (for `mcp_readiness_server_state_changed_timestamp_seconds`) from
+    /// `clock`; default [`SystemClock`]. Tests pass a [`ManualClock`](super::ManualClock).
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// Declares and registers every metric. Fails, registering nothing, if the registry already
+    /// holds one of the names.
+    pub fn build(self) -> Result<Metrics, MetricsError> {
+        let fam = Families::new()?;
+        let (registry, owner) = match self.registry {
+            Some(registry) => (registry, Owner::Service),
+            None => (Registry::new(), Owner::Recorder),
+        };
+        fam.register(&registry, owner)?;
+        fam.build_info
+            .get_or_create(&[env!("CARGO_PKG_VERSION")])
+            .set(1);
+        Ok(Metrics::assemble(
+            registry,
+            owner,
+            fam,
+            self.tool_cap,
+            self.server_cap,
+            self.clock,
+        ))
+    }
+}
