@@ -140,7 +140,7 @@ impl CallError {
     /// use mcp_readiness::metrics::CallOutcome;
     /// # fn check(error: &mcp_readiness::CallError) {
     /// if error.outcome() == CallOutcome::NotReady {
-    ///     println!("{} is {}: {}", error.server(), error.state(), error.error_type());
+    ///     tracing::warn!("{} is {}: {}", error.server(), error.state(), error.error_type());
     /// }
     /// # }
     /// ```
