@@ -9,9 +9,9 @@ mod common;
 
 use common::fixtures::{self, started, stdio_fixture, write_config};
 use common::process::{
-    Guard, assert_all_gone, command_line, descendants, http_get, http_get_any, prerequisite,
-    signal, wait_for,
+    Guard, assert_all_gone, command_line, descendants, http_get_any, prerequisite, signal,
 };
+use common::serve::Serve;
 use common::{Scratch, alive};
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -397,65 +397,16 @@ async fn check_exits_2_on_a_bad_config_or_a_poll_longer_than_the_budget() {
 // ---------------------------------------------------------------------------------------------
 // helpers: `serve` and /metrics
 
-/// `serve` running as a real process, its stdout and stderr in files.
-struct Serve {
-    guard: Guard,
-    addr: String,
-    scratch_out: PathBuf,
-    scratch_err: PathBuf,
-}
+/// The environment `serve` runs with here: both tokens, and the state-change log lines.
+const SERVE_ENV: &[(&str, &str)] = &[
+    ("MCP_TEST_TOKEN", WRONG_TOKEN),
+    ("MCP_RIGHT_TOKEN", RIGHT_TOKEN),
+    ("RUST_LOG", "info"),
+];
 
-impl Serve {
-    async fn start(scratch: &Scratch, config: &Path) -> Serve {
-        let out = scratch.path("serve.out");
-        let err = scratch.path("serve.err");
-        let child = Command::new(BIN)
-            .arg("serve")
-            .arg("--config")
-            .arg(config)
-            .args(["--listen", "127.0.0.1:0"])
-            .env("MCP_TEST_TOKEN", WRONG_TOKEN)
-            .env("MCP_RIGHT_TOKEN", RIGHT_TOKEN)
-            .env("RUST_LOG", "info")
-            .stdout(std::fs::File::create(&out).unwrap())
-            .stderr(std::fs::File::create(&err).unwrap())
-            .spawn()
-            .expect("start mcp-readiness serve");
-        let mut guard = Guard {
-            child,
-            name: "mcp-readiness serve",
-        };
-        let addr = wait_for("serve's listening line", Duration::from_secs(20), || {
-            if let Ok(Some(status)) = guard.child.try_wait() {
-                panic!(
-                    "serve exited early ({status}): {}",
-                    std::fs::read_to_string(&err).unwrap_or_default()
-                );
-            }
-            std::fs::read_to_string(&out).ok()?.lines().find_map(|l| {
-                l.strip_prefix("listening on http://")?
-                    .strip_suffix("/metrics")
-                    .map(str::to_owned)
-            })
-        })
-        .await;
-        Serve {
-            guard,
-            addr,
-            scratch_out: out,
-            scratch_err: err,
-        }
-    }
-    async fn scrape(&self) -> Scrape {
-        let text = http_get(&self.addr, "/metrics").await;
-        Scrape::parse(&text)
-    }
-    fn stdout(&self) -> String {
-        std::fs::read_to_string(&self.scratch_out).unwrap_or_default()
-    }
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.scratch_err).unwrap_or_default()
-    }
+/// One parsed scrape of `serve`.
+async fn scrape_of(serve: &Serve) -> Scrape {
+    Scrape::parse(&serve.metrics().await)
 }
 
 /// One scrape: the raw text and the samples by name and labels.
@@ -556,7 +507,7 @@ impl Scrape {
 async fn settle(serve: &Serve, expected: &[(&str, &str)], limit: Duration) -> Scrape {
     let deadline = Instant::now() + limit;
     loop {
-        let scrape = serve.scrape().await;
+        let scrape = scrape_of(serve).await;
         let states: Vec<_> = expected.iter().map(|(s, _)| scrape.state(s)).collect();
         if expected
             .iter()
@@ -605,7 +556,7 @@ async fn serve_exports_every_state_reconnects_a_killed_child_reloads_on_sighup_a
     let readiness =
         json!({ "budget": "7s", "poll": "1s", "cooldown": "60s", "connect_timeout": "120s" });
     let config = write_config(&scratch, "serve.json", servers.clone(), readiness.clone());
-    let mut serve = Serve::start(&scratch, &config).await;
+    let mut serve = Serve::start(BIN, &scratch, &config, SERVE_ENV).await;
 
     // 1. Every server in its state, one-hot; tools and connection attempts by result.
     let mut expected = vec![
@@ -693,7 +644,7 @@ async fn serve_exports_every_state_reconnects_a_killed_child_reloads_on_sighup_a
     signal(first[0], "KILL");
     let killed = Instant::now();
     let scrape = loop {
-        let scrape = serve.scrape().await;
+        let scrape = scrape_of(&serve).await;
         if scrape.get("mcp_readiness_reconnects_total", &[("server", "ready")]) == Some(1.0)
             && scrape.state("ready") == Some("ready")
         {
@@ -819,7 +770,7 @@ async fn a_real_prometheus_scrapes_the_exporter_and_sees_the_ready_server() {
         }),
         json!({}),
     );
-    let serve = Serve::start(&scratch, &config).await;
+    let serve = Serve::start(BIN, &scratch, &config, SERVE_ENV).await;
     settle(
         &serve,
         &[("ready", "ready"), ("gone", "absent")],
@@ -921,12 +872,12 @@ async fn servers_that_fail_at_once_read_absent_not_connecting() {
     let servers: serde_json::Map<String, Value> =
         names.iter().map(|n| (n.clone(), absent_entry())).collect();
     let config = write_config(&scratch, "serve.json", Value::Object(servers), json!({}));
-    let mut serve = Serve::start(&scratch, &config).await;
+    let mut serve = Serve::start(BIN, &scratch, &config, SERVE_ENV).await;
     let expected: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "absent")).collect();
     settle(&serve, &expected, Duration::from_secs(10)).await;
     // And it stays so (the cooldown is 60 s: nothing may move it back to connecting).
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let scrape = serve.scrape().await;
+    let scrape = scrape_of(&serve).await;
     for name in &names {
         assert_eq!(scrape.state(name), Some("absent"), "{name}");
         assert_eq!(scrape.connects(name, "spawn_failed"), 1.0, "{name}");

@@ -10,13 +10,14 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::fixtures::{http_fixture, started, stdio_fixture, write_config};
 use common::process::{Guard, assert_all_gone, http_get_any, signal, wait_for};
+use common::serve::Serve;
 use common::{Scratch, alive, fixture};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -80,66 +81,11 @@ async fn http_get(addr: &str, target: &str) -> String {
     http_get_any(addr, target).await.1
 }
 
-/// A running `serve`: its address, and its stdout / stderr in files.
-struct Serve {
-    guard: Guard,
-    addr: String,
-    scratch_out: PathBuf,
-    scratch_err: PathBuf,
-}
-
-impl Serve {
-    async fn start(scratch: &Scratch, config: &Path, env: &[(&str, &str)]) -> Serve {
-        let out = scratch.path("serve.out");
-        let err = scratch.path("serve.err");
-        let child = Command::new(bin())
-            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
-            .arg(config)
-            .envs(env.iter().copied())
-            .stdout(std::fs::File::create(&out).unwrap())
-            .stderr(std::fs::File::create(&err).unwrap())
-            .spawn()
-            .expect("start serve");
-        let guard = Guard {
-            child,
-            name: "serve",
-        };
-        let addr = wait_for("serve's address", Duration::from_secs(20), || {
-            std::fs::read_to_string(&out).ok()?.lines().find_map(|l| {
-                Some(
-                    l.strip_prefix("listening on http://")?
-                        .strip_suffix("/metrics")?
-                        .to_owned(),
-                )
-            })
-        })
-        .await;
-        Serve {
-            guard,
-            addr,
-            scratch_out: out,
-            scratch_err: err,
-        }
-    }
-
-    async fn scrape(&self) -> String {
-        http_get(&self.addr, "/metrics").await
-    }
-
-    fn stdout(&self) -> String {
-        std::fs::read_to_string(&self.scratch_out).unwrap_or_default()
-    }
-
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.scratch_err).unwrap_or_default()
-    }
-}
-
 /// Scrapes until `done` holds; fails after `limit`.
 async fn scrape_until(serve: &Serve, limit: Duration, done: impl Fn(&str) -> bool) -> String {
     let deadline = Instant::now() + limit;
     loop {
-        let body = serve.scrape().await;
+        let body = serve.metrics().await;
         if done(&body) {
             return body;
         }
@@ -318,7 +264,7 @@ async fn no_credential_form_reaches_stdout_stderr_metrics_or_exported_spans_at_t
     assert_no_secret("check's stdout", &checked.stdout);
     assert_no_secret("check's stderr", &checked.stderr);
 
-    let serve = Serve::start(&scratch, &config, &env).await;
+    let serve = Serve::start(&bin(), &scratch, &config, &env).await;
     let metrics = scrape_until(&serve, Duration::from_secs(20), |body| {
         states(body).get("refused").and_then(|s| s.get("absent")) == Some(&1.0)
     })
@@ -715,7 +661,7 @@ async fn a_child_flooding_stderr_without_a_newline_does_not_grow_the_exporter() 
         json!({ "flood": stdio_fixture(&scratch, "flood", &[("FIXTURE_STDERR_FLOOD_MB", mb)]) }),
         json!({ "connect_timeout": "120s" }),
     );
-    let serve = Serve::start(&scratch, &config, &[("RUST_LOG", "debug")]).await;
+    let serve = Serve::start(&bin(), &scratch, &config, &[("RUST_LOG", "debug")]).await;
     let deadline = Instant::now() + Duration::from_secs(120);
     while !scratch.read("log-flood").contains("flooded") {
         assert!(Instant::now() < deadline, "the flood did not finish");
@@ -762,7 +708,7 @@ async fn every_scrape_during_reload_churn_is_one_hot_and_removed_servers_leave_n
     .unwrap();
     let config = scratch.path("mcp.json");
     std::fs::write(&config, &a).unwrap();
-    let serve = Serve::start(&scratch, &config, &[("RUST_LOG", "warn")]).await;
+    let serve = Serve::start(&bin(), &scratch, &config, &[("RUST_LOG", "warn")]).await;
 
     let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let scrapes = {
@@ -877,10 +823,10 @@ async fn half_sent_requests_are_closed_by_the_header_timeout_and_scrapes_keep_wo
         json!({ "one": stdio_fixture(&scratch, "one", &[]) }),
         json!({}),
     );
-    let serve = Serve::start(&scratch, &config, &[]).await;
+    let serve = Serve::start(&bin(), &scratch, &config, &[]).await;
     let mut idle = half_sent(&serve.addr, 60).await;
     // Scrapes are served meanwhile.
-    let body = serve.scrape().await;
+    let body = serve.metrics().await;
     assert!(body.contains("mcp_readiness_build_info"), "{body}");
     // Every half-sent request is closed by the server within the header-read timeout (5 s).
     let start = Instant::now();
@@ -975,7 +921,7 @@ async fn a_frozen_server_is_noticed_within_about_two_ping_intervals_not_the_call
         json!({ "frozen": stdio_fixture(&scratch, "frozen", &[]) }),
         json!({ "ping": "1s", "ping_timeout": "1s", "call_timeout": "60s" }),
     );
-    let serve = Serve::start(&scratch, &config, &[]).await;
+    let serve = Serve::start(&bin(), &scratch, &config, &[]).await;
     scrape_until(&serve, Duration::from_secs(20), |body| {
         states(body).get("frozen").and_then(|s| s.get("ready")) == Some(&1.0)
     })

@@ -4,6 +4,7 @@
 pub mod fixtures;
 pub mod otlp;
 pub mod process;
+pub mod serve;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
