@@ -12,7 +12,7 @@ use common::Scratch;
 use common::oncall::{
     AgentService, KillOnDrop, Prometheus, RIGHT_TOKEN, WRONG_TOKEN, absent_entry, fixture_entry,
     free_port, http_entry, http_fixture, http_get, http_send_json, poll_until, repo, start_serve,
-    system_tool,
+    system_tool, wait_ready,
 };
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -477,17 +477,12 @@ async fn the_example_alertmanager_routes_each_action_to_its_receiver_and_exporte
             .stdout(std::process::Stdio::null())
             .stderr(std::fs::File::create(&err).unwrap()),
     );
-    poll_until(
+    wait_ready(
         "Alertmanager to answer",
+        &mut guard,
+        &addr,
+        &err,
         Duration::from_secs(30),
-        async || {
-            guard.assert_running(|| std::fs::read_to_string(&err).unwrap_or_default());
-            match http_get(&addr, "/-/ready").await {
-                Ok((head, _)) if head.contains(" 200") => Ok(()),
-                Ok((head, _)) => Err(head),
-                Err(e) => Err(e),
-            }
-        },
     )
     .await;
 

@@ -138,9 +138,9 @@ pub mod oncall {
     use std::time::Duration;
 
     use serde_json::{Value, json};
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     use tokio::time::Instant;
 
+    use super::process::http_exchange;
     use super::{Scratch, fixture};
 
     /// The `mcp-readiness` binary under test.
@@ -241,22 +241,8 @@ pub mod oncall {
 
     /// A raw HTTP/1.0 GET on loopback: (head, body), or an error while nothing listens.
     pub async fn http_get(addr: &str, target: &str) -> Result<(String, String), String> {
-        let exchange = async {
-            let mut stream = tokio::net::TcpStream::connect(addr).await?;
-            stream
-                .write_all(format!("GET {target} HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
-                .await?;
-            let mut raw = Vec::new();
-            stream.read_to_end(&mut raw).await?;
-            Ok::<_, std::io::Error>(raw)
-        };
-        let raw = tokio::time::timeout(Duration::from_secs(10), exchange)
-            .await
-            .map_err(|_| format!("GET http://{addr}{target} timed out"))?
-            .map_err(|e| format!("GET http://{addr}{target}: {e}"))?;
-        let text = String::from_utf8_lossy(&raw).into_owned();
-        let (head, body) = text.split_once("\r\n\r\n").ok_or("not an HTTP answer")?;
-        Ok((head.to_owned(), body.to_owned()))
+        let request = format!("GET {target} HTTP/1.0\r\nHost: {addr}\r\n\r\n");
+        http_exchange(addr, request, &format!("GET http://{addr}{target}")).await
     }
 
     /// A raw HTTP/1.0 request with a JSON body on loopback: (head, body).
@@ -266,28 +252,31 @@ pub mod oncall {
         target: &str,
         json_body: &str,
     ) -> Result<(String, String), String> {
-        let exchange = async {
-            let mut stream = tokio::net::TcpStream::connect(addr).await?;
-            stream
-                .write_all(
-                    format!(
-                        "{method} {target} HTTP/1.0\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{json_body}",
-                        json_body.len()
-                    )
-                    .as_bytes(),
-                )
-                .await?;
-            let mut raw = Vec::new();
-            stream.read_to_end(&mut raw).await?;
-            Ok::<_, std::io::Error>(raw)
-        };
-        let raw = tokio::time::timeout(Duration::from_secs(10), exchange)
-            .await
-            .map_err(|_| format!("{method} http://{addr}{target} timed out"))?
-            .map_err(|e| format!("{method} http://{addr}{target}: {e}"))?;
-        let text = String::from_utf8_lossy(&raw).into_owned();
-        let (head, body) = text.split_once("\r\n\r\n").ok_or("not an HTTP answer")?;
-        Ok((head.to_owned(), body.to_owned()))
+        let request = format!(
+            "{method} {target} HTTP/1.0\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{json_body}",
+            json_body.len()
+        );
+        http_exchange(addr, request, &format!("{method} http://{addr}{target}")).await
+    }
+
+    /// Waits until `GET /-/ready` on `addr` answers 200 (Prometheus, Alertmanager), failing at
+    /// once if the process exits (with its stderr from `err`).
+    pub async fn wait_ready(
+        what: &str,
+        guard: &mut KillOnDrop,
+        addr: &str,
+        err: &Path,
+        limit: Duration,
+    ) {
+        poll_until(what, limit, async || {
+            guard.assert_running(|| std::fs::read_to_string(err).unwrap_or_default());
+            match http_get(addr, "/-/ready").await {
+                Ok((head, _)) if head.contains(" 200") => Ok(()),
+                Ok((head, _)) => Err(head),
+                Err(e) => Err(e),
+            }
+        })
+        .await;
     }
 
     /// Percent-encodes a query-string value.
@@ -464,17 +453,12 @@ pub mod oncall {
                     .stdout(Stdio::null())
                     .stderr(std::fs::File::create(&err).unwrap()),
             );
-            poll_until(
+            wait_ready(
                 "Prometheus to answer",
+                &mut guard,
+                &addr,
+                &err,
                 Duration::from_secs(60),
-                async || {
-                    guard.assert_running(|| std::fs::read_to_string(&err).unwrap_or_default());
-                    match http_get(&addr, "/-/ready").await {
-                        Ok((head, _)) if head.contains(" 200") => Ok(()),
-                        Ok((head, _)) => Err(head),
-                        Err(e) => Err(e),
-                    }
-                },
             )
             .await;
             Prometheus { guard, addr, err }

@@ -143,22 +143,35 @@ pub async fn http_get(addr: &str, target: &str) -> String {
     body
 }
 
-/// A raw HTTP/1.0 GET on 127.0.0.1; returns the head and body of any answer.
-pub async fn http_get_any(addr: &str, target: &str) -> (String, String) {
+/// One raw HTTP/1.0 exchange with `addr` (loopback): sends `request` whole, reads the answer to
+/// its end, and splits it into head and body. `what` names the request in errors.
+pub async fn http_exchange(
+    addr: &str,
+    request: String,
+    what: &str,
+) -> Result<(String, String), String> {
     let exchange = async {
         let mut stream = tokio::net::TcpStream::connect(addr).await?;
-        stream
-            .write_all(format!("GET {target} HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
-            .await?;
+        stream.write_all(request.as_bytes()).await?;
         let mut raw = Vec::new();
         stream.read_to_end(&mut raw).await?;
         Ok::<_, std::io::Error>(raw)
     };
     let raw = tokio::time::timeout(Duration::from_secs(10), exchange)
         .await
-        .unwrap_or_else(|_| panic!("GET http://{addr}{target} timed out"))
-        .unwrap_or_else(|e| panic!("GET http://{addr}{target}: {e}"));
-    let text = String::from_utf8(raw).expect("a UTF-8 answer");
-    let (head, body) = text.split_once("\r\n\r\n").expect("an HTTP answer");
-    (head.to_owned(), body.to_owned())
+        .map_err(|_| format!("{what} timed out"))?
+        .map_err(|e| format!("{what}: {e}"))?;
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| format!("{what}: not an HTTP answer"))?;
+    Ok((head.to_owned(), body.to_owned()))
+}
+
+/// A raw HTTP/1.0 GET on 127.0.0.1; returns the head and body of any answer.
+pub async fn http_get_any(addr: &str, target: &str) -> (String, String) {
+    let request = format!("GET {target} HTTP/1.0\r\nHost: {addr}\r\n\r\n");
+    http_exchange(addr, request, &format!("GET http://{addr}{target}"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
 }
