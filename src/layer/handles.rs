@@ -83,14 +83,14 @@ impl LayerShared {
     fn server_metrics(&self, tool: &ToolName) -> Option<ServerMetrics> {
         self.metrics.as_ref().map(|m| {
             let server = m.server(tool.server());
-            server.set_wait_budget(self.cache.budget().wait());
+            server.set_wait_budget(self.cache.budget_for(tool.server()).wait());
             server
         })
     }
 
     pub(crate) fn observe_resolution(&self, tool: &ToolName, verdict: &Verdict) {
         if let Some(server) = self.server_metrics(tool) {
-            server.observe_resolution(verdict, self.cache.budget().wait());
+            server.observe_resolution(verdict, self.cache.budget_for(tool.server()).wait());
         }
     }
 }

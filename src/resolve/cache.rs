@@ -84,6 +84,8 @@ impl Default for CacheTtls {
 pub struct CapabilityCache {
     inventory: Arc<dyn Inventory>,
     budget: Budget,
+    /// Budgets for single servers, set on the cache (they win over the inventory's).
+    server_budgets: HashMap<Arc<str>, Budget>,
     ttls: CacheTtls,
     /// Per-tool entries; the map is copied only when a new tool name appears.
     tools: CowMap<Arc<ToolSlot>>,
@@ -165,6 +167,7 @@ impl CapabilityCache {
         CapabilityCache {
             inventory: Arc::new(inventory),
             budget: Budget::default(),
+            server_budgets: HashMap::new(),
             ttls: CacheTtls::default(),
             tools: CowMap::with_cap(Self::DEFAULT_MAX_TOOLS),
             servers: Mutex::new(HashMap::new()),
@@ -177,6 +180,30 @@ impl CapabilityCache {
     /// Sets the wait budget.
     pub fn with_budget(mut self, budget: Budget) -> Self {
         self.budget = budget;
+        self
+    }
+
+    /// Sets the wait budget of one server's tools, instead of the default budget and of whatever
+    /// the inventory says for it ([`Inventory::wait_budget`]).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use std::time::Duration;
+    /// use mcp_readiness::{Budget, CapabilityCache, Snapshot, StaticInventory, ToolName};
+    ///
+    /// let inventory = StaticInventory::new(
+    ///     Snapshot::default().with_pending_server("warehouse").with_pending_server("search"),
+    /// );
+    /// let slow = Budget::try_new(Duration::from_secs(45), Duration::from_secs(2)).unwrap();
+    /// let cache = CapabilityCache::new(inventory).with_server_budget("warehouse", slow);
+    /// assert_eq!(cache.budget_for("warehouse").wait(), Duration::from_secs(45));
+    /// assert_eq!(cache.budget_for("search").wait(), Duration::from_secs(20));
+    /// let verdict = cache.resolve(&ToolName::parse("mcp__warehouse__query")).await;
+    /// assert_eq!(verdict.waited, Duration::from_secs(44)); // the last poll that fits in 45 s
+    /// # }
+    /// ```
+    pub fn with_server_budget(mut self, server: impl Into<Arc<str>>, budget: Budget) -> Self {
+        self.server_budgets.insert(server.into(), budget);
         self
     }
 
@@ -198,9 +225,21 @@ impl CapabilityCache {
         self
     }
 
-    /// The wait budget in force.
+    /// The default wait budget (for servers without one of their own).
     pub fn budget(&self) -> Budget {
         self.budget
+    }
+
+    /// The wait budget in force for `server`'s tools: the one set with
+    /// [`CapabilityCache::with_server_budget`], else the inventory's
+    /// ([`Inventory::wait_budget`], e.g. `readiness.servers.<name>.budget` through the Hub), else
+    /// the default [`CapabilityCache::budget`].
+    pub fn budget_for(&self, server: &str) -> Budget {
+        self.server_budgets
+            .get(server)
+            .copied()
+            .or_else(|| self.inventory.wait_budget(server))
+            .unwrap_or(self.budget)
     }
 
     /// The inventory behind this cache.
@@ -334,7 +373,7 @@ impl CapabilityCache {
             verdict: {
                 let inventory = self.inventory.clone();
                 let tool = tool.clone();
-                let budget = self.budget;
+                let budget = self.budget_for(server);
                 async move { resolve(&inventory, &tool, budget).await }
                     .boxed()
                     .shared()
@@ -437,6 +476,7 @@ impl fmt::Debug for CapabilityCache {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CapabilityCache")
             .field("budget", &self.budget)
+            .field("server_budgets", &self.server_budgets)
             .field("ttls", &self.ttls)
             .field("tools", &self.tools)
             .finish_non_exhaustive()

@@ -31,6 +31,14 @@ pub trait Inventory: Send + Sync + 'static {
         let _ = server;
         None
     }
+
+    /// The wait budget for `server`'s tools, if this inventory knows one (the Hub's
+    /// `readiness.servers.<name>.budget`). A [`CapabilityCache`](super::CapabilityCache) uses it
+    /// instead of its default budget, unless it was given one for that server itself.
+    fn wait_budget(&self, server: &str) -> Option<super::Budget> {
+        let _ = server;
+        None
+    }
 }
 
 impl<T: Inventory + ?Sized> Inventory for Arc<T> {
@@ -45,6 +53,9 @@ impl<T: Inventory + ?Sized> Inventory for Arc<T> {
     }
     fn network_transport(&self, server: &str) -> Option<&'static str> {
         (**self).network_transport(server)
+    }
+    fn wait_budget(&self, server: &str) -> Option<super::Budget> {
+        (**self).wait_budget(server)
     }
 }
 

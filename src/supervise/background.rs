@@ -1,5 +1,5 @@
 //! A supervisor's background tasks: the drop watch, the health ping, the tool-list refresh and
-//! the cooldown re-arm. Each holds only a weak reference, so a removed server's tasks end, and
+//! the timer that ends a cooldown or a crash-loop backoff. Each holds only a weak reference, so a removed server's tasks end, and
 //! each changes the machine only through the supervisor's transitions.
 
 use std::sync::Arc;
@@ -108,13 +108,14 @@ impl Supervisor {
         });
     }
 
-    /// With `reconnect_on_drop`: one new attempt as soon as the cooldown that starts now is over.
-    pub(super) fn rearm_after_cooldown(self: &Arc<Self>, cooldown: Duration) {
+    /// Calls [`Supervisor::backoff_timer_fired`] once `delay` (a cooldown or a crash-loop
+    /// backoff that starts now) is over.
+    pub(super) fn wake_after(self: &Arc<Self>, delay: Duration) {
         let weak = Arc::downgrade(self);
         tokio::spawn(async move {
-            tokio::time::sleep(cooldown).await;
+            tokio::time::sleep(delay).await;
             if let Some(supervisor) = weak.upgrade() {
-                supervisor.connect_now();
+                supervisor.backoff_timer_fired();
             }
         });
     }

@@ -4,12 +4,15 @@
 //! (see `Supervisor::update`).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::future::{BoxFuture, Shared};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
 use super::connector::{ConnectError, Session};
+use super::error::Human;
+use super::options::CrashPolicy;
 use crate::state::ConnectionEvent;
 use crate::state::State;
 
@@ -25,18 +28,27 @@ pub(crate) type Attempt = Shared<BoxFuture<'static, AttemptOutcome>>;
 /// queues the events.
 ///
 /// ```text
-///            ┌──────────── connect_all / first use ───────────┐
-///            ▼                                                │
-///  Idle ──▶ Connecting ──ok──▶ Connected{g} ──drop / ping fail──▶ Idle
+///            ┌──────── connect_all / first use / reconnect after a drop ────────┐
+///            ▼                                                                  │
+///  Idle ──▶ Connecting ──ok──▶ Connected{g, since} ──drop / ping fail (lived long, or 1st short)──▶ Idle
 ///            │   ▲                 │
-///            │   └─ cooldown over ─┼──────────── CoolingDown{until}
-///            ├──fail──────────────────────────▶ CoolingDown{until}
+///            │   │                 └──drop soon after the handshake, again──▶ BackingOff{until}
+///            │   ├── backoff over (reconnect_on_drop) ─────────────────────────────┘
+///            │   └── cooldown over ───────────────────────── CoolingDown{until}
+///            ├──fail──────────────────────────────────────▶ CoolingDown{until}
 ///            └──401/403──▶ Unauthorized ◀──401 mid-session── Connected{g}
 ///                               └── credentials changed (replace_server / reset_auth) ──▶ Idle
+///  BackingOff ── backoff over, no reconnect_on_drop ──▶ Idle
 ///  any ──shutdown / remove──▶ Stopped
 /// ```
+///
+/// What each state reads as (DESIGN.md section 1): `Idle` is `connecting` (nothing has failed:
+/// the next use, `connect_all` or the background reconnect connects it), `Connecting` is
+/// `connecting`, `Connected` is `ready`, `Unauthorized` is `unauthenticated`, and `CoolingDown`,
+/// `BackingOff` and `Stopped` are `absent`.
 pub(crate) enum ConnState {
-    /// No connection: never tried, or the last one closed. The next use connects.
+    /// No connection and no failure: never tried, or the last one closed after a normal life. The
+    /// next use (or the background reconnect) connects.
     Idle,
     /// One attempt in flight (single-flight); callers join `attempt`.
     Connecting {
@@ -52,12 +64,19 @@ pub(crate) enum ConnState {
         session: Arc<dyn Session>,
         /// The tool names the server lists (unqualified).
         tools: Arc<Vec<String>>,
+        /// When its handshake completed (how long it lived decides crash-loop backoff).
+        since: Instant,
     },
     /// Credentials were rejected: fail fast, no retry until they change.
     Unauthorized,
     /// The last connect failed: fail fast until `until`, then one new attempt.
     CoolingDown {
         last_error: ConnectError,
+        until: Instant,
+    },
+    /// The server keeps ending its connection shortly after the handshake (a crash loop): fail
+    /// fast until `until`, then one new attempt.
+    BackingOff {
         until: Instant,
     },
     /// Removed from the hub or shut down: nothing will connect again.
@@ -69,9 +88,13 @@ impl ConnState {
     pub(crate) fn readiness(&self) -> State {
         match self {
             ConnState::Connected { .. } => State::Ready,
-            ConnState::Connecting { .. } => State::Connecting,
+            // Nothing failed and something will connect it: a server configured but not started
+            // yet, or idle after a drop, is not `absent` (that would page on-call for nothing).
+            ConnState::Idle | ConnState::Connecting { .. } => State::Connecting,
             ConnState::Unauthorized => State::Unauthenticated,
-            ConnState::Idle | ConnState::CoolingDown { .. } | ConnState::Stopped => State::Absent,
+            ConnState::CoolingDown { .. } | ConnState::BackingOff { .. } | ConnState::Stopped => {
+                State::Absent
+            }
         }
     }
 
@@ -83,6 +106,7 @@ impl ConnState {
             ConnState::Connected { .. } => "connected",
             ConnState::Unauthorized => "unauthorized",
             ConnState::CoolingDown { .. } => "cooling_down",
+            ConnState::BackingOff { .. } => "backing_off",
             ConnState::Stopped => "stopped",
         }
     }
@@ -99,6 +123,19 @@ pub(crate) struct Machine {
     pub(crate) reason: Option<Arc<str>>,
     /// Events caused under the lock, in order; taken by `Supervisor::update` before unlocking.
     events: Vec<ConnectionEvent>,
+    /// Connections in a row that ended soon after their handshake (see [`CrashPolicy`]).
+    short_lives: u32,
+    /// The longest life among those connections.
+    longest_short_life: Duration,
+}
+
+/// What ended a connection led to (returned by [`Machine::lose`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lost {
+    /// `Idle`: reconnect now (background reconnect) or at the next use.
+    Idle,
+    /// `BackingOff`: the server keeps exiting; nothing connects for this long.
+    BackingOff(Duration),
 }
 
 impl Machine {
@@ -108,8 +145,10 @@ impl Machine {
             server,
             state: ConnState::Idle,
             generation: 0,
-            reason: Some("not connected yet; connects at first use".into()),
+            reason: Some("not connected yet; connects at start (`connect_all`) or first use".into()),
             events: Vec::new(),
+            short_lives: 0,
+            longest_short_life: Duration::ZERO,
         }
     }
 
@@ -159,7 +198,7 @@ impl Machine {
         }
     }
 
-    /// Idle / CoolingDown (expired) / closed Connected → Connecting, with `attempt` in flight.
+    /// Idle / CoolingDown (expired) / BackingOff (expired) → Connecting, with `attempt` in flight.
     pub(crate) fn start_connecting(&mut self, attempt: Attempt, abort: AbortHandle) {
         let reason = format!("server `{}` is connecting", self.server);
         self.transition(
@@ -180,6 +219,7 @@ impl Machine {
                 generation,
                 session,
                 tools: Arc::new(tools),
+                since: Instant::now(),
             },
             None,
         );
@@ -205,13 +245,48 @@ impl Machine {
         self.transition(ConnState::CoolingDown { last_error, until }, Some(why));
     }
 
-    /// Connected{g} → Idle, if `g` is still the live generation: shuts the session down. A late
-    /// close from an older generation changes nothing. Returns whether it acted.
-    pub(crate) fn lose(&mut self, generation: u64, why: &str, reconnect_on_drop: bool) -> bool {
-        let Some(session) = self.session_of(generation) else {
-            return false;
+    /// Connected{g} → Idle or BackingOff, if `g` is still the live generation: shuts the session
+    /// down. A late close from an older generation changes nothing (returns `None`).
+    ///
+    /// - it lived at least `policy.stable_after`: the crash-loop count resets, → Idle;
+    /// - it is the first connection in a row to end sooner: → Idle (one restart is normal);
+    /// - it is the second or later in a row: → BackingOff for `policy.delay(n)` (capped, growing),
+    ///   with a reason that says the server keeps exiting.
+    pub(crate) fn lose(
+        &mut self,
+        generation: u64,
+        why: &str,
+        policy: &CrashPolicy,
+        reconnect_on_drop: bool,
+    ) -> Option<Lost> {
+        let ConnState::Connected { since, .. } = &self.state else {
+            return None;
         };
+        let since = *since;
+        let session = self.session_of(generation)?;
         session.shutdown();
+        let now = Instant::now();
+        let life = now.saturating_duration_since(since);
+        if life >= policy.stable_after {
+            self.short_lives = 0;
+            self.longest_short_life = Duration::ZERO;
+        } else {
+            self.short_lives = self.short_lives.saturating_add(1);
+            self.longest_short_life = self.longest_short_life.max(life);
+        }
+        if let Some(delay) = policy.delay(self.short_lives) {
+            let reason = format!(
+                "server `{}` keeps exiting: it exited {} times in a row within {} after its \
+                 handshake (last: {why}); next attempt in {}",
+                self.server,
+                self.short_lives,
+                Human(self.longest_short_life),
+                Human(delay)
+            );
+            let until = crate::util::later(now, delay);
+            self.transition(ConnState::BackingOff { until }, Some(reason.into()));
+            return Some(Lost::BackingOff(delay));
+        }
         let next_step = if reconnect_on_drop {
             "reconnecting now"
         } else {
@@ -222,7 +297,29 @@ impl Machine {
             self.server
         );
         self.transition(ConnState::Idle, Some(reason.into()));
-        true
+        Some(Lost::Idle)
+    }
+
+    /// BackingOff (over) → Idle, when nothing reconnects in the background: the next use
+    /// connects. Returns whether it acted.
+    pub(crate) fn backoff_over(&mut self) -> bool {
+        match self.state {
+            ConnState::BackingOff { until } if Instant::now() >= until => {
+                let reason = format!(
+                    "server `{}` kept exiting after its handshake; the backoff is over and it \
+                     reconnects at the next call",
+                    self.server
+                );
+                self.transition(ConnState::Idle, Some(reason.into()));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// How many connections in a row ended soon after their handshake.
+    pub(crate) fn short_lives(&self) -> u32 {
+        self.short_lives
     }
 
     /// Connected{g} → Unauthorized, if `g` is still the live generation (the server rejected the

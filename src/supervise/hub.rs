@@ -118,7 +118,9 @@ impl std::fmt::Debug for Hub {
 }
 
 impl Hub {
-    /// A hub for `specs`. Nothing connects until [`Hub::connect_all`] or the first call. Fails on a
+    /// A hub for `specs`. Nothing connects until [`Hub::connect_all`] (call it at start, as MCP
+    /// hosts connect every configured server) or the first use; meanwhile each server reads
+    /// `connecting`. Fails on a
     /// configuration that cannot work (a non-http(s) URL, a bad header, an empty command, a
     /// duplicate or unusable name).
     pub fn new(specs: Vec<ServerSpec>, options: impl Into<HubOptions>) -> Result<Hub, SpecError> {
@@ -162,7 +164,7 @@ impl Hub {
             }
             events.push(ConnectionEvent::ServerAdded {
                 server: name.clone(),
-                state: State::Absent,
+                state: State::Connecting,
             });
             supervisors.insert(
                 name.clone(),
@@ -224,7 +226,7 @@ impl Hub {
         }
     }
 
-    /// Adds a server (idle until used or [`Hub::connect_all`]).
+    /// Adds a server (idle, reading `connecting`, until used or [`Hub::connect_all`]).
     pub fn add_server(&self, spec: ServerSpec) -> Result<(), SpecError> {
         let connector = connector_for(&spec, &self.inner.shared.options)?;
         self.inner.shared.add_secrets(secrets_of(&spec));
@@ -248,7 +250,7 @@ impl Hub {
         drop(servers);
         self.inner.shared.emit(vec![ConnectionEvent::ServerAdded {
             server: spec.name,
-            state: State::Absent,
+            state: State::Connecting,
         }]);
         Ok(())
     }
@@ -303,12 +305,13 @@ impl Hub {
             Some(old) => {
                 let from = old.observe().state;
                 old.stop();
-                if from != State::Absent {
+                // The fresh supervisor is idle (`connecting`) until something connects it.
+                if from != State::Connecting {
                     self.inner.shared.emit(vec![ConnectionEvent::StateChanged {
                         server: spec.name.clone(),
                         from,
-                        to: State::Absent,
-                        reason: Some("configuration changed; connects at next use".into()),
+                        to: State::Connecting,
+                        reason: Some("configuration changed; connects at `connect_all` or the next use".into()),
                     }]);
                 } else {
                     self.inner.feed().bump();
@@ -316,10 +319,22 @@ impl Hub {
             }
             None => self.inner.shared.emit(vec![ConnectionEvent::ServerAdded {
                 server: spec.name,
-                state: State::Absent,
+                state: State::Connecting,
             }]),
         }
         Ok(())
+    }
+
+    /// Sets the wait budget of `server`'s tools (or, with `None`, goes back to the resolver's
+    /// default), as [`HubOptionsBuilder::server_budget`](super::HubOptionsBuilder::server_budget)
+    /// does at start; a configuration reload calls it. Resolutions that start afterwards use it.
+    pub fn set_server_budget(&self, server: &str, budget: Option<crate::resolve::Budget>) {
+        self.inner.shared.set_server_budget(server, budget);
+    }
+
+    /// The wait budget set for `server`, if any (see [`Hub::set_server_budget`]).
+    pub fn server_budget(&self, server: &str) -> Option<crate::resolve::Budget> {
+        self.inner.shared.server_budget(server)
     }
 
     /// Credentials changed outside the configuration (an explicit re-authorization): an

@@ -17,6 +17,8 @@ pub(crate) struct HubShared {
     pending: Mutex<VecDeque<ConnectionEvent>>,
     /// Held while delivering, so sinks see one ordered stream.
     delivering: Mutex<()>,
+    /// Per-server wait budgets (from the options, changed by `Hub::set_server_budget`).
+    budgets: std::sync::RwLock<std::collections::BTreeMap<String, crate::resolve::Budget>>,
 }
 
 thread_local! {
@@ -27,12 +29,31 @@ thread_local! {
 impl HubShared {
     pub(crate) fn new(options: HubOptions) -> Self {
         HubShared {
+            budgets: std::sync::RwLock::new(options.server_budgets.clone()),
             options,
             feed: ChangeFeed::new(),
             secrets: Mutex::new(Vec::new()),
             pending: Mutex::new(VecDeque::new()),
             delivering: Mutex::new(()),
         }
+    }
+
+    /// The wait budget set for `server`, if any.
+    pub(crate) fn server_budget(&self, server: &str) -> Option<crate::resolve::Budget> {
+        self.budgets
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(server)
+            .copied()
+    }
+
+    /// Sets (or, with `None`, clears) the wait budget of `server`.
+    pub(crate) fn set_server_budget(&self, server: &str, budget: Option<crate::resolve::Budget>) {
+        let mut budgets = self.budgets.write().unwrap_or_else(|p| p.into_inner());
+        match budget {
+            Some(budget) => budgets.insert(server.to_owned(), budget),
+            None => budgets.remove(server),
+        };
     }
 
     pub(crate) fn add_secrets(&self, secrets: impl IntoIterator<Item = Secret>) {

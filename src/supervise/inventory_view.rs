@@ -52,7 +52,7 @@ impl Inventory for Hub {
     }
 
     /// Asking about one server is a use of it: an idle server (never connected, or dropped while
-    /// nobody called it) and one whose cooldown is over start connecting now, so resolution through
+    /// nobody called it) and one whose cooldown or crash-loop backoff is over start connecting now, so resolution through
     /// the readiness layer reconnects on use instead of reporting the server absent.
     fn server_snapshot<'a>(&'a self, server: &'a str) -> BoxFuture<'a, Snapshot> {
         if let Some(supervisor) = self.supervisor(server) {
@@ -68,5 +68,9 @@ impl Inventory for Hub {
 
     fn network_transport(&self, server: &str) -> Option<&'static str> {
         Hub::network_transport(self, server)
+    }
+
+    fn wait_budget(&self, server: &str) -> Option<crate::resolve::Budget> {
+        self.server_budget(server)
     }
 }

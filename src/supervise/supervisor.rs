@@ -11,7 +11,7 @@ use futures::FutureExt as _;
 use tokio::time::Instant;
 
 use super::attempt::{initialize_span, run_attempt};
-use super::conn_state::{Attempt, AttemptOutcome, ConnState, Machine};
+use super::conn_state::{Attempt, AttemptOutcome, ConnState, Lost, Machine};
 use super::connector::{ConnectError, Connector, Session};
 use super::error::{CallError, CallErrorKind, Human, NotConnected};
 use super::hub_shared::HubShared;
@@ -122,7 +122,8 @@ impl Supervisor {
     ///
     /// - connected → go;
     /// - connecting → join the attempt in flight (single-flight);
-    /// - cooling down → fail at once with the cause and the time left;
+    /// - cooling down, or backing off a crash loop → fail at once with the cause and the time
+    ///   left;
     /// - unauthorized → fail at once, no retry until credentials change;
     /// - idle, or the cooldown is over → start one attempt and await it.
     pub(crate) async fn ensure_connected(
@@ -138,12 +139,19 @@ impl Supervisor {
                 // The pipe is known closed but the drop watcher has not run yet.
                 ConnState::Connected { generation, .. } => {
                     let generation = *generation;
-                    machine.lose(
+                    let options = &self.shared.options;
+                    match machine.lose(
                         generation,
                         "the connection had closed",
-                        self.shared.options.reconnect_on_drop,
-                    );
-                    Admission::Await(self.start_attempt(machine))
+                        &options.crash,
+                        options.reconnect_on_drop,
+                    ) {
+                        Some(Lost::BackingOff(delay)) => {
+                            self.wake_after(delay);
+                            Admission::Refuse(self.backing_off_error(machine, delay))
+                        }
+                        _ => Admission::Await(self.start_attempt(machine)),
+                    }
                 }
                 ConnState::Connecting { attempt, .. } => Admission::Await(attempt.clone()),
                 ConnState::CoolingDown { last_error, until } => {
@@ -151,6 +159,18 @@ impl Supervisor {
                     if now < *until {
                         let left = *until - now;
                         let error = self.cooling_down_error(last_error, left);
+                        machine.push_event(ConnectionEvent::CooldownRejection {
+                            server: self.name.clone(),
+                        });
+                        Admission::Refuse(error)
+                    } else {
+                        Admission::Await(self.start_attempt(machine))
+                    }
+                }
+                ConnState::BackingOff { until } => {
+                    let now = Instant::now();
+                    if now < *until {
+                        let error = self.backing_off_error(machine, *until - now);
                         machine.push_event(ConnectionEvent::CooldownRejection {
                             server: self.name.clone(),
                         });
@@ -198,6 +218,23 @@ impl Supervisor {
             ),
         )
         .with_connect_result(last_error.result)
+    }
+
+    /// A call refused while the server backs off a crash loop; `left` is the time to the next
+    /// attempt.
+    fn backing_off_error(&self, machine: &Machine, left: std::time::Duration) -> CallError {
+        let exits = machine.short_lives();
+        CallError::new(
+            &self.name,
+            CallErrorKind::NotConnected(NotConnected::CoolingDown { left }),
+            format!(
+                "server `{}` keeps exiting shortly after its handshake ({exits} times in a row); \
+                 next attempt allowed in {}",
+                self.name,
+                Human(left)
+            ),
+        )
+        .with_connect_result(ConnectResult::Closed)
     }
 
     pub(super) fn unauthenticated_error(&self, reason: Option<&str>) -> CallError {
@@ -270,7 +307,9 @@ impl Supervisor {
         self.update(|machine| {
             let start = match &machine.state {
                 ConnState::Idle => true,
-                ConnState::CoolingDown { until, .. } => Instant::now() >= *until,
+                ConnState::CoolingDown { until, .. } | ConnState::BackingOff { until } => {
+                    Instant::now() >= *until
+                }
                 _ => false,
             };
             if start {
@@ -314,7 +353,7 @@ impl Supervisor {
                     let until = crate::util::later(Instant::now(), cooldown);
                     machine.cool_down(error.clone(), until, reason.into());
                     if self.shared.options.reconnect_on_drop {
-                        self.rearm_after_cooldown(cooldown);
+                        self.wake_after(cooldown);
                     }
                     Err(error)
                 }
@@ -323,11 +362,31 @@ impl Supervisor {
     }
 
     /// The connection of generation `generation` died (drop watcher, failed call, failed ping).
+    ///
+    /// - ended normally (or the first short life in a row) → Idle, and with `reconnect_on_drop`
+    ///   one attempt at once;
+    /// - the server keeps exiting soon after its handshake → BackingOff, and a timer that ends
+    ///   the backoff ([`Supervisor::backoff_timer_fired`]).
     pub(crate) fn connection_lost(self: &Arc<Self>, generation: u64, why: &str) {
-        let reconnect_on_drop = self.shared.options.reconnect_on_drop;
-        let acted = self.update(|machine| machine.lose(generation, why, reconnect_on_drop));
-        if acted && reconnect_on_drop {
+        let options = &self.shared.options;
+        let reconnect_on_drop = options.reconnect_on_drop;
+        let lost =
+            self.update(|machine| machine.lose(generation, why, &options.crash, reconnect_on_drop));
+        match lost {
+            Some(Lost::Idle) if reconnect_on_drop => self.connect_now(),
+            Some(Lost::BackingOff(delay)) => self.wake_after(delay),
+            _ => {}
+        }
+    }
+
+    /// A backoff or cooldown timer fired: with `reconnect_on_drop`, one attempt if nothing forbids
+    /// it any more; without, a crash-loop backoff that is over ends in Idle (the next use
+    /// connects).
+    pub(super) fn backoff_timer_fired(self: &Arc<Self>) {
+        if self.shared.options.reconnect_on_drop {
             self.connect_now();
+        } else {
+            self.update(Machine::backoff_over);
         }
     }
 
