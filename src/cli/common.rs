@@ -75,15 +75,21 @@ pub(crate) fn load_config(path: &Path) -> Result<Config, ExitCode> {
     }
 }
 
-/// Hub options from the configuration's `readiness` block.
+/// Hub options from the configuration's `readiness` block, per-server budgets included.
 pub(crate) fn hub_options(config: &Config) -> HubOptionsBuilder {
     let readiness = &config.readiness;
-    HubOptions::builder()
+    let mut options = HubOptions::builder()
         .connect_timeout(readiness.connect_timeout)
         .call_timeout(readiness.call_timeout)
         .cooldown(readiness.cooldown)
         .health_interval(readiness.ping)
-        .ping_timeout(readiness.ping_timeout)
+        .ping_timeout(readiness.ping_timeout);
+    for (server, overrides) in &readiness.servers {
+        if let Some(budget) = overrides.budget {
+            options = options.server_budget(server.clone(), budget);
+        }
+    }
+    options
 }
 
 /// Shows which servers are still connecting and the time left, while `work` runs.

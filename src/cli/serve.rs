@@ -53,7 +53,6 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     };
     let metrics = Metrics::new();
     let options = hub_options(&config)
-        .reconnect_on_drop(true)
         .event_sink(metrics.clone())
         .event_sink(log_event);
     let hub = match Hub::new(config.servers.clone(), options) {
@@ -67,10 +66,8 @@ pub(crate) async fn run(args: Args) -> ExitCode {
             return ExitCode::from(EXIT_INVALID);
         }
     };
-    let budget = config.readiness.budget.wait();
-    for server in &config.servers {
-        metrics.set_wait_budget(&server.name, budget);
-    }
+    publish_readiness(&hub, &metrics, &config);
+    metrics.config_reloaded(true);
     let server = match metrics::serve(metrics.clone(), args.listen).await {
         Ok(server) => server,
         Err(err) => {
@@ -125,28 +122,60 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The per-server wait budgets (in the Hub, for `mcp_readiness_wait_budget_seconds`) and the
+/// declared steps' series of `config`.
+fn publish_readiness(hub: &Hub, metrics: &Metrics, config: &mcp_readiness::Config) {
+    for server in &config.servers {
+        let budget = config.readiness.budget_for(&server.name);
+        hub.set_server_budget(
+            &server.name,
+            config
+                .readiness
+                .servers
+                .get(&*server.name)
+                .and_then(|s| s.budget),
+        );
+        metrics.set_wait_budget(&server.name, budget.wait());
+    }
+    for step in &config.readiness.steps {
+        metrics.declare_tool(step.tool.server(), step.tool.tool());
+    }
+}
+
 /// SIGHUP: added servers start, removed ones stop (their series go away), changed ones are
-/// replaced (new credentials let an unauthenticated server try again). A bad file changes nothing.
+/// replaced (new credentials let an unauthenticated server try again). A file that cannot be
+/// read or parsed, or a server that cannot be set up from it, refuses the whole reload: nothing
+/// changes and `mcp_readiness_config_last_reload_successful` reads 0 until a reload succeeds.
 fn reload(hub: &Hub, metrics: &Metrics, path: &std::path::Path) {
+    let refused = |err: &dyn std::fmt::Display| {
+        tracing::error!(target: "mcp_readiness::serve", "reload refused, keeping the running configuration: {err}");
+        metrics.config_reloaded(false);
+    };
     let config = match mcp_readiness::Config::load(path) {
         Ok(config) => config,
-        Err(err) => {
-            tracing::error!(target: "mcp_readiness::serve", "reload refused, keeping the running configuration: {err}");
-            return;
-        }
+        Err(err) => return refused(&err),
     };
+    // Every server must be usable before anything changes.
+    let options = super::common::hub_options(&config).build();
+    for spec in &config.servers {
+        if let Err(err) = mcp_readiness::supervise::connector_for(spec, &options) {
+            return refused(&format!("{}: {err}", path.display()));
+        }
+    }
     let wanted: BTreeSet<&str> = config.servers.iter().map(|s| &*s.name).collect();
     for status in hub.servers() {
         if !wanted.contains(&*status.name) {
             hub.remove_server(&status.name);
+            hub.set_server_budget(&status.name, None);
         }
     }
     for spec in &config.servers {
         if let Err(err) = hub.replace_server(spec.clone()) {
             tracing::error!(target: "mcp_readiness::serve", "reload: server `{}`: {err}", spec.name);
         }
-        metrics.set_wait_budget(&spec.name, config.readiness.budget.wait());
     }
+    publish_readiness(hub, metrics, &config);
     hub.connect_all();
+    metrics.config_reloaded(true);
     tracing::info!(target: "mcp_readiness::serve", "reloaded {}: {} server(s)", path.display(), config.servers.len());
 }

@@ -37,6 +37,7 @@
 //! | `connect_timeout` | `30s` | how long one connection attempt may take |
 //! | `call_timeout` | `60s` | how long one tool call may take |
 //! | `steps` | none | the steps of the unattended run: `id`, `tool`, `required` (default `true`), `fallback` |
+//! | `servers` | none | per-server overrides by server name: `budget` (that server's wait budget, polled every `poll`) |
 //!
 //! Durations are written like `"20s"`, `"1m30s"` or `"500ms"`. A step's tool must be
 //! `mcp__<server>__<tool>`; a server that is not configured is accepted (the step resolves as
@@ -60,6 +61,7 @@ mod readiness;
 mod servers;
 mod walk;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -111,9 +113,39 @@ pub struct ReadinessConfig {
     pub call_timeout: Duration,
     /// The steps of the unattended run, in file order.
     pub steps: Vec<StepConfig>,
+    /// Per-server overrides (`servers`), by server name.
+    pub servers: BTreeMap<String, ServerReadiness>,
+}
+
+/// One entry of `readiness.servers`: what differs for one server.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ServerReadiness {
+    /// The server's wait budget (`budget`, polled every `readiness.poll`), instead of
+    /// `readiness.budget`.
+    pub budget: Option<Budget>,
 }
 
 impl ReadinessConfig {
+    /// The wait budget for `server`'s tools: `readiness.servers.<server>.budget` if set, else
+    /// `readiness.budget`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_readiness::config::Config;
+    ///
+    /// let text = r#"{ "mcpServers": { "warehouse": { "command": "wh" }, "files": { "command": "fs" } },
+    ///                 "readiness": { "budget": "20s", "servers": { "warehouse": { "budget": "45s" } } } }"#;
+    /// let config = Config::parse(text, "mcp.json", |_| None).unwrap();
+    /// assert_eq!(config.readiness.budget_for("warehouse").wait(), Duration::from_secs(45));
+    /// assert_eq!(config.readiness.budget_for("files").wait(), Duration::from_secs(20));
+    /// ```
+    pub fn budget_for(&self, server: &str) -> Budget {
+        self.servers
+            .get(server)
+            .and_then(|s| s.budget)
+            .unwrap_or(self.budget)
+    }
+
     /// Default `cooldown`: 60 s (the seed's reconnect cooldown).
     pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(60);
     /// Default `ping`: 30 s.
@@ -136,6 +168,7 @@ impl Default for ReadinessConfig {
             connect_timeout: Self::DEFAULT_CONNECT_TIMEOUT,
             call_timeout: Self::DEFAULT_CALL_TIMEOUT,
             steps: Vec::new(),
+            servers: BTreeMap::new(),
         }
     }
 }

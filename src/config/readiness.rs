@@ -1,11 +1,12 @@
 //! The `readiness` block → [`ReadinessConfig`].
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::error::{ConfigError, ConfigWarning};
 use super::node::Node;
 use super::walk::{Ctx, index};
-use super::{ReadinessConfig, StepConfig};
+use super::{ReadinessConfig, ServerReadiness, StepConfig};
 use crate::resolve::Budget;
 use crate::state::ToolName;
 use crate::supervise::ServerSpec;
@@ -19,7 +20,9 @@ const READINESS_KEYS: &[&str] = &[
     "connect_timeout",
     "call_timeout",
     "steps",
+    "servers",
 ];
+const SERVER_KEYS: &[&str] = &["budget"];
 const STEP_KEYS: &[&str] = &["id", "tool", "required", "fallback"];
 
 /// Reads the `readiness` block; `servers` are the configured servers (for warnings).
@@ -85,7 +88,63 @@ pub(crate) fn readiness(
     if let Some(node) = fields.get("steps") {
         config.steps = steps(ctx, node, &fields.path_of("steps"), servers, warnings)?;
     }
+    if let Some(node) = fields.get("servers") {
+        config.servers = overrides(
+            ctx,
+            node,
+            &fields.path_of("servers"),
+            config.budget,
+            servers,
+            warnings,
+        )?;
+    }
     Ok(config)
+}
+
+/// `readiness.servers`: per-server overrides; `default` is the block's budget (its poll applies).
+fn overrides(
+    ctx: &Ctx<'_>,
+    node: &Node,
+    path: &str,
+    default: Budget,
+    servers: &[ServerSpec],
+    warnings: &mut Vec<ConfigWarning>,
+) -> Result<BTreeMap<String, ServerReadiness>, ConfigError> {
+    let entries = ctx.object(
+        node,
+        path,
+        "`readiness.servers` (server name → overrides)",
+        None,
+    )?;
+    let mut overrides = BTreeMap::new();
+    for (name, node) in entries.entries() {
+        let server_path = entries.path_of(name);
+        let fields = ctx.object(
+            node,
+            &server_path,
+            "a server's overrides",
+            Some(SERVER_KEYS),
+        )?;
+        let mut entry = ServerReadiness::default();
+        if let Some(node) = fields.get("budget") {
+            let budget_path = fields.path_of("budget");
+            let wait = ctx.duration(node, &budget_path)?;
+            let budget = Budget::try_new(wait, default.poll())
+                .map_err(|e| ctx.err(&budget_path, format!("{e} (`readiness.poll`)")))?;
+            entry.budget = Some(budget);
+        }
+        if !servers.iter().any(|s| &*s.name == name.as_str()) {
+            warnings.push(ConfigWarning {
+                file: ctx.file.to_owned(),
+                path: server_path,
+                message: format!(
+                    "server `{name}` is not in `mcpServers`: these overrides apply to nothing"
+                ),
+            });
+        }
+        overrides.insert(name.clone(), entry);
+    }
+    Ok(overrides)
 }
 
 fn steps(

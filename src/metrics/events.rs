@@ -7,8 +7,8 @@ use crate::state::{ConnectionEvent, EventSink};
 ///
 /// | event | series |
 /// |---|---|
-/// | `ServerAdded` | all four `mcp_readiness_server_state` series (one-hot on the initial state), the state-change time, and the zeroed connect, reconnect, cooldown and tools series |
-/// | `StateChanged` | one-hot moves to `to` (a scrape never sees two states or none); state-change time = now |
+/// | `ServerAdded` | all four `mcp_readiness_server_state` series (one-hot on the initial state), the state-change time, and the zeroed connect (and `connect_duration_seconds{result="ok"}`), reconnect, cooldown, tools and four state-change series |
+/// | `StateChanged` | one-hot moves to `to` (a scrape never sees two states or none); state-change time = now; `mcp_readiness_server_state_changes_total{state=to}` + 1 |
 /// | `ConnectAttempt` | `mcp_readiness_connects_total{result}` + 1, `mcp_readiness_connect_duration_seconds{result}` observes the duration |
 /// | `Reconnected` | `mcp_readiness_reconnects_total` + 1 |
 /// | `CooldownRejection` | `mcp_readiness_cooldown_rejections_total` + 1 |
@@ -41,9 +41,14 @@ impl EventSink for Metrics {
                 handle.ensure_supervised();
                 handle.set_state(*state, self.now_unix_seconds());
             }
-            ConnectionEvent::StateChanged { server, to, .. } => {
-                self.configured_server(server)
-                    .set_state(*to, self.now_unix_seconds());
+            ConnectionEvent::StateChanged {
+                server, from, to, ..
+            } => {
+                let handle = self.configured_server(server);
+                handle.set_state(*to, self.now_unix_seconds());
+                if from != to {
+                    handle.state_entered(*to);
+                }
             }
             ConnectionEvent::ConnectAttempt {
                 server,

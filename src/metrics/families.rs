@@ -49,6 +49,9 @@ pub(crate) struct Families {
     pub(crate) reconnects: Arc<Family<IntCounter>>,
     pub(crate) cooldown: Arc<Family<IntCounter>>,
     pub(crate) build_info: Arc<Family<IntGauge>>,
+    pub(crate) state_changes: Arc<Family<IntCounter>>,
+    pub(crate) reload_ok: Arc<Family<IntGauge>>,
+    pub(crate) reload_time: Arc<Family<Gauge>>,
     pub(crate) operation: Arc<Family<Histogram>>,
 }
 
@@ -155,6 +158,21 @@ impl Families {
                 "mcp-readiness build information; always 1.",
                 &[LABEL_VERSION],
             )?,
+            state_changes: plain(
+                SERVER_STATE_CHANGES_TOTAL,
+                "Readiness state changes of the server, by the state entered.",
+                SERVER_STATE_LABELS,
+            )?,
+            reload_ok: plain(
+                CONFIG_LAST_RELOAD_SUCCESSFUL,
+                "Whether the last configuration (re)load succeeded (1) or was refused (0).",
+                &[],
+            )?,
+            reload_time: plain(
+                CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS,
+                "Unix time of the last successful configuration (re)load.",
+                &[],
+            )?,
             operation: histogram(
                 MCP_CLIENT_OPERATION_DURATION_SECONDS,
                 "Duration of MCP client operations (OpenTelemetry MCP semantic conventions).",
@@ -188,6 +206,9 @@ impl Families {
             c(&self.reconnects),
             c(&self.cooldown),
             c(&self.build_info),
+            c(&self.state_changes),
+            c(&self.reload_ok),
+            c(&self.reload_time),
             c(&self.operation),
         ]
     }
@@ -229,6 +250,9 @@ impl Families {
             &*self.reconnects,
             &*self.cooldown,
             &*self.build_info,
+            &*self.state_changes,
+            &*self.reload_ok,
+            &*self.reload_time,
             &*self.operation,
         ];
         all.sort_by_key(|f| f.name());
@@ -251,6 +275,7 @@ impl Families {
             + self.wait_budget.remove_server(server)
             + self.reconnects.remove_server(server)
             + self.cooldown.remove_server(server)
+            + self.state_changes.remove_server(server)
             + self.operation.remove_server(server)
     }
 }

@@ -33,12 +33,20 @@ pub const RECONNECTS_TOTAL: &str = "mcp_readiness_reconnects_total";
 pub const COOLDOWN_REJECTIONS_TOTAL: &str = "mcp_readiness_cooldown_rejections_total";
 /// Gauge {`version`}: always 1.
 pub const BUILD_INFO: &str = "mcp_readiness_build_info";
+/// Counter {`server`, `state`}: state changes, by the state entered (flapping, crash loops); all
+/// four series exist at 0 for every configured server.
+pub const SERVER_STATE_CHANGES_TOTAL: &str = "mcp_readiness_server_state_changes_total";
+/// Gauge (no labels): 1 if the last configuration (re)load succeeded, else 0.
+pub const CONFIG_LAST_RELOAD_SUCCESSFUL: &str = "mcp_readiness_config_last_reload_successful";
+/// Gauge (no labels): Unix time of the last successful configuration (re)load.
+pub const CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS: &str =
+    "mcp_readiness_config_last_reload_success_timestamp_seconds";
 /// Histogram {`mcp_method_name`, `gen_ai_tool_name`, `error_type`, `server`}: the OpenTelemetry
 /// MCP semantic-convention client operation duration.
 pub const MCP_CLIENT_OPERATION_DURATION_SECONDS: &str = "mcp_client_operation_duration_seconds";
 
 /// Every metric name this crate registers, in the order of DESIGN.md's table.
-pub const ALL: [&str; 16] = [
+pub const ALL: [&str; 19] = [
     SERVER_STATE,
     SERVER_STATE_CHANGED_TIMESTAMP_SECONDS,
     SERVER_TOOLS,
@@ -54,6 +62,9 @@ pub const ALL: [&str; 16] = [
     RECONNECTS_TOTAL,
     COOLDOWN_REJECTIONS_TOTAL,
     BUILD_INFO,
+    SERVER_STATE_CHANGES_TOTAL,
+    CONFIG_LAST_RELOAD_SUCCESSFUL,
+    CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS,
     MCP_CLIENT_OPERATION_DURATION_SECONDS,
 ];
 

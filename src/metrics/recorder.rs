@@ -308,6 +308,49 @@ impl Metrics {
         })
     }
 
+    /// Records how a configuration (re)load ended: `mcp_readiness_config_last_reload_successful`
+    /// is 1 or 0, and on success `mcp_readiness_config_last_reload_success_timestamp_seconds` is
+    /// now. Neither series exists until the first call (a service without a configuration file
+    /// exports none). `serve` calls it at start and on every SIGHUP.
+    ///
+    /// ```
+    /// use mcp_readiness::metrics::Metrics;
+    ///
+    /// let metrics = Metrics::new();
+    /// metrics.config_reloaded(true);
+    /// metrics.config_reloaded(false); // refused: the old configuration keeps running
+    /// let text = metrics.render();
+    /// assert!(text.contains("mcp_readiness_config_last_reload_successful 0\n"));
+    /// assert!(text.contains("mcp_readiness_config_last_reload_success_timestamp_seconds "));
+    /// ```
+    pub fn config_reloaded(&self, ok: bool) {
+        let fam = &self.inner.fam;
+        if ok {
+            fam.reload_time
+                .get_or_create(&[])
+                .set(self.inner.clock.unix_now().as_secs_f64());
+        }
+        fam.reload_ok.get_or_create(&[]).set(i64::from(ok));
+    }
+
+    /// Creates the series a first call of `server`'s `tool` would create, at 0
+    /// (`mcp_readiness_tool_absent_total`), so `increase()` counts that first call. For the tools
+    /// you know you will call (`serve` declares the configured steps). The `tool` label is
+    /// capped as always.
+    ///
+    /// ```
+    /// use mcp_readiness::metrics::Metrics;
+    ///
+    /// let metrics = Metrics::new();
+    /// metrics.declare_tool("github", "search_issues");
+    /// assert!(metrics.render().contains(
+    ///     r#"mcp_readiness_tool_absent_total{server="github",tool="search_issues"} 0"#
+    /// ));
+    /// ```
+    pub fn declare_tool(&self, server: &str, tool: &str) {
+        self.with_server(server, |s| s.tool(tool).declare())
+    }
+
     /// Sets the wait budget in force for `server`'s tools.
     pub fn set_wait_budget(&self, server: &str, budget: Duration) {
         self.inner.board.set_wait_budget(server, budget);

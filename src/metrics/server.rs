@@ -55,6 +55,8 @@ struct Supervised {
     connects: [IntCounter; 7],
     reconnects: IntCounter,
     cooldown: IntCounter,
+    /// By the state entered, in `State::ALL` order.
+    state_changes: [IntCounter; 4],
 }
 
 /// The one-hot state gauges and the time of the last change (created with the first state).
@@ -301,13 +303,29 @@ impl ServerMetrics {
                     .map(|result| core.create(&fam.connects, &[name, result.as_str()])),
                 reconnects: core.create(&fam.reconnects, &[name]),
                 cooldown: core.create(&fam.cooldown, &[name]),
+                state_changes: State::ALL
+                    .map(|state| core.create(&fam.state_changes, &[name, state.as_str()])),
             }
         })
     }
 
-    /// Creates the supervisor-driven series (zeroed) if they do not exist yet.
+    /// Creates the supervisor-driven series (zeroed) if they do not exist yet, and the
+    /// successful connect-duration histogram: every series a first event would create exists at
+    /// 0 from the start, so `increase()` counts that first event.
     pub(crate) fn ensure_supervised(&self) {
         self.supervised();
+        let core = &self.inner.core;
+        let ok = ConnectResult::Ok;
+        core.lazy(
+            &self.inner.connect_duration[connect_index(ok)],
+            &core.fam.connect_duration,
+            &[&core.name, ok.as_str()],
+        );
+    }
+
+    /// Counts one state change into `state` (`mcp_readiness_server_state_changes_total`).
+    pub(crate) fn state_entered(&self, state: State) {
+        self.supervised().state_changes[state.index()].inc();
     }
 
     /// Sets the one-hot state gauges to `state` and the change time to `now_unix_seconds`. A

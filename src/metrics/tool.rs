@@ -78,6 +78,17 @@ impl ToolMetrics {
         .inc();
     }
 
+    /// Creates `mcp_readiness_tool_absent_total` for this tool at 0 if it does not exist yet.
+    pub(crate) fn declare(&self) {
+        let inner = &*self.inner;
+        let core = &inner.core;
+        core.lazy(
+            &inner.absent,
+            &core.fam.tool_absent,
+            &[&core.name, &inner.tool],
+        );
+    }
+
     /// Counts one call to this tool while its ready server does not offer it
     /// (`mcp_readiness_tool_absent_total`).
     pub fn absent(&self) {

@@ -76,9 +76,7 @@ pub(crate) enum ConnState {
     },
     /// The server keeps ending its connection shortly after the handshake (a crash loop): fail
     /// fast until `until`, then one new attempt.
-    BackingOff {
-        until: Instant,
-    },
+    BackingOff { until: Instant },
     /// Removed from the hub or shut down: nothing will connect again.
     Stopped,
 }
@@ -145,7 +143,9 @@ impl Machine {
             server,
             state: ConnState::Idle,
             generation: 0,
-            reason: Some("not connected yet; connects at start (`connect_all`) or first use".into()),
+            reason: Some(
+                "not connected yet; connects at start (`connect_all`) or first use".into(),
+            ),
             events: Vec::new(),
             short_lives: 0,
             longest_short_life: Duration::ZERO,

@@ -311,7 +311,10 @@ impl Hub {
                         server: spec.name.clone(),
                         from,
                         to: State::Connecting,
-                        reason: Some("configuration changed; connects at `connect_all` or the next use".into()),
+                        reason: Some(
+                            "configuration changed; connects at `connect_all` or the next use"
+                                .into(),
+                        ),
                     }]);
                 } else {
                     self.inner.feed().bump();

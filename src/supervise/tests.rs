@@ -290,10 +290,10 @@ async fn sixty_four_concurrent_callers_share_one_handshake() {
     assert!(results.iter().all(Result::is_ok));
     assert_eq!(script.connects.load(Ordering::SeqCst), 1);
 
-    // Again during a reconnect after a drop.
+    // Again during a reconnect after a drop (the background reconnect is in flight).
     script.sessions.lock().unwrap()[0].fire_close();
     settle().await;
-    assert_eq!(hub.state("mail"), Some(State::Absent));
+    assert_eq!(hub.state("mail"), Some(State::Connecting));
     let results = futures::future::join_all((0..64).map(|_| hub.call(read()))).await;
     assert!(results.iter().all(Result::is_ok));
     assert_eq!(script.connects.load(Ordering::SeqCst), 2);
@@ -325,20 +325,26 @@ async fn a_late_close_from_an_old_generation_does_not_mark_the_new_one_down() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_dropped_connection_flips_the_state_without_any_call_and_the_next_call_reconnects() {
+async fn without_background_reconnect_a_dropped_connection_reads_connecting_at_once_and_the_next_call_reconnects()
+ {
     let script = Arc::new(Script::default());
     let events = Arc::new(Mutex::new(Vec::new()));
     let sink = {
         let events = events.clone();
         move |e: &ConnectionEvent| events.lock().unwrap().push(e.clone())
     };
-    let hub = hub_with(ScriptedConnector::new(&script), quiet().event_sink(sink));
+    let hub = hub_with(
+        ScriptedConnector::new(&script),
+        quiet().reconnect_on_drop(false).event_sink(sink),
+    );
     hub.call(read()).await.unwrap();
     let seen = hub.changes().unwrap().generation();
 
     script.sessions.lock().unwrap()[0].fire_close();
     settle().await;
-    assert_eq!(hub.state("mail"), Some(State::Absent));
+    // Nothing failed: the server is not `absent`, and no attempt started by itself.
+    assert_eq!(hub.state("mail"), Some(State::Connecting));
+    assert_eq!(script.connects.load(Ordering::SeqCst), 1);
     assert!(
         hub.changes().unwrap().generation() > seen,
         "the change feed moved"
@@ -361,19 +367,16 @@ async fn a_dropped_connection_flips_the_state_without_any_call_and_the_next_call
         e,
         ConnectionEvent::StateChanged {
             from: State::Ready,
-            to: State::Absent,
+            to: State::Connecting,
             ..
         }
     )));
 }
 
 #[tokio::test(start_paused = true)]
-async fn reconnect_on_drop_reconnects_without_waiting_for_a_call() {
+async fn by_default_a_dropped_connection_is_remade_in_the_background_without_waiting_for_a_call() {
     let script = Arc::new(Script::default());
-    let hub = hub_with(
-        ScriptedConnector::new(&script),
-        quiet().reconnect_on_drop(true),
-    );
+    let hub = hub_with(ScriptedConnector::new(&script), quiet());
     hub.connect_all();
     settle().await;
     assert_eq!(hub.state("mail"), Some(State::Ready));
@@ -423,7 +426,10 @@ async fn unauthorized_fails_fast_with_no_retry_until_the_credentials_change() {
 async fn a_dead_pipe_is_retried_once_only_for_idempotent_calls() {
     let script = Arc::new(Script::default());
     script.calls.lock().unwrap().push_back(CallStep::Drop);
-    let hub = hub_with(ScriptedConnector::new(&script), quiet());
+    let hub = hub_with(
+        ScriptedConnector::new(&script),
+        quiet().reconnect_on_drop(false),
+    );
 
     let error = hub.call(read().idempotent(false)).await.unwrap_err();
     assert_eq!(error.kind(), CallErrorKind::Transport);
@@ -432,7 +438,7 @@ async fn a_dead_pipe_is_retried_once_only_for_idempotent_calls() {
         1,
         "no retry for a non-idempotent call"
     );
-    assert_eq!(hub.state("mail"), Some(State::Absent));
+    assert_eq!(hub.state("mail"), Some(State::Connecting));
 
     hub.call(read().idempotent(false)).await.unwrap();
     assert_eq!(
@@ -468,11 +474,11 @@ async fn tool_errors_and_json_rpc_errors_are_answers_and_never_retried() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_failing_health_ping_marks_the_server_down_before_any_call() {
+async fn a_failing_health_ping_drops_the_connection_before_any_call() {
     let script = Arc::new(Script::default());
     let mut connector = ScriptedConnector::new(&script);
     connector.ping_fails = true;
-    let hub = hub_with(connector, HubOptions::builder());
+    let hub = hub_with(connector, HubOptions::builder().reconnect_on_drop(false));
     hub.call(read()).await.unwrap();
 
     tokio::time::advance(Duration::from_millis(29_999)).await;
@@ -480,7 +486,7 @@ async fn a_failing_health_ping_marks_the_server_down_before_any_call() {
     assert_eq!(hub.state("mail"), Some(State::Ready));
     tokio::time::advance(Duration::from_millis(1)).await;
     settle().await;
-    assert_eq!(hub.state("mail"), Some(State::Absent));
+    assert_eq!(hub.state("mail"), Some(State::Connecting));
     assert!(
         hub.servers()[0]
             .reason
@@ -690,4 +696,251 @@ async fn the_hub_is_a_tower_service_that_routes_by_server() {
         error.kind(),
         CallErrorKind::NotConnected(NotConnected::Absent)
     );
+}
+
+fn recorder() -> (
+    Arc<Mutex<Vec<ConnectionEvent>>>,
+    impl Fn(&ConnectionEvent) + Send + Sync + 'static,
+) {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = {
+        let events = events.clone();
+        move |e: &ConnectionEvent| events.lock().unwrap().push(e.clone())
+    };
+    (events, sink)
+}
+
+/// Closes connection number `n` (0-based) after it has lived `life`, and lets the supervisor react.
+async fn close_after(script: &Script, n: usize, life: Duration) {
+    tokio::time::advance(life).await;
+    let session = script.sessions.lock().unwrap()[n].clone();
+    session.fire_close();
+    settle().await;
+}
+
+fn connects(script: &Script) -> usize {
+    script.connects.load(Ordering::SeqCst)
+}
+
+fn reason(hub: &Hub) -> String {
+    hub.servers()[0].reason.clone().unwrap_or_default()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_configured_server_reads_connecting_before_anything_connects_it() {
+    let script = Arc::new(Script::default());
+    let (events, sink) = recorder();
+    let hub = hub_with(ScriptedConnector::new(&script), quiet().event_sink(sink));
+    assert_eq!(hub.state("mail"), Some(State::Connecting));
+    assert!(hub.snapshot().await.pending_servers.contains("mail"));
+    assert!(reason(&hub).contains("connect_all"), "{}", reason(&hub));
+    assert!(matches!(
+        events.lock().unwrap().first(),
+        Some(ConnectionEvent::ServerAdded {
+            state: State::Connecting,
+            ..
+        })
+    ));
+    assert_eq!(connects(&script), 0, "reading the state starts nothing");
+
+    hub.connect_all();
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+    assert_eq!(connects(&script), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_that_keeps_exiting_after_its_handshake_is_backed_off_with_a_growing_capped_delay()
+{
+    let script = Arc::new(Script::default());
+    let (events, sink) = recorder();
+    let hub = hub_with(
+        ScriptedConnector::new(&script),
+        quiet()
+            .crash_backoff(Duration::from_secs(1), Duration::from_secs(4))
+            .event_sink(sink),
+    );
+    hub.connect_all();
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+
+    // The first early exit is a restart like any other: reconnected at once.
+    close_after(&script, 0, Duration::from_millis(300)).await;
+    assert_eq!(connects(&script), 2);
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+
+    // The second in a row: backed off for 1 s, 2 s, 4 s, then 4 s again (the cap).
+    for (n, delay_ms) in [(1usize, 1_000u64), (2, 2_000), (3, 4_000), (4, 4_000)] {
+        close_after(&script, n, Duration::from_millis(300)).await;
+        assert_eq!(hub.state("mail"), Some(State::Absent), "between attempts");
+        let why = reason(&hub);
+        let exits = n + 1;
+        assert!(
+            why.contains("keeps exiting")
+                && why.contains(&format!(
+                    "exited {exits} times in a row within 300ms after its handshake"
+                ))
+                && why.contains(&format!("next attempt in {}s", delay_ms / 1000)),
+            "{why}"
+        );
+        // A call meanwhile fails at once, saying so.
+        let refused = hub.call(read()).await.unwrap_err();
+        assert_eq!(
+            refused.kind(),
+            CallErrorKind::NotConnected(NotConnected::CoolingDown {
+                left: Duration::from_millis(delay_ms)
+            })
+        );
+        assert!(refused.to_string().contains("keeps exiting"), "{refused}");
+
+        tokio::time::advance(Duration::from_millis(delay_ms - 1)).await;
+        settle().await;
+        assert_eq!(
+            connects(&script),
+            n + 1,
+            "no attempt before the backoff is over"
+        );
+        assert_eq!(hub.state("mail"), Some(State::Absent));
+        tokio::time::advance(Duration::from_millis(1)).await;
+        settle().await;
+        assert_eq!(connects(&script), n + 2, "one attempt when it is over");
+        assert_eq!(hub.state("mail"), Some(State::Ready));
+    }
+    let events = events.lock().unwrap();
+    let rejections = events
+        .iter()
+        .filter(|e| matches!(e, ConnectionEvent::CooldownRejection { .. }))
+        .count();
+    assert_eq!(rejections, 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_connection_that_stays_up_for_stable_after_resets_the_crash_loop_count() {
+    let script = Arc::new(Script::default());
+    let hub = hub_with(
+        ScriptedConnector::new(&script),
+        quiet()
+            .crash_backoff(Duration::from_secs(1), Duration::from_secs(60))
+            .stable_after(Duration::from_secs(60)),
+    );
+    hub.connect_all();
+    settle().await;
+    close_after(&script, 0, Duration::from_millis(300)).await;
+    close_after(&script, 1, Duration::from_millis(300)).await;
+    assert_eq!(hub.state("mail"), Some(State::Absent));
+    tokio::time::advance(Duration::from_secs(1)).await;
+    settle().await;
+    assert_eq!(connects(&script), 3);
+
+    // Up for just under a minute: still a short life, the third in a row (2 s).
+    close_after(&script, 2, Duration::from_millis(59_999)).await;
+    assert_eq!(hub.state("mail"), Some(State::Absent));
+    assert!(reason(&hub).contains("3 times"), "{}", reason(&hub));
+    tokio::time::advance(Duration::from_secs(2)).await;
+    settle().await;
+    assert_eq!(connects(&script), 4);
+
+    // Up for exactly a minute: stable, the count resets and the next exit reconnects at once.
+    close_after(&script, 3, Duration::from_secs(60)).await;
+    assert_eq!(connects(&script), 5);
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+    // ...and the first early exit after it is again just a restart.
+    close_after(&script, 4, Duration::from_millis(300)).await;
+    assert_eq!(connects(&script), 6);
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_background_reconnect_a_crash_loop_backoff_ends_in_connecting_and_the_next_call_connects()
+ {
+    let script = Arc::new(Script::default());
+    let hub = hub_with(
+        ScriptedConnector::new(&script),
+        quiet().reconnect_on_drop(false),
+    );
+    hub.call(read()).await.unwrap();
+    close_after(&script, 0, Duration::from_millis(300)).await;
+    assert_eq!(hub.state("mail"), Some(State::Connecting));
+    hub.call(read()).await.unwrap();
+    close_after(&script, 1, Duration::from_millis(300)).await;
+    assert_eq!(hub.state("mail"), Some(State::Absent));
+
+    tokio::time::advance(Duration::from_millis(999)).await;
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Absent));
+    tokio::time::advance(Duration::from_millis(1)).await;
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Connecting));
+    assert_eq!(connects(&script), 2, "nothing connects by itself");
+    hub.call(read()).await.unwrap();
+    assert_eq!(connects(&script), 3);
+}
+
+#[test]
+fn crash_backoff_and_stable_after_are_checked_when_the_hub_is_built() {
+    let bad = [
+        quiet().crash_backoff(Duration::ZERO, Duration::from_secs(1)),
+        quiet().crash_backoff(Duration::from_secs(2), Duration::from_secs(1)),
+        quiet().stable_after(Duration::ZERO),
+    ];
+    for options in bad {
+        let script = Arc::new(Script::default());
+        let error = Hub::with_connectors(
+            vec![(
+                "mail".into(),
+                Arc::new(ScriptedConnector::new(&script)) as Arc<dyn Connector>,
+            )],
+            options,
+        )
+        .unwrap_err();
+        assert!(matches!(error, SpecError::BadOption { .. }), "{error}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_budget_on_the_options_is_what_the_cache_waits_for_that_server() {
+    use crate::resolve::{Budget, CapabilityCache};
+    use crate::state::ToolName;
+    let slow = Arc::new(Script::default());
+    slow.steps.lock().unwrap().push_back(ConnectStep::Hang);
+    let other = Arc::new(Script::default());
+    other.steps.lock().unwrap().push_back(ConnectStep::Hang);
+    let budget = Budget::try_new(Duration::from_secs(45), Duration::from_secs(5)).unwrap();
+    let hub = Hub::with_connectors(
+        vec![
+            (
+                "warehouse".into(),
+                Arc::new(ScriptedConnector::new(&slow)) as Arc<dyn Connector>,
+            ),
+            ("search".into(), Arc::new(ScriptedConnector::new(&other))),
+        ],
+        quiet()
+            .connect_timeout(Duration::from_secs(600))
+            .server_budget("warehouse", budget),
+    )
+    .unwrap();
+    assert_eq!(hub.server_budget("warehouse"), Some(budget));
+    assert_eq!(hub.server_budget("search"), None);
+    let cache = CapabilityCache::new(hub.clone());
+    assert_eq!(cache.budget_for("warehouse"), budget);
+    assert_eq!(cache.budget_for("search"), Budget::default());
+
+    let verdict = cache
+        .resolve(&ToolName::parse("mcp__warehouse__query"))
+        .await;
+    assert_eq!(
+        (verdict.state, verdict.timed_out),
+        (State::Connecting, true)
+    );
+    assert_eq!(verdict.waited, Duration::from_secs(45));
+    let verdict = cache.resolve(&ToolName::parse("mcp__search__query")).await;
+    assert_eq!(
+        verdict.waited,
+        Duration::from_secs(20),
+        "the default budget"
+    );
+
+    // A reload changes it for resolutions that start afterwards.
+    hub.set_server_budget("warehouse", None);
+    assert_eq!(cache.budget_for("warehouse"), Budget::default());
 }
