@@ -213,7 +213,7 @@ fn every_bad_file_gives_its_exact_error() {
         (
             "unknown readiness key",
             with_readiness(r#"{ "timeout": "5s" }"#),
-            "conf/mcp.json: readiness.timeout: unknown key: `readiness` allows only `budget`, `poll`, `cooldown`, `ping`, `ping_timeout`, `connect_timeout`, `call_timeout`, `steps`",
+            "conf/mcp.json: readiness.timeout: unknown key: `readiness` allows only `budget`, `poll`, `cooldown`, `ping`, `ping_timeout`, `connect_timeout`, `call_timeout`, `steps`, `servers`",
         ),
         (
             "bad duration",
@@ -288,6 +288,36 @@ fn every_bad_file_gives_its_exact_error() {
             "step tool not qualified",
             with_readiness(r#"{ "steps": [ { "id": "a", "tool": "Bash" } ] }"#),
             "conf/mcp.json: readiness.steps[0].tool: expected a tool named `mcp__<server>__<tool>`, found `Bash`",
+        ),
+        (
+            "servers not an object",
+            with_readiness(r#"{ "servers": ["s"] }"#),
+            "conf/mcp.json: readiness.servers: expected `readiness.servers` (server name → overrides) (a JSON object), found an array",
+        ),
+        (
+            "a server's overrides not an object",
+            with_readiness(r#"{ "servers": { "s": "45s" } }"#),
+            "conf/mcp.json: readiness.servers.s: expected a server's overrides (a JSON object), found a string",
+        ),
+        (
+            "unknown per-server key",
+            with_readiness(r#"{ "servers": { "s": { "budgte": "45s" } } }"#),
+            "conf/mcp.json: readiness.servers.s.budgte: unknown key (did you mean `budget`?): a server's overrides allows only `budget`",
+        ),
+        (
+            "bad per-server budget",
+            with_readiness(r#"{ "servers": { "google-drive": { "budget": 45 } } }"#),
+            r#"conf/mcp.json: readiness.servers.google-drive.budget: expected a duration like "20s", "1m30s" or "500ms", found a number"#,
+        ),
+        (
+            "per-server budget shorter than the poll",
+            with_readiness(r#"{ "poll": "2s", "servers": { "s": { "budget": "1s" } } }"#),
+            "conf/mcp.json: readiness.servers.s.budget: poll interval 2s is longer than the wait budget 1s: use a poll no longer than the budget (`readiness.poll`)",
+        ),
+        (
+            "per-server budget from a missing variable",
+            with_readiness(r#"{ "servers": { "s": { "budget": "${S_BUDGET}" } } }"#),
+            "conf/mcp.json: readiness.servers.s.budget: environment variable `S_BUDGET` is not set: set it, or write `${S_BUDGET:-default}` to give a default",
         ),
         (
             "required not a boolean",
@@ -412,6 +442,53 @@ fn steps_default_to_required_and_accept_a_null_fallback() {
     assert!(!steps[1].required && steps[1].fallback.is_none());
     assert_eq!(steps[2].fallback.as_deref(), Some("write-file"));
     assert!(config.warnings.is_empty(), "{:?}", config.warnings);
+}
+
+#[test]
+fn a_per_server_budget_overrides_the_global_one_for_that_server_only() {
+    let config = parse(
+        r#"{ "mcpServers": { "warehouse": { "command": "wh" }, "files": { "command": "fs" } },
+             "readiness": { "budget": "20s", "poll": "1s", "servers": { "warehouse": { "budget": "45s" } } } }"#,
+    )
+    .unwrap();
+    let readiness = &config.readiness;
+    assert_eq!(
+        readiness.servers["warehouse"].budget,
+        Some(Budget::try_new(Duration::from_secs(45), Duration::from_secs(1)).unwrap())
+    );
+    assert_eq!(
+        readiness.budget_for("warehouse").wait(),
+        Duration::from_secs(45)
+    );
+    assert_eq!(
+        readiness.budget_for("warehouse").poll(),
+        Duration::from_secs(1)
+    );
+    assert_eq!(
+        readiness.budget_for("files").wait(),
+        Duration::from_secs(20)
+    );
+    assert!(config.warnings.is_empty(), "{:?}", config.warnings);
+    // Without any override every server has the global budget.
+    let plain = parse(&with_readiness(r#"{ "budget": "5s", "poll": "1s" }"#)).unwrap();
+    assert!(plain.readiness.servers.is_empty());
+    assert_eq!(
+        plain.readiness.budget_for("s").wait(),
+        Duration::from_secs(5)
+    );
+}
+
+#[test]
+fn a_per_server_override_for_an_unconfigured_server_is_accepted_with_a_warning() {
+    let config = parse(&with_readiness(
+        r#"{ "servers": { "nope": { "budget": "45s" } } }"#,
+    ))
+    .unwrap();
+    assert_eq!(config.warnings.len(), 1);
+    assert_eq!(
+        config.warnings[0].to_string(),
+        "conf/mcp.json: readiness.servers.nope: server `nope` is not in `mcpServers`: these overrides apply to nothing"
+    );
 }
 
 #[test]

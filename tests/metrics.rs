@@ -215,6 +215,9 @@ fn scenario() -> Metrics {
     for server in ["files", "github", "slow", "gone"] {
         metrics.set_wait_budget(server, BUDGET);
     }
+    // The configuration loaded at start; a step names a tool nobody called yet.
+    metrics.config_reloaded(true);
+    metrics.declare_tool("github", "list_repos");
 
     // Resolutions of every verdict.
     metrics.observe_resolution("files", &Verdict::READY, BUDGET);
@@ -335,6 +338,117 @@ fn the_exposition_of_the_fixed_scenario_matches_the_golden_file() {
             golden.lines().count()
         );
     }
+}
+
+#[test]
+fn state_changes_are_counted_by_the_state_entered_from_zero_for_every_configured_server() {
+    let metrics = Metrics::new();
+    metrics.on_event(&added("flaky", State::Connecting));
+    let count = |state: State| {
+        value(
+            &parse(&metrics.render()),
+            names::SERVER_STATE_CHANGES_TOTAL,
+            &[("server", "flaky"), ("state", state.as_str())],
+        )
+    };
+    for state in State::ALL {
+        assert_eq!(
+            count(state),
+            Some(0.0),
+            "{state} exists at 0 from the start"
+        );
+    }
+    // A crash loop through ready: every cycle enters ready, absent and connecting once.
+    for _ in 0..3 {
+        metrics.on_event(&changed("flaky", State::Connecting, State::Ready));
+        metrics.on_event(&changed("flaky", State::Ready, State::Absent));
+        metrics.on_event(&changed("flaky", State::Absent, State::Connecting));
+    }
+    assert_eq!(count(State::Ready), Some(3.0));
+    assert_eq!(count(State::Absent), Some(3.0));
+    assert_eq!(count(State::Connecting), Some(3.0));
+    assert_eq!(count(State::Unauthenticated), Some(0.0));
+    // Removed with the server.
+    metrics.on_event(&ConnectionEvent::ServerRemoved {
+        server: "flaky".into(),
+    });
+    assert_eq!(count(State::Ready), None);
+}
+
+#[test]
+fn the_series_a_first_connect_or_first_call_creates_exist_at_zero_from_the_start() {
+    let metrics = Metrics::new();
+    metrics.on_event(&added("files", State::Connecting));
+    metrics.declare_tool("files", "write_file");
+    let samples = parse(&metrics.render());
+    let ok = [("server", "files"), ("result", "ok")];
+    assert_eq!(
+        value(
+            &samples,
+            &format!("{}_count", names::CONNECT_DURATION_SECONDS),
+            &ok
+        ),
+        Some(0.0)
+    );
+    assert_eq!(value(&samples, names::CONNECTS_TOTAL, &ok), Some(0.0));
+    assert_eq!(
+        value(
+            &samples,
+            names::TOOL_ABSENT_TOTAL,
+            &[("server", "files"), ("tool", "write_file")]
+        ),
+        Some(0.0)
+    );
+    // The first event then counts from that zero.
+    metrics.on_event(&connect("files", ConnectResult::Ok, 1_500));
+    metrics.tool_absent("files", "write_file");
+    let samples = parse(&metrics.render());
+    assert_eq!(
+        value(
+            &samples,
+            &format!("{}_count", names::CONNECT_DURATION_SECONDS),
+            &ok
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(
+            &samples,
+            names::TOOL_ABSENT_TOTAL,
+            &[("server", "files"), ("tool", "write_file")]
+        ),
+        Some(1.0)
+    );
+}
+
+#[test]
+fn the_reload_gauges_say_whether_the_last_reload_succeeded_and_when_the_last_one_did() {
+    let clock = ManualClock::new(T0);
+    let metrics = Metrics::builder().clock(clock.clone()).build().unwrap();
+    let read = |m: &Metrics| {
+        let samples = parse(&m.render());
+        (
+            value(&samples, names::CONFIG_LAST_RELOAD_SUCCESSFUL, &[]),
+            value(
+                &samples,
+                names::CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS,
+                &[],
+            ),
+        )
+    };
+    assert_eq!(read(&metrics), (None, None), "nothing before a first load");
+    metrics.config_reloaded(true);
+    assert_eq!(read(&metrics), (Some(1.0), Some(1_700_000_000.0)));
+    clock.advance(Duration::from_secs(90));
+    metrics.config_reloaded(false);
+    assert_eq!(
+        read(&metrics),
+        (Some(0.0), Some(1_700_000_000.0)),
+        "a refused reload keeps the time of the last success"
+    );
+    clock.advance(Duration::from_secs(10));
+    metrics.config_reloaded(true);
+    assert_eq!(read(&metrics), (Some(1.0), Some(1_700_000_100.0)));
 }
 
 #[test]
@@ -562,6 +676,9 @@ fn every_metric_of_the_design_table_is_exposed_with_its_type() {
         (names::RECONNECTS_TOTAL, "counter"),
         (names::COOLDOWN_REJECTIONS_TOTAL, "counter"),
         (names::BUILD_INFO, "gauge"),
+        (names::SERVER_STATE_CHANGES_TOTAL, "counter"),
+        (names::CONFIG_LAST_RELOAD_SUCCESSFUL, "gauge"),
+        (names::CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS, "gauge"),
         (names::MCP_CLIENT_OPERATION_DURATION_SECONDS, "histogram"),
     ];
     assert_eq!(want.len(), names::ALL.len());
