@@ -14,6 +14,7 @@
 //! | `FIXTURE_GRANDCHILD` | start a `sleep 600` grandchild (logged as `grandchild <pid>`) |
 //! | `FIXTURE_STDERR_FLOOD_MB` | write this many MiB of `x` to stderr without a newline before serving |
 //! | `FIXTURE_TOOLS_CHANGED_AFTER_MS` | send `notifications/tools/list_changed` this long after start-up |
+//! | `FIXTURE_EXIT_AFTER_MS` | stdio only: exit(0) this long after each handshake (a crash loop; logged as `exit <pid>`) |
 //!
 //! Tools: `add_account {account}`, `list_emails`, `echo_meta`, `echo {text}`, `fail`,
 //! `json_rpc_error`, `echo_token_error`, `revoke_token`, `hang`, `sleep {ms}`, `pid`,
@@ -304,6 +305,13 @@ async fn main() {
             tokio::time::sleep(after).await;
             EXTRA_TOOL.store(true, Ordering::SeqCst);
             let _ = peer.notify_tool_list_changed().await;
+        });
+    }
+    if let Some(after) = env_ms("FIXTURE_EXIT_AFTER_MS") {
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            log(&format!("exit {}", std::process::id()));
+            std::process::exit(0);
         });
     }
     eprintln!("fixture: serving on stdio");
