@@ -224,9 +224,50 @@ async fn the_child_dies_in_the_middle_of_a_read_and_the_same_call_still_succeeds
 }
 
 #[tokio::test]
+async fn by_default_a_killed_child_is_restarted_in_the_background_and_never_reads_absent() {
+    let scratch = Scratch::new("background");
+    let (opts, events) = recording(options());
+    let hub = Hub::new(vec![stdio("mail", &scratch, &[])], opts).unwrap();
+    hub.connect_all();
+    wait_for("the first connection", || {
+        hub.state("mail") == Some(State::Ready)
+    })
+    .await;
+    let pid: u32 = text(&hub.call(ToolCall::new("mcp__mail__pid")).await.unwrap())
+        .parse()
+        .unwrap();
+    std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    wait_for("the restart without any call", || {
+        hub.generation("mail") == Some(2) && hub.state("mail") == Some(State::Ready)
+    })
+    .await;
+    assert_eq!(scratch.count("start"), 2);
+    let entered: Vec<State> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            ConnectionEvent::StateChanged { to, .. } => Some(*to),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        entered,
+        [State::Ready, State::Connecting, State::Ready],
+        "a drop is a `connecting` blip, never `absent`"
+    );
+    let pids = scratch.pids();
+    hub.shutdown().await;
+    assert_all_gone(&pids).await;
+}
+
+#[tokio::test]
 async fn the_child_dies_between_calls_and_the_state_flips_without_any_call() {
     let scratch = Scratch::new("between");
-    let (opts, events) = recording(options());
+    let (opts, events) = recording(options().reconnect_on_drop(false));
     let hub = Hub::new(vec![stdio("mail", &scratch, &[])], opts).unwrap();
     let pid: u32 = text(&hub.call(ToolCall::new("mcp__mail__pid")).await.unwrap())
         .parse()
@@ -237,10 +278,12 @@ async fn the_child_dies_between_calls_and_the_state_flips_without_any_call() {
         .args(["-9", &pid.to_string()])
         .status()
         .unwrap();
+    // Nothing failed yet and the next use reconnects: `connecting`, not `absent`.
     wait_for("the drop to be noticed without a call", || {
-        hub.state("mail") == Some(State::Absent)
+        hub.state("mail") == Some(State::Connecting)
     })
     .await;
+    assert_eq!(scratch.count("start"), 1, "no restart before a call");
     assert!(!hub.snapshot().await.ready_tools.contains("mcp__mail__pid"));
     let reason = hub.servers()[0].reason.clone().unwrap();
     assert!(reason.contains("lost"), "{reason}");
@@ -268,7 +311,7 @@ async fn the_child_dies_between_calls_and_the_state_flips_without_any_call() {
 #[tokio::test]
 async fn sixty_four_concurrent_calls_during_a_reconnect_cause_one_handshake() {
     let scratch = Scratch::new("single-flight");
-    let (opts, events) = recording(options());
+    let (opts, events) = recording(options().reconnect_on_drop(false));
     let hub = Hub::new(
         vec![stdio(
             "mail",
@@ -285,7 +328,7 @@ async fn sixty_four_concurrent_calls_during_a_reconnect_cause_one_handshake() {
         .args(["-9", &pid.to_string()])
         .status()
         .unwrap();
-    wait_for("the drop", || hub.state("mail") == Some(State::Absent)).await;
+    wait_for("the drop", || hub.state("mail") == Some(State::Connecting)).await;
 
     let calls = (0..64).map(|i| {
         hub.call(ToolCall::new("mcp__mail__echo").with_arguments(json!({"text": i.to_string()})))
@@ -608,7 +651,8 @@ async fn a_health_ping_finds_a_hung_server_before_any_call() {
     let scratch = Scratch::new("health");
     let opts = options()
         .health_interval(Some(Duration::from_millis(300)))
-        .call_timeout(Duration::from_millis(500));
+        .call_timeout(Duration::from_millis(500))
+        .reconnect_on_drop(false);
     let hub = Hub::new(vec![stdio("fx", &scratch, &[])], opts).unwrap();
     let pid: u32 = text(&hub.call(ToolCall::new("mcp__fx__pid")).await.unwrap())
         .parse()
@@ -618,8 +662,8 @@ async fn a_health_ping_finds_a_hung_server_before_any_call() {
         .args(["-STOP", &pid.to_string()])
         .status()
         .unwrap();
-    wait_for("the health ping to mark the server down", || {
-        hub.state("fx") == Some(State::Absent)
+    wait_for("the health ping to drop the connection", || {
+        hub.state("fx") == Some(State::Connecting)
     })
     .await;
     assert!(
