@@ -234,7 +234,7 @@ local lib = import 'lib.libsonnet';
             alert: 'MCPReadinessNoServers',
             // An exporter that reports no MCP server at all.
             expr: |||
-              last_over_time(mcp_readiness_build_info%(s)s[3m])
+              max without (version) (last_over_time(mcp_readiness_build_info%(s)s[3m]))
               unless on (%(r)s)
               last_over_time(mcp_readiness_server_state%(s)s[3m])
             ||| % v,
