@@ -1,7 +1,8 @@
 // What scripts/render-mixin writes: { path: content }, with `config` (a JSON object) merged
-// into _config (the live test renders short `for` values this way).
+// into _config key by key (std.mergePatch: `{"for": {"MCPServerAbsent": "5s"}}` changes that one
+// `for`); the live test renders short `for` values this way.
 function(config={})
-  local mcp = (import 'mixin.libsonnet') + { _config+:: config };
+  local mcp = (import 'mixin.libsonnet') + { _config:: std.mergePatch(super._config, config) };
   {
     'alerts/rules.yml': mcp.prometheusRules,
     'alerts/alerts.yml': mcp.prometheusAlerts,
