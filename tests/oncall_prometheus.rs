@@ -116,8 +116,18 @@ async fn on_a_live_prometheus_each_server_gets_its_one_action_and_every_dashboar
     let Some(binary) = system_tool("prometheus", "prometheus") else {
         return;
     };
+    let Some(python) = jsonnet_python() else {
+        return;
+    };
     let started = now();
     let scratch = Scratch::new("oncall-e2e");
+    // The committed mixin, with MCPToolAbsent's `for` at 10 s so that one alert fires within
+    // the test and the "firing" queries of the dashboards have data; every other `for` is real.
+    let rules = render_mixin(
+        &python,
+        &scratch.path("mixin"),
+        &json!({ "for": { "MCPToolAbsent": "10s" } }),
+    );
     let (_http, port) = http_fixture(&scratch, "e2e").await;
     // Budget 3 s; `slow` connects in about 5 s (p95 in the 4-6 s bucket: 5.9 s).
     let (serve, serve_addr) = start_serve(
@@ -142,7 +152,7 @@ async fn on_a_live_prometheus_each_server_gets_its_one_action_and_every_dashboar
             ("mcp-readiness", vec![serve_addr.clone()]),
             ("mcp-readiness-agent", vec![agent.addr.clone()]),
         ],
-        &rule_files(),
+        &rules,
     )
     .await;
 

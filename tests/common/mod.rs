@@ -419,7 +419,7 @@ pub mod oncall {
     pub fn jsonnet_python() -> Option<PathBuf> {
         let python = repo().join("target/jsonnet-venv/bin/python");
         let ok = Command::new(&python)
-            .args(["-c", "import _gojsonnet"])
+            .args(["-c", "import _gojsonnet, yaml"])
             .stderr(Stdio::null())
             .status()
             .is_ok_and(|s| s.success());
@@ -427,7 +427,7 @@ pub mod oncall {
             return Some(python);
         }
         let message = format!(
-            "{} cannot import _gojsonnet: run scripts/test (it installs PyPI `gojsonnet` there)",
+            "{} cannot import _gojsonnet and yaml: run scripts/test (it installs PyPI `gojsonnet` and `pyyaml` there)",
             python.display()
         );
         assert!(std::env::var("CI").as_deref() != Ok("true"), "{message}");
