@@ -10,8 +10,8 @@ mod common;
 
 use common::Scratch;
 use common::oncall::{
-    AgentService, RIGHT_TOKEN, absent_entry, exposition_names, fixture_entry, http_get, poll_until,
-    recording_rule_names, repo, start_serve,
+    AgentService, PLANNED_NAMES, RIGHT_TOKEN, absent_entry, exposition_names, fixture_entry,
+    http_get, poll_until, recording_rule_names, repo, start_serve,
 };
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -26,7 +26,9 @@ use serde_json::{Value, json};
 const RATE_INTERVAL_STANDIN: &str = "1h2m3s";
 const RATE_INTERVAL_SECS: u64 = 3723;
 /// Names that Prometheus itself provides.
-const PROMETHEUS_NAMES: [&str; 2] = ["ALERTS", "up"];
+const PROMETHEUS_NAMES: [&str; 3] = ["ALERTS", "ALERTS_FOR_STATE", "up"];
+/// Alert series: per workload (job, server, group labels), so without `instance`.
+const WORKLOAD_NAMES: [&str; 2] = ["ALERTS", "ALERTS_FOR_STATE"];
 
 fn dashboards() -> Vec<(PathBuf, Value)> {
     let mut found: Vec<(PathBuf, Value)> = std::fs::read_dir(repo().join("dashboards"))
@@ -333,12 +335,13 @@ fn every_dashboard_query_parses_selects_by_job_and_instance_uses_the_rate_interv
                     "{what}: no job=~\"$job\""
                 );
                 // Fleet roll-ups (level without `instance`) aggregate the instances away.
-                let per_instance = !recorded.contains(&metric)
-                    || metric
-                        .split(':')
-                        .next()
-                        .unwrap_or_default()
-                        .contains("instance");
+                let per_instance = !WORKLOAD_NAMES.contains(&metric.as_str())
+                    && (!recorded.contains(&metric)
+                        || metric
+                            .split(':')
+                            .next()
+                            .unwrap_or_default()
+                            .contains("instance"));
                 if per_instance {
                     assert!(
                         uses_variable(&found.selector, "instance"),
@@ -374,7 +377,7 @@ fn every_rule_expression_parses_as_promql() {
             count += 1;
         }
     }
-    assert_eq!(count, 17, "12 recording rules and 5 alerts");
+    assert_eq!(count, 41, "27 recording rules and 14 alerts");
 }
 
 /// Every name a dashboard or a rule selects, with where it is used.
@@ -422,7 +425,11 @@ async fn every_metric_name_in_dashboards_and_rules_is_served_by_a_running_export
     // their first series; the agent's calls create the call families).
     let wanted: BTreeSet<String> = used
         .keys()
-        .filter(|n| !recorded.contains(*n) && !PROMETHEUS_NAMES.contains(&n.as_str()))
+        .filter(|n| {
+            !recorded.contains(*n)
+                && !PROMETHEUS_NAMES.contains(&n.as_str())
+                && !PLANNED_NAMES.contains(&n.as_str())
+        })
         .cloned()
         .collect();
     assert!(wanted.len() >= 14, "{wanted:?}");
@@ -450,8 +457,9 @@ async fn every_metric_name_in_dashboards_and_rules_is_served_by_a_running_export
         assert!(
             served.contains(name)
                 || recorded.contains(name)
-                || PROMETHEUS_NAMES.contains(&name.as_str()),
-            "{place}: `{name}` is neither served by the exporter, nor recorded by alerts/rules.yml"
+                || PROMETHEUS_NAMES.contains(&name.as_str())
+                || PLANNED_NAMES.contains(&name.as_str()),
+            "{place}: `{name}` is neither served by the exporter, nor recorded by alerts/rules.yml, nor planned"
         );
     }
     // And a name the exporter does not serve is caught (the check can fail).
@@ -460,8 +468,291 @@ async fn every_metric_name_in_dashboards_and_rules_is_served_by_a_running_export
     for name in &recorded {
         let metric = name.split(':').nth(1).unwrap_or_default();
         assert!(
-            served.contains(metric),
+            served.contains(metric) || PLANNED_NAMES.contains(&metric),
             "recording rule `{name}`: `{metric}` is not served"
         );
     }
+}
+
+#[test]
+fn now_panels_query_the_instant_and_the_rendered_dashboards_are_not_editable() {
+    let mut now_panels = 0;
+    for (path, dashboard) in dashboards() {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(dashboard["editable"], false, "{name}: rendered from mixin/");
+        for panel in panels(&dashboard) {
+            if !matches!(panel["type"].as_str(), Some("stat" | "table")) {
+                continue;
+            }
+            for target in panel["targets"].as_array().unwrap() {
+                assert_eq!(
+                    (&target["instant"], &target["range"]),
+                    (&json!(true), &json!(false)),
+                    "{name}: panel `{}` shows now: an instant query",
+                    panel["title"]
+                );
+            }
+            let calcs = &panel["options"]["reduceOptions"]["calcs"];
+            assert!(
+                calcs.is_null() || calcs == &json!(["lastNotNull"]),
+                "{name}: panel `{}`",
+                panel["title"]
+            );
+            now_panels += 1;
+        }
+    }
+    assert!(now_panels >= 8, "{now_panels} now panels");
+}
+
+/// The value mappings of a panel (defaults, or the override of field `field`).
+fn rank_colours(mappings: &Value) -> BTreeMap<String, (String, String)> {
+    mappings[0]["options"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                (
+                    v["text"].as_str().unwrap_or_default().to_owned(),
+                    v["color"].as_str().unwrap_or_default().to_owned(),
+                ),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_state_reads_ready_green_connecting_yellow_absent_orange_unauthenticated_red() {
+    let want: BTreeMap<String, (String, String)> = [
+        ("0", "ready", "green"),
+        ("1", "connecting", "yellow"),
+        ("2", "absent", "orange"),
+        ("3", "unauthenticated", "red"),
+    ]
+    .into_iter()
+    .map(|(k, t, c)| (k.to_owned(), (t.to_owned(), c.to_owned())))
+    .collect();
+    let mut checked = 0;
+    for (path, dashboard) in dashboards() {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        for panel in panels(&dashboard) {
+            let uses_rank = panel["targets"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["expr"].as_str().unwrap_or_default().contains("rank"));
+            if !uses_rank {
+                continue;
+            }
+            let defaults = &panel["fieldConfig"]["defaults"]["mappings"];
+            let state_override = panel["fieldConfig"]["overrides"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|o| o["matcher"]["options"] == "state")
+                .and_then(|o| {
+                    o["properties"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .find(|p| p["id"] == "mappings")
+                })
+                .map(|p| p["value"].clone());
+            let mappings = state_override.unwrap_or_else(|| defaults.clone());
+            assert_eq!(
+                rank_colours(&mappings),
+                want,
+                "{name}: panel `{}`",
+                panel["title"]
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4, "{checked} state panels");
+    // "Servers by state": ready always green; any other state in its colour from 1 server on.
+    let fleet = &dashboards()[0].1;
+    let by_state = panels(fleet)
+        .into_iter()
+        .find(|p| p["title"] == "Servers by state")
+        .expect("Servers by state");
+    let overrides = by_state["fieldConfig"]["overrides"].as_array().unwrap();
+    for (state, colour) in [
+        ("connecting", "yellow"),
+        ("absent", "orange"),
+        ("unauthenticated", "red"),
+    ] {
+        let o = overrides
+            .iter()
+            .find(|o| o["matcher"]["options"] == state)
+            .unwrap_or_else(|| panic!("no override for {state}"));
+        let steps = &o["properties"][0]["value"]["steps"];
+        assert_eq!(
+            steps,
+            &json!([{"color": "green", "value": null}, {"color": colour, "value": 1}])
+        );
+    }
+}
+
+#[test]
+fn the_fleet_table_comes_first_and_says_who_must_act_for_which_action_since_when_on_how_many_replicas()
+ {
+    let (path, fleet) = &dashboards()[0];
+    assert!(path.ends_with("mcp-readiness-fleet.json"));
+    let table = panels(fleet)[0];
+    assert_eq!(table["type"], "table");
+    assert_eq!(table["title"], "Servers that need a human");
+    assert_eq!(table["gridPos"]["y"], 1, "right under the first row");
+    let exprs: Vec<&str> = table["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["expr"].as_str().unwrap())
+        .collect();
+    for needle in [
+        "server:mcp_readiness_server_state:worst_rank",
+        "alertname, action) (ALERTS{action!=\"\", alertstate=\"firing\"",
+        "ALERTS_FOR_STATE",
+        "instance_server:mcp_readiness_server_state:last3m{state=\"ready\"",
+        "server:mcp_readiness_tool_calls_total:refused_recently",
+    ] {
+        assert!(
+            exprs.iter().any(|e| e.contains(needle)),
+            "{needle}: {exprs:?}"
+        );
+    }
+    let renamed = &table["transformations"][1]["options"]["renameByName"];
+    let columns: BTreeSet<&str> = renamed
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    for column in [
+        "state",
+        "alert",
+        "since",
+        "replicas not ready",
+        "replicas",
+        "refused calls (1h)",
+    ] {
+        assert!(columns.contains(column), "{column}: {columns:?}");
+    }
+    let links: BTreeMap<&str, &str> = table["fieldConfig"]["overrides"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|o| {
+            let link = o["properties"]
+                .as_array()?
+                .iter()
+                .find(|p| p["id"] == "links")?;
+            Some((
+                o["matcher"]["options"].as_str()?,
+                link["value"][0]["url"].as_str()?,
+            ))
+        })
+        .collect();
+    assert!(
+        links["server"].starts_with("/d/mcp-readiness-server?"),
+        "{links:?}"
+    );
+    assert!(
+        links["alert"].contains("runbook.md#${__value.raw}"),
+        "{links:?}"
+    );
+}
+
+/// `(alert, labels block)` of every alerting rule of the rendered alerts.yml.
+fn alert_rules() -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(repo().join("alerts/alerts.yml")).unwrap();
+    text.split("\n      - alert: ")
+        .skip(1)
+        .map(|block| {
+            let (name, rest) = block.split_once('\n').unwrap();
+            (name.trim().to_owned(), rest.to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn only_the_five_action_alerts_carry_an_action_and_every_alert_has_a_severity_and_a_runbook() {
+    let actions: BTreeMap<&str, &str> = [
+        ("MCPServerUnauthenticated", "reauthorize"),
+        ("MCPCredentialExpiringSoon", "reauthorize"),
+        ("MCPServerAbsent", "add_connection"),
+        ("MCPToolAbsent", "add_connection"),
+        ("MCPResolveBudgetExhausted", "extend_wait_budget"),
+    ]
+    .into_iter()
+    .collect();
+    let rules = alert_rules();
+    assert_eq!(
+        rules.len(),
+        14,
+        "{:?}",
+        rules.iter().map(|r| &r.0).collect::<Vec<_>>()
+    );
+    for (name, block) in &rules {
+        let action = block
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("action: "))
+            .map(str::to_owned);
+        assert_eq!(
+            action.as_deref(),
+            actions.get(name.as_str()).copied(),
+            "{name}"
+        );
+        let severity = block
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("severity: "))
+            .unwrap_or_else(|| panic!("{name}: no severity"));
+        assert!(
+            ["critical", "warning", "info"].contains(&severity),
+            "{name}"
+        );
+        // Critical only for the alerts whose calls are refused or whose credential runs out.
+        if severity == "critical" {
+            assert!(
+                [
+                    "MCPServerUnauthenticated",
+                    "MCPServerAbsent",
+                    "MCPCredentialExpiringSoon"
+                ]
+                .contains(&name.as_str()),
+                "{name}"
+            );
+        }
+        let anchor = format!("runbook.md#{}\"", name.to_lowercase());
+        assert!(block.contains(&anchor), "{name}: runbook_url");
+        let runbook = std::fs::read_to_string(repo().join("docs/runbook.md")).unwrap();
+        assert!(
+            runbook.contains(&format!("\n## {name}\n")),
+            "docs/runbook.md has no section `## {name}`"
+        );
+    }
+}
+
+#[test]
+fn every_aggregation_in_the_rules_keeps_the_group_labels() {
+    let mut checked = 0;
+    for file in ["alerts/rules.yml", "alerts/alerts.yml"] {
+        for (place, expr) in rule_exprs(file) {
+            for clause in expr
+                .split(" by (")
+                .skip(1)
+                .chain(expr.split(" on (").skip(1))
+            {
+                let labels = clause.split(')').next().unwrap_or_default();
+                if labels.contains("job") {
+                    assert!(
+                        labels.contains("cluster") && labels.contains("namespace"),
+                        "{place}: `{labels}` drops the group labels in {expr}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 30, "{checked} aggregations");
 }

@@ -349,10 +349,22 @@ pub mod oncall {
         readiness: Value,
         token: &str,
     ) -> (KillOnDrop, String) {
+        let addr = format!("127.0.0.1:{}", free_port());
+        start_serve_at(scratch, tag, servers, readiness, token, addr).await
+    }
+
+    /// `mcp-readiness serve` listening on `addr` (chosen before, e.g. to be a scrape target).
+    pub async fn start_serve_at(
+        scratch: &Scratch,
+        tag: &str,
+        servers: Value,
+        readiness: Value,
+        token: &str,
+        addr: String,
+    ) -> (KillOnDrop, String) {
         let config = scratch.path(&format!("serve-{tag}.json"));
         let body = json!({ "mcpServers": servers, "readiness": readiness });
         std::fs::write(&config, serde_json::to_string_pretty(&body).unwrap()).unwrap();
-        let addr = format!("127.0.0.1:{}", free_port());
         let err = scratch.path(&format!("serve-{tag}.err"));
         let mut guard = KillOnDrop::spawn(
             "mcp-readiness serve",
@@ -391,6 +403,54 @@ pub mod oncall {
                 l.split(['{', ' ']).next().map(str::to_owned)
             })
             .collect()
+    }
+
+    /// DESIGN.md names the rules and dashboards use before the library serves them (issue 15
+    /// item 2, issue 16 item 6). Remove a name here once the exporter serves it.
+    pub const PLANNED_NAMES: [&str; 4] = [
+        "mcp_readiness_server_state_changes_total",
+        "mcp_readiness_config_last_reload_successful",
+        "mcp_readiness_config_last_reload_success_timestamp_seconds",
+        "mcp_readiness_credential_expiry_timestamp_seconds",
+    ];
+
+    /// The Python with go-jsonnet (`gojsonnet`) that scripts/test installs, to render the mixin
+    /// with other `_config` values; `None` after a loud message (a failure under `CI=true`).
+    pub fn jsonnet_python() -> Option<PathBuf> {
+        let python = repo().join("target/jsonnet-venv/bin/python");
+        let ok = Command::new(&python)
+            .args(["-c", "import _gojsonnet, yaml"])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            return Some(python);
+        }
+        let message = format!(
+            "{} cannot import _gojsonnet and yaml: run scripts/test (it installs PyPI `gojsonnet` and `pyyaml` there)",
+            python.display()
+        );
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{message}");
+        eprintln!("\n!!!!!!!!!! SKIPPED: {message} !!!!!!!!!!\n");
+        None
+    }
+
+    /// The mixin rendered with `_config` overrides (JSON) into `dir`: its alerts/ rule files.
+    pub fn render_mixin(python: &Path, dir: &Path, config: &Value) -> Vec<PathBuf> {
+        let output = Command::new(python)
+            .arg(repo().join("scripts/render-mixin"))
+            .arg("--out")
+            .arg(dir)
+            .arg("--config")
+            .arg(config.to_string())
+            .output()
+            .expect("run scripts/render-mixin");
+        assert!(
+            output.status.success(),
+            "scripts/render-mixin: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        vec![dir.join("alerts/rules.yml"), dir.join("alerts/alerts.yml")]
     }
 
     /// The names recorded by `alerts/rules.yml` (`- record: name` lines).

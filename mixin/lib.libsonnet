@@ -1,0 +1,70 @@
+// Helpers shared by the rules, the alerts and the dashboards: selectors, label lists and the
+// Go-template snippets that put live figures in an alert's description.
+{
+  // Variables for `||| ... ||| % vars(cfg)`:
+  //   %(s)s  the selector as a whole matcher block ('' or '{namespace="x"}')
+  //   %(c)s  the selector to append inside a block (', namespace="x"')
+  //   %(w)s  the workload labels (group labels and job), %(ws)s the same plus server
+  //   %(r)s  the labels of one replica (workload labels and replica labels)
+  //   and the windows and thresholds of _config.
+  vars(cfg):: {
+    s: if cfg.selector == '' then '' else '{%s}' % cfg.selector,
+    c: if cfg.selector == '' then '' else ', %s' % cfg.selector,
+    w: std.join(', ', cfg.groupLabels + ['job']),
+    ws: std.join(', ', cfg.groupLabels + ['job', 'server']),
+    r: std.join(', ', cfg.groupLabels + ['job'] + cfg.replicaLabels),
+    exporter: cfg.exporterSelector,
+    blip: cfg.stateBlipWindow,
+    evidence: cfg.evidenceWindow,
+    crash_window: cfg.crashLoopWindow,
+    crash_restarts: cfg.crashLoopRestarts,
+    tool_window: cfg.toolAbsentWindow,
+    budget_window: cfg.budgetExhaustedWindow,
+    failure_window: cfg.callFailureWindow,
+    failure_ratio: cfg.callFailureRatio,
+    failure_min: cfg.callFailureMinCalls,
+    cred: if cfg.credentialExpirySelector == '' then cfg.selector
+    else if cfg.selector == '' then cfg.credentialExpirySelector
+    else cfg.selector + ', ' + cfg.credentialExpirySelector,
+    cred_s: if self.cred == '' then '' else '{%s}' % self.cred,
+    warn_secs: cfg.credentialExpiryWarningDays * 86400,
+    crit_secs: cfg.credentialExpiryCriticalHours * 3600,
+  },
+
+  // A PromQL matcher list for a Go template's printf, naming the alert's own workload and
+  // server: `job=%q, server=%q, cluster=%q, ...` plus the arguments `$labels.job ...`. A label
+  // the alert lacks is "" in the template, and `cluster=""` matches series without it.
+  matcher(cfg, labels):: {
+    format: std.join(', ', ['%s=%%q' % l for l in labels]),
+    args: std.join(' ', ['$labels.%s' % l for l in labels]),
+  },
+
+  // `{{ ... }}` that prints the first value of `expr` (whose `{M}` is replaced by the alert's
+  // matchers) with `fmt`, or `otherwise` when the query returns nothing.
+  figure(cfg, labels, expr, fmt='%.0f', otherwise='0')::
+    local m = self.matcher(cfg, labels);
+    '{{ with printf "%s" %s | query }}{{ . | first | value | printf "%s" }}{{ else }}%s{{ end }}'
+    % [std.strReplace(expr, '{M}', m.format), m.args, fmt, otherwise],
+
+  // `{{ ... }}` that lists the label `label` of every series of `expr`, sorted, comma-separated.
+  list(cfg, labels, expr, label, otherwise='none')::
+    local m = self.matcher(cfg, labels);
+    '{{ with printf "%s" %s | query }}{{ range $i, $s := . | sortByLabel "%s" }}{{ if $i }}, {{ end }}{{ $s.Labels.%s }}{{ end }}{{ else }}%s{{ end }}'
+    % [std.strReplace(expr, '{M}', m.format), m.args, label, label, otherwise],
+
+  // ", cluster c, namespace n" for the group labels the alert has.
+  where(cfg)::
+    std.join('', ['{{ with $labels.%s }}, %s {{ . }}{{ end }}' % [l, l] for l in cfg.groupLabels]),
+
+  runbook(cfg, alert):: cfg.runbookURLPattern % std.asciiLower(alert),
+
+  dashboard(cfg, server=true)::
+    if cfg.grafanaURL == '' then {}
+    else {
+      dashboard_url: '%s/d/%s?var-job={{ $labels.job }}%s' % [
+        cfg.grafanaURL,
+        if server then cfg.dashboardUIDs.server else cfg.dashboardUIDs.fleet,
+        if server then '&var-server={{ $labels.server }}' else '',
+      ],
+    },
+}
