@@ -674,7 +674,9 @@ async fn serve_exports_every_state_reconnects_a_killed_child_reloads_on_sighup_a
         );
     }
     assert!(
-        serve.stderr().contains("server `ready` ready -> connecting"),
+        serve
+            .stderr()
+            .contains("server `ready` ready -> connecting"),
         "the drop is logged:\n{}",
         serve.stderr()
     );

@@ -245,3 +245,39 @@ async fn serve_exports_whether_the_last_reload_succeeded_and_a_refused_one_keeps
         "an unchanged server keeps its child"
     );
 }
+
+#[tokio::test]
+async fn check_waits_a_slow_server_its_own_budget_and_the_others_the_default_one() {
+    let scratch = Scratch::new("oncall-server-budget");
+    let servers = json!({
+        "quick": stdio_fixture(&scratch, "quick", &[]),
+        "slow": stdio_fixture(&scratch, "slow", &[("FIXTURE_STARTUP_DELAY_MS", "2500")]),
+    });
+    let run = |readiness: serde_json::Value| {
+        let config = write_config(&scratch, "check.json", servers.clone(), readiness);
+        let out = std::process::Command::new(BIN)
+            .args(["check", "--json", "--config"])
+            .arg(&config)
+            .output()
+            .expect("run check");
+        let record: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        (out.status.code(), record)
+    };
+    // The default budget alone is too short for `slow`...
+    let (code, record) = run(json!({ "budget": "1s", "poll": "250ms" }));
+    assert_eq!(code, Some(1), "{record}");
+    assert_eq!(record["still_connecting"], json!(["slow"]), "{record}");
+    // ...its own budget covers its start-up, and `quick` keeps the default.
+    let started = Instant::now();
+    let (code, record) = run(json!({
+        "budget": "1s", "poll": "250ms",
+        "servers": { "slow": { "budget": "20s" } },
+    }));
+    assert_eq!(code, Some(0), "{record}");
+    assert_eq!(record["ran"], json!(2), "{record}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "it returned when `slow` was ready"
+    );
+}

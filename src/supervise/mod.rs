@@ -1,11 +1,13 @@
 //! Supervised connections: a connection is a thing you maintain, not a thing you have.
 //!
 //! The [`Hub`] holds the configured servers by name. For each one a supervisor runs a small state
-//! machine (idle → connecting → connected / unauthorized / cooling down):
+//! machine (idle → connecting → connected / unauthorized / cooling down / backing off):
 //!
-//! - **reconnect on use**: a dropped connection is noticed at once (a task awaits rmcp's end of
-//!   service) and re-made at the next call (or at once with
-//!   [`HubOptions::reconnect_on_drop`]);
+//! - **reconnect**: a dropped connection is noticed at once (a task awaits rmcp's end of
+//!   service) and re-made at once in the background (or at the next use without
+//!   [`HubOptions::reconnect_on_drop`]); meanwhile the server reads `connecting`, not `absent`;
+//! - **crash-loop backoff**: a server that keeps exiting shortly after its handshake waits a
+//!   growing, capped delay between attempts and reads `absent` with a reason that says so;
 //! - **single-flight**: callers arriving during a connect join it (64 callers, one handshake);
 //! - **generation counter**: a late close from connection N never marks connection N+1 down;
 //! - **cooldown**: after a failed connect, calls fail in microseconds for 60 s (default);
