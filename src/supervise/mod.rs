@@ -30,6 +30,8 @@ mod error;
 mod factory;
 mod fan_out;
 mod http;
+mod lifecycle;
+mod retry_after;
 mod hub;
 mod hub_shared;
 mod inventory_view;
@@ -38,10 +40,14 @@ mod rmcp_session;
 mod spec;
 mod spec_error;
 mod stdio;
+mod task;
 mod supervisor;
 
 pub use crate::state::{ConnectResult, ConnectionEvent, EventSink};
-pub use connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents};
+pub use connector::{
+    AfterConnect, ConnectError, Connector, MAX_RETRY_AFTER, ServerIdentity, Session, SessionEvents,
+};
+pub use task::{input_required, task_failed};
 pub use error::{CallError, CallErrorKind, NotConnected};
 pub use factory::connector_for;
 pub use fan_out::{Degraded, FanOut, FanOutResult};

@@ -7,12 +7,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use rmcp::ServiceExt;
+use rmcp::service::ClientServiceExt as _;
 
 use super::child_streams::{LineWatch, TailLines};
 use super::classify::{classify_init_error, truncate};
 use super::connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents, run_hook};
 use super::error::Human;
+use super::lifecycle;
 use super::rmcp_session::{ChildGuard, RmcpSession, SupervisorClient};
 use crate::secret::{Secret, redact};
 use crate::state::ConnectResult;
@@ -138,9 +139,9 @@ impl StdioConnector {
         };
         let garbage = Arc::new(AtomicUsize::new(0));
         let reader = LineWatch::new(stdout, garbage.clone());
-        let client = SupervisorClient::new(events);
+        let client = SupervisorClient::new(events.clone());
         let handshake = tokio::time::timeout(self.init_timeout, async {
-            let serve = client.serve((reader, stdin));
+            let serve = client.serve_with_lifecycle((reader, stdin), lifecycle::lifecycle());
             tokio::pin!(serve);
             // A server that writes lines that are not JSON-RPC gets a short grace (a banner
             // before a real handshake is forgiven) and is then a protocol error, at once rather
@@ -181,7 +182,10 @@ impl StdioConnector {
             )
         };
         match handshake {
-            Ok(Some(Ok(running))) => Ok(Arc::new(RmcpSession::start(running, Some(guard)))),
+            Ok(Some(Ok(running))) => {
+                let running = lifecycle::accept(server, running)?;
+                Ok(Arc::new(RmcpSession::start(running, Some(guard), events)))
+            }
             Ok(None) => Err(not_mcp()),
             Err(_elapsed) if garbage_lines > 0 => Err(not_mcp()),
             Err(_elapsed) => Err(ConnectError::new(
@@ -193,6 +197,15 @@ impl StdioConnector {
                     Human(self.init_timeout)
                 ),
             )),
+            Ok(Some(Err(e))) if lifecycle::version_refusal(&e).is_some() => {
+                Err(ConnectError::new(
+                    ConnectResult::ProtocolError,
+                    format!(
+                        "server `{server}`: {}",
+                        lifecycle::version_refusal(&e).unwrap_or_default()
+                    ),
+                ))
+            }
             Ok(Some(Err(e))) => {
                 let result = classify_init_error(&e, garbage_lines);
                 if result == ConnectResult::ProtocolError && garbage_lines > 0 {
