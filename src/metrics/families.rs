@@ -49,6 +49,7 @@ pub(crate) struct Families {
     pub(crate) reconnects: Arc<Family<IntCounter>>,
     pub(crate) cooldown: Arc<Family<IntCounter>>,
     pub(crate) build_info: Arc<Family<IntGauge>>,
+    pub(crate) server_info: Arc<Family<IntGauge>>,
     pub(crate) operation: Arc<Family<Histogram>>,
 }
 
@@ -155,6 +156,16 @@ impl Families {
                 "mcp-readiness build information; always 1.",
                 &[LABEL_VERSION],
             )?,
+            server_info: plain(
+                SERVER_INFO,
+                "The protocol version and implementation of the server's last completed handshake; always 1.",
+                &[
+                    LABEL_SERVER,
+                    LABEL_PROTOCOL_VERSION,
+                    LABEL_SERVER_NAME,
+                    LABEL_SERVER_VERSION,
+                ],
+            )?,
             operation: histogram(
                 MCP_CLIENT_OPERATION_DURATION_SECONDS,
                 "Duration of MCP client operations (OpenTelemetry MCP semantic conventions).",
@@ -188,6 +199,7 @@ impl Families {
             c(&self.reconnects),
             c(&self.cooldown),
             c(&self.build_info),
+            c(&self.server_info),
             c(&self.operation),
         ]
     }
@@ -229,6 +241,7 @@ impl Families {
             &*self.reconnects,
             &*self.cooldown,
             &*self.build_info,
+            &*self.server_info,
             &*self.operation,
         ];
         all.sort_by_key(|f| f.name());
@@ -251,6 +264,7 @@ impl Families {
             + self.wait_budget.remove_server(server)
             + self.reconnects.remove_server(server)
             + self.cooldown.remove_server(server)
+            + self.server_info.remove_server(server)
             + self.operation.remove_server(server)
     }
 }

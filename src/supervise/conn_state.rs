@@ -31,6 +31,7 @@ pub(crate) type Attempt = Shared<BoxFuture<'static, AttemptOutcome>>;
 ///            │   ▲                 │
 ///            │   └─ cooldown over ─┼──────────── CoolingDown{until}
 ///            ├──fail──────────────────────────▶ CoolingDown{until}
+///            ├──429/503 + Retry-After──▶ Throttled{until} ──retry-after over──▶ Connecting
 ///            └──401/403──▶ Unauthorized ◀──401 mid-session── Connected{g}
 ///                               └── credentials changed (replace_server / reset_auth) ──▶ Idle
 ///  any ──shutdown / remove──▶ Stopped
@@ -60,6 +61,12 @@ pub(crate) enum ConnState {
         last_error: ConnectError,
         until: Instant,
     },
+    /// The server asked us to come back at `until` (HTTP 429 / 503 with `Retry-After`): no
+    /// attempt before then, one by itself at `until`. Reads `connecting`: it heals by itself.
+    Throttled {
+        last_error: ConnectError,
+        until: Instant,
+    },
     /// Removed from the hub or shut down: nothing will connect again.
     Stopped,
 }
@@ -69,7 +76,7 @@ impl ConnState {
     pub(crate) fn readiness(&self) -> State {
         match self {
             ConnState::Connected { .. } => State::Ready,
-            ConnState::Connecting { .. } => State::Connecting,
+            ConnState::Connecting { .. } | ConnState::Throttled { .. } => State::Connecting,
             ConnState::Unauthorized => State::Unauthenticated,
             ConnState::Idle | ConnState::CoolingDown { .. } | ConnState::Stopped => State::Absent,
         }
@@ -83,6 +90,7 @@ impl ConnState {
             ConnState::Connected { .. } => "connected",
             ConnState::Unauthorized => "unauthorized",
             ConnState::CoolingDown { .. } => "cooling_down",
+            ConnState::Throttled { .. } => "throttled",
             ConnState::Stopped => "stopped",
         }
     }
@@ -175,6 +183,7 @@ impl Machine {
         self.generation += 1;
         let generation = self.generation;
         let count = tools.len();
+        let identity = session.identity();
         self.transition(
             ConnState::Connected {
                 generation,
@@ -183,6 +192,12 @@ impl Machine {
             },
             None,
         );
+        if let Some(identity) = identity {
+            self.events.push(ConnectionEvent::Handshake {
+                server: self.server.clone(),
+                identity,
+            });
+        }
         self.events.push(ConnectionEvent::ToolsChanged {
             server: self.server.clone(),
             count,
@@ -203,6 +218,12 @@ impl Machine {
     /// Connecting → CoolingDown{until}: fail fast until `until`.
     pub(crate) fn cool_down(&mut self, last_error: ConnectError, until: Instant, why: Arc<str>) {
         self.transition(ConnState::CoolingDown { last_error, until }, Some(why));
+    }
+
+    /// Connecting → Throttled{until}: the server said when to come back; the supervisor starts the
+    /// next attempt itself at `until`.
+    pub(crate) fn throttle(&mut self, last_error: ConnectError, until: Instant, why: Arc<str>) {
+        self.transition(ConnState::Throttled { last_error, until }, Some(why));
     }
 
     /// Connected{g} → Idle, if `g` is still the live generation: shuts the session down. A late

@@ -6,6 +6,7 @@ use futures::future::BoxFuture;
 use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 
+pub use crate::state::ServerIdentity;
 use crate::state::ConnectResult;
 
 /// A failed connection attempt, classified. The message names the server and what to do next,
@@ -48,16 +49,6 @@ impl ConnectError {
 /// The longest `Retry-After` honoured (10 minutes): a server asking for more is retried then.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(600);
 
-/// Who answered a completed handshake: `mcp_readiness_server_info` and the status page show it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
-pub struct ServerIdentity {
-    /// The negotiated protocol version (`2025-11-25`, `2026-07-28`, ...).
-    pub protocol_version: String,
-    /// The server's `serverInfo.name` (empty when it sent none).
-    pub server_name: String,
-    /// The server's `serverInfo.version` (empty when it sent none).
-    pub server_version: String,
-}
 
 /// One live MCP connection, as the supervisor sees it. The rmcp connectors return one backed by an
 /// rmcp [`Peer`](rmcp::Peer); tests may script their own.
