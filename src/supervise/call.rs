@@ -26,7 +26,10 @@ impl Supervisor {
         params.arguments = call.arguments;
         params.meta = call.meta.map(|m| RequestMetaObject(m.into()));
         let (generation, session) = self.ensure_connected().await?;
-        match self.call_once(generation, &session, params.clone(), false).await {
+        match self
+            .call_once(generation, &session, params.clone(), false)
+            .await
+        {
             Err(e) if e.kind() == CallErrorKind::Transport && call.idempotent => {
                 drop(session);
                 tracing::debug!(server = %self.name, "pipe died mid-call; reconnecting and retrying once");

@@ -226,7 +226,10 @@ mod tests {
         assert!(is_auth_rejection(403, true));
         assert!(!is_auth_rejection(403, false));
         assert!(!is_auth_rejection(404, false));
-        assert_eq!(quoted_status("unexpected server response: http 403 forbidden: no"), Some(403));
+        assert_eq!(
+            quoted_status("unexpected server response: http 403 forbidden: no"),
+            Some(403)
+        );
         assert_eq!(quoted_status("http 5"), None);
     }
 

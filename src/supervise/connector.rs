@@ -6,8 +6,8 @@ use futures::future::BoxFuture;
 use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 
-pub use crate::state::ServerIdentity;
 use crate::state::ConnectResult;
+pub use crate::state::ServerIdentity;
 
 /// A failed connection attempt, classified. The message names the server and what to do next,
 /// and never contains secrets (connectors redact what they know).
@@ -48,7 +48,6 @@ impl ConnectError {
 
 /// The longest `Retry-After` honoured (10 minutes): a server asking for more is retried then.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(600);
-
 
 /// One live MCP connection, as the supervisor sees it. The rmcp connectors return one backed by an
 /// rmcp [`Peer`](rmcp::Peer); tests may script their own.

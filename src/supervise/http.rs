@@ -141,7 +141,10 @@ impl HttpConnector {
     fn handshake_failed(&self, e: &rmcp::service::ClientInitializeError) -> ConnectError {
         let server = &self.server;
         if let Some(why) = lifecycle::version_refusal(e) {
-            return ConnectError::new(ConnectResult::ProtocolError, format!("server `{server}`: {why}"));
+            return ConnectError::new(
+                ConnectResult::ProtocolError,
+                format!("server `{server}`: {why}"),
+            );
         }
         if let Some((status, after)) = retry_after::requested(&format!("{e:?}")) {
             let after = after.min(super::connector::MAX_RETRY_AFTER);
@@ -165,14 +168,12 @@ impl HttpConnector {
         };
         let detail = match e.auth_challenge() {
             Some(challenge) => format!("HTTP 401/403, challenge: {challenge}"),
-            None => {
-                std::iter::successors(Some(e as &(dyn std::error::Error + 'static)), |e| {
-                    e.source()
-                })
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(": ")
-            }
+            None => std::iter::successors(Some(e as &(dyn std::error::Error + 'static)), |e| {
+                e.source()
+            })
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(": "),
         };
         let detail = truncate(redact(&detail, &self.secrets), 300);
         ConnectError::new(

@@ -30,24 +30,23 @@ mod error;
 mod factory;
 mod fan_out;
 mod http;
-mod lifecycle;
-mod retry_after;
 mod hub;
 mod hub_shared;
 mod inventory_view;
+mod lifecycle;
 mod options;
+mod retry_after;
 mod rmcp_session;
 mod spec;
 mod spec_error;
 mod stdio;
-mod task;
 mod supervisor;
+mod task;
 
 pub use crate::state::{ConnectResult, ConnectionEvent, EventSink};
 pub use connector::{
     AfterConnect, ConnectError, Connector, MAX_RETRY_AFTER, ServerIdentity, Session, SessionEvents,
 };
-pub use task::{input_required, task_failed};
 pub use error::{CallError, CallErrorKind, NotConnected};
 pub use factory::connector_for;
 pub use fan_out::{Degraded, FanOut, FanOutResult};
@@ -57,6 +56,7 @@ pub use options::{HubOptions, HubOptionsBuilder};
 pub use spec::{ServerSpec, TransportSpec};
 pub use spec_error::SpecError;
 pub use stdio::StdioConnector;
+pub use task::{input_required, task_failed};
 
 #[cfg(test)]
 mod tests;

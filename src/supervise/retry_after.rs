@@ -66,7 +66,10 @@ mod tests {
             parse("Sun, 06 Nov 1994 08:50:07 GMT", now),
             Some(Duration::from_secs(30))
         );
-        assert_eq!(parse("Sun, 06 Nov 1994 08:00:00 GMT", now), Some(Duration::ZERO));
+        assert_eq!(
+            parse("Sun, 06 Nov 1994 08:00:00 GMT", now),
+            Some(Duration::ZERO)
+        );
         assert_eq!(parse("soon", now), None);
     }
 }

@@ -10,9 +10,7 @@ use rmcp::model::{
     DiscoverRequestParams, Implementation, PingRequest, ServerNotification, SubscriptionFilter,
     Tool,
 };
-use rmcp::service::{
-    NotificationContext, QuitReason, RoleClient, RunningService, SubscriptionEnd,
-};
+use rmcp::service::{NotificationContext, QuitReason, RoleClient, RunningService, SubscriptionEnd};
 use rmcp::{ClientHandler, Peer, ServiceError};
 use tokio::sync::{Notify, watch};
 

@@ -197,15 +197,13 @@ impl StdioConnector {
                     Human(self.init_timeout)
                 ),
             )),
-            Ok(Some(Err(e))) if lifecycle::version_refusal(&e).is_some() => {
-                Err(ConnectError::new(
-                    ConnectResult::ProtocolError,
-                    format!(
-                        "server `{server}`: {}",
-                        lifecycle::version_refusal(&e).unwrap_or_default()
-                    ),
-                ))
-            }
+            Ok(Some(Err(e))) if lifecycle::version_refusal(&e).is_some() => Err(ConnectError::new(
+                ConnectResult::ProtocolError,
+                format!(
+                    "server `{server}`: {}",
+                    lifecycle::version_refusal(&e).unwrap_or_default()
+                ),
+            )),
             Ok(Some(Err(e))) => {
                 let result = classify_init_error(&e, garbage_lines);
                 if result == ConnectResult::ProtocolError && garbage_lines > 0 {

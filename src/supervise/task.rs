@@ -11,10 +11,11 @@
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ErrorCode,
-    GetTaskParams, TaskPayload,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelTaskParams,
+    CancelledNotificationParam, ClientRequest, CreateTaskResult, ErrorCode, GetTaskParams,
+    RequestId, ServerResult, TaskPayload,
 };
-use rmcp::service::RoleClient;
+use rmcp::service::{PeerRequestOptions, RoleClient};
 use rmcp::{ErrorData, Peer, ServiceError};
 
 /// The `data` key that marks a JSON-RPC error as "the task failed" (see [`task_failed`]).
@@ -56,11 +57,7 @@ pub(crate) fn task_end(error: &ServiceError) -> Option<TaskEnd> {
     match error {
         ServiceError::InputRequiredRoundsExceeded { .. } => Some(TaskEnd::InputRequired),
         ServiceError::McpError(data)
-            if data
-                .data
-                .as_ref()
-                .and_then(|d| d.get(TASK_MARK))
-                .is_some() =>
+            if data.data.as_ref().and_then(|d| d.get(TASK_MARK)).is_some() =>
         {
             Some(TaskEnd::Failed)
         }
@@ -90,15 +87,60 @@ impl Drop for CancelOnDrop<'_> {
     }
 }
 
+/// Sends `notifications/cancelled` for a request whose caller stopped waiting (its timeout).
+struct AbandonOnDrop<'a> {
+    peer: &'a Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for AbandonOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            let peer = self.peer.clone();
+            tokio::spawn(async move {
+                let params = CancelledNotificationParam::new(
+                    Some(id),
+                    Some("request abandoned by the caller".into()),
+                );
+                let _ = peer.notify_cancelled(params).await;
+            });
+        }
+    }
+}
+
+/// Sends one `tools/call` and records its JSON-RPC id on the current span
+/// (`jsonrpc.request.id`, OpenTelemetry MCP conventions).
+async fn send_call(
+    peer: &Peer<RoleClient>,
+    params: CallToolRequestParams,
+) -> Result<ServerResult, ServiceError> {
+    let handle = peer
+        .send_request_with_option(
+            ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+            PeerRequestOptions::no_options(),
+        )
+        .await?;
+    tracing::Span::current().record("jsonrpc.request.id", handle.id.to_string());
+    let mut guard = AbandonOnDrop {
+        peer,
+        id: Some(handle.id.clone()),
+    };
+    let result = handle.await_response().await;
+    guard.id = None;
+    result
+}
+
 /// One `tools/call`, with a task followed to its end and `input_required` refused.
 pub(crate) async fn call_tool(
     peer: &Peer<RoleClient>,
     params: CallToolRequestParams,
 ) -> Result<CallToolResult, ServiceError> {
-    let created = match peer.call_tool_once(params).await? {
-        CallToolResponse::Complete(result) => return Ok(result),
-        CallToolResponse::InputRequired(_) => return Err(input_required()),
-        CallToolResponse::Task(created) => created,
+    let created: CreateTaskResult = match send_call(peer, params).await? {
+        ServerResult::CallToolResult(result) => return Ok(result),
+        ServerResult::InputRequiredResult(_) => return Err(input_required()),
+        ServerResult::CreateTaskResult(created) => created,
+        // A tool with nothing to say may answer `{}`.
+        ServerResult::EmptyResult(_) => return Ok(CallToolResult::success(Vec::new())),
         _ => return Err(ServiceError::UnexpectedResponse),
     };
     let task_id = created.task.task_id.clone();

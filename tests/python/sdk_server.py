@@ -9,6 +9,7 @@ change to `subscriptions/listen` subscribers (2026-07-28) and as
     python sdk_server.py --http     # streamable HTTP on 127.0.0.1, prints `PORT <n>`
 """
 
+import os
 import socket
 import sys
 
@@ -30,9 +31,9 @@ def one() -> str:
 
 
 @mcp.tool()
-def two() -> str:
-    """Returns 2."""
-    return "2"
+def pid() -> str:
+    """This process's id."""
+    return str(os.getpid())
 
 
 @mcp.tool()

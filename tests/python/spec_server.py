@@ -69,6 +69,8 @@ def on_request(rid, method, params):
         if method == "server/discover":
             return result(rid, {
                 "resultType": "complete",
+                "ttlMs": 0,
+                "cacheScope": "private",
                 "supportedVersions": ["2026-07-28"],
                 "capabilities": {"tools": {}},
                 "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "task-server", "version": "1.0"}},
