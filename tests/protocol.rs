@@ -155,8 +155,8 @@ async fn until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) -> Dur
 }
 
 /// Connects `spec` alone and returns how long the first call took to find it ready.
-async fn connect_time(spec: ServerSpec, tool: &str) -> (Hub, Duration) {
-    let hub = Hub::new(vec![spec], options().build()).unwrap();
+async fn connect_time(spec: ServerSpec, tool: &str, metrics: &Metrics) -> (Hub, Duration) {
+    let hub = Hub::new(vec![spec], options().event_sink(metrics.clone()).build()).unwrap();
     let started = Instant::now();
     hub.call(ToolCall::new(tool)).await.unwrap();
     (hub, started.elapsed())
@@ -173,16 +173,20 @@ async fn a_python_sdk_server_is_ready_on_2026_07_28_and_the_rmcp_fixture_falls_b
     let (_guard, port) = python_http(&scratch, &python, "sdk_server.py", &["--http"]).await;
     let py_url = format!("http://127.0.0.1:{port}/mcp");
     let (fixture_http, fixture_port) = common::fixtures::http_fixture(&scratch, "tok-1").await;
+    let metrics = Metrics::new();
 
     let (py_stdio, py_stdio_ms) = connect_time(
         python_stdio("py", &python, "sdk_server.py", &[]),
         "mcp__py__one",
+        &metrics,
     )
     .await;
-    let (py_http, py_http_ms) = connect_time(http("pyh", &py_url, None), "mcp__pyh__one").await;
+    let (py_http, py_http_ms) =
+        connect_time(http("pyh", &py_url, None), "mcp__pyh__one", &metrics).await;
     let (rs_stdio, rs_stdio_ms) = connect_time(
         stdio("rs", &fixture().display().to_string(), &[]),
         "mcp__rs__pid",
+        &metrics,
     )
     .await;
     let (rs_http, rs_http_ms) = connect_time(
@@ -192,6 +196,7 @@ async fn a_python_sdk_server_is_ready_on_2026_07_28_and_the_rmcp_fixture_falls_b
             Some("tok-1"),
         ),
         "mcp__rsh__pid",
+        &metrics,
     )
     .await;
     drop(fixture_http);
@@ -216,6 +221,21 @@ async fn a_python_sdk_server_is_ready_on_2026_07_28_and_the_rmcp_fixture_falls_b
          {py_http_ms:?}; rmcp fixture stdio (discover rejected, then initialize) {rs_stdio_ms:?}, \
          http {rs_http_ms:?}"
     );
+    // Which protocol each server speaks, for the fleet; a removed server's series goes.
+    let exposition = metrics.render();
+    for line in [
+        r#"mcp_readiness_server_info{protocol_version="2026-07-28",server="py",server_name="py-sdk-fixture",server_version="2.3.0-fixture"} 1"#,
+        r#"mcp_readiness_server_info{protocol_version="2026-07-28",server="pyh",server_name="py-sdk-fixture",server_version="2.3.0-fixture"} 1"#,
+        r#"mcp_readiness_server_info{protocol_version="2025-11-25",server="rs","#,
+        r#"mcp_readiness_server_info{protocol_version="2025-11-25",server="rsh","#,
+    ] {
+        assert!(
+            exposition.contains(line),
+            "{line} missing from:\n{exposition}"
+        );
+    }
+    assert!(py_stdio.remove_server("py"));
+    assert!(!metrics.render().contains(r#"server="py","#));
     for hub in [py_stdio, py_http, rs_stdio, rs_http] {
         hub.shutdown().await;
     }

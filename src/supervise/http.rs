@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use http::{HeaderName, HeaderValue};
-use rmcp::service::ClientServiceExt as _;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
@@ -118,11 +117,16 @@ impl HttpConnector {
             .custom_headers(self.headers.clone());
         let transport = StreamableHttpClientTransport::from_config(config);
         let client = SupervisorClient::new(events.clone());
-        let handshake = client.serve_with_lifecycle(transport, lifecycle::lifecycle());
+        let handshake = lifecycle::handshake(client, transport);
         match tokio::time::timeout(self.connect_timeout, handshake).await {
             Ok(Ok(running)) => {
                 let running = lifecycle::accept(server, running)?;
-                Ok(Arc::new(RmcpSession::start(running, None, events)))
+                Ok(Arc::new(RmcpSession::start(
+                    running,
+                    None,
+                    events,
+                    endpoint(self.url.expose()),
+                )))
             }
             Err(_elapsed) => Err(ConnectError::new(
                 ConnectResult::Timeout,
@@ -183,6 +187,32 @@ impl HttpConnector {
     }
 }
 
+/// `server.address` and `server.port` of `url` (the port from the scheme when none is given); no
+/// credentials (user info is dropped).
+fn endpoint(url: &str) -> Option<(String, u16)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let default = if scheme.eq_ignore_ascii_case("https") {
+        443
+    } else {
+        80
+    };
+    let (host, port) = if let Some(v6) = host_port.strip_prefix('[') {
+        let (host, after) = v6.split_once(']')?;
+        let port = after
+            .strip_prefix(':')
+            .map_or(Some(default), |p| p.parse().ok())?;
+        (host.to_owned(), port)
+    } else {
+        match host_port.rsplit_once(':') {
+            Some((host, port)) => (host.to_owned(), port.parse().ok()?),
+            None => (host_port.to_owned(), default),
+        }
+    };
+    (!host.is_empty()).then_some((host, port))
+}
+
 impl Connector for HttpConnector {
     fn connect(
         &self,
@@ -197,5 +227,25 @@ impl Connector for HttpConnector {
 
     fn network_transport(&self) -> &'static str {
         "tcp"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::endpoint;
+
+    #[test]
+    fn the_endpoint_is_host_and_port_without_credentials() {
+        assert_eq!(
+            endpoint("http://127.0.0.1:8080/mcp"),
+            Some(("127.0.0.1".into(), 8080))
+        );
+        assert_eq!(
+            endpoint("https://user:secret@example.com/mcp?x=1"),
+            Some(("example.com".into(), 443))
+        );
+        assert_eq!(endpoint("http://[::1]:9/mcp"), Some(("::1".into(), 9)));
+        assert_eq!(endpoint("http://[::1]/"), Some(("::1".into(), 80)));
+        assert_eq!(endpoint("nonsense"), None);
     }
 }

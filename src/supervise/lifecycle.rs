@@ -8,30 +8,139 @@
 //!   `initialize` on the same connection, offering 2025-11-25.
 //!
 //! The probe therefore costs a server that speaks 2026-07-28 nothing (one round trip, like
-//! `initialize`), and an older server one extra round trip (the rejected `server/discover`). A
-//! server that ignores an unknown request instead of rejecting it costs rmcp's discover timeout
-//! (10 s) before the fallback, inside the connect timeout.
+//! `initialize`), and an older server one extra round trip (the rejected `server/discover`).
+//!
+//! The probe waits as long as the connect timeout allows. rmcp's own `Auto` lifecycle gives the
+//! probe 10 s and then sends `initialize` on the same pipe; a stdio server still starting (an
+//! `npx` download, a slow import) answers the probe late and the handshake fails on the response
+//! id. So the two steps are run here, one after the other on one transport ([`Handoff`]):
+//! `Discover`, then, only for a server that rejected it, `Initialize`.
 //!
 //! A server whose version is not one of ours (e.g. `2027-03-01` from `initialize`, or a
 //! `server/discover` that lists only versions we do not speak) is refused with a reason that
 //! names both lists, as the specification asks of a client that does not support the version.
 
 use std::fmt::Write as _;
+use std::sync::{Arc, Mutex};
 
-use rmcp::model::{ProtocolVersion, ServerPeerInfo};
-use rmcp::service::{ClientInitializeError, ClientLifecycleMode, RoleClient, RunningService};
+use rmcp::model::{ErrorCode, ProtocolVersion, ServerPeerInfo};
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt as _, RoleClient, RunningService,
+    RxJsonRpcMessage, TxJsonRpcMessage,
+};
+use rmcp::transport::Transport;
 
 use super::connector::{ConnectError, ServerIdentity};
 use super::rmcp_session::SupervisorClient;
 use crate::state::ConnectResult;
 
-/// The lifecycle both rmcp connectors use: `server/discover` offering 2026-07-28 first, then
-/// `initialize` offering 2025-11-25 for a server that rejects the probe.
-pub(crate) fn lifecycle() -> ClientLifecycleMode {
-    ClientLifecycleMode::Auto {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+/// A transport lent to one lifecycle attempt and handed back when the attempt drops it (a failed
+/// handshake drops its transport without closing it), so the next attempt continues on the same
+/// pipe or HTTP client.
+pub(crate) struct Handoff<T> {
+    slot: Arc<Mutex<Option<T>>>,
+    inner: Option<T>,
+}
+
+impl<T> Handoff<T> {
+    fn lend(slot: &Arc<Mutex<Option<T>>>) -> Option<Handoff<T>> {
+        let inner = slot.lock().unwrap_or_else(|p| p.into_inner()).take()?;
+        Some(Handoff {
+            slot: slot.clone(),
+            inner: Some(inner),
+        })
     }
+}
+
+impl<T> Drop for Handoff<T> {
+    fn drop(&mut self) {
+        if let Some(inner) = self.inner.take() {
+            *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(inner);
+        }
+    }
+}
+
+/// The inner transport's own error type, so rmcp's classification (401 challenges, HTTP status,
+/// dropped pipes) sees the same errors as without the handoff.
+impl<T> Transport<RoleClient> for Handoff<T>
+where
+    T: Transport<RoleClient> + 'static,
+    T::Error: From<std::io::Error>,
+{
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let sent = self.inner.as_mut().map(|inner| inner.send(item));
+        async move {
+            match sent {
+                Some(sent) => sent.await,
+                None => Err(std::io::Error::from(std::io::ErrorKind::NotConnected).into()),
+            }
+        }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        async move {
+            match self.inner.as_mut() {
+                Some(inner) => inner.receive().await,
+                None => None,
+            }
+        }
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        async move {
+            match self.inner.as_mut() {
+                Some(inner) => inner.close().await,
+                None => Ok(()),
+            }
+        }
+    }
+}
+
+/// Whether a failed `server/discover` says "I am an older server": a correlated JSON-RPC error
+/// that is not one of 2026-07-28's own rejections (rmcp's rule for its `Auto` lifecycle).
+fn rejected_as_legacy(error: &ClientInitializeError) -> bool {
+    matches!(
+        error,
+        ClientInitializeError::JsonRpcError(data)
+            if data.code != ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+                && data.code != ErrorCode::HEADER_MISMATCH
+    )
+}
+
+/// Opens the lifecycle on `transport`: `server/discover` offering 2026-07-28; for a server that
+/// rejects it, `initialize` offering 2025-11-25 (from [`SupervisorClient`]'s info) on the same
+/// transport. The caller bounds the whole with the connect timeout.
+pub(crate) async fn handshake<T>(
+    client: SupervisorClient,
+    transport: T,
+) -> Result<RunningService<RoleClient, SupervisorClient>, ClientInitializeError>
+where
+    T: Transport<RoleClient> + 'static,
+    T::Error: From<std::io::Error>,
+{
+    let slot = Arc::new(Mutex::new(Some(transport)));
+    let lent = Handoff::lend(&slot).ok_or(ClientInitializeError::Cancelled)?;
+    let discover = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let probe = match client.clone().serve_with_lifecycle(lent, discover).await {
+        Ok(running) => return Ok(running),
+        Err(error) if rejected_as_legacy(&error) => error,
+        Err(error) => return Err(error),
+    };
+    let lent = Handoff::lend(&slot).ok_or(ClientInitializeError::Cancelled)?;
+    client
+        .serve_with_lifecycle(lent, ClientLifecycleMode::Initialize)
+        .await
+        .map_err(|fallback| ClientInitializeError::LegacyFallbackFailed {
+            discover: Box::new(probe),
+            fallback: Box::new(fallback),
+        })
 }
 
 /// The protocol versions this client speaks, oldest first.

@@ -37,6 +37,9 @@ impl ClientHandler for SupervisorClient {
     fn get_info(&self) -> ClientConfig {
         let mut config = ClientConfig::default();
         config.client_info = Implementation::new("mcp-readiness", env!("CARGO_PKG_VERSION"));
+        // What `initialize` offers, for a server that rejected `server/discover`
+        // (`lifecycle::handshake`); the probe offers 2026-07-28 itself.
+        config.protocol_version = rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE;
         config
     }
 }
@@ -101,6 +104,8 @@ pub(crate) struct RmcpSession {
     identity: Option<ServerIdentity>,
     /// Whether the lifecycle came from `initialize` (before 2026-07-28): `ping` exists.
     has_initialize: bool,
+    /// `server.address` and `server.port` of an HTTP server (OpenTelemetry MCP conventions).
+    endpoint: Option<(String, u16)>,
 }
 
 impl std::fmt::Debug for RmcpSession {
@@ -121,6 +126,7 @@ impl RmcpSession {
         running: RunningService<RoleClient, SupervisorClient>,
         child: Option<ChildGuard>,
         events: SessionEvents,
+        endpoint: Option<(String, u16)>,
     ) -> Self {
         let peer = running.peer().clone();
         let info = peer.peer_info();
@@ -153,6 +159,7 @@ impl RmcpSession {
             child,
             identity,
             has_initialize,
+            endpoint,
         }
     }
 }
@@ -214,6 +221,16 @@ impl Session for RmcpSession {
         &self,
         params: CallToolRequestParams,
     ) -> BoxFuture<'_, Result<CallToolResult, ServiceError>> {
+        // The call's span (the layer's `tools/call` span, current while the call is polled)
+        // learns what only the session knows; the request id is recorded when it is sent.
+        let span = tracing::Span::current();
+        if let Some(identity) = &self.identity {
+            span.record("mcp.protocol.version", identity.protocol_version.as_str());
+        }
+        if let Some((address, port)) = &self.endpoint {
+            span.record("server.address", address.as_str());
+            span.record("server.port", i64::from(*port));
+        }
         Box::pin(super::task::call_tool(&self.peer, params))
     }
 

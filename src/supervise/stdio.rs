@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use rmcp::service::ClientServiceExt as _;
+use rmcp::service::RoleClient;
+use rmcp::transport::IntoTransport;
 
 use super::child_streams::{LineWatch, TailLines};
 use super::classify::{classify_init_error, truncate};
@@ -141,7 +142,8 @@ impl StdioConnector {
         let reader = LineWatch::new(stdout, garbage.clone());
         let client = SupervisorClient::new(events.clone());
         let handshake = tokio::time::timeout(self.init_timeout, async {
-            let serve = client.serve_with_lifecycle((reader, stdin), lifecycle::lifecycle());
+            let transport = IntoTransport::<RoleClient, _, _>::into_transport((reader, stdin));
+            let serve = lifecycle::handshake(client, transport);
             tokio::pin!(serve);
             // A server that writes lines that are not JSON-RPC gets a short grace (a banner
             // before a real handshake is forgiven) and is then a protocol error, at once rather
@@ -184,7 +186,12 @@ impl StdioConnector {
         match handshake {
             Ok(Some(Ok(running))) => {
                 let running = lifecycle::accept(server, running)?;
-                Ok(Arc::new(RmcpSession::start(running, Some(guard), events)))
+                Ok(Arc::new(RmcpSession::start(
+                    running,
+                    Some(guard),
+                    events,
+                    None,
+                )))
             }
             Ok(None) => Err(not_mcp()),
             Err(_elapsed) if garbage_lines > 0 => Err(not_mcp()),
