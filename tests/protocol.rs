@@ -216,6 +216,15 @@ async fn a_python_sdk_server_is_ready_on_2026_07_28_and_the_rmcp_fixture_falls_b
         .unwrap();
     assert!(text(&echo).contains("both"), "{echo:?}");
     // The probe's cost on an older server: one extra round trip (the rejected server/discover).
+    let mut round_trips = Vec::new();
+    for (hub, tool) in [(&rs_stdio, "mcp__rs__pid"), (&rs_http, "mcp__rsh__pid")] {
+        let started = Instant::now();
+        for _ in 0..10 {
+            hub.call(ToolCall::new(tool)).await.unwrap();
+        }
+        round_trips.push((tool, started.elapsed() / 10));
+    }
+    eprintln!("one round trip: {round_trips:?}");
     eprintln!(
         "connect + first call: python stdio (2026-07-28, discover) {py_stdio_ms:?}, python http \
          {py_http_ms:?}; rmcp fixture stdio (discover rejected, then initialize) {rs_stdio_ms:?}, \

@@ -82,21 +82,17 @@ where
         }
     }
 
-    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        async move {
-            match self.inner.as_mut() {
-                Some(inner) => inner.receive().await,
-                None => None,
-            }
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        match self.inner.as_mut() {
+            Some(inner) => inner.receive().await,
+            None => None,
         }
     }
 
-    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
-        async move {
-            match self.inner.as_mut() {
-                Some(inner) => inner.close().await,
-                None => Ok(()),
-            }
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        match self.inner.as_mut() {
+            Some(inner) => inner.close().await,
+            None => Ok(()),
         }
     }
 }

@@ -149,7 +149,7 @@ pub(crate) async fn call_tool(
         task_id: Some(task_id.clone()),
     };
     let mut wait = poll_interval(created.task.poll_interval_ms);
-    let outcome = loop {
+    loop {
         tokio::time::sleep(wait).await;
         let got = peer.get_task(GetTaskParams::new(task_id.clone())).await?;
         wait = poll_interval(got.task.task.poll_interval_ms);
@@ -190,8 +190,7 @@ pub(crate) async fn call_tool(
             }
             _ => break Err(ServiceError::UnexpectedResponse),
         }
-    };
-    outcome
+    }
 }
 
 #[cfg(test)]
