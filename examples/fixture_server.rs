@@ -16,6 +16,11 @@
 //! | `FIXTURE_TOOLS_CHANGED_AFTER_MS` | send `notifications/tools/list_changed` this long after start-up |
 //! | `FIXTURE_EXIT_AFTER_MS` | stdio only: exit(0) this long after each handshake (a crash loop; logged as `exit <pid>`) |
 //!
+//!
+//! It speaks the protocol versions before 2026-07-28 only: `server/discover` is answered "method
+//! not found", as a server built before 2026-07-28 answers it, so clients fall back to
+//! `initialize`.
+//!
 //! Tools: `add_account {account}`, `list_emails`, `echo_meta`, `echo {text}`, `fail`,
 //! `json_rpc_error`, `echo_token_error`, `revoke_token`, `hang`, `sleep {ms}`, `pid`,
 //! `add_tool` (adds tool `extra` and sends `tools/list_changed`), `exit`.
@@ -29,8 +34,8 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::{Request, Response, StatusCode};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult,
+    ErrorCode, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -86,6 +91,17 @@ impl ServerHandler for Fixture {
                 .enable_tool_list_changed()
                 .build(),
         )
+    }
+
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        Err(ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            "Method not found: server/discover",
+            None,
+        ))
     }
 
     async fn list_tools(

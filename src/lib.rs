@@ -107,7 +107,7 @@ pub use resolve::{Budget, BudgetError, CacheTtls, CapabilityCache, ChangeFeed};
 pub use resolve::{Inventory, Scope, Snapshot, StaticInventory, Verdict, classify, resolve};
 pub use state::ToolCall;
 pub use state::{Action, BUILTIN_SERVER, State, ToolName};
-pub use state::{ConnectResult, ConnectionEvent, EventSink};
+pub use state::{ConnectResult, ConnectionEvent, EventSink, ServerIdentity};
 #[cfg(feature = "hub")]
 pub use supervise::{CallError, Hub, HubOptions, HubOptionsBuilder, ServerSpec, TransportSpec};
 

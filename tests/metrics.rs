@@ -168,6 +168,17 @@ const T0: Duration = Duration::from_secs(1_700_000_000);
 
 /// The fixed scenario of the golden file: four servers, one in each state, resolutions of every
 /// verdict, calls of every outcome, connects of several results, on a manual clock.
+fn handshake(server: &str, protocol: &str) -> ConnectionEvent {
+    ConnectionEvent::Handshake {
+        server: server.into(),
+        identity: mcp_readiness::ServerIdentity {
+            protocol_version: protocol.into(),
+            server_name: "fs-server".into(),
+            server_version: "1.4.0".into(),
+        },
+    }
+}
+
 fn scenario() -> Metrics {
     let clock = ManualClock::new(T0);
     let metrics = Metrics::builder().clock(clock.clone()).build().unwrap();
@@ -182,6 +193,7 @@ fn scenario() -> Metrics {
         server: "files".into(),
         count: 3,
     });
+    metrics.on_event(&handshake("files", "2025-11-25"));
     // github: its token was revoked.
     metrics.on_event(&added("github", State::Connecting));
     metrics.on_event(&connect("github", ConnectResult::Unauthorized, 300));
@@ -209,6 +221,8 @@ fn scenario() -> Metrics {
     metrics.on_event(&ConnectionEvent::Reconnected {
         server: "files".into(),
     });
+    // It came back speaking the newer protocol: one server_info series, the new one.
+    metrics.on_event(&handshake("files", "2026-07-28"));
     clock.advance(Duration::from_millis(250));
     metrics.on_event(&changed("files", State::Connecting, State::Ready));
 
@@ -679,6 +693,7 @@ fn every_metric_of_the_design_table_is_exposed_with_its_type() {
         (names::SERVER_STATE_CHANGES_TOTAL, "counter"),
         (names::CONFIG_LAST_RELOAD_SUCCESSFUL, "gauge"),
         (names::CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS, "gauge"),
+        (names::SERVER_INFO, "gauge"),
         (names::MCP_CLIENT_OPERATION_DURATION_SECONDS, "histogram"),
     ];
     assert_eq!(want.len(), names::ALL.len());

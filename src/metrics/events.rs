@@ -13,6 +13,7 @@ use crate::state::{ConnectionEvent, EventSink};
 /// | `Reconnected` | `mcp_readiness_reconnects_total` + 1 |
 /// | `CooldownRejection` | `mcp_readiness_cooldown_rejections_total` + 1 |
 /// | `ToolsChanged` | `mcp_readiness_server_tools` = count |
+/// | `Handshake` | `mcp_readiness_server_info{protocol_version, server_name, server_version}` = 1; the server's earlier series goes |
 /// | `ServerRemoved` | every series labelled with the server goes away, tool-labelled ones included |
 ///
 /// Every event also updates the status page's row of the server ([`Metrics::status_page`]).
@@ -64,6 +65,9 @@ impl EventSink for Metrics {
             ConnectionEvent::ToolsChanged { server, count } => {
                 self.configured_server(server).set_tools(*count)
             }
+            ConnectionEvent::Handshake { server, identity } => {
+                self.set_server_info(server, identity);
+            }
             ConnectionEvent::ServerRemoved { server } => {
                 self.remember_removed(server);
                 self.remove_server(server);
@@ -73,6 +77,22 @@ impl EventSink for Metrics {
 }
 
 impl Metrics {
+    /// One `mcp_readiness_server_info` series per server: the last handshake's. Swapped under the
+    /// families' gate, so a scrape never sees two or none.
+    fn set_server_info(&self, server: &str, identity: &crate::state::ServerIdentity) {
+        let fam = &self.inner.fam;
+        let _gate = fam.gate.write().unwrap_or_else(|p| p.into_inner());
+        fam.server_info.remove_server(server);
+        fam.server_info
+            .get_or_create(&[
+                server,
+                &identity.protocol_version,
+                &identity.server_name,
+                &identity.server_version,
+            ])
+            .set(1);
+    }
+
     fn now_unix_seconds(&self) -> f64 {
         self.inner.clock.unix_now().as_secs_f64()
     }

@@ -52,6 +52,7 @@ pub(crate) struct Families {
     pub(crate) state_changes: Arc<Family<IntCounter>>,
     pub(crate) reload_ok: Arc<Family<IntGauge>>,
     pub(crate) reload_time: Arc<Family<Gauge>>,
+    pub(crate) server_info: Arc<Family<IntGauge>>,
     pub(crate) operation: Arc<Family<Histogram>>,
 }
 
@@ -172,6 +173,15 @@ impl Families {
                 CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS,
                 "Unix time of the last successful configuration (re)load.",
                 &[],
+            server_info: plain(
+                SERVER_INFO,
+                "The protocol version and implementation of the server's last completed handshake; always 1.",
+                &[
+                    LABEL_SERVER,
+                    LABEL_PROTOCOL_VERSION,
+                    LABEL_SERVER_NAME,
+                    LABEL_SERVER_VERSION,
+                ],
             )?,
             operation: histogram(
                 MCP_CLIENT_OPERATION_DURATION_SECONDS,
@@ -209,6 +219,7 @@ impl Families {
             c(&self.state_changes),
             c(&self.reload_ok),
             c(&self.reload_time),
+            c(&self.server_info),
             c(&self.operation),
         ]
     }
@@ -253,6 +264,7 @@ impl Families {
             &*self.state_changes,
             &*self.reload_ok,
             &*self.reload_time,
+            &*self.server_info,
             &*self.operation,
         ];
         all.sort_by_key(|f| f.name());
@@ -276,6 +288,7 @@ impl Families {
             + self.reconnects.remove_server(server)
             + self.cooldown.remove_server(server)
             + self.state_changes.remove_server(server)
+            + self.server_info.remove_server(server)
             + self.operation.remove_server(server)
     }
 }

@@ -41,12 +41,15 @@ pub const CONFIG_LAST_RELOAD_SUCCESSFUL: &str = "mcp_readiness_config_last_reloa
 /// Gauge (no labels): Unix time of the last successful configuration (re)load.
 pub const CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS: &str =
     "mcp_readiness_config_last_reload_success_timestamp_seconds";
+/// Gauge {`server`, `protocol_version`, `server_name`, `server_version`}: always 1, for a server
+/// that completed a handshake (one series per server: the last handshake's).
+pub const SERVER_INFO: &str = "mcp_readiness_server_info";
 /// Histogram {`mcp_method_name`, `gen_ai_tool_name`, `error_type`, `server`}: the OpenTelemetry
 /// MCP semantic-convention client operation duration.
 pub const MCP_CLIENT_OPERATION_DURATION_SECONDS: &str = "mcp_client_operation_duration_seconds";
 
 /// Every metric name this crate registers, in the order of DESIGN.md's table.
-pub const ALL: [&str; 19] = [
+pub const ALL: [&str; 20] = [
     SERVER_STATE,
     SERVER_STATE_CHANGED_TIMESTAMP_SECONDS,
     SERVER_TOOLS,
@@ -65,8 +68,16 @@ pub const ALL: [&str; 19] = [
     SERVER_STATE_CHANGES_TOTAL,
     CONFIG_LAST_RELOAD_SUCCESSFUL,
     CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS,
+    SERVER_INFO,
     MCP_CLIENT_OPERATION_DURATION_SECONDS,
 ];
+
+/// Label of `mcp_readiness_server_info`: the negotiated MCP protocol version.
+pub const LABEL_PROTOCOL_VERSION: &str = "protocol_version";
+/// Label of `mcp_readiness_server_info`: the server's `serverInfo.name`.
+pub const LABEL_SERVER_NAME: &str = "server_name";
+/// Label of `mcp_readiness_server_info`: the server's `serverInfo.version`.
+pub const LABEL_SERVER_VERSION: &str = "server_version";
 
 /// Label: the MCP server's configured name.
 pub const LABEL_SERVER: &str = "server";

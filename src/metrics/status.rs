@@ -36,6 +36,8 @@ pub(crate) struct ServerRow {
     pub(crate) reconnects: u64,
     /// The last [`CONNECT_HISTORY`] attempts, oldest first.
     pub(crate) history: VecDeque<ConnectRecord>,
+    /// Who answered the last completed handshake.
+    pub(crate) identity: Option<crate::state::ServerIdentity>,
 }
 
 impl ServerRow {
@@ -50,6 +52,7 @@ impl ServerRow {
             connects_failed: 0,
             reconnects: 0,
             history: VecDeque::with_capacity(CONNECT_HISTORY),
+            identity: None,
         }
     }
 }
@@ -126,6 +129,11 @@ impl StatusBoard {
             ConnectionEvent::ToolsChanged { server, count } => {
                 if let Some(row) = rows.get_mut(server) {
                     row.tools = *count;
+                }
+            }
+            ConnectionEvent::Handshake { server, identity } => {
+                if let Some(row) = rows.get_mut(server) {
+                    row.identity = Some(identity.clone());
                 }
             }
             ConnectionEvent::CooldownRejection { .. } => {}

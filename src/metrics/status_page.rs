@@ -84,10 +84,18 @@ pub(crate) fn render(rows: &[(std::sync::Arc<str>, ServerRow)], now_unix: f64) -
         };
         let reason = row.reason.as_deref().map_or_else(String::new, escape);
         let budget = row.wait_budget.map_or_else(|| "-".to_owned(), seconds);
+        let protocol = row.identity.as_ref().map_or_else(String::new, |i| {
+            format!(
+                "<br><span class=\"muted protocol\" data-protocol=\"{v}\">MCP {v} · {} {}</span>",
+                escape(&i.server_name),
+                escape(&i.server_version),
+                v = escape(&i.protocol_version),
+            )
+        });
         let _ = write!(
             page,
             "<tr data-server=\"{name}\" data-state=\"{state}\">\
-             <td><code>{name}</code></td>\
+             <td><code>{name}</code>{protocol}</td>\
              <td><span class=\"state {state}\">{state}</span></td>\
              <td>{action}{next}</td><td>{reason}</td><td>{}</td><td>{}</td><td>{budget}</td>\
              <td>{} ok, {} failed, {} reconnect(s)</td><td>",
@@ -201,6 +209,7 @@ mod tests {
             connects_ok: 1,
             connects_failed: 0,
             reconnects: 0,
+            identity: None,
             history: VecDeque::from([ConnectRecord {
                 result: ConnectResult::Unauthorized,
                 duration: Duration::from_millis(12),

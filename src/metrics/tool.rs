@@ -23,7 +23,7 @@ struct Operation {
 struct ToolInner {
     core: Arc<ServerCore>,
     tool: Arc<str>,
-    calls: [OnceLock<IntCounter>; 6],
+    calls: [OnceLock<IntCounter>; CallOutcome::ALL.len()],
     absent: OnceLock<IntCounter>,
     operations: RwLock<Vec<Operation>>,
     /// The series every successful call through the layer records into, resolved once: the

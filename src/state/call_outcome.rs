@@ -23,17 +23,24 @@ pub enum CallOutcome {
     Timeout,
     /// The caller dropped the call before it finished.
     Cancelled,
+    /// The server ran the call as a task (MCP 2026-07-28) and the task failed or was cancelled.
+    TaskFailed,
+    /// The server needs input (elicitation, sampling, an `input_required` task or result) that an
+    /// unattended run cannot give.
+    InputRequired,
 }
 
 impl CallOutcome {
     /// Every outcome, in label order.
-    pub const ALL: [CallOutcome; 6] = [
+    pub const ALL: [CallOutcome; 8] = [
         CallOutcome::Ok,
         CallOutcome::ToolError,
         CallOutcome::NotReady,
         CallOutcome::TransportError,
         CallOutcome::Timeout,
         CallOutcome::Cancelled,
+        CallOutcome::TaskFailed,
+        CallOutcome::InputRequired,
     ];
 
     /// The label value.
@@ -45,6 +52,8 @@ impl CallOutcome {
             CallOutcome::TransportError => "transport_error",
             CallOutcome::Timeout => "timeout",
             CallOutcome::Cancelled => "cancelled",
+            CallOutcome::TaskFailed => "task_failed",
+            CallOutcome::InputRequired => "input_required",
         }
     }
 

@@ -59,6 +59,17 @@ impl ConnectResult {
     }
 }
 
+/// Who answered a completed handshake: `mcp_readiness_server_info` and the status page show it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct ServerIdentity {
+    /// The negotiated protocol version (`2025-11-25`, `2026-07-28`, ...).
+    pub protocol_version: String,
+    /// The server's `serverInfo.name` (empty when it sent none).
+    pub server_name: String,
+    /// The server's `serverInfo.version` (empty when it sent none).
+    pub server_version: String,
+}
+
 /// Something that happened to a supervised connection. Metrics, logs and the inventory's change
 /// notification all listen to these.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,6 +117,14 @@ pub enum ConnectionEvent {
         /// The server.
         server: Arc<str>,
     },
+    /// A handshake completed: who answered and which protocol version was negotiated
+    /// (`mcp_readiness_server_info`).
+    Handshake {
+        /// The server.
+        server: Arc<str>,
+        /// Who answered.
+        identity: ServerIdentity,
+    },
     /// The server's tool list was (re)read.
     ToolsChanged {
         /// The server.
@@ -125,7 +144,8 @@ impl ConnectionEvent {
             | ConnectionEvent::ConnectAttempt { server, .. }
             | ConnectionEvent::Reconnected { server }
             | ConnectionEvent::CooldownRejection { server }
-            | ConnectionEvent::ToolsChanged { server, .. } => server,
+            | ConnectionEvent::ToolsChanged { server, .. }
+            | ConnectionEvent::Handshake { server, .. } => server,
         }
     }
 }

@@ -13,7 +13,7 @@ mod tool_name;
 
 pub use action::Action;
 pub use call_outcome::CallOutcome;
-pub use connection_event::{ConnectResult, ConnectionEvent, EventSink};
+pub use connection_event::{ConnectResult, ConnectionEvent, EventSink, ServerIdentity};
 pub use readiness::State;
 pub use tool_call::ToolCall;
 pub use tool_name::{BUILTIN_SERVER, ToolName};

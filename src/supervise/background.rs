@@ -28,8 +28,11 @@ impl Supervisor {
         });
     }
 
-    /// Periodic MCP `ping` on the connection of `generation`; a failed or unanswered ping marks it
-    /// lost (or unauthorized).
+    /// Periodic liveness probe on the connection of `generation` (`ping` before 2026-07-28,
+    /// `server/discover` on 2026-07-28 sessions, see `Session::ping`); a failed or unanswered
+    /// probe marks it lost. Rejected credentials drop the session for one fresh handshake with the
+    /// same credentials, which decides whether the server is unauthenticated. A frozen server is
+    /// noticed at most one interval plus the ping timeout after it froze.
     pub(super) fn spawn_health(self: &Arc<Self>, generation: u64, interval: Duration) {
         let weak = Arc::downgrade(self);
         let timeout = self.shared.options.ping_timeout;
@@ -50,13 +53,8 @@ impl Supervisor {
                     // Any answer, even a JSON-RPC error, proves the server is alive.
                     Ok(Ok(())) | Ok(Err(ServiceError::McpError(_))) => {}
                     Ok(Err(e)) if is_auth_failure(&e) => {
-                        supervisor.auth_lost(
-                            generation,
-                            format!(
-                                "server `{}` rejected the credentials on a health ping",
-                                supervisor.name
-                            ),
-                        );
+                        drop(supervisor.credentials_rejected(generation, "a health ping", false));
+                        supervisor.connect_now();
                         return;
                     }
                     Ok(Err(e)) => {

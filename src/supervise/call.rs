@@ -1,6 +1,7 @@
 //! The call path of a supervisor: ensure a connection, call with the per-call timeout, map rmcp's
-//! errors to [`CallError`]s (and to transitions: a dead pipe loses the connection, a 401/403
-//! makes the server unauthorized), and retry once after a dead pipe when the call is idempotent.
+//! errors to [`CallError`]s (and to transitions: a dead pipe loses the connection, rejected
+//! credentials drop the session for one fresh handshake and then make the server unauthorized),
+//! and retry once after a dead pipe when the call is idempotent.
 
 use std::sync::Arc;
 
@@ -11,6 +12,7 @@ use super::classify::{is_auth_failure, is_pipe_dead, truncate};
 use super::connector::Session;
 use super::error::{CallError, CallErrorKind, Human};
 use super::supervisor::Supervisor;
+use super::task::{TaskEnd, task_end};
 use crate::state::ToolCall;
 
 impl Supervisor {
@@ -24,15 +26,55 @@ impl Supervisor {
         params.arguments = call.arguments;
         params.meta = call.meta.map(|m| RequestMetaObject(m.into()));
         let (generation, session) = self.ensure_connected().await?;
-        match self.call_once(generation, &session, params.clone()).await {
+        match self
+            .call_once(generation, &session, params.clone(), false)
+            .await
+        {
             Err(e) if e.kind() == CallErrorKind::Transport && call.idempotent => {
                 drop(session);
                 tracing::debug!(server = %self.name, "pipe died mid-call; reconnecting and retrying once");
                 let (generation, session) = self.ensure_connected().await?;
-                self.call_once(generation, &session, params).await
+                self.call_once(generation, &session, params, false).await
+            }
+            // The server rejected the credentials on a live session (a stale streamable-HTTP
+            // session answered 401 / 404): one fresh handshake with the same credentials decides.
+            // A rejected request was not run, so it is retried whatever its idempotency.
+            Err(e) if e.fresh_handshake_due => {
+                drop(session);
+                tracing::debug!(server = %self.name, "credentials rejected on the live session; one fresh handshake");
+                let (generation, session) = self.ensure_connected().await?;
+                self.call_once(generation, &session, params, true).await
             }
             other => other,
         }
+    }
+
+    /// The live session of `generation` had its credentials rejected. The first time (`fresh_tried`
+    /// false) the session is dropped so one fresh handshake with the same credentials decides;
+    /// after a fresh handshake the server is unauthenticated. Returns the call's error.
+    pub(super) fn credentials_rejected(
+        self: &Arc<Self>,
+        generation: u64,
+        during: &str,
+        fresh_tried: bool,
+    ) -> CallError {
+        if fresh_tried {
+            let why = format!(
+                "server `{}` rejected the credentials during {during} (HTTP 401, or 403 with a \
+                 challenge), also on a fresh session",
+                self.name
+            );
+            self.auth_lost(generation, why.clone());
+            return self.unauthenticated_error(Some(&why));
+        }
+        let why = format!(
+            "the server rejected the credentials of the live session during {during}; the \
+             session may be stale, so one fresh handshake with the same credentials decides"
+        );
+        self.connection_lost(generation, &why);
+        let mut error = self.unauthenticated_error(Some(&why));
+        error.fresh_handshake_due = true;
+        error
     }
 
     /// One call on the connection of `generation`, its failure classified.
@@ -41,6 +83,7 @@ impl Supervisor {
         generation: u64,
         session: &Arc<dyn Session>,
         params: CallToolRequestParams,
+        fresh_tried: bool,
     ) -> Result<CallToolResult, CallError> {
         let tool = params.name.clone();
         let timeout = self.shared.options.call_timeout;
@@ -63,12 +106,36 @@ impl Supervisor {
         };
         let detail = truncate(self.shared.redact(&error.to_string()), 300);
         if is_auth_failure(&error) {
-            let why = format!(
-                "server `{}` rejected the credentials during `{tool}` (HTTP 401/403)",
-                self.name
-            );
-            self.auth_lost(generation, why.clone());
-            return Err(self.unauthenticated_error(Some(&why)));
+            return Err(self.credentials_rejected(generation, &format!("`{tool}`"), fresh_tried));
+        }
+        match task_end(&error) {
+            Some(TaskEnd::InputRequired) => {
+                return Err(CallError::new(
+                    &self.name,
+                    CallErrorKind::InputRequired,
+                    format!(
+                        "server `{}` needs input for `{tool}` (elicitation or an input_required \
+                         task) that an unattended run cannot give; run it interactively",
+                        self.name
+                    ),
+                ));
+            }
+            Some(TaskEnd::Failed) => {
+                let message = match &error {
+                    ServiceError::McpError(data) => self.shared.redact(&data.message),
+                    _ => String::new(),
+                };
+                return Err(CallError::new(
+                    &self.name,
+                    CallErrorKind::TaskFailed,
+                    format!(
+                        "server `{}` ran `{tool}` as a task and the task failed: {}",
+                        self.name,
+                        truncate(message, 300)
+                    ),
+                ));
+            }
+            None => {}
         }
         if is_pipe_dead(&error) {
             self.connection_lost(

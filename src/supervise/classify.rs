@@ -65,7 +65,7 @@ fn is_drop_kind(kind: ErrorKind) -> bool {
 /// Whether a call failed because the pipe died (so a reconnect, and for idempotent calls one
 /// retry, is the right move). JSON-RPC errors, timeouts and authorization failures are not.
 pub(crate) fn is_pipe_dead(error: &ServiceError) -> bool {
-    if error.is_authorization_required() || error.auth_challenge().is_some() {
+    if is_auth_failure(error) {
         return false;
     }
     match error {
@@ -82,9 +82,41 @@ pub(crate) fn is_pipe_dead(error: &ServiceError) -> bool {
     }
 }
 
+/// The one rule for HTTP authorization failures (DESIGN.md section 1): a 401 means the
+/// credentials are missing, expired or revoked; a 403 means so only with a `WWW-Authenticate`
+/// challenge (insufficient scope). A bare 403 is a refusal that re-authorizing will not fix
+/// (`absent`).
+pub(crate) const fn is_auth_rejection(status: u16, has_challenge: bool) -> bool {
+    status == 401 || (status == 403 && has_challenge)
+}
+
+/// The HTTP status rmcp quotes in an unexpected-response error (`HTTP 401 Unauthorized: ...`).
+fn quoted_status(text: &str) -> Option<u16> {
+    let at = text.find("http 4")?;
+    text.get(at + 5..at + 8)?.parse().ok()
+}
+
+/// Whether an error chain says the credentials were rejected: a challenge (401 or 403), a local
+/// "authorization required", or a 401 without a challenge; never a bare 403.
+fn auth_rejected(challenge: bool, required: bool, error: &(dyn StdError + 'static)) -> bool {
+    if required {
+        return true;
+    }
+    if challenge {
+        // rmcp reports a challenge for 401 (`AuthRequired`) and 403 (`InsufficientScope`); under
+        // the rule both are rejections.
+        return true;
+    }
+    quoted_status(&text_of_chain(error)).is_some_and(|status| is_auth_rejection(status, false))
+}
+
 /// Whether a call or ping failed because credentials are missing, expired or revoked.
 pub(crate) fn is_auth_failure(error: &ServiceError) -> bool {
-    error.is_authorization_required() || error.auth_challenge().is_some()
+    auth_rejected(
+        error.auth_challenge().is_some(),
+        error.is_authorization_required(),
+        error,
+    )
 }
 
 /// Classifies a failed handshake. `garbage_lines` counts stdout lines that were not JSON-RPC.
@@ -92,10 +124,17 @@ pub(crate) fn classify_init_error(
     error: &ClientInitializeError,
     garbage_lines: usize,
 ) -> ConnectResult {
-    if error.is_authorization_required() || error.auth_challenge().is_some() {
+    if auth_rejected(
+        error.auth_challenge().is_some(),
+        error.is_authorization_required(),
+        error,
+    ) {
         return ConnectResult::Unauthorized;
     }
     match error {
+        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => {
+            classify_init_error(fallback, garbage_lines)
+        }
         ClientInitializeError::ConnectionClosed(_) | ClientInitializeError::Cancelled => {
             if garbage_lines > 0 {
                 ConnectResult::ProtocolError
@@ -178,6 +217,20 @@ mod tests {
         assert_eq!(classify_init_error(&e, 2), ConnectResult::ProtocolError);
         let e = ClientInitializeError::JsonRpcError(ErrorData::internal_error("x", None));
         assert_eq!(classify_init_error(&e, 0), ConnectResult::ProtocolError);
+    }
+
+    #[test]
+    fn a_401_is_unauthenticated_and_a_403_only_with_a_challenge() {
+        assert!(is_auth_rejection(401, false));
+        assert!(is_auth_rejection(401, true));
+        assert!(is_auth_rejection(403, true));
+        assert!(!is_auth_rejection(403, false));
+        assert!(!is_auth_rejection(404, false));
+        assert_eq!(
+            quoted_status("unexpected server response: http 403 forbidden: no"),
+            Some(403)
+        );
+        assert_eq!(quoted_status("http 5"), None);
     }
 
     #[test]

@@ -36,6 +36,7 @@ pub(crate) type Attempt = Shared<BoxFuture<'static, AttemptOutcome>>;
 ///            │   ├── backoff over (reconnect_on_drop) ─────────────────────────────┘
 ///            │   └── cooldown over ───────────────────────── CoolingDown{until}
 ///            ├──fail──────────────────────────────────────▶ CoolingDown{until}
+///            ├──429/503 + Retry-After──▶ Throttled{until} ──retry-after over──▶ Connecting
 ///            └──401/403──▶ Unauthorized ◀──401 mid-session── Connected{g}
 ///                               └── credentials changed (replace_server / reset_auth) ──▶ Idle
 ///  BackingOff ── backoff over, no reconnect_on_drop ──▶ Idle
@@ -44,7 +45,8 @@ pub(crate) type Attempt = Shared<BoxFuture<'static, AttemptOutcome>>;
 ///
 /// What each state reads as (DESIGN.md section 1): `Idle` is `connecting` (nothing has failed:
 /// the next use, `connect_all` or the background reconnect connects it), `Connecting` is
-/// `connecting`, `Connected` is `ready`, `Unauthorized` is `unauthenticated`, and `CoolingDown`,
+/// `connecting`, `Throttled` is `connecting` (it heals by itself), `Connected` is `ready`,
+/// `Unauthorized` is `unauthenticated`, and `CoolingDown`,
 /// `BackingOff` and `Stopped` are `absent`.
 pub(crate) enum ConnState {
     /// No connection and no failure: never tried, or the last one closed after a normal life. The
@@ -77,6 +79,12 @@ pub(crate) enum ConnState {
     /// The server keeps ending its connection shortly after the handshake (a crash loop): fail
     /// fast until `until`, then one new attempt.
     BackingOff { until: Instant },
+    /// The server asked us to come back at `until` (HTTP 429 / 503 with `Retry-After`): no
+    /// attempt before then, one by itself at `until`. Reads `connecting`: it heals by itself.
+    Throttled {
+        last_error: ConnectError,
+        until: Instant,
+    },
     /// Removed from the hub or shut down: nothing will connect again.
     Stopped,
 }
@@ -88,7 +96,10 @@ impl ConnState {
             ConnState::Connected { .. } => State::Ready,
             // Nothing failed and something will connect it: a server configured but not started
             // yet, or idle after a drop, is not `absent` (that would page on-call for nothing).
-            ConnState::Idle | ConnState::Connecting { .. } => State::Connecting,
+            // Throttled: the server said when to come back; it heals by itself.
+            ConnState::Idle | ConnState::Connecting { .. } | ConnState::Throttled { .. } => {
+                State::Connecting
+            }
             ConnState::Unauthorized => State::Unauthenticated,
             ConnState::CoolingDown { .. } | ConnState::BackingOff { .. } | ConnState::Stopped => {
                 State::Absent
@@ -105,6 +116,7 @@ impl ConnState {
             ConnState::Unauthorized => "unauthorized",
             ConnState::CoolingDown { .. } => "cooling_down",
             ConnState::BackingOff { .. } => "backing_off",
+            ConnState::Throttled { .. } => "throttled",
             ConnState::Stopped => "stopped",
         }
     }
@@ -214,6 +226,7 @@ impl Machine {
         self.generation += 1;
         let generation = self.generation;
         let count = tools.len();
+        let identity = session.identity();
         self.transition(
             ConnState::Connected {
                 generation,
@@ -223,6 +236,12 @@ impl Machine {
             },
             None,
         );
+        if let Some(identity) = identity {
+            self.events.push(ConnectionEvent::Handshake {
+                server: self.server.clone(),
+                identity,
+            });
+        }
         self.events.push(ConnectionEvent::ToolsChanged {
             server: self.server.clone(),
             count,
@@ -243,6 +262,12 @@ impl Machine {
     /// Connecting → CoolingDown{until}: fail fast until `until`.
     pub(crate) fn cool_down(&mut self, last_error: ConnectError, until: Instant, why: Arc<str>) {
         self.transition(ConnState::CoolingDown { last_error, until }, Some(why));
+    }
+
+    /// Connecting → Throttled{until}: the server said when to come back; the supervisor starts the
+    /// next attempt itself at `until`.
+    pub(crate) fn throttle(&mut self, last_error: ConnectError, until: Instant, why: Arc<str>) {
+        self.transition(ConnState::Throttled { last_error, until }, Some(why));
     }
 
     /// Connected{g} → Idle or BackingOff, if `g` is still the live generation: shuts the session

@@ -1,11 +1,13 @@
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 
 use crate::state::ConnectResult;
+pub use crate::state::ServerIdentity;
 
 /// A failed connection attempt, classified. The message names the server and what to do next,
 /// and never contains secrets (connectors redact what they know).
@@ -16,6 +18,8 @@ pub struct ConnectError {
     pub result: ConnectResult,
     /// What happened, for humans.
     pub message: String,
+    /// How long the server asked us to stay away (HTTP 429 / 503 with `Retry-After`), bounded.
+    retry_after: Option<Duration>,
 }
 
 impl ConnectError {
@@ -24,9 +28,26 @@ impl ConnectError {
         ConnectError {
             result,
             message: message.into(),
+            retry_after: None,
         }
     }
+
+    /// The server said when to come back (HTTP 429 / 503 with `Retry-After`): the supervisor
+    /// cools down for that long and the server reads `connecting` meanwhile (it heals by itself).
+    /// Bounded by [`MAX_RETRY_AFTER`].
+    pub fn with_retry_after(mut self, after: Duration) -> Self {
+        self.retry_after = Some(after.min(MAX_RETRY_AFTER));
+        self
+    }
+
+    /// How long the server asked us to stay away, if it did.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
+    }
 }
+
+/// The longest `Retry-After` honoured (10 minutes): a server asking for more is retried then.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(600);
 
 /// One live MCP connection, as the supervisor sees it. The rmcp connectors return one backed by an
 /// rmcp [`Peer`](rmcp::Peer); tests may script their own.
@@ -43,8 +64,15 @@ pub trait Session: Send + Sync + 'static {
     /// Lists every tool the server offers now (all pages).
     fn list_tools(&self) -> BoxFuture<'_, Result<Vec<Tool>, ServiceError>>;
 
-    /// Sends the MCP `ping` request.
+    /// One liveness probe: the MCP `ping` request on sessions before 2026-07-28, a cheap request
+    /// (`server/discover`) on 2026-07-28 sessions, which have no `ping`.
     fn ping(&self) -> BoxFuture<'_, Result<(), ServiceError>>;
+
+    /// Who answered the handshake (protocol version, server name and version), when known. The
+    /// default knows nothing.
+    fn identity(&self) -> Option<ServerIdentity> {
+        None
+    }
 
     /// Whether the connection is known to be over (cheap, synchronous).
     fn is_closed(&self) -> bool;

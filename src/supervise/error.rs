@@ -22,6 +22,12 @@ pub enum NotConnected {
         /// Time left before the next attempt is allowed.
         left: Duration,
     },
+    /// The server asked us to come back later (HTTP 429 / 503 with `Retry-After`); the next
+    /// attempt starts by itself when that time is over, so the server is `connecting`.
+    Throttled {
+        /// Time left before the next attempt.
+        left: Duration,
+    },
 }
 
 impl NotConnected {
@@ -30,6 +36,7 @@ impl NotConnected {
         match self {
             NotConnected::Unauthenticated => State::Unauthenticated,
             NotConnected::Absent | NotConnected::CoolingDown { .. } => State::Absent,
+            NotConnected::Throttled { .. } => State::Connecting,
         }
     }
 }
@@ -47,16 +54,24 @@ pub enum CallErrorKind {
     Timeout,
     /// The server answered with a JSON-RPC error, or with something that is not MCP.
     Protocol,
+    /// The server ran the call as a task (MCP 2026-07-28) and the task failed or was cancelled.
+    TaskFailed,
+    /// The server needs input (an `input_required` task or result) that an unattended run cannot
+    /// give; the task was cancelled.
+    InputRequired,
 }
 
 impl CallErrorKind {
-    /// A short label: `not_connected`, `transport_error`, `timeout` or `protocol_error`.
+    /// A short label: `not_connected`, `transport_error`, `timeout`, `protocol_error`,
+    /// `task_failed` or `input_required`.
     pub const fn as_str(self) -> &'static str {
         match self {
             CallErrorKind::NotConnected(_) => "not_connected",
             CallErrorKind::Transport => "transport_error",
             CallErrorKind::Timeout => "timeout",
             CallErrorKind::Protocol => "protocol_error",
+            CallErrorKind::TaskFailed => "task_failed",
+            CallErrorKind::InputRequired => "input_required",
         }
     }
 }
@@ -71,6 +86,9 @@ pub struct CallError {
     message: String,
     connect_result: Option<ConnectResult>,
     json_rpc: Option<ErrorData>,
+    /// The live session's credentials were rejected and the session was dropped: one fresh
+    /// handshake with the same credentials is due before the server is called unauthenticated.
+    pub(crate) fresh_handshake_due: bool,
 }
 
 impl CallError {
@@ -81,6 +99,7 @@ impl CallError {
             message,
             connect_result: None,
             json_rpc: None,
+            fresh_handshake_due: false,
         }
     }
 
@@ -111,7 +130,10 @@ impl CallError {
         match self.kind {
             CallErrorKind::NotConnected(n) => n.state(),
             CallErrorKind::Transport => State::Absent,
-            CallErrorKind::Timeout | CallErrorKind::Protocol => State::Ready,
+            CallErrorKind::Timeout
+            | CallErrorKind::Protocol
+            | CallErrorKind::TaskFailed
+            | CallErrorKind::InputRequired => State::Ready,
         }
     }
 
@@ -134,7 +156,8 @@ impl CallError {
     /// How a call through the readiness layer ends when the hub fails it with this error: a
     /// server it could not connect is `not_ready` (the state changed after the cache said
     /// ready); a JSON-RPC error is the tool's answer (`tool_error`); a dead pipe or an answer that
-    /// is not MCP is `transport_error`; a call past its timeout is `timeout`.
+    /// is not MCP is `transport_error`; a call past its timeout is `timeout`; a task that failed is
+    /// `task_failed`; a call that needs input an unattended run cannot give is `input_required`.
     ///
     /// ```
     /// use mcp_readiness::metrics::CallOutcome;
@@ -151,12 +174,15 @@ impl CallError {
             CallErrorKind::Timeout => CallOutcome::Timeout,
             CallErrorKind::Protocol if self.json_rpc.is_some() => CallOutcome::ToolError,
             CallErrorKind::Protocol => CallOutcome::TransportError,
+            CallErrorKind::TaskFailed => CallOutcome::TaskFailed,
+            CallErrorKind::InputRequired => CallOutcome::InputRequired,
         }
     }
 
     /// The call span's `error.type` for this error: the layer's `not_ready` error type of the
     /// server's state (`server_unauthenticated`, `server_absent`), `transport_error`, `timeout`,
-    /// the JSON-RPC error code, or `protocol_error` for an answer that is not MCP.
+    /// the JSON-RPC error code, `protocol_error` for an answer that is not MCP, `task_failed` or
+    /// `input_required`.
     pub fn error_type(&self) -> Cow<'static, str> {
         match self.kind {
             CallErrorKind::NotConnected(not_connected) => {
@@ -170,6 +196,8 @@ impl CallError {
                 Some(json_rpc) => json_rpc.code.0.to_string().into(),
                 None => "protocol_error".into(),
             },
+            CallErrorKind::TaskFailed => "task_failed".into(),
+            CallErrorKind::InputRequired => "input_required".into(),
         }
     }
 }

@@ -6,13 +6,14 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use http::{HeaderName, HeaderValue};
-use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
 use super::classify::{classify_init_error, truncate};
 use super::connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents, run_hook};
 use super::error::Human;
+use super::lifecycle;
+use super::retry_after;
 use super::rmcp_session::{RmcpSession, SupervisorClient};
 use super::spec_error::SpecError;
 use crate::secret::{Secret, redact};
@@ -20,8 +21,9 @@ use crate::state::ConnectResult;
 
 /// Connects to a streamable-HTTP MCP endpoint with the configured headers (e.g. a bearer token).
 ///
-/// A 401 with a `WWW-Authenticate` challenge, or a 403 insufficient scope, is `unauthorized`;
-/// nothing listening is `refused`; no completed handshake within the connect timeout is `timeout`.
+/// A 401, or a 403 with a `WWW-Authenticate` challenge (insufficient scope), is `unauthorized`
+/// (a bare 403 is not); nothing listening is `refused`; no completed handshake within the connect
+/// timeout is `timeout`; a 429 / 503 with `Retry-After` cools down for what the server asked.
 pub struct HttpConnector {
     server: Arc<str>,
     url: Secret,
@@ -114,9 +116,18 @@ impl HttpConnector {
         let config = StreamableHttpClientTransportConfig::with_uri(self.url.expose().to_owned())
             .custom_headers(self.headers.clone());
         let transport = StreamableHttpClientTransport::from_config(config);
-        let client = SupervisorClient::new(events);
-        match tokio::time::timeout(self.connect_timeout, client.serve(transport)).await {
-            Ok(Ok(running)) => Ok(Arc::new(RmcpSession::start(running, None))),
+        let client = SupervisorClient::new(events.clone());
+        let handshake = lifecycle::handshake(client, transport);
+        match tokio::time::timeout(self.connect_timeout, handshake).await {
+            Ok(Ok(running)) => {
+                let running = lifecycle::accept(server, running)?;
+                Ok(Arc::new(RmcpSession::start(
+                    running,
+                    None,
+                    events,
+                    endpoint(self.url.expose()),
+                )))
+            }
             Err(_elapsed) => Err(ConnectError::new(
                 ConnectResult::Timeout,
                 format!(
@@ -125,34 +136,81 @@ impl HttpConnector {
                     Human(self.connect_timeout)
                 ),
             )),
-            Ok(Err(e)) => {
-                let result = classify_init_error(&e, 0);
-                let next = match result {
-                    ConnectResult::Unauthorized => {
-                        "the credentials were rejected; re-authorize and update its headers"
-                    }
-                    ConnectResult::Refused => "check that the server is running and reachable",
-                    _ => "check that the URL is an MCP streamable-HTTP endpoint",
-                };
-                let detail = match e.auth_challenge() {
-                    Some(challenge) => format!("HTTP 401/403, challenge: {challenge}"),
-                    None => {
-                        std::iter::successors(Some(&e as &(dyn std::error::Error + 'static)), |e| {
-                            e.source()
-                        })
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join(": ")
-                    }
-                };
-                let detail = truncate(redact(&detail, &self.secrets), 300);
-                Err(ConnectError::new(
-                    result,
-                    format!("server `{server}`: connecting failed ({detail}); {next}"),
-                ))
-            }
+            Ok(Err(e)) => Err(self.handshake_failed(&e)),
         }
     }
+
+    /// Classifies a failed handshake: a version we do not speak, a 429 / 503 that names when to
+    /// come back, or the ordinary classification.
+    fn handshake_failed(&self, e: &rmcp::service::ClientInitializeError) -> ConnectError {
+        let server = &self.server;
+        if let Some(why) = lifecycle::version_refusal(e) {
+            return ConnectError::new(
+                ConnectResult::ProtocolError,
+                format!("server `{server}`: {why}"),
+            );
+        }
+        if let Some((status, after)) = retry_after::requested(&format!("{e:?}")) {
+            let after = after.min(super::connector::MAX_RETRY_AFTER);
+            return ConnectError::new(
+                ConnectResult::Refused,
+                format!(
+                    "server `{server}` is throttling (HTTP {status} with Retry-After: {}); it asked \
+                     to be retried then, and heals by itself",
+                    Human(after)
+                ),
+            )
+            .with_retry_after(after);
+        }
+        let result = classify_init_error(e, 0);
+        let next = match result {
+            ConnectResult::Unauthorized => {
+                "the credentials were rejected; re-authorize and update its headers"
+            }
+            ConnectResult::Refused => "check that the server is running and reachable",
+            _ => "check that the URL is an MCP streamable-HTTP endpoint",
+        };
+        let detail = match e.auth_challenge() {
+            Some(challenge) => format!("HTTP 401/403, challenge: {challenge}"),
+            None => std::iter::successors(Some(e as &(dyn std::error::Error + 'static)), |e| {
+                e.source()
+            })
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(": "),
+        };
+        let detail = truncate(redact(&detail, &self.secrets), 300);
+        ConnectError::new(
+            result,
+            format!("server `{server}`: connecting failed ({detail}); {next}"),
+        )
+    }
+}
+
+/// `server.address` and `server.port` of `url` (the port from the scheme when none is given); no
+/// credentials (user info is dropped).
+fn endpoint(url: &str) -> Option<(String, u16)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let default = if scheme.eq_ignore_ascii_case("https") {
+        443
+    } else {
+        80
+    };
+    let (host, port) = if let Some(v6) = host_port.strip_prefix('[') {
+        let (host, after) = v6.split_once(']')?;
+        let port = after
+            .strip_prefix(':')
+            .map_or(Some(default), |p| p.parse().ok())?;
+        (host.to_owned(), port)
+    } else {
+        match host_port.rsplit_once(':') {
+            Some((host, port)) => (host.to_owned(), port.parse().ok()?),
+            None => (host_port.to_owned(), default),
+        }
+    };
+    (!host.is_empty()).then_some((host, port))
 }
 
 impl Connector for HttpConnector {
@@ -169,5 +227,25 @@ impl Connector for HttpConnector {
 
     fn network_transport(&self) -> &'static str {
         "tcp"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::endpoint;
+
+    #[test]
+    fn the_endpoint_is_host_and_port_without_credentials() {
+        assert_eq!(
+            endpoint("http://127.0.0.1:8080/mcp"),
+            Some(("127.0.0.1".into(), 8080))
+        );
+        assert_eq!(
+            endpoint("https://user:secret@example.com/mcp?x=1"),
+            Some(("example.com".into(), 443))
+        );
+        assert_eq!(endpoint("http://[::1]:9/mcp"), Some(("::1".into(), 9)));
+        assert_eq!(endpoint("http://[::1]/"), Some(("::1".into(), 80)));
+        assert_eq!(endpoint("nonsense"), None);
     }
 }

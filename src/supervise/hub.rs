@@ -34,6 +34,8 @@ pub struct ServerStatus {
     pub tools: usize,
     /// `pipe` (stdio) or `tcp` (HTTP).
     pub transport: &'static str,
+    /// Who answered the live connection's handshake (protocol version, server name and version).
+    pub identity: Option<crate::state::ServerIdentity>,
 }
 
 pub(super) struct HubInner {
@@ -358,6 +360,7 @@ impl Hub {
                     reason: observed.reason.map(|r| r.to_string()),
                     tools: observed.tools.len(),
                     transport: s.network_transport(),
+                    identity: observed.identity,
                 }
             })
             .collect()

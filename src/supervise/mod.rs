@@ -35,15 +35,20 @@ mod http;
 mod hub;
 mod hub_shared;
 mod inventory_view;
+mod lifecycle;
 mod options;
+mod retry_after;
 mod rmcp_session;
 mod spec;
 mod spec_error;
 mod stdio;
 mod supervisor;
+mod task;
 
 pub use crate::state::{ConnectResult, ConnectionEvent, EventSink};
-pub use connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents};
+pub use connector::{
+    AfterConnect, ConnectError, Connector, MAX_RETRY_AFTER, ServerIdentity, Session, SessionEvents,
+};
 pub use error::{CallError, CallErrorKind, NotConnected};
 pub use factory::connector_for;
 pub use fan_out::{Degraded, FanOut, FanOutResult};
@@ -53,6 +58,7 @@ pub use options::{HubOptions, HubOptionsBuilder};
 pub use spec::{ServerSpec, TransportSpec};
 pub use spec_error::SpecError;
 pub use stdio::StdioConnector;
+pub use task::{input_required, task_failed};
 
 #[cfg(test)]
 mod tests;

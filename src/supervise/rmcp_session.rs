@@ -6,14 +6,16 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientConfig, ClientRequest, Implementation,
-    PingRequest, Tool,
+    CallToolRequestParams, CallToolResult, ClientConfig, ClientRequest, DiscoverRequest,
+    DiscoverRequestParams, Implementation, PingRequest, ServerNotification, SubscriptionFilter,
+    Tool,
 };
-use rmcp::service::{NotificationContext, QuitReason, RoleClient, RunningService};
+use rmcp::service::{NotificationContext, QuitReason, RoleClient, RunningService, SubscriptionEnd};
 use rmcp::{ClientHandler, Peer, ServiceError};
 use tokio::sync::{Notify, watch};
 
-use super::connector::{Session, SessionEvents};
+use super::connector::{ServerIdentity, Session, SessionEvents};
+use super::lifecycle;
 
 /// The rmcp client handler: forwards `notifications/tools/list_changed` to the supervisor.
 #[derive(Debug, Clone)]
@@ -35,6 +37,9 @@ impl ClientHandler for SupervisorClient {
     fn get_info(&self) -> ClientConfig {
         let mut config = ClientConfig::default();
         config.client_info = Implementation::new("mcp-readiness", env!("CARGO_PKG_VERSION"));
+        // What `initialize` offers, for a server that rejected `server/discover`
+        // (`lifecycle::handshake`); the probe offers 2026-07-28 itself.
+        config.protocol_version = rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE;
         config
     }
 }
@@ -96,6 +101,11 @@ pub(crate) struct RmcpSession {
     ended: watch::Receiver<Option<Arc<str>>>,
     stop: Arc<Notify>,
     child: Option<ChildGuard>,
+    identity: Option<ServerIdentity>,
+    /// Whether the lifecycle came from `initialize` (before 2026-07-28): `ping` exists.
+    has_initialize: bool,
+    /// `server.address` and `server.port` of an HTTP server (OpenTelemetry MCP conventions).
+    endpoint: Option<(String, u16)>,
 }
 
 impl std::fmt::Debug for RmcpSession {
@@ -108,11 +118,22 @@ impl std::fmt::Debug for RmcpSession {
 
 impl RmcpSession {
     /// Takes over a running rmcp client; a task awaits its end and records why it ended.
+    ///
+    /// On a 2026-07-28 session a second task holds a `subscriptions/listen` stream for
+    /// `notifications/tools/list_changed` (older sessions get the notification through
+    /// [`SupervisorClient`]).
     pub(crate) fn start(
         running: RunningService<RoleClient, SupervisorClient>,
         child: Option<ChildGuard>,
+        events: SessionEvents,
+        endpoint: Option<(String, u16)>,
     ) -> Self {
         let peer = running.peer().clone();
+        let info = peer.peer_info();
+        let identity = info.as_deref().map(lifecycle::identity);
+        let has_initialize = identity
+            .as_ref()
+            .is_none_or(|i| lifecycle::has_initialize(&i.protocol_version));
         let (tx, ended) = watch::channel(None);
         let stop = Arc::new(Notify::new());
         let stop_task = stop.clone();
@@ -128,12 +149,70 @@ impl RmcpSession {
             };
             let _ = tx.send(Some(reason));
         });
+        if !has_initialize {
+            tokio::spawn(listen_for_tool_changes(peer.clone(), events, ended.clone()));
+        }
         RmcpSession {
             peer,
             ended,
             stop,
             child,
+            identity,
+            has_initialize,
+            endpoint,
         }
+    }
+}
+
+/// How many times a `subscriptions/listen` stream that the server ended gracefully (or that lagged)
+/// is re-opened before the session gives up on it; health probes still run.
+const LISTEN_REOPENS: usize = 5;
+
+/// Holds a `subscriptions/listen` stream for tool-list changes on a 2026-07-28 session and calls
+/// `tools_changed` for each `notifications/tools/list_changed`. Ends with the session.
+async fn listen_for_tool_changes(
+    peer: Peer<RoleClient>,
+    events: SessionEvents,
+    mut ended: watch::Receiver<Option<Arc<str>>>,
+) {
+    let filter = SubscriptionFilter::builder().tools_list_changed().build();
+    for _ in 0..LISTEN_REOPENS {
+        let opened = tokio::select! {
+            opened = peer.listen(filter.clone()) => opened,
+            _ = ended.wait_for(Option::is_some) => return,
+        };
+        let mut subscription = match opened {
+            Ok(subscription) => subscription,
+            Err(e) => {
+                tracing::debug!("subscriptions/listen refused: {e}");
+                return;
+            }
+        };
+        loop {
+            let next = tokio::select! {
+                next = subscription.next() => next,
+                _ = ended.wait_for(Option::is_some) => return,
+            };
+            match next {
+                Ok(Some(ServerNotification::ToolListChangedNotification(_))) => {
+                    events.tools_changed();
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::debug!("subscriptions/listen stream failed: {e}");
+                    return;
+                }
+            }
+        }
+        match subscription.end() {
+            // A lagged stream may have dropped a change: re-read the list, then re-open.
+            Some(SubscriptionEnd::Lagged { .. }) => events.tools_changed(),
+            Some(SubscriptionEnd::Graceful(_)) => {}
+            // The transport closed or someone cancelled: the drop watch takes over.
+            _ => return,
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
 }
 
@@ -142,20 +221,43 @@ impl Session for RmcpSession {
         &self,
         params: CallToolRequestParams,
     ) -> BoxFuture<'_, Result<CallToolResult, ServiceError>> {
-        Box::pin(self.peer.call_tool(params))
+        // The call's span (the layer's `tools/call` span, current while the call is polled)
+        // learns what only the session knows; the request id is recorded when it is sent.
+        let span = tracing::Span::current();
+        if let Some(identity) = &self.identity {
+            span.record("mcp.protocol.version", identity.protocol_version.as_str());
+        }
+        if let Some((address, port)) = &self.endpoint {
+            span.record("server.address", address.as_str());
+            span.record("server.port", i64::from(*port));
+        }
+        Box::pin(super::task::call_tool(&self.peer, params))
     }
 
     fn list_tools(&self) -> BoxFuture<'_, Result<Vec<Tool>, ServiceError>> {
-        Box::pin(self.peer.list_all_tools())
+        Box::pin(async move {
+            // A list read after a change notification must not come from rmcp's response cache
+            // (a server's `ttlMs` hint would otherwise hide the change).
+            self.peer.clear_response_cache().await;
+            self.peer.list_all_tools().await
+        })
     }
 
     fn ping(&self) -> BoxFuture<'_, Result<(), ServiceError>> {
         Box::pin(async move {
-            self.peer
-                .send_request(ClientRequest::PingRequest(PingRequest::default()))
-                .await
-                .map(|_| ())
+            let request = if self.has_initialize {
+                ClientRequest::PingRequest(PingRequest::default())
+            } else {
+                // 2026-07-28 has no `ping`: `server/discover` is the cheapest request it has (sent
+                // directly, so rmcp's discover cache cannot answer for a frozen server).
+                ClientRequest::DiscoverRequest(DiscoverRequest::new(DiscoverRequestParams {}))
+            };
+            self.peer.send_request(request).await.map(|_| ())
         })
+    }
+
+    fn identity(&self) -> Option<ServerIdentity> {
+        self.identity.clone()
     }
 
     fn is_closed(&self) -> bool {

@@ -7,12 +7,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use rmcp::ServiceExt;
+use rmcp::service::RoleClient;
+use rmcp::transport::IntoTransport;
 
 use super::child_streams::{LineWatch, TailLines};
 use super::classify::{classify_init_error, truncate};
 use super::connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents, run_hook};
 use super::error::Human;
+use super::lifecycle;
 use super::rmcp_session::{ChildGuard, RmcpSession, SupervisorClient};
 use crate::secret::{Secret, redact};
 use crate::state::ConnectResult;
@@ -138,9 +140,10 @@ impl StdioConnector {
         };
         let garbage = Arc::new(AtomicUsize::new(0));
         let reader = LineWatch::new(stdout, garbage.clone());
-        let client = SupervisorClient::new(events);
+        let client = SupervisorClient::new(events.clone());
         let handshake = tokio::time::timeout(self.init_timeout, async {
-            let serve = client.serve((reader, stdin));
+            let transport = IntoTransport::<RoleClient, _, _>::into_transport((reader, stdin));
+            let serve = lifecycle::handshake(client, transport);
             tokio::pin!(serve);
             // A server that writes lines that are not JSON-RPC gets a short grace (a banner
             // before a real handshake is forgiven) and is then a protocol error, at once rather
@@ -181,7 +184,15 @@ impl StdioConnector {
             )
         };
         match handshake {
-            Ok(Some(Ok(running))) => Ok(Arc::new(RmcpSession::start(running, Some(guard)))),
+            Ok(Some(Ok(running))) => {
+                let running = lifecycle::accept(server, running)?;
+                Ok(Arc::new(RmcpSession::start(
+                    running,
+                    Some(guard),
+                    events,
+                    None,
+                )))
+            }
             Ok(None) => Err(not_mcp()),
             Err(_elapsed) if garbage_lines > 0 => Err(not_mcp()),
             Err(_elapsed) => Err(ConnectError::new(
@@ -191,6 +202,13 @@ impl StdioConnector {
                      check that it starts, or raise the connect timeout",
                     self.command,
                     Human(self.init_timeout)
+                ),
+            )),
+            Ok(Some(Err(e))) if lifecycle::version_refusal(&e).is_some() => Err(ConnectError::new(
+                ConnectResult::ProtocolError,
+                format!(
+                    "server `{server}`: {}",
+                    lifecycle::version_refusal(&e).unwrap_or_default()
                 ),
             )),
             Ok(Some(Err(e))) => {

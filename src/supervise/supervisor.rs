@@ -26,6 +26,8 @@ pub(crate) struct Observed {
     pub(crate) reason: Option<Arc<str>>,
     pub(crate) tools: Arc<Vec<String>>,
     pub(crate) generation: u64,
+    /// Who answered the live connection's handshake.
+    pub(crate) identity: Option<crate::state::ServerIdentity>,
 }
 
 pub(crate) struct Supervisor {
@@ -115,6 +117,10 @@ impl Supervisor {
                 _ => Arc::new(Vec::new()),
             },
             generation: machine.generation,
+            identity: match &machine.state {
+                ConnState::Connected { session, .. } => session.identity(),
+                _ => None,
+            },
         })
     }
 
@@ -179,6 +185,15 @@ impl Supervisor {
                         Admission::Await(self.start_attempt(machine))
                     }
                 }
+                ConnState::Throttled { last_error, until } => {
+                    let now = Instant::now();
+                    if now < *until {
+                        let left = *until - now;
+                        Admission::Refuse(self.throttled_error(last_error, left))
+                    } else {
+                        Admission::Await(self.start_attempt(machine))
+                    }
+                }
                 ConnState::Idle => Admission::Await(self.start_attempt(machine)),
                 ConnState::Unauthorized => {
                     Admission::Refuse(self.unauthenticated_error(machine.reason.as_deref()))
@@ -235,6 +250,17 @@ impl Supervisor {
             ),
         )
         .with_connect_result(ConnectResult::Closed)
+    fn throttled_error(&self, last_error: &ConnectError, left: std::time::Duration) -> CallError {
+        CallError::new(
+            &self.name,
+            CallErrorKind::NotConnected(NotConnected::Throttled { left }),
+            format!(
+                "{}; the next attempt starts by itself in {}",
+                last_error.message,
+                Human(left)
+            ),
+        )
+        .with_connect_result(last_error.result)
     }
 
     pub(super) fn unauthenticated_error(&self, reason: Option<&str>) -> CallError {
@@ -254,6 +280,9 @@ impl Supervisor {
     fn connect_failed(&self, error: &ConnectError) -> CallError {
         if error.result == ConnectResult::Unauthorized {
             return self.unauthenticated_error(Some(&error.message));
+        }
+        if let Some(after) = error.retry_after() {
+            return self.throttled_error(error, after);
         }
         CallError::new(
             &self.name,
@@ -307,9 +336,9 @@ impl Supervisor {
         self.update(|machine| {
             let start = match &machine.state {
                 ConnState::Idle => true,
-                ConnState::CoolingDown { until, .. } | ConnState::BackingOff { until } => {
-                    Instant::now() >= *until
-                }
+                ConnState::CoolingDown { until, .. }
+                | ConnState::BackingOff { until }
+                | ConnState::Throttled { until, .. } => Instant::now() >= *until,
                 _ => false,
             };
             if start {
@@ -345,6 +374,15 @@ impl Supervisor {
                 }
                 Err(error) if error.result == ConnectResult::Unauthorized => {
                     machine.unauthorized(error.message.clone().into());
+                    Err(error)
+                }
+                Err(error) if error.retry_after().is_some() => {
+                    // The server said when to come back: wait that long, then try by itself (the
+                    // server reads `connecting` meanwhile), whatever `reconnect_on_drop` says.
+                    let after = error.retry_after().unwrap_or_default();
+                    let until = crate::util::later(Instant::now(), after);
+                    machine.throttle(error.clone(), until, error.message.clone().into());
+                    self.rearm_after_cooldown(after);
                     Err(error)
                 }
                 Err(error) => {
