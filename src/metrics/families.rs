@@ -173,6 +173,7 @@ impl Families {
                 CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS,
                 "Unix time of the last successful configuration (re)load.",
                 &[],
+            )?,
             server_info: plain(
                 SERVER_INFO,
                 "The protocol version and implementation of the server's last completed handshake; always 1.",

@@ -250,6 +250,10 @@ impl Supervisor {
             ),
         )
         .with_connect_result(ConnectResult::Closed)
+    }
+
+    /// A call refused while the server asked us to come back later (429 / 503 with
+    /// `Retry-After`); `left` is the time to the attempt that starts by itself.
     fn throttled_error(&self, last_error: &ConnectError, left: std::time::Duration) -> CallError {
         CallError::new(
             &self.name,
@@ -382,7 +386,7 @@ impl Supervisor {
                     let after = error.retry_after().unwrap_or_default();
                     let until = crate::util::later(Instant::now(), after);
                     machine.throttle(error.clone(), until, error.message.clone().into());
-                    self.rearm_after_cooldown(after);
+                    self.wake_after(after);
                     Err(error)
                 }
                 Err(error) => {
@@ -421,7 +425,10 @@ impl Supervisor {
     /// it any more; without, a crash-loop backoff that is over ends in Idle (the next use
     /// connects).
     pub(super) fn backoff_timer_fired(self: &Arc<Self>) {
-        if self.shared.options.reconnect_on_drop {
+        // A server that said when to come back (Throttled) is tried again then, whatever
+        // `reconnect_on_drop` says: it reads `connecting`, so something must connect it.
+        let throttled = self.read(|machine| matches!(machine.state, ConnState::Throttled { .. }));
+        if throttled || self.shared.options.reconnect_on_drop {
             self.connect_now();
         } else {
             self.update(Machine::backoff_over);
