@@ -199,7 +199,6 @@ async fn a_python_sdk_server_is_ready_on_2026_07_28_and_the_rmcp_fixture_falls_b
         &metrics,
     )
     .await;
-    drop(fixture_http);
 
     assert_eq!(protocol(&py_stdio, "py").as_deref(), Some("2026-07-28"));
     assert_eq!(protocol(&py_http, "pyh").as_deref(), Some("2026-07-28"));
@@ -224,6 +223,7 @@ async fn a_python_sdk_server_is_ready_on_2026_07_28_and_the_rmcp_fixture_falls_b
         }
         round_trips.push((tool, started.elapsed() / 10));
     }
+    drop(fixture_http);
     eprintln!("one round trip: {round_trips:?}");
     eprintln!(
         "connect + first call: python stdio (2026-07-28, discover) {py_stdio_ms:?}, python http \

@@ -10,7 +10,8 @@ use crate::state::State;
 pub enum ConnectResult {
     /// The handshake completed and the tool list was read.
     Ok,
-    /// HTTP 401 with a challenge, 403 insufficient scope, or a local "authorization required".
+    /// HTTP 401 (with or without a challenge), 403 with a challenge (insufficient scope), or a
+    /// local "authorization required". A bare 403 is not (`protocol_error` / `refused`).
     Unauthorized,
     /// The server refused the connection (nothing listening, connection reset during connect).
     Refused,

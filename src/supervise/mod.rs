@@ -11,12 +11,17 @@
 //! - **single-flight**: callers arriving during a connect join it (64 callers, one handshake);
 //! - **generation counter**: a late close from connection N never marks connection N+1 down;
 //! - **cooldown**: after a failed connect, calls fail in microseconds for 60 s (default);
-//! - **auth fails fast**: a 401/403 is `unauthenticated` after one attempt, and nothing retries
-//!   until the credentials change ([`Hub::replace_server`], [`Hub::reset_auth`]);
+//! - **auth fails fast**: a 401, or a 403 with a challenge, is `unauthenticated` after one attempt
+//!   (a live session whose credentials are rejected first gets one fresh handshake with the same
+//!   credentials), and nothing retries until the credentials change ([`Hub::replace_server`],
+//!   [`Hub::reset_auth`]);
+//! - **both protocol generations**: `server/discover` (2026-07-28) first, `initialize` for older
+//!   servers; a 429 / 503 with `Retry-After` reads `connecting` until the time the server asked for;
 //! - **retry once**: a call whose pipe died reconnects and, when marked idempotent, runs once more;
 //!   a tool result with `isError` or a JSON-RPC error is an answer and never retried;
-//! - **health**: an optional MCP `ping` every 30 s finds a dead server before a user call, and
-//!   `notifications/tools/list_changed` refreshes the tool list.
+//! - **health**: an optional probe every 30 s (`ping`, or `server/discover` on 2026-07-28 sessions)
+//!   finds a dead server before a user call, and `notifications/tools/list_changed` (a
+//!   `subscriptions/listen` stream on 2026-07-28 sessions) refreshes the tool list.
 //!
 //! The rmcp connectors ([`StdioConnector`], [`HttpConnector`]) implement [`Connector`]; anything
 //! else can too. Every transition is a [`ConnectionEvent`] for the configured [`EventSink`]s.
