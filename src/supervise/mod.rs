@@ -19,6 +19,7 @@
 //! The rmcp connectors ([`StdioConnector`], [`HttpConnector`]) implement [`Connector`]; anything
 //! else can too. Every transition is a [`ConnectionEvent`] for the configured [`EventSink`]s.
 
+mod attach;
 mod attempt;
 mod background;
 mod call;
@@ -34,6 +35,8 @@ mod hub;
 mod hub_shared;
 mod inventory_view;
 mod options;
+mod peers;
+mod rmcp_connector;
 mod rmcp_session;
 mod spec;
 mod spec_error;
@@ -48,6 +51,8 @@ pub use fan_out::{Degraded, FanOut, FanOutResult};
 pub use http::HttpConnector;
 pub use hub::{Hub, ServerStatus};
 pub use options::{HubOptions, HubOptionsBuilder};
+pub use peers::Peers;
+pub use rmcp_connector::RmcpConnector;
 pub use spec::{ServerSpec, TransportSpec};
 pub use spec_error::SpecError;
 pub use stdio::StdioConnector;

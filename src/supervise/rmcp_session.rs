@@ -107,9 +107,10 @@ impl std::fmt::Debug for RmcpSession {
 }
 
 impl RmcpSession {
-    /// Takes over a running rmcp client; a task awaits its end and records why it ended.
-    pub(crate) fn start(
-        running: RunningService<RoleClient, SupervisorClient>,
+    /// Takes over a running rmcp client (with any client handler); a task awaits its end and
+    /// records why it ended.
+    pub(crate) fn start<S: rmcp::Service<RoleClient>>(
+        running: RunningService<RoleClient, S>,
         child: Option<ChildGuard>,
     ) -> Self {
         let peer = running.peer().clone();
@@ -160,6 +161,10 @@ impl Session for RmcpSession {
 
     fn is_closed(&self) -> bool {
         self.peer.is_transport_closed() || self.ended.borrow().is_some()
+    }
+
+    fn peer(&self) -> Option<Peer<RoleClient>> {
+        Some(self.peer.clone())
     }
 
     fn closed(&self) -> BoxFuture<'static, Arc<str>> {
