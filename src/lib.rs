@@ -100,9 +100,15 @@ pub mod supervise;
 pub mod telemetry;
 mod util;
 
+/// The rmcp this crate is built with (its types are in this crate's API): name it as
+/// `mcp_readiness::rmcp` so your service and this crate agree on one version. Supported range:
+/// see the README's "Versions" section.
+pub use rmcp;
+
 #[cfg(feature = "hub")]
 pub use config::Config;
-pub use metrics::Metrics;
+pub use layer::{CallFailure, NotReady, ReadinessLayer, ReadinessService};
+pub use metrics::{CallOutcome, Metrics};
 pub use resolve::{Budget, BudgetError, CacheTtls, CapabilityCache, ChangeFeed};
 pub use resolve::{Inventory, Scope, Snapshot, StaticInventory, Verdict, classify, resolve};
 pub use state::ToolCall;
@@ -110,6 +116,8 @@ pub use state::{Action, BUILTIN_SERVER, State, ToolName};
 pub use state::{ConnectResult, ConnectionEvent, EventSink};
 #[cfg(feature = "hub")]
 pub use supervise::{CallError, Hub, HubOptions, HubOptionsBuilder, ServerSpec, TransportSpec};
+#[cfg(feature = "hub")]
+pub use supervise::{CallErrorKind, ConnectError, Peers, RmcpConnector, ServerStatus};
 
 /// The README's Rust examples, compiled and run as doc tests.
 #[cfg(all(doctest, feature = "cli", feature = "otlp-grpc"))]

@@ -21,13 +21,13 @@ use futures::future::BoxFuture;
 use rmcp::Peer;
 use rmcp::service::{RoleClient, RunningService};
 
+#[cfg(doc)]
+use super::RmcpConnector;
 use super::conn_state::ConnState;
 use super::connector::{ConnectError, Connector, Session, SessionEvents};
 use super::hub::Hub;
 use super::rmcp_session::RmcpSession;
 use super::spec_error::SpecError;
-#[cfg(doc)]
-use super::RmcpConnector;
 use crate::state::ConnectResult;
 
 impl Hub {
@@ -156,7 +156,12 @@ impl Connector for Attached {
 impl Drop for Attached {
     /// An attached connection the hub never took over (removed first) is closed with it.
     fn drop(&mut self) {
-        if let Some(session) = self.first.get_mut().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some(session) = self
+            .first
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
             session.shutdown();
         }
     }

@@ -330,7 +330,9 @@ impl Hub {
         name: Arc<str>,
         connector: Arc<dyn Connector>,
     ) -> Result<Arc<Supervisor>, SpecError> {
-        if crate::state::ToolName::qualified(&name, "x").is_none() || name.chars().any(char::is_control) {
+        if crate::state::ToolName::qualified(&name, "x").is_none()
+            || name.chars().any(char::is_control)
+        {
             return Err(SpecError::BadName { server: name });
         }
         let fresh = Supervisor::new(name.clone(), connector, self.inner.shared.clone(), None);

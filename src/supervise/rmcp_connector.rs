@@ -16,8 +16,11 @@ use super::rmcp_session::RmcpSession;
 use crate::secret::redact;
 use crate::state::ConnectResult;
 
-type Make =
-    Arc<dyn Fn(SessionEvents) -> BoxFuture<'static, Result<Arc<dyn Session>, ConnectError>> + Send + Sync>;
+type Make = Arc<
+    dyn Fn(SessionEvents) -> BoxFuture<'static, Result<Arc<dyn Session>, ConnectError>>
+        + Send
+        + Sync,
+>;
 
 /// A [`Connector`] that makes each connection with a closure of yours: any rmcp client handler
 /// (sampling, elicitation, roots, your own notification handling) over any transport.
@@ -73,7 +76,9 @@ impl RmcpConnector {
             let name = name.clone();
             Box::pin(async move {
                 match connecting.await {
-                    Ok(running) => Ok(Arc::new(RmcpSession::start(running, None)) as Arc<dyn Session>),
+                    Ok(running) => {
+                        Ok(Arc::new(RmcpSession::start(running, None)) as Arc<dyn Session>)
+                    }
                     Err(error) => Err(connect_error_of(&name, &*error.into())),
                 }
             })
@@ -110,13 +115,20 @@ impl Connector for RmcpConnector {
 
 /// A failed connect of `server`, classified with the hub's rules (see [`RmcpConnector`]); the
 /// message is redacted of URL paths, credentials and bearer tokens.
-pub(crate) fn connect_error_of(server: &str, error: &(dyn StdError + Send + Sync + 'static)) -> ConnectError {
+pub(crate) fn connect_error_of(
+    server: &str,
+    error: &(dyn StdError + Send + Sync + 'static),
+) -> ConnectError {
     let root: &(dyn StdError + 'static) = error;
     let chain = || std::iter::successors(Some(root), |e: &&(dyn StdError + 'static)| (*e).source());
-    let result = if let Some(init) = chain().find_map(|e| e.downcast_ref::<ClientInitializeError>()) {
+    let result = if let Some(init) = chain().find_map(|e| e.downcast_ref::<ClientInitializeError>())
+    {
         classify_init_error(init, 0)
     } else {
-        match chain().find_map(|e| e.downcast_ref::<std::io::Error>()).map(std::io::Error::kind) {
+        match chain()
+            .find_map(|e| e.downcast_ref::<std::io::Error>())
+            .map(std::io::Error::kind)
+        {
             Some(std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied) => {
                 ConnectResult::SpawnFailed
             }
@@ -125,7 +137,10 @@ pub(crate) fn connect_error_of(server: &str, error: &(dyn StdError + Send + Sync
             _ => ConnectResult::Closed,
         }
     };
-    let detail = chain().map(ToString::to_string).collect::<Vec<_>>().join(": ");
+    let detail = chain()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(": ");
     let detail = truncate(redact(&detail, &[]), 300);
     let next = match result {
         ConnectResult::Unauthorized => "re-authorize it, then connect again",
@@ -146,17 +161,27 @@ mod tests {
     #[test]
     fn a_missing_command_is_spawn_failed_and_a_closed_handshake_is_closed() {
         let missing = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
-        assert_eq!(connect_error_of("x", &missing).result, ConnectResult::SpawnFailed);
+        assert_eq!(
+            connect_error_of("x", &missing).result,
+            ConnectResult::SpawnFailed
+        );
         let closed = ClientInitializeError::ConnectionClosed("initialize response".into());
         let error = connect_error_of("x", &closed);
         assert_eq!(error.result, ConnectResult::Closed);
-        assert!(error.message.starts_with("server `x`: connecting failed (connection closed"));
+        assert!(
+            error
+                .message
+                .starts_with("server `x`: connecting failed (connection closed")
+        );
     }
 
     #[test]
     fn credentials_in_a_failure_message_are_redacted() {
         let error = std::io::Error::other("GET https://bob:pw@x.test/t0k3n/mcp: Bearer abc.def");
         let message = connect_error_of("x", &error).message;
-        assert!(!message.contains("pw") && !message.contains("t0k3n") && !message.contains("abc.def"), "{message}");
+        assert!(
+            !message.contains("pw") && !message.contains("t0k3n") && !message.contains("abc.def"),
+            "{message}"
+        );
     }
 }

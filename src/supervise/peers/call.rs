@@ -24,7 +24,11 @@ impl Peers {
         let (live, state, reason) = {
             let servers = self.inner.lock();
             match servers.get(&*server) {
-                Some(slot) => (slot.live_session(), slot.conn.readiness(), slot.reason.clone()),
+                Some(slot) => (
+                    slot.live_session(),
+                    slot.conn.readiness(),
+                    slot.reason.clone(),
+                ),
                 None => (None, State::Absent, None),
             }
         };
@@ -52,9 +56,12 @@ impl Peers {
         };
         let detail = truncate(redact(&error.to_string(), &[]), 300);
         if is_auth_failure(&error) {
-            let why = format!("server `{server}` rejected the credentials during `{tool}` (HTTP 401/403)");
-            self.inner
-                .update(&server, |slot, events| slot.auth_lost(generation, why.clone(), events));
+            let why = format!(
+                "server `{server}` rejected the credentials during `{tool}` (HTTP 401/403)"
+            );
+            self.inner.update(&server, |slot, events| {
+                slot.auth_lost(generation, why.clone(), events)
+            });
             return Err(CallError::new(
                 &server,
                 CallErrorKind::NotConnected(NotConnected::Unauthenticated),
@@ -64,7 +71,11 @@ impl Peers {
         }
         if is_pipe_dead(&error) {
             self.inner.update(&server, |slot, events| {
-                slot.lost(generation, &format!("the pipe died during `{tool}` ({detail})"), events);
+                slot.lost(
+                    generation,
+                    &format!("the pipe died during `{tool}` ({detail})"),
+                    events,
+                );
             });
             return Err(CallError::new(
                 &server,
@@ -104,7 +115,12 @@ impl Peers {
 }
 
 /// The error for a call to a server without a live connection, in its state's words.
-fn not_connected(server: &Arc<str>, call: &ToolCall, state: State, reason: Option<&str>) -> CallError {
+fn not_connected(
+    server: &Arc<str>,
+    call: &ToolCall,
+    state: State,
+    reason: Option<&str>,
+) -> CallError {
     let (kind, what) = match state {
         State::Unauthenticated => (NotConnected::Unauthenticated, "is unauthenticated"),
         State::Connecting => (NotConnected::Absent, "is still connecting"),
@@ -114,7 +130,10 @@ fn not_connected(server: &Arc<str>, call: &ToolCall, state: State, reason: Optio
     CallError::new(
         server,
         CallErrorKind::NotConnected(kind),
-        format!("server `{server}` {what}{why}; `{}` was not sent", call.name),
+        format!(
+            "server `{server}` {what}{why}; `{}` was not sent",
+            call.name
+        ),
     )
 }
 

@@ -3,8 +3,8 @@
 
 use futures::future::BoxFuture;
 
-use super::slot::{Conn, Slot};
 use super::Peers;
+use super::slot::{Conn, Slot};
 use crate::resolve::{ChangeFeed, Inventory, Snapshot};
 use crate::state::ToolName;
 
@@ -51,7 +51,12 @@ impl Inventory for Peers {
 
     fn server_snapshot<'a>(&'a self, server: &'a str) -> BoxFuture<'a, Snapshot> {
         let servers = self.inner.lock();
-        let snapshot = self.snapshot_of(servers.get_key_value(server).map(|(n, s)| (&**n, s)).into_iter());
+        let snapshot = self.snapshot_of(
+            servers
+                .get_key_value(server)
+                .map(|(n, s)| (&**n, s))
+                .into_iter(),
+        );
         drop(servers);
         Box::pin(std::future::ready(snapshot))
     }

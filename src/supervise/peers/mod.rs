@@ -122,7 +122,9 @@ impl Peers {
 
     /// Sets the per-call (and tool-listing) timeout, default [`Peers::DEFAULT_CALL_TIMEOUT`].
     pub fn set_call_timeout(&self, timeout: Duration) {
-        let millis = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX).max(1);
+        let millis = u64::try_from(timeout.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1);
         self.inner.call_timeout_ms.store(millis, Ordering::Relaxed);
     }
 
@@ -142,7 +144,8 @@ impl Peers {
     /// The service started connecting `server`: it is `connecting` (the layer waits for it inside
     /// its budget) and the connect duration is measured from now.
     pub fn connecting(&self, server: &str) {
-        self.inner.update(server, |slot, events| slot.connecting(events));
+        self.inner
+            .update(server, |slot, events| slot.connecting(events));
     }
 
     /// Hands over a live connection to `server` (any client handler), replacing any connection of
@@ -327,9 +330,9 @@ impl PeersInner {
         let mut servers = self.lock();
         let slot = match servers.get_mut(server) {
             Some(slot) => slot,
-            None => servers.entry(server.into()).or_insert_with(|| {
-                Slot::new(server.into(), Conn::Absent, None, &mut events)
-            }),
+            None => servers
+                .entry(server.into())
+                .or_insert_with(|| Slot::new(server.into(), Conn::Absent, None, &mut events)),
         };
         let result = f(slot, &mut events);
         let turn = self.delivering.lock().unwrap_or_else(|p| p.into_inner());

@@ -82,7 +82,12 @@ impl Slot {
 
     /// Moves to `next` with `reason`; queues `StateChanged` when the readiness state changes.
     /// Every transition goes through here; a live connection left behind is shut down.
-    fn transition(&mut self, next: Conn, reason: Option<Arc<str>>, events: &mut Vec<ConnectionEvent>) {
+    fn transition(
+        &mut self,
+        next: Conn,
+        reason: Option<Arc<str>>,
+        events: &mut Vec<ConnectionEvent>,
+    ) {
         let from = self.conn.readiness();
         let old = std::mem::replace(&mut self.conn, next);
         if let Conn::Live { session, .. } = old {
@@ -141,7 +146,12 @@ impl Slot {
 
     /// Any → Unauthenticated (`result` unauthorized) or Absent: a connect the service made
     /// failed. Queues `ConnectAttempt{result}`.
-    pub(super) fn failed(&mut self, result: ConnectResult, why: Arc<str>, events: &mut Vec<ConnectionEvent>) {
+    pub(super) fn failed(
+        &mut self,
+        result: ConnectResult,
+        why: Arc<str>,
+        events: &mut Vec<ConnectionEvent>,
+    ) {
         self.attempt_ended(result, events);
         let next = match result {
             ConnectResult::Unauthorized => Conn::Unauthenticated,
@@ -152,7 +162,12 @@ impl Slot {
 
     /// Live{g} → Absent, if `g` is still the live generation (a late end of an older connection
     /// changes nothing). Returns whether it acted.
-    pub(super) fn lost(&mut self, generation: u64, why: &str, events: &mut Vec<ConnectionEvent>) -> bool {
+    pub(super) fn lost(
+        &mut self,
+        generation: u64,
+        why: &str,
+        events: &mut Vec<ConnectionEvent>,
+    ) -> bool {
         if !self.is_live(generation) {
             return false;
         }
@@ -166,14 +181,24 @@ impl Slot {
 
     /// Live{g} → Unauthenticated, if `g` is still live: the server rejected the credentials
     /// mid-session.
-    pub(super) fn auth_lost(&mut self, generation: u64, why: String, events: &mut Vec<ConnectionEvent>) {
+    pub(super) fn auth_lost(
+        &mut self,
+        generation: u64,
+        why: String,
+        events: &mut Vec<ConnectionEvent>,
+    ) {
         if self.is_live(generation) {
             self.transition(Conn::Unauthenticated, Some(why.into()), events);
         }
     }
 
     /// Live{g} → Live{g} with a new tool list, if `g` is still live. Queues `ToolsChanged`.
-    pub(super) fn replace_tools(&mut self, generation: u64, names: Vec<String>, events: &mut Vec<ConnectionEvent>) {
+    pub(super) fn replace_tools(
+        &mut self,
+        generation: u64,
+        names: Vec<String>,
+        events: &mut Vec<ConnectionEvent>,
+    ) {
         if let Conn::Live { tools, .. } = &mut self.conn
             && self.generation == generation
         {
@@ -195,7 +220,9 @@ impl Slot {
     /// The live session, if generation `generation` (or any, for `None`) is the live one.
     pub(super) fn live_session(&self) -> Option<(u64, Arc<RmcpSession>)> {
         match &self.conn {
-            Conn::Live { session, .. } if !session.is_closed() => Some((self.generation, session.clone())),
+            Conn::Live { session, .. } if !session.is_closed() => {
+                Some((self.generation, session.clone()))
+            }
             _ => None,
         }
     }
