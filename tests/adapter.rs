@@ -142,7 +142,10 @@ async fn a_server_answering_401_is_unauthenticated_and_refused_with_reauthorize(
     assert_eq!(failure.outcome(), CallOutcome::NotReady);
     assert_eq!(failure.action(), Some(Action::Reauthorize));
     let waited = failure.not_ready().expect("refused by the layer").waited;
-    assert!(waited < Duration::from_millis(100), "no waiting on a 401: {waited:?}");
+    assert!(
+        waited < Duration::from_millis(100),
+        "no waiting on a 401: {waited:?}"
+    );
     let reason = peers.servers()[0].reason.clone().unwrap_or_default();
     assert!(!reason.contains("a-wrong-token"), "{reason}");
 }
