@@ -60,7 +60,7 @@
 //!
 //! - [`state`]: [`State`], [`Action`] and [`ToolName`] (`mcp__<server>__<tool>`, anything else is
 //!   server `builtin`), and the vocabulary every module shares: [`ToolCall`] and
-//!   [`CallOutcome`](metrics::CallOutcome).
+//!   [`CallOutcome`].
 //! - [`resolve`](mod@resolve): [`classify`], the budgeted [`resolve()`](resolve()) and the
 //!   [`CapabilityCache`] keyed at the right grain (per server for `connecting`, `unauthenticated`,
 //!   `absent`; per tool for `ready`), single flight per server.

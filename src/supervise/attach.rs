@@ -1,19 +1,6 @@
 //! Connections the [`Hub`] did not make: [`Hub::attach`] (a `RunningService` you opened, with any
 //! client handler), [`Hub::add_connector`] (your [`Connector`], e.g. an [`RmcpConnector`] with your
 //! own handler), and [`Hub::peer`] for everything beyond tools.
-//!
-//! # What reconnect means for an attached connection
-//!
-//! The hub supervises an attached connection like its own (drop watch, 401/403 → `unauthenticated`,
-//! health pings, events, metrics), but it cannot re-make a connection it was handed:
-//!
-//! - [`Hub::attach`]: when the connection ends, the server is `absent` at once. The next use
-//!   tries to reconnect, which fails at once (`connects_total{result="closed"}`) with a reason
-//!   that says to attach a new connection, and the server cools down like any failed server.
-//!   Attaching again (same name) replaces it and is `ready` as soon as its tools are listed.
-//! - [`Hub::attach_with`]: the same, except that every reconnect calls the given connector (for
-//!   example an [`RmcpConnector`] that opens the same transport with the same handler), so the
-//!   attached connection is supervised exactly like a configured one from then on.
 
 use std::sync::{Arc, Mutex};
 
@@ -33,11 +20,22 @@ use crate::state::ConnectResult;
 impl Hub {
     /// Supervises a connection you opened yourself (any client handler: sampling, elicitation,
     /// roots, ...) as server `name`, replacing any server of that name. It is `ready` as soon as
-    /// its tools are listed; see [the module docs](self) for what happens when it ends (the hub
-    /// cannot re-make it; use [`Hub::attach_with`] to give it a way to).
+    /// its tools are listed. Your handler receives `notifications/tools/list_changed`, not the
+    /// hub: call [`Hub::refresh_tools`] from its `on_tool_list_changed`. Calls get the
+    /// `network.transport` `unknown` unless a connector says otherwise ([`Hub::attach_with`]).
     ///
-    /// Your handler receives `notifications/tools/list_changed`, not the hub: call
-    /// [`Hub::refresh_tools`] from its `on_tool_list_changed`.
+    /// # What reconnect means for an attached connection
+    ///
+    /// The hub supervises an attached connection like its own (drop watch, 401/403 → `unauthenticated`,
+    /// health pings, events, metrics), but it cannot re-make a connection it was handed:
+    ///
+    /// - [`Hub::attach`]: when the connection ends, the server is `absent` at once. The next use
+    ///   tries to reconnect, which fails at once (`connects_total{result="closed"}`) with a reason
+    ///   that says to attach a new connection, and the server cools down like any failed server.
+    ///   Attaching again (same name) replaces it and is `ready` as soon as its tools are listed.
+    /// - [`Hub::attach_with`]: the same, except that every reconnect calls the given connector (for
+    ///   example an [`RmcpConnector`] that opens the same transport with the same handler), so the
+    ///   attached connection is supervised exactly like a configured one from then on.
     pub fn attach<S: rmcp::Service<RoleClient>>(
         &self,
         name: impl Into<Arc<str>>,

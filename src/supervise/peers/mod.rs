@@ -1,53 +1,4 @@
-//! [`Peers`]: the readiness layer, metrics and status page over the rmcp connections a service
-//! already keeps.
-//!
-//! The service goes on making its own connections (`().serve(TokioChildProcess::new(..))`, a
-//! streamable-HTTP client, its own client handler) and hands each one over with
-//! [`Peers::insert`]; from then on `Peers` is the [`Inventory`](crate::Inventory) and the
-//! `tower::Service<ToolCall>` the [`ReadinessLayer`](crate::ReadinessLayer) needs:
-//!
-//! - **states**: `connecting` ([`Peers::connecting`]), `ready` (inserted, tools listed),
-//!   `unauthenticated` (a 401/403 at connect, [`Peers::failed`], or on a call), `absent` (failed,
-//!   ended, removed, or never heard of);
-//! - **drops noticed at once**: a watcher owns each connection's end (rmcp's service loop) and
-//!   marks the server `absent` the moment it ends, so calls are refused as not ready instead of
-//!   being sent to a dead peer; the change feed makes the layer re-check at once;
-//! - **errors classified with the hub's rules**: 401/403 → `unauthenticated`, a dead pipe →
-//!   `transport_error` (and `absent`), a JSON-RPC error → `tool_error`, no answer within the call
-//!   timeout → `timeout`; calls fail with the hub's [`CallError`](super::CallError);
-//! - **events** ([`ConnectionEvent`]) to an optional sink, usually [`Metrics`](crate::Metrics):
-//!   `server_state`, `connects_total`, `server_tools` and the status page;
-//! - **the peer** for everything beyond tools: [`Peers::peer`].
-//!
-//! What it does not do is reconnect: the connection is the service's, so after a drop it stays
-//! `absent` until the service inserts a new one. For supervision (reconnect on use, cooldown,
-//! health pings, retry-once) with your own connections or client handler, use
-//! [`Hub::attach`](super::Hub::attach) or an [`RmcpConnector`](super::RmcpConnector).
-//!
-//! ```no_run
-//! use std::time::Duration;
-//! use mcp_readiness::rmcp::{ServiceExt, transport::TokioChildProcess};
-//! use mcp_readiness::{Metrics, Peers, ReadinessLayer, ToolCall};
-//! use tower::{ServiceBuilder, ServiceExt as _};
-//!
-//! # async fn demo() -> Result<(), tower::BoxError> {
-//! let metrics = Metrics::new();
-//! let peers = Peers::with_events(metrics.clone());
-//!
-//! // The service's own connection, made as before; then handed over.
-//! peers.connecting("files");
-//! let files = ().serve(TokioChildProcess::new(tokio::process::Command::new("files-mcp"))?).await;
-//! match files {
-//!     Ok(running) => drop(peers.insert("files", running).await),
-//!     Err(error) => peers.failed("files", &error),
-//! }
-//!
-//! let tools = ServiceBuilder::new()
-//!     .layer(ReadinessLayer::builder(peers.clone()).metrics(metrics.clone()).build())
-//!     .service(peers.clone());
-//! let answer = tools.oneshot(ToolCall::new("mcp__files__read_file")).await;
-//! # drop(answer); Ok(()) }
-//! ```
+//! [`Peers`]: the registry of a service's own rmcp connections (see its documentation).
 
 mod call;
 mod inventory;
@@ -71,9 +22,56 @@ use crate::secret::redact;
 use crate::state::{ConnectResult, ConnectionEvent, EventSink, State, ToolName};
 use slot::{Conn, Slot};
 
-/// A registry of a service's own rmcp client connections, by server name: the
-/// [`Inventory`](crate::Inventory) (with a change feed) and the `tower::Service<ToolCall>` of the
-/// readiness layer. See the [module documentation](self).
+///  [`Peers`]: the readiness layer, metrics and status page over the rmcp connections a service
+///  already keeps.
+///
+///  The service goes on making its own connections (`().serve(TokioChildProcess::new(..))`, a
+///  streamable-HTTP client, its own client handler) and hands each one over with
+///  [`Peers::insert`]; from then on `Peers` is the [`Inventory`](crate::Inventory) and the
+///  `tower::Service<ToolCall>` the [`ReadinessLayer`](crate::ReadinessLayer) needs:
+///
+///  - **states**: `connecting` ([`Peers::connecting`]), `ready` (inserted, tools listed),
+///    `unauthenticated` (a 401/403 at connect, [`Peers::failed`], or on a call), `absent` (failed,
+///    ended, removed, or never heard of);
+///  - **drops noticed at once**: a watcher owns each connection's end (rmcp's service loop) and
+///    marks the server `absent` the moment it ends, so calls are refused as not ready instead of
+///    being sent to a dead peer; the change feed makes the layer re-check at once;
+///  - **errors classified with the hub's rules**: 401/403 → `unauthenticated`, a dead pipe →
+///    `transport_error` (and `absent`), a JSON-RPC error → `tool_error`, no answer within the call
+///    timeout → `timeout`; calls fail with the hub's [`CallError`](super::CallError);
+///  - **events** ([`ConnectionEvent`]) to an optional sink, usually [`Metrics`](crate::Metrics):
+///    `server_state`, `connects_total`, `server_tools` and the status page;
+///  - **the peer** for everything beyond tools: [`Peers::peer`].
+///
+///  What it does not do is reconnect: the connection is the service's, so after a drop it stays
+///  `absent` until the service inserts a new one. For supervision (reconnect on use, cooldown,
+///  health pings, retry-once) with your own connections or client handler, use
+///  [`Hub::attach`](super::Hub::attach) or an [`RmcpConnector`](super::RmcpConnector).
+///
+///  ```no_run
+///  use std::time::Duration;
+///  use mcp_readiness::rmcp::{ServiceExt, transport::TokioChildProcess};
+///  use mcp_readiness::{Metrics, Peers, ReadinessLayer, ToolCall};
+///  use tower::{ServiceBuilder, ServiceExt as _};
+///
+///  # async fn demo() -> Result<(), tower::BoxError> {
+///  let metrics = Metrics::new();
+///  let peers = Peers::with_events(metrics.clone());
+///
+///  // The service's own connection, made as before; then handed over.
+///  peers.connecting("files");
+///  let files = ().serve(TokioChildProcess::new(tokio::process::Command::new("files-mcp"))?).await;
+///  match files {
+///      Ok(running) => drop(peers.insert("files", running).await),
+///      Err(error) => peers.failed("files", &error),
+///  }
+///
+///  let tools = ServiceBuilder::new()
+///      .layer(ReadinessLayer::builder(peers.clone()).metrics(metrics.clone()).build())
+///      .service(peers.clone());
+///  let answer = tools.oneshot(ToolCall::new("mcp__files__read_file")).await;
+///  # drop(answer); Ok(()) }
+///  ```
 ///
 /// Cheap to clone; clones share the registry. Dropping the last clone closes every connection.
 #[derive(Clone)]
