@@ -142,3 +142,19 @@ async fn a_newer_connection_is_not_marked_lost_by_the_end_of_the_one_it_replaced
             .contains(r#"mcp_readiness_reconnects_total{server="echo"} 1"#)
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_removed_server_stays_gone_when_its_connection_ends_afterwards() {
+    let metrics = Metrics::new();
+    let peers = Peers::with_events(metrics.clone());
+    let (client, _server) = connect().await;
+    peers.insert("echo", client).await.unwrap();
+    assert!(peers.remove("echo"));
+    // Closing the connection wakes its watcher; the removed server must not come back.
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert_eq!(peers.state("echo"), None);
+    assert!(peers.servers().is_empty());
+    assert!(!metrics.render().contains(r#"server="echo""#));
+    assert!(!metrics.status_page().contains(r#"data-server="echo""#));
+    assert!(!peers.remove("echo"));
+}

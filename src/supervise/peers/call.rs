@@ -59,7 +59,7 @@ impl Peers {
             let why = format!(
                 "server `{server}` rejected the credentials during `{tool}` (HTTP 401/403)"
             );
-            self.inner.update(&server, |slot, events| {
+            self.inner.update_known(&server, |slot, events| {
                 slot.auth_lost(generation, why.clone(), events)
             });
             return Err(CallError::new(
@@ -70,7 +70,7 @@ impl Peers {
             .with_connect_result(ConnectResult::Unauthorized));
         }
         if is_pipe_dead(&error) {
-            self.inner.update(&server, |slot, events| {
+            self.inner.update_known(&server, |slot, events| {
                 slot.lost(
                     generation,
                     &format!("the pipe died during `{tool}` ({detail})"),

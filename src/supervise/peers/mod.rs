@@ -213,7 +213,7 @@ impl Peers {
         tokio::spawn(async move {
             let why = closed.await;
             if let Some(inner) = Weak::upgrade(&weak) {
-                inner.update(&server, |slot, events| {
+                inner.update_known(&server, |slot, events| {
                     slot.lost(generation, &why, events);
                 });
             }
@@ -268,7 +268,7 @@ impl Peers {
         };
         let names: Vec<String> = tools.into_iter().map(|t| t.name.into_owned()).collect();
         let count = names.len();
-        self.inner.update(server, |slot, events| {
+        self.inner.update_known(server, |slot, events| {
             slot.replace_tools(generation, names, events)
         });
         Some(count)
@@ -338,6 +338,24 @@ impl PeersInner {
         self.deliver_in_turn(events);
         drop(turn);
         result
+    }
+
+    /// Like [`PeersInner::update`] for a server that is still known; `None` (and nothing
+    /// announced) for one removed meanwhile, so the late end of a removed server's connection, or
+    /// a call that was in flight, cannot bring it back.
+    fn update_known<R>(
+        &self,
+        server: &str,
+        f: impl FnOnce(&mut Slot, &mut Vec<ConnectionEvent>) -> R,
+    ) -> Option<R> {
+        let mut events = Vec::new();
+        let mut servers = self.lock();
+        let result = f(servers.get_mut(server)?, &mut events);
+        let turn = self.delivering.lock().unwrap_or_else(|p| p.into_inner());
+        drop(servers);
+        self.deliver_in_turn(events);
+        drop(turn);
+        Some(result)
     }
 
     fn deliver(&self, events: Vec<ConnectionEvent>) {

@@ -217,7 +217,7 @@ impl Slot {
         }
     }
 
-    /// The live session, if generation `generation` (or any, for `None`) is the live one.
+    /// The live connection and its generation, unless it is known to have closed.
     pub(super) fn live_session(&self) -> Option<(u64, Arc<RmcpSession>)> {
         match &self.conn {
             Conn::Live { session, .. } if !session.is_closed() => {
