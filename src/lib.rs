@@ -60,21 +60,27 @@
 //!
 //! - [`state`]: [`State`], [`Action`] and [`ToolName`] (`mcp__<server>__<tool>`, anything else is
 //!   server `builtin`), and the vocabulary every module shares: [`ToolCall`] and
-//!   [`CallOutcome`](metrics::CallOutcome).
+//!   [`CallOutcome`].
 //! - [`resolve`](mod@resolve): [`classify`], the budgeted [`resolve()`](resolve()) and the
 //!   [`CapabilityCache`] keyed at the right grain (per server for `connecting`, `unauthenticated`,
 //!   `absent`; per tool for `ready`), single flight per server.
 //! - [`layer`]: the tower middleware ([`layer::ReadinessLayer`]) that resolves every call at the point
 //!   of use, tags its span, records metrics, and refuses what is not ready.
 //! - [`supervise`]: the [`Hub`] of supervised rmcp connections (reconnect on use, single flight,
-//!   generation counter, cooldown, auth fails fast, fan-out isolation).
+//!   generation counter, cooldown, auth fails fast, fan-out isolation), which can also supervise
+//!   connections you made ([`Hub::attach`]) or make with your own client handler
+//!   ([`RmcpConnector`]); and [`Peers`], the layer's inventory and inner service over the rmcp
+//!   connections a service keeps itself (drop detection, the hub's error classification, events
+//!   for [`Metrics`] and the status page, [`Peers::peer`] for resources and prompts).
+//! - [`rmcp`]: the rmcp this crate is built with (its types are in this crate's API), so a
+//!   service names one version; supported: `>=3.11, <4`.
 //! - [`metrics`]: the Prometheus recorder ([`Metrics`]) and the `/metrics` endpoint.
 //! - [`telemetry`]: `tracing` + OpenTelemetry OTLP export set-up.
 //! - [`plan`]: step decisions, the pre-flight, running steps through a service, the run and step
 //!   spans, and the run record; [`config`]: the `.mcp.json` file; [`sim`]: the design's
 //!   virtual-clock scenarios; [`demo`]: the demo's MCP servers and its unattended run.
 //!
-//! Feature flags (all on by default): `hub` ([`supervise`], [`config`]), `http` (the `/metrics`
+//! Feature flags (all on by default): `hub` ([`supervise`], [`Peers`], [`config`]), `http` (the `/metrics`
 //! endpoint and status page), `otlp-grpc` / `otlp-http` (the [`telemetry`] set-up), `tls` (HTTPS to
 //! MCP servers), `cli` (the binary, [`sim`], [`demo`]). With none, the layer, cache, resolver, plans,
 //! spans and the metrics recorder are built. MSRV: Rust 1.88.
@@ -100,9 +106,15 @@ pub mod supervise;
 pub mod telemetry;
 mod util;
 
+/// The rmcp this crate is built with (its types are in this crate's API): name it as
+/// `mcp_readiness::rmcp` so your service and this crate agree on one version. Supported range:
+/// see the README's "Versions" section.
+pub use rmcp;
+
 #[cfg(feature = "hub")]
 pub use config::Config;
-pub use metrics::Metrics;
+pub use layer::{CallFailure, NotReady, ReadinessLayer, ReadinessService};
+pub use metrics::{CallOutcome, Metrics};
 pub use resolve::{Budget, BudgetError, CacheTtls, CapabilityCache, ChangeFeed};
 pub use resolve::{Inventory, Scope, Snapshot, StaticInventory, Verdict, classify, resolve};
 pub use state::ToolCall;
@@ -110,6 +122,8 @@ pub use state::{Action, BUILTIN_SERVER, State, ToolName};
 pub use state::{ConnectResult, ConnectionEvent, EventSink, ServerIdentity};
 #[cfg(feature = "hub")]
 pub use supervise::{CallError, Hub, HubOptions, HubOptionsBuilder, ServerSpec, TransportSpec};
+#[cfg(feature = "hub")]
+pub use supervise::{CallErrorKind, ConnectError, Peers, RmcpConnector, ServerStatus};
 
 /// The README's Rust examples, compiled and run as doc tests.
 #[cfg(all(doctest, feature = "cli", feature = "otlp-grpc"))]

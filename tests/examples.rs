@@ -1,4 +1,5 @@
 //! Every example runs and does what its documentation says: `agent_service` (its self-test),
+//! `own_connections` (a service keeping its own rmcp connections),
 //! `unattended_run` (the record file), `custom_inventory` (a host's own status list), and
 //! `fleet.mcp.json` under `check` and `serve`.
 #![cfg(target_os = "linux")]
@@ -183,4 +184,41 @@ async fn the_fleet_example_is_served_with_each_server_in_its_state() {
     signal(guard.pid(), "TERM");
     let status = guard.exit_within(Duration::from_secs(10)).await;
     assert_eq!(status.code(), Some(0));
+}
+
+#[test]
+fn own_connections_gains_states_metrics_and_the_status_page_through_peers() {
+    // The example finds the fixture server next to itself.
+    let _ = common::fixture();
+    let output = run(Command::new(example("own_connections")), "own_connections");
+    assert_eq!(output.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for line in [
+        "mcp__web__echo: ok (hello)",
+        "mcp__crm__echo: not_ready -> reauthorize",
+        "mcp__web__json_rpc_error: tool_error",
+        "mcp__files__echo: not_ready -> add_connection",
+        r#"mcp_readiness_server_state{server="crm",state="unauthenticated"} 1"#,
+        r#"mcp_readiness_server_state{server="files",state="absent"} 1"#,
+        r#"mcp_readiness_server_state{server="web",state="ready"} 1"#,
+        "status page rows: 3",
+    ] {
+        assert!(
+            stdout.lines().any(|l| l == line),
+            "no line `{line}`:\n{stdout}"
+        );
+    }
+    let absent_after: u64 = stdout
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("files killed: absent after ")?
+                .strip_suffix(" ms")?
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no drop line:\n{stdout}"));
+    assert!(
+        absent_after < 1000,
+        "the drop was noticed after {absent_after} ms"
+    );
 }

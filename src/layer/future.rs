@@ -12,9 +12,9 @@ use tower::BoxError;
 use tracing::Span;
 
 use super::classify_result::{ClassifiedCall, classify_result};
+use super::handles::CallHandles;
 use super::hooks::OnOutcome;
 use super::span::record_error;
-use crate::metrics::ToolMetrics;
 use crate::state::{CallOutcome, ToolName};
 use crate::util::Padded;
 
@@ -33,7 +33,7 @@ pin_project! {
             let this = this.project();
             if let Some(recorder) = this.recorder.take() {
                 recorder.finish(
-                    &ClassifiedCall { outcome: CallOutcome::Cancelled, error_type: Some("cancelled".into()) },
+                    &ClassifiedCall { outcome: CallOutcome::Cancelled, error_type: Some("cancelled".into()), stale_ready: false },
                     this.span,
                 );
             }
@@ -108,7 +108,7 @@ impl<F, O: OnOutcome> fmt::Debug for ResponseFuture<F, O> {
 pub(crate) struct Recorder<O> {
     /// For the hook; `None` when it observes nothing.
     tool: Option<ToolName>,
-    metrics: Option<Arc<Padded<ToolMetrics>>>,
+    record: Option<Arc<Padded<CallHandles>>>,
     start: Instant,
     on_outcome: O,
 }
@@ -117,13 +117,13 @@ impl<O: OnOutcome> Recorder<O> {
     /// A recorder for a call that started at `start`.
     pub(crate) fn new(
         tool: &ToolName,
-        metrics: Option<Arc<Padded<ToolMetrics>>>,
+        record: Option<Arc<Padded<CallHandles>>>,
         on_outcome: O,
         start: Instant,
     ) -> Self {
         Recorder {
             tool: O::OBSERVES.then(|| tool.clone()),
-            metrics,
+            record,
             start,
             on_outcome,
         }
@@ -132,9 +132,18 @@ impl<O: OnOutcome> Recorder<O> {
     fn finish(self, classified: &ClassifiedCall, span: &Span) {
         let elapsed = self.start.elapsed();
         let error_type = classified.error_type.as_deref();
-        if let Some(metrics) = &self.metrics {
-            metrics.observe_call(classified.outcome);
-            metrics.observe_operation("tools/call", error_type, elapsed);
+        if let Some(record) = &self.record {
+            if let Some(metrics) = &record.metrics {
+                metrics.observe_call(classified.outcome);
+                metrics.observe_operation("tools/call", error_type, elapsed);
+            }
+            // The connection was found dead (or no longer ready): the next call re-checks
+            // instead of trusting the ready entry for the rest of its lifetime.
+            if classified.stale_ready
+                && let Some(slot) = &record.slot
+            {
+                slot.forget_ready();
+            }
         }
         if let Some(error_type) = error_type {
             record_error(

@@ -26,13 +26,21 @@ pub(crate) struct ToolHandles {
     /// `None` past the cache's tool-name cap (such tools always take the slow path).
     pub(crate) slot: Option<Arc<ToolSlot>>,
     /// One copy per thread shard: every call takes a reference to it for its recorder.
-    pub(crate) metrics: Option<ShardedArc<ToolMetrics>>,
+    pub(crate) record: Option<ShardedArc<CallHandles>>,
     pub(crate) transport: Option<&'static str>,
+}
+
+/// What a call's recorder needs of its tool: its metrics, and its cache slot (a call that finds
+/// the connection dead drops the tool's ready entry, so the next call re-checks).
+#[derive(Clone)]
+pub(crate) struct CallHandles {
+    pub(crate) metrics: Option<ToolMetrics>,
+    pub(crate) slot: Option<Arc<ToolSlot>>,
 }
 
 /// What the ready path takes from a fresh hit (the verdict is [`Verdict::READY`]).
 pub(crate) struct ReadyHit {
-    pub(crate) metrics: Option<Arc<Padded<ToolMetrics>>>,
+    pub(crate) record: Option<Arc<Padded<CallHandles>>>,
     pub(crate) transport: Option<&'static str>,
 }
 
@@ -55,7 +63,7 @@ impl LayerShared {
                     return None;
                 }
                 Some(ReadyHit {
-                    metrics: handles.metrics.as_ref().map(ShardedArc::get),
+                    record: handles.record.as_ref().map(ShardedArc::get),
                     transport: handles.transport,
                 })
             })
@@ -67,12 +75,19 @@ impl LayerShared {
         if let Some(handles) = self.handles.with(tool.as_str(), ToolHandles::clone) {
             return handles;
         }
-        let make = || ToolHandles {
-            slot: self.cache.tool_slot(tool),
-            metrics: self
-                .server_metrics(tool)
-                .map(|s| ShardedArc::new(s.tool(tool.tool()))),
-            transport: self.cache.inventory().network_transport(tool.server()),
+        let make = || {
+            let slot = self.cache.tool_slot(tool);
+            let metrics = self.server_metrics(tool).map(|s| s.tool(tool.tool()));
+            ToolHandles {
+                record: (metrics.is_some() || slot.is_some()).then(|| {
+                    ShardedArc::new(CallHandles {
+                        metrics,
+                        slot: slot.clone(),
+                    })
+                }),
+                slot,
+                transport: self.cache.inventory().network_transport(tool.server()),
+            }
         };
         self.handles
             .get_or_insert_with(tool.as_arc(), make)

@@ -40,6 +40,7 @@
 
 mod builder;
 mod classify_result;
+mod failure;
 mod future;
 mod handles;
 pub mod hooks;
@@ -49,6 +50,7 @@ mod service;
 mod span;
 
 pub use builder::ReadinessLayerBuilder;
+pub use failure::CallFailure;
 pub use future::ResponseFuture;
 pub use hooks::{OnNotReady, OnOutcome};
 pub use not_ready::NotReady;

@@ -52,9 +52,9 @@ where
         // One clock read serves the freshness check and the call's start.
         let now = Instant::now();
         // Fast path: a fresh ready verdict for this very tool.
-        if let Some(ReadyHit { metrics, transport }) = self.shared.ready_hit(&call.name, now) {
+        if let Some(ReadyHit { record, transport }) = self.shared.ready_hit(&call.name, now) {
             let span = call_span(&call.name, transport, Some(&Verdict::READY));
-            let recorder = Recorder::new(&call.name, metrics, self.on_outcome.clone(), now);
+            let recorder = Recorder::new(&call.name, record, self.on_outcome.clone(), now);
             inject_trace_context(&span, &mut call.meta);
             let future = {
                 let _entered = span.enter();
@@ -65,12 +65,12 @@ where
 
         // Slow path: resolve (maybe wait), then call the inner service that poll_ready readied.
         let ToolHandles {
-            metrics, transport, ..
+            record, transport, ..
         } = self.shared.handles(&call.name);
-        let tool_metrics = metrics.as_ref().map(ShardedArc::get);
+        let record = record.as_ref().map(ShardedArc::get);
         let span = call_span(&call.name, transport, None);
-        let absent_counter = tool_metrics.clone();
-        let recorder = Recorder::new(&call.name, tool_metrics, self.on_outcome.clone(), now);
+        let absent_counter = record.clone();
+        let recorder = Recorder::new(&call.name, record, self.on_outcome.clone(), now);
         let ready_inner = {
             let clone = self.inner.clone();
             std::mem::replace(&mut self.inner, clone)
@@ -85,7 +85,7 @@ where
             if let Some(not_ready) = NotReady::from_verdict(&call.name, &verdict) {
                 if not_ready.state == State::Absent
                     && not_ready.scope == Scope::Tool
-                    && let Some(tool) = &absent_counter
+                    && let Some(tool) = absent_counter.as_ref().and_then(|r| r.metrics.as_ref())
                 {
                     tool.absent();
                 }

@@ -58,6 +58,12 @@ pub(crate) struct Inner {
 ///   and reconnect series: `Metrics` is an [`EventSink`](crate::EventSink).
 /// - [`Metrics::render`] produces the text exposition; [`serve`](super::serve) serves it.
 ///
+/// Without connection events, `/metrics` has no `mcp_readiness_server_state` series and the
+/// status page has no rows (it says so): the layer's `.metrics(..)` records calls and
+/// resolutions only. Give the recorder to the connections as their event sink:
+/// `HubOptions::builder().event_sink(metrics.clone())` for a `Hub`,
+/// `Peers::with_events(metrics.clone())` for connections the service keeps itself.
+///
 /// ```
 /// use std::time::Duration;
 /// use mcp_readiness::metrics::{CallOutcome, Metrics};

@@ -58,7 +58,14 @@ pub(crate) fn render(rows: &[(std::sync::Arc<str>, ServerRow)], now_unix: f64) -
         utc(now_unix)
     );
     if rows.is_empty() {
-        page.push_str("<p id=\"empty\">No server is configured yet.</p>\n</body>\n</html>\n");
+        page.push_str(
+            "<p id=\"empty\">No server is configured yet. Rows come from connection events: \
+             give this recorder to the connections as their event sink \
+             (<code>HubOptions::builder().event_sink(metrics)</code> for a <code>Hub</code>, \
+             <code>Peers::with_events(metrics)</code> for your own rmcp connections); the \
+             layer's <code>.metrics(..)</code> alone records calls, not server states.</p>\n\
+             </body>\n</html>\n",
+        );
         return page;
     }
     page.push_str(

@@ -109,6 +109,14 @@ pub(crate) struct ToolSlot {
 }
 
 impl ToolSlot {
+    /// Drops a ready verdict (a call found the connection dead): the next call re-checks. A
+    /// verdict that is not ready (a tool its live server does not offer) is kept.
+    pub(crate) fn forget_ready(&self) {
+        if self.ready_until.load(Ordering::Acquire) != 0 {
+            self.store(None, 0);
+        }
+    }
+
     fn store(&self, entry: Option<Arc<Entry>>, ready_until: u64) {
         if let Some(entry) = &entry {
             self.ready_generation

@@ -19,8 +19,19 @@ pub trait Inventory: Send + Sync + 'static {
         self.snapshot()
     }
 
-    /// The change notification, if this inventory offers one. Without it, waiting resolutions
-    /// notice changes at their next poll only.
+    /// The change notification, if this inventory offers one.
+    ///
+    /// With a feed, a waiting resolution wakes the moment the inventory changes, and every cached
+    /// verdict made before a change is re-checked at its next use (a dropped server's tools stop
+    /// being ready at once).
+    ///
+    /// Without one (the default), waiting resolutions notice changes at their next poll only, and
+    /// cached verdicts are trusted for their whole lifetime ([`CacheTtls`](crate::CacheTtls)):
+    /// a ready tool stays ready for the ready TTL (60 s by default) even if its server dropped,
+    /// unless a call on it fails with `transport_error` (or the inner service reports the server
+    /// not ready), which drops that tool's ready entry so the next call re-checks. Inventories
+    /// over live connections should offer a feed ([`ChangeFeed::bump`] on every change), as the
+    /// `Hub` and `Peers` (feature `hub`) do.
     fn changes(&self) -> Option<&ChangeFeed> {
         None
     }

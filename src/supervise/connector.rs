@@ -83,6 +83,13 @@ pub trait Session: Send + Sync + 'static {
 
     /// Closes the connection now; a stdio child and its process group are killed synchronously.
     fn shutdown(&self);
+
+    /// The rmcp client [`Peer`](rmcp::Peer) behind this connection, for everything beyond tools
+    /// (resources, prompts, completions, ...). `None` for sessions not backed by rmcp (the
+    /// default).
+    fn peer(&self) -> Option<rmcp::Peer<rmcp::service::RoleClient>> {
+        None
+    }
 }
 
 impl fmt::Debug for dyn Session {

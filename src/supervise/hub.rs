@@ -342,6 +342,49 @@ impl Hub {
         self.inner.shared.server_budget(server)
     }
 
+    /// Puts a fresh supervisor for `name` over `connector` in place of any supervisor of that name
+    /// (whose connection is closed), announcing the change like [`Hub::replace_server`]. Used by
+    /// [`Hub::attach`] and [`Hub::add_connector`].
+    pub(super) fn install(
+        &self,
+        name: Arc<str>,
+        connector: Arc<dyn Connector>,
+    ) -> Result<Arc<Supervisor>, SpecError> {
+        if crate::state::ToolName::qualified(&name, "x").is_none()
+            || name.chars().any(char::is_control)
+        {
+            return Err(SpecError::BadName { server: name });
+        }
+        let fresh = Supervisor::new(name.clone(), connector, self.inner.shared.clone(), None);
+        let old = self
+            .inner
+            .servers
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name.clone(), fresh.clone());
+        match old {
+            Some(old) => {
+                let from = old.observe().state;
+                old.stop();
+                if from != State::Absent {
+                    self.inner.shared.emit(vec![ConnectionEvent::StateChanged {
+                        server: name,
+                        from,
+                        to: State::Absent,
+                        reason: Some("replaced by a new connection".into()),
+                    }]);
+                } else {
+                    self.inner.feed().bump();
+                }
+            }
+            None => self.inner.shared.emit(vec![ConnectionEvent::ServerAdded {
+                server: name,
+                state: State::Connecting,
+            }]),
+        }
+        Ok(fresh)
+    }
+
     /// Credentials changed outside the configuration (an explicit re-authorization): an
     /// unauthenticated server may try again at next use. Returns whether it was unauthenticated.
     pub fn reset_auth(&self, server: &str) -> bool {

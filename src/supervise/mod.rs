@@ -26,6 +26,7 @@
 //! The rmcp connectors ([`StdioConnector`], [`HttpConnector`]) implement [`Connector`]; anything
 //! else can too. Every transition is a [`ConnectionEvent`] for the configured [`EventSink`]s.
 
+mod attach;
 mod attempt;
 mod background;
 mod call;
@@ -42,9 +43,13 @@ mod hub_shared;
 mod inventory_view;
 mod lifecycle;
 mod options;
+mod outcome;
+mod peers;
 mod retry_after;
+mod rmcp_connector;
 mod rmcp_session;
 mod spec;
+mod spec_builders;
 mod spec_error;
 mod stdio;
 mod supervisor;
@@ -60,6 +65,9 @@ pub use fan_out::{Degraded, FanOut, FanOutResult};
 pub use http::HttpConnector;
 pub use hub::{Hub, ServerStatus};
 pub use options::{HubOptions, HubOptionsBuilder};
+pub(crate) use outcome::classify_service_error;
+pub use peers::Peers;
+pub use rmcp_connector::RmcpConnector;
 pub use spec::{ServerSpec, TransportSpec};
 pub use spec_error::SpecError;
 pub use stdio::StdioConnector;

@@ -117,13 +117,14 @@ impl std::fmt::Debug for RmcpSession {
 }
 
 impl RmcpSession {
-    /// Takes over a running rmcp client; a task awaits its end and records why it ended.
+    /// Takes over a running rmcp client (with any client handler); a task awaits its end and
+    /// records why it ended.
     ///
     /// On a 2026-07-28 session a second task holds a `subscriptions/listen` stream for
-    /// `notifications/tools/list_changed` (older sessions get the notification through
-    /// [`SupervisorClient`]).
-    pub(crate) fn start(
-        running: RunningService<RoleClient, SupervisorClient>,
+    /// `notifications/tools/list_changed` (older sessions get the notification through the
+    /// client handler: [`SupervisorClient`] for the Hub's own connections).
+    pub(crate) fn start<S: rmcp::Service<RoleClient>>(
+        running: RunningService<RoleClient, S>,
         child: Option<ChildGuard>,
         events: SessionEvents,
         endpoint: Option<(String, u16)>,
@@ -262,6 +263,10 @@ impl Session for RmcpSession {
 
     fn is_closed(&self) -> bool {
         self.peer.is_transport_closed() || self.ended.borrow().is_some()
+    }
+
+    fn peer(&self) -> Option<Peer<RoleClient>> {
+        Some(self.peer.clone())
     }
 
     fn closed(&self) -> BoxFuture<'static, Arc<str>> {

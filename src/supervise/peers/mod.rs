@@ -1,0 +1,397 @@
+//! [`Peers`]: the registry of a service's own rmcp connections (see its documentation).
+
+mod call;
+mod inventory;
+mod slot;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use rmcp::Peer;
+use rmcp::service::{ClientInitializeError, RoleClient, RunningService};
+
+use super::classify::{is_auth_failure, is_pipe_dead, truncate};
+use super::connector::SessionEvents;
+use super::connector::{ConnectError, Session};
+use super::hub::ServerStatus;
+use super::rmcp_connector::connect_error_of;
+use super::rmcp_session::RmcpSession;
+use crate::resolve::ChangeFeed;
+use crate::secret::redact;
+use crate::state::{ConnectResult, ConnectionEvent, EventSink, State, ToolName};
+use slot::{Conn, Slot};
+
+///  [`Peers`]: the readiness layer, metrics and status page over the rmcp connections a service
+///  already keeps.
+///
+///  The service goes on making its own connections (`().serve(TokioChildProcess::new(..))`, a
+///  streamable-HTTP client, its own client handler) and hands each one over with
+///  [`Peers::insert`]; from then on `Peers` is the [`Inventory`](crate::Inventory) and the
+///  `tower::Service<ToolCall>` the [`ReadinessLayer`](crate::ReadinessLayer) needs:
+///
+///  - **states**: `connecting` ([`Peers::connecting`]), `ready` (inserted, tools listed),
+///    `unauthenticated` (a 401/403 at connect, [`Peers::failed`], or on a call), `absent` (failed,
+///    ended, removed, or never heard of);
+///  - **drops noticed at once**: a watcher owns each connection's end (rmcp's service loop) and
+///    marks the server `absent` the moment it ends, so calls are refused as not ready instead of
+///    being sent to a dead peer; the change feed makes the layer re-check at once;
+///  - **errors classified with the hub's rules**: 401/403 → `unauthenticated`, a dead pipe →
+///    `transport_error` (and `absent`), a JSON-RPC error → `tool_error`, no answer within the call
+///    timeout → `timeout`; calls fail with the hub's [`CallError`](super::CallError);
+///  - **events** ([`ConnectionEvent`]) to an optional sink, usually [`Metrics`](crate::Metrics):
+///    `server_state`, `connects_total`, `server_tools` and the status page;
+///  - **the peer** for everything beyond tools: [`Peers::peer`].
+///
+///  What it does not do is reconnect: the connection is the service's, so after a drop it stays
+///  `absent` until the service inserts a new one. For supervision (reconnect on use, cooldown,
+///  health pings, retry-once) with your own connections or client handler, use
+///  [`Hub::attach`](super::Hub::attach) or an [`RmcpConnector`](super::RmcpConnector).
+///
+///  ```no_run
+///  use std::time::Duration;
+///  use mcp_readiness::rmcp::{ServiceExt, transport::TokioChildProcess};
+///  use mcp_readiness::{Metrics, Peers, ReadinessLayer, ToolCall};
+///  use tower::{ServiceBuilder, ServiceExt as _};
+///
+///  # async fn demo() -> Result<(), tower::BoxError> {
+///  let metrics = Metrics::new();
+///  let peers = Peers::with_events(metrics.clone());
+///
+///  // The service's own connection, made as before; then handed over.
+///  peers.connecting("files");
+///  let files = ().serve(TokioChildProcess::new(tokio::process::Command::new("files-mcp"))?).await;
+///  match files {
+///      Ok(running) => drop(peers.insert("files", running).await),
+///      Err(error) => peers.failed("files", &error),
+///  }
+///
+///  let tools = ServiceBuilder::new()
+///      .layer(ReadinessLayer::builder(peers.clone()).metrics(metrics.clone()).build())
+///      .service(peers.clone());
+///  let answer = tools.oneshot(ToolCall::new("mcp__files__read_file")).await;
+///  # drop(answer); Ok(()) }
+///  ```
+///
+/// Cheap to clone; clones share the registry. Dropping the last clone closes every connection.
+#[derive(Clone)]
+pub struct Peers {
+    inner: Arc<PeersInner>,
+}
+
+struct PeersInner {
+    servers: Mutex<BTreeMap<Arc<str>, Slot>>,
+    feed: ChangeFeed,
+    sink: Option<Arc<dyn EventSink>>,
+    /// Held while delivering, so the sink sees one ordered stream.
+    delivering: Mutex<()>,
+    call_timeout_ms: AtomicU64,
+}
+
+impl Default for Peers {
+    fn default() -> Self {
+        Peers::new()
+    }
+}
+
+impl std::fmt::Debug for Peers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Peers")
+            .field("servers", &self.servers())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Peers {
+    /// The default per-call (and tool-listing) timeout: 60 s.
+    pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+    /// An empty registry whose events go nowhere.
+    pub fn new() -> Peers {
+        Peers::build(None, Self::DEFAULT_CALL_TIMEOUT)
+    }
+
+    /// An empty registry whose [`ConnectionEvent`]s go to `sink`: usually your
+    /// [`Metrics`](crate::Metrics), which then exports `server_state`, `connects_total`,
+    /// `server_tools` and shows every server on its status page.
+    pub fn with_events(sink: impl EventSink) -> Peers {
+        Peers::build(Some(Arc::new(sink)), Self::DEFAULT_CALL_TIMEOUT)
+    }
+
+    /// Sets the per-call (and tool-listing) timeout, default [`Peers::DEFAULT_CALL_TIMEOUT`].
+    pub fn set_call_timeout(&self, timeout: Duration) {
+        let millis = u64::try_from(timeout.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        self.inner.call_timeout_ms.store(millis, Ordering::Relaxed);
+    }
+
+    fn build(sink: Option<Arc<dyn EventSink>>, call_timeout: Duration) -> Peers {
+        let call_timeout_ms = u64::try_from(call_timeout.as_millis()).unwrap_or(u64::MAX);
+        Peers {
+            inner: Arc::new(PeersInner {
+                servers: Mutex::new(BTreeMap::new()),
+                feed: ChangeFeed::new(),
+                sink,
+                delivering: Mutex::new(()),
+                call_timeout_ms: AtomicU64::new(call_timeout_ms),
+            }),
+        }
+    }
+
+    /// The service started connecting `server`: it is `connecting` (the layer waits for it inside
+    /// its budget) and the connect duration is measured from now.
+    pub fn connecting(&self, server: &str) {
+        self.inner
+            .update(server, |slot, events| slot.connecting(events));
+    }
+
+    /// Hands over a live connection to `server` (any client handler), replacing any connection of
+    /// that name. Lists its tools; then `server` is `ready` and a watcher marks it `absent` the
+    /// moment the connection ends. Returns how many tools it offers.
+    ///
+    /// When listing the tools fails the connection is closed and the failure classified (a
+    /// 401/403 makes the server `unauthenticated`); the error says so.
+    pub async fn insert<S: rmcp::Service<RoleClient>>(
+        &self,
+        server: impl Into<Arc<str>>,
+        running: RunningService<RoleClient, S>,
+    ) -> Result<usize, ConnectError> {
+        let server: Arc<str> = server.into();
+        if ToolName::qualified(&server, "x").is_none() || server.chars().any(char::is_control) {
+            return Err(ConnectError::new(
+                ConnectResult::ProtocolError,
+                format!(
+                    "server name `{}` cannot be used in `mcp__<server>__<tool>`; use letters, \
+                     digits, `-` and single `_`",
+                    server.escape_debug()
+                ),
+            ));
+        }
+        let session = Arc::new(RmcpSession::start(
+            running,
+            None,
+            SessionEvents::ignore(),
+            None,
+        ));
+        let listed = tokio::time::timeout(self.inner.call_timeout(), session.list_tools()).await;
+        let tools = match listed {
+            Ok(Ok(tools)) => tools,
+            Ok(Err(error)) => {
+                session.shutdown();
+                let result = if is_auth_failure(&error) {
+                    ConnectResult::Unauthorized
+                } else if is_pipe_dead(&error) {
+                    ConnectResult::Closed
+                } else {
+                    ConnectResult::ProtocolError
+                };
+                let detail = truncate(redact(&error.to_string(), &[]), 300);
+                let error = ConnectError::new(
+                    result,
+                    format!("server `{server}`: listing its tools failed ({detail})"),
+                );
+                self.failed_with(&server, error.clone());
+                return Err(error);
+            }
+            Err(_elapsed) => {
+                session.shutdown();
+                let error = ConnectError::new(
+                    ConnectResult::Timeout,
+                    format!(
+                        "server `{server}` did not list its tools within {}",
+                        super::error::Human(self.inner.call_timeout())
+                    ),
+                );
+                self.failed_with(&server, error.clone());
+                return Err(error);
+            }
+        };
+        let names: Vec<String> = tools.into_iter().map(|t| t.name.into_owned()).collect();
+        let count = names.len();
+        let closed = session.closed();
+        let generation = self
+            .inner
+            .update(&server, |slot, events| slot.live(session, names, events));
+        // The watcher: the moment this connection ends, the server is absent.
+        let weak = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            let why = closed.await;
+            if let Some(inner) = Weak::upgrade(&weak) {
+                inner.update_known(&server, |slot, events| {
+                    slot.lost(generation, &why, events);
+                });
+            }
+        });
+        Ok(count)
+    }
+
+    /// The service's connect to `server` failed with rmcp's `error`: `unauthenticated` for a
+    /// 401/403 challenge, `absent` otherwise, with the reason, and counted in `connects_total`.
+    pub fn failed(&self, server: &str, error: &ClientInitializeError) {
+        self.failed_with(server, connect_error_of(server, error));
+    }
+
+    /// The service's connect to `server` failed for a reason it classified itself (e.g.
+    /// `spawn_failed` when the command could not start).
+    pub fn failed_with(&self, server: &str, error: ConnectError) {
+        self.inner.update(server, |slot, events| {
+            slot.failed(error.result, error.message.into(), events)
+        });
+    }
+
+    /// Forgets `server`, closing its connection. Its series leave `/metrics`. Returns whether
+    /// it was known.
+    pub fn remove(&self, server: &str) -> bool {
+        let removed = self.inner.lock().remove(server);
+        let Some(mut slot) = removed else {
+            return false;
+        };
+        slot.close();
+        self.inner.deliver(vec![ConnectionEvent::ServerRemoved {
+            server: server.into(),
+        }]);
+        true
+    }
+
+    /// Sets the OpenTelemetry `network.transport` of `server`'s calls (`pipe` for stdio, `tcp`
+    /// for HTTP); unknown (no attribute) until set. Applies to tools first called afterwards.
+    pub fn set_network_transport(&self, server: &str, transport: &'static str) {
+        if let Some(slot) = self.inner.lock().get_mut(server) {
+            slot.transport = Some(transport);
+        }
+    }
+
+    /// Re-reads `server`'s tool list (call it from your handler's `on_tool_list_changed`).
+    /// Returns how many tools it offers now; `None` when it has no live connection or listing
+    /// failed (the tools it had stay listed).
+    pub async fn refresh_tools(&self, server: &str) -> Option<usize> {
+        let (generation, session) = self.inner.lock().get(server).and_then(Slot::live_session)?;
+        let listed = tokio::time::timeout(self.inner.call_timeout(), session.list_tools()).await;
+        let Ok(Ok(tools)) = listed else {
+            return None;
+        };
+        let names: Vec<String> = tools.into_iter().map(|t| t.name.into_owned()).collect();
+        let count = names.len();
+        self.inner.update_known(server, |slot, events| {
+            slot.replace_tools(generation, names, events)
+        });
+        Some(count)
+    }
+
+    /// The rmcp client [`Peer`] of `server`'s live connection, for resources, prompts,
+    /// completions and anything else beyond tool calls. `None` unless it is `ready`.
+    pub fn peer(&self, server: &str) -> Option<Peer<RoleClient>> {
+        let live = self.inner.lock().get(server).and_then(Slot::live_session);
+        live.and_then(|(_, session)| session.peer())
+    }
+
+    /// The readiness state of `server`, if known.
+    pub fn state(&self, server: &str) -> Option<State> {
+        self.inner.lock().get(server).map(|s| s.conn.readiness())
+    }
+
+    /// Every known server, its state, why, how many tools, and its transport (`unknown` until
+    /// [`Peers::set_network_transport`]).
+    pub fn servers(&self) -> Vec<ServerStatus> {
+        self.inner
+            .lock()
+            .iter()
+            .map(|(name, slot)| ServerStatus {
+                name: name.clone(),
+                state: slot.conn.readiness(),
+                reason: slot.reason.as_deref().map(str::to_owned),
+                tools: match &slot.conn {
+                    Conn::Live { tools, .. } => tools.len(),
+                    _ => 0,
+                },
+                transport: slot.transport.unwrap_or("unknown"),
+                identity: match &slot.conn {
+                    Conn::Live { session, .. } => session.identity(),
+                    _ => None,
+                },
+            })
+            .collect()
+    }
+}
+
+impl PeersInner {
+    fn call_timeout(&self) -> Duration {
+        Duration::from_millis(self.call_timeout_ms.load(Ordering::Relaxed))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<Arc<str>, Slot>> {
+        // Every write is one assignment: a panic elsewhere cannot leave a slot half-written.
+        self.servers.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The one way to change a server: lock, run `f` on its slot (created `absent` and announced
+    /// if new), take the delivery turn before unlocking so the sink sees transitions in order,
+    /// unlock, deliver, and bump the change feed.
+    fn update<R>(
+        &self,
+        server: &str,
+        f: impl FnOnce(&mut Slot, &mut Vec<ConnectionEvent>) -> R,
+    ) -> R {
+        let mut events = Vec::new();
+        let mut servers = self.lock();
+        let slot = match servers.get_mut(server) {
+            Some(slot) => slot,
+            None => servers
+                .entry(server.into())
+                .or_insert_with(|| Slot::new(server.into(), Conn::Absent, None, &mut events)),
+        };
+        let result = f(slot, &mut events);
+        let turn = self.delivering.lock().unwrap_or_else(|p| p.into_inner());
+        drop(servers);
+        self.deliver_in_turn(events);
+        drop(turn);
+        result
+    }
+
+    /// Like [`PeersInner::update`] for a server that is still known; `None` (and nothing
+    /// announced) for one removed meanwhile, so the late end of a removed server's connection, or
+    /// a call that was in flight, cannot bring it back.
+    fn update_known<R>(
+        &self,
+        server: &str,
+        f: impl FnOnce(&mut Slot, &mut Vec<ConnectionEvent>) -> R,
+    ) -> Option<R> {
+        let mut events = Vec::new();
+        let mut servers = self.lock();
+        let result = f(servers.get_mut(server)?, &mut events);
+        let turn = self.delivering.lock().unwrap_or_else(|p| p.into_inner());
+        drop(servers);
+        self.deliver_in_turn(events);
+        drop(turn);
+        Some(result)
+    }
+
+    fn deliver(&self, events: Vec<ConnectionEvent>) {
+        let _turn = self.delivering.lock().unwrap_or_else(|p| p.into_inner());
+        self.deliver_in_turn(events);
+    }
+
+    fn deliver_in_turn(&self, events: Vec<ConnectionEvent>) {
+        if events.is_empty() {
+            return;
+        }
+        if let Some(sink) = &self.sink {
+            for event in &events {
+                sink.on_event(event);
+            }
+        }
+        self.feed.bump();
+    }
+}
+
+impl Drop for PeersInner {
+    /// The last handle is gone: close every connection.
+    fn drop(&mut self) {
+        let servers = self.servers.get_mut().unwrap_or_else(|p| p.into_inner());
+        for slot in servers.values_mut() {
+            slot.close();
+        }
+    }
+}
