@@ -110,6 +110,8 @@ pub use state::{Action, BUILTIN_SERVER, State, ToolName};
 pub use state::{ConnectResult, ConnectionEvent, EventSink};
 #[cfg(feature = "hub")]
 pub use supervise::{CallError, Hub, HubOptions, HubOptionsBuilder, ServerSpec, TransportSpec};
+#[cfg(feature = "hub")]
+pub use supervise::{OpenFileLimit, raise_open_file_limit};
 
 /// The README's Rust examples, compiled and run as doc tests.
 #[cfg(all(doctest, feature = "cli", feature = "otlp-grpc"))]

@@ -13,6 +13,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use super::classify::{classify_init_error, truncate};
 use super::connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents, run_hook};
 use super::error::Human;
+use super::quiet::Quiet;
 use super::rmcp_session::{RmcpSession, SupervisorClient};
 use super::spec_error::SpecError;
 use crate::secret::{Secret, redact};
@@ -115,7 +116,12 @@ impl HttpConnector {
             .custom_headers(self.headers.clone());
         let transport = StreamableHttpClientTransport::from_config(config);
         let client = SupervisorClient::new(events);
-        match tokio::time::timeout(self.connect_timeout, client.serve(transport)).await {
+        match tokio::time::timeout(
+            self.connect_timeout,
+            client.serve(Quiet::new(transport, server.clone())),
+        )
+        .await
+        {
             Ok(Ok(running)) => Ok(Arc::new(RmcpSession::start(running, None))),
             Err(_elapsed) => Err(ConnectError::new(
                 ConnectResult::Timeout,

@@ -146,7 +146,7 @@ impl Session for RmcpSession {
     }
 
     fn list_tools(&self) -> BoxFuture<'_, Result<Vec<Tool>, ServiceError>> {
-        Box::pin(self.peer.list_all_tools())
+        Box::pin(super::tool_pages::list_tools_bounded(&self.peer))
     }
 
     fn ping(&self) -> BoxFuture<'_, Result<(), ServiceError>> {
