@@ -74,7 +74,7 @@ async fn a_tool_list_whose_cursor_leads_back_to_its_first_page_is_a_protocol_err
     assert!(reason.starts_with("server `pages`: tools/list"), "{reason}");
     assert_eq!(
         pages_served(&scratch),
-        2,
+        3,
         "pages read before the repeat was seen"
     );
     hub.shutdown().await;
