@@ -56,6 +56,8 @@ mod listener;
 pub mod names;
 mod recorder;
 mod render;
+#[cfg(feature = "http")]
+mod scrape;
 mod server;
 mod status;
 mod status_page;
@@ -64,7 +66,8 @@ mod tool;
 mod value;
 
 pub use builder::{
-    DEFAULT_TOOL_CAP, DEFAULT_UNCONFIGURED_SERVER_CAP, MetricsBuilder, MetricsError,
+    DEFAULT_SCRAPE_MAX_AGE, DEFAULT_TOOL_CAP, DEFAULT_UNCONFIGURED_SERVER_CAP, MetricsBuilder,
+    MetricsError,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
 #[cfg(feature = "http")]
