@@ -10,7 +10,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use common::Scratch;
-use common::oncall::{Prometheus, system_tool};
+use common::oncall::{
+    AgentService, BIN, KillOnDrop, Prometheus, WRONG_TOKEN, absent_entry, fixture_entry, free_port,
+    http_entry, http_fixture, http_get, repo, start_serve, system_tool, url_encode, wait_ready,
+};
 use mcp_readiness::metrics::{self, CONTENT_TYPE, Metrics};
 use mcp_readiness::{ConnectionEvent, EventSink, State};
 use prometheus::core::{Collector, Desc};
@@ -233,7 +236,7 @@ async fn a_real_prometheus_scrapes_the_gzipped_exposition_and_stores_every_serie
         .await
         .unwrap();
     let (proxy, heads) = recording_proxy(server.local_addr().to_string()).await;
-    let rules = vec![common::oncall::repo().join("alerts/rules.yml")];
+    let rules = vec![repo().join("alerts/rules.yml")];
     let prometheus = Prometheus::start(&binary, &scratch, &[("scale", vec![proxy])], &rules).await;
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -270,4 +273,299 @@ async fn a_real_prometheus_scrapes_the_gzipped_exposition_and_stores_every_serie
         .expect("the answer");
     assert!(answered.contains("content-encoding: gzip"), "{answered}");
     server.shutdown().await.unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Short runs push: `check --push` to Debian's Pushgateway, scraped by a real Prometheus that loads
+// the shipped rules and alerts.
+
+/// An instant query's result vector, through the raw HTTP helper.
+async fn query(addr: &str, expr: &str) -> Vec<serde_json::Value> {
+    let target = format!("/api/v1/query?query={}", url_encode(expr));
+    let Ok((_, body)) = http_get(addr, &target).await else {
+        return Vec::new();
+    };
+    serde_json::from_str::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|v| v["data"]["result"].as_array().cloned())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_pushes_its_run_to_a_pushgateway_that_prometheus_scrapes_with_the_shipped_rules() {
+    let (Some(prometheus), Some(gateway)) = (
+        system_tool("prometheus", "prometheus"),
+        system_tool("prometheus-pushgateway", "prometheus-pushgateway"),
+    ) else {
+        return;
+    };
+    let scratch = Scratch::new("scale-push");
+    let gateway_addr = format!("127.0.0.1:{}", free_port());
+    let gateway_err = scratch.path("gateway.err");
+    let mut gateway_guard = KillOnDrop::spawn(
+        "prometheus-pushgateway",
+        std::process::Command::new(gateway)
+            .arg(format!("--web.listen-address={gateway_addr}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&gateway_err).unwrap()),
+    );
+    wait_ready(
+        "the Pushgateway",
+        &mut gateway_guard,
+        &gateway_addr,
+        &gateway_err,
+        Duration::from_secs(30),
+    )
+    .await;
+
+    let config = scratch.path("mcp.json");
+    let body = serde_json::json!({
+        "mcpServers": {
+            "files": fixture_entry(&[]),
+            "gone": { "command": scratch.path("no-such-server").to_string_lossy(), "args": [] },
+        },
+        "readiness": { "budget": "10s", "poll": "100ms", "ping": "off" },
+    });
+    std::fs::write(&config, body.to_string()).unwrap();
+    let output = tokio::process::Command::new(BIN)
+        .arg("check")
+        .arg("--config")
+        .arg(&config)
+        .args(["--json", "--push", &format!("http://{gateway_addr}")])
+        .args(["--push-job", "preflight", "--push-label", "team=ops/oncall"])
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("Pushgateway"), "the push failed: {stderr}");
+    let record: serde_json::Value = serde_json::from_slice(&output.stdout).expect("the run record");
+    assert_eq!(record["absent"], serde_json::json!(["gone"]));
+
+    let rules: Vec<std::path::PathBuf> = ["rules.yml", "alerts.yml"]
+        .iter()
+        .map(|f| repo().join("alerts").join(f))
+        .collect();
+    let yml = format!(
+        "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files:\n{}scrape_configs:\n  - job_name: pushgateway\n    honor_labels: true\n    static_configs:\n      - targets: ['{gateway_addr}']\n",
+        rules
+            .iter()
+            .map(|r| format!("  - '{}'\n", r.display()))
+            .collect::<String>()
+    );
+    std::fs::write(scratch.path("prometheus.yml"), yml).unwrap();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let err = scratch.path("prometheus.err");
+    let mut guard = KillOnDrop::spawn(
+        "prometheus",
+        std::process::Command::new(prometheus)
+            .arg(format!(
+                "--config.file={}",
+                scratch.path("prometheus.yml").display()
+            ))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                scratch.path("tsdb").display()
+            ))
+            .arg(format!("--web.listen-address={addr}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&err).unwrap()),
+    );
+    wait_ready(
+        "Prometheus",
+        &mut guard,
+        &addr,
+        &err,
+        Duration::from_secs(60),
+    )
+    .await;
+    let value = |v: &[serde_json::Value]| v.first().map(|s| s["value"][1].clone());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let ready = query(
+            &addr,
+            "mcp_readiness_run_steps{job=\"preflight\",team=\"ops/oncall\",state=\"ready\"}",
+        )
+        .await;
+        let absent = query(
+            &addr,
+            "mcp_readiness_run_steps{job=\"preflight\",state=\"absent\"}",
+        )
+        .await;
+        let servers = query(
+            &addr,
+            "mcp_readiness_run_servers{job=\"preflight\",list=\"absent\"}",
+        )
+        .await;
+        // The fleet recording rules evaluate on the pushed states too.
+        let worst = query(
+            &addr,
+            "server:mcp_readiness_server_state:worst{job=\"preflight\",server=\"gone\",state=\"absent\"}",
+        )
+        .await;
+        if value(&ready) == Some(serde_json::json!("1"))
+            && value(&absent) == Some(serde_json::json!("1"))
+            && value(&servers) == Some(serde_json::json!("1"))
+            && value(&worst) == Some(serde_json::json!("1"))
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "Prometheus did not get the pushed run: ready {ready:?} absent {absent:?} servers {servers:?} worst {worst:?}\n{}",
+            std::fs::read_to_string(&err).unwrap_or_default()
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A two-tier Prometheus: an agent-mode Prometheus next to the exporters remote-writes to a central
+// one that loads alerts/; the fleet rules and a state alert run on the central side.
+
+/// A Prometheus with `args` and `yml` as its configuration; waits until it is ready.
+async fn prometheus_with(
+    binary: &std::path::Path,
+    scratch: &Scratch,
+    tag: &str,
+    yml: String,
+    args: &[String],
+) -> (KillOnDrop, String) {
+    let config = scratch.path(&format!("{tag}.yml"));
+    std::fs::write(&config, yml).unwrap();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let err = scratch.path(&format!("{tag}.err"));
+    let mut guard = KillOnDrop::spawn(
+        tag,
+        std::process::Command::new(binary)
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!("--web.listen-address={addr}"))
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&err).unwrap()),
+    );
+    wait_ready(tag, &mut guard, &addr, &err, Duration::from_secs(60)).await;
+    (guard, addr)
+}
+
+fn count(result: &[serde_json::Value]) -> f64 {
+    result
+        .first()
+        .and_then(|s| s["value"][1].as_str()?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_mode_prometheus_remote_writes_to_a_central_one_where_the_fleet_rules_and_alerts_run()
+ {
+    let Some(binary) = system_tool("prometheus", "prometheus") else {
+        return;
+    };
+    let scratch = Scratch::new("two-tier");
+    let (_http, port) = http_fixture(&scratch, "tier").await;
+    let servers = serde_json::json!({
+        "files": fixture_entry(&[]),
+        "github": http_entry(port),
+        "gone": absent_entry(),
+    });
+    let (_serve, serve_addr) = start_serve(
+        &scratch,
+        "tier",
+        servers,
+        serde_json::json!({ "ping": "1s" }),
+        WRONG_TOKEN,
+    )
+    .await;
+    let agent_service = AgentService::start().await;
+
+    let rules: String = ["rules.yml", "alerts.yml"]
+        .iter()
+        .map(|f| format!("  - '{}'\n", repo().join("alerts").join(f).display()))
+        .collect();
+    let central_yml =
+        format!("global:\n  evaluation_interval: 1s\nrule_files:\n{rules}scrape_configs: []\n");
+    let (_central, central) = prometheus_with(
+        &binary,
+        &scratch,
+        "central",
+        central_yml,
+        &[
+            "--web.enable-remote-write-receiver".into(),
+            format!(
+                "--storage.tsdb.path={}",
+                scratch.path("central-tsdb").display()
+            ),
+        ],
+    )
+    .await;
+    let agent_yml = format!(
+        "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  external_labels:\n    cluster: edge-1\n\
+         scrape_configs:\n  - job_name: serve\n    static_configs:\n      - targets: ['{serve_addr}']\n\
+         \x20 - job_name: agent\n    static_configs:\n      - targets: ['{}']\n\
+         remote_write:\n  - url: http://{central}/api/v1/write\n    queue_config:\n      batch_send_deadline: 1s\n",
+        agent_service.addr
+    );
+    let (_agent, _agent_addr) = prometheus_with(
+        &binary,
+        &scratch,
+        "agent",
+        agent_yml,
+        &[
+            "--enable-feature=agent".into(),
+            format!(
+                "--storage.agent.path={}",
+                scratch.path("agent-wal").display()
+            ),
+        ],
+    )
+    .await;
+
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let worst = query(
+            &central,
+            "server:mcp_readiness_server_state:worst{job=\"serve\",cluster=\"edge-1\",server=\"github\",state=\"unauthenticated\"}",
+        )
+        .await;
+        let by_state = query(
+            &central,
+            "state:mcp_readiness_server_state:servers{job=\"agent\",state=\"absent\"}",
+        )
+        .await;
+        let alert = query(
+            &central,
+            "ALERTS{alertname=\"MCPServerUnauthenticated\",job=\"serve\",server=\"github\",cluster=\"edge-1\"}",
+        )
+        .await;
+        if count(&worst) == 1.0 && count(&by_state) >= 1.0 && !alert.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the central Prometheus did not get the fleet view and the alert: worst {worst:?} by_state {by_state:?} alert {alert:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    // What the fleet costs centrally, and what the fleet rules reduce it to.
+    let raw = count(&query(&central, "count({__name__=~\"mcp_.+\"})").await);
+    let per_server = count(
+        &query(
+            &central,
+            "count({__name__=~\"mcp_.+\",server=\"github\",job=\"serve\"})",
+        )
+        .await,
+    );
+    let fleet = count(&query(&central, "count({__name__=~\"server:mcp_readiness_server_state:worst|state:mcp_readiness_server_state:servers\"})").await);
+    let fleet_per_server = count(
+        &query(
+            &central,
+            "count(server:mcp_readiness_server_state:worst{server=\"github\",job=\"serve\"})",
+        )
+        .await,
+    );
+    eprintln!(
+        "central series: {raw} raw mcp_* series (one server of serve: {per_server}); fleet view: {fleet} series (one server: {fleet_per_server})"
+    );
+    assert!(fleet < raw && fleet_per_server == 4.0);
+    agent_service.stop().await;
 }

@@ -54,6 +54,8 @@ mod http;
 #[cfg(feature = "http")]
 mod listener;
 pub mod names;
+#[cfg(feature = "hub")]
+mod push;
 mod recorder;
 mod render;
 #[cfg(feature = "http")]
@@ -77,6 +79,11 @@ pub use http::{
 };
 // Defined with the shared vocabulary in `state`; re-exported here, where it labels the series.
 pub use crate::state::CallOutcome;
+#[cfg(feature = "hub")]
+pub use push::{
+    PushError, PushTarget, RUN_RAN_STEPS, RUN_SERVERS, RUN_STEPS, RUN_TIMESTAMP_SECONDS, push,
+    run_record_text,
+};
 pub use recorder::Metrics;
 pub use server::ServerMetrics;
 pub use status_page::STATUS_REFRESH_SECONDS;
