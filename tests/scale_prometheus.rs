@@ -524,7 +524,7 @@ async fn an_agent_mode_prometheus_remote_writes_to_a_central_one_where_the_fleet
     loop {
         let worst = query(
             &central,
-            "server:mcp_readiness_server_state:worst{job=\"serve\",cluster=\"edge-1\",server=\"github\",state=\"unauthenticated\"}",
+            "server:mcp_readiness_server_state:worst{job=\"serve\",server=\"github\",state=\"unauthenticated\"}",
         )
         .await;
         let by_state = query(
