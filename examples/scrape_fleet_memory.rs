@@ -32,7 +32,8 @@ fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
 
-/// One GET of `/metrics`; the body's length and whether it came gzipped.
+/// One GET of `/metrics`; the body's length and whether it came gzipped. Reads into a small
+/// buffer and keeps only the head, so the scraper side holds nothing of the body.
 async fn scrape(addr: String, gzip: bool) -> (usize, bool) {
     let mut stream = tokio::net::TcpStream::connect(&addr)
         .await
@@ -44,11 +45,22 @@ async fn scrape(addr: String, gzip: bool) -> (usize, bool) {
     };
     let request = format!("GET /metrics HTTP/1.0\r\nHost: {addr}\r\n{extra}\r\n");
     stream.write_all(request.as_bytes()).await.expect("send");
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await.expect("read");
-    let at = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or(0);
-    let head = String::from_utf8_lossy(&raw[..at]).to_ascii_lowercase();
-    (raw.len() - at - 4, head.contains("content-encoding: gzip"))
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut head = Vec::new();
+    let mut total = 0;
+    loop {
+        let n = stream.read(&mut buf).await.expect("read");
+        if n == 0 {
+            break;
+        }
+        if head.len() < 4096 {
+            head.extend_from_slice(&buf[..n.min(4096)]);
+        }
+        total += n;
+    }
+    let at = head.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or(0);
+    let text = String::from_utf8_lossy(&head[..at]).to_ascii_lowercase();
+    (total - at - 4, text.contains("content-encoding: gzip"))
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
