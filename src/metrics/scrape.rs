@@ -173,27 +173,37 @@ mod tests {
         );
     }
 
-    #[tokio::test]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn scrapes_that_arrive_during_a_render_share_it() {
-        // Big enough that its render is still running when the last scrape arrives.
         let metrics = Metrics::new();
-        for i in 0..2000 {
-            metrics.set_wait_budget(&format!("server-{i}"), Duration::from_secs(20));
-        }
         let cache = Arc::new(ScrapeCache::default());
+        // Hold the render back (it waits for the recorder's gate) until every scrape has arrived.
+        let gate = metrics.inner.fam.reload_gate.write().unwrap();
         let scrapes: Vec<_> = (0..20)
             .map(|_| {
                 let cache = cache.clone();
                 let metrics = metrics.clone();
-                async move { cache.get(&metrics, Duration::ZERO).await.unwrap() }
+                tokio::spawn(async move { cache.get(&metrics, Duration::ZERO).await.unwrap() })
             })
             .collect();
-        // Polled together, all twenty join the render the first one started.
-        let renders = futures::future::join_all(scrapes).await;
-        let distinct: Vec<usize> = renders.iter().map(|r| Arc::as_ptr(r) as usize).collect();
-        assert!(
-            renders.iter().all(|r| Arc::ptr_eq(r, &renders[0])),
-            "{distinct:?}"
-        );
+        loop {
+            // Every scrape has arrived when the slot's flight is shared by 20 waiters and itself.
+            let waiters = cache
+                .slot
+                .lock()
+                .unwrap()
+                .as_ref()
+                .map_or(0, |(_, flight)| flight.strong_count().unwrap_or(0));
+            if waiters == 21 {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        drop(gate);
+        let mut renders = Vec::new();
+        for scrape in scrapes {
+            renders.push(scrape.await.unwrap());
+        }
+        assert!(renders.iter().all(|r| Arc::ptr_eq(r, &renders[0])));
     }
 }
