@@ -173,11 +173,14 @@ mod tests {
         );
     }
 
+    // The gate is held across awaits on purpose: the render must wait for every scrape.
+    #[allow(clippy::await_holding_lock)]
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn scrapes_that_arrive_during_a_render_share_it() {
         let metrics = Metrics::new();
         let cache = Arc::new(ScrapeCache::default());
         // Hold the render back (it waits for the recorder's gate) until every scrape has arrived.
+        #[allow(clippy::readonly_write_lock)]
         let gate = metrics.inner.fam.reload_gate.write().unwrap();
         let scrapes: Vec<_> = (0..20)
             .map(|_| {
