@@ -15,6 +15,8 @@
 //! | `FIXTURE_STDERR_FLOOD_MB` | write this many MiB of `x` to stderr without a newline before serving |
 //! | `FIXTURE_TOOLS_CHANGED_AFTER_MS` | send `notifications/tools/list_changed` this long after start-up |
 //! | `FIXTURE_EXIT_AFTER_MS` | stdio only: exit(0) this long after each handshake (a crash loop; logged as `exit <pid>`) |
+//! | `FIXTURE_TOOL_PAGES` | `loop`: `tools/list` pages whose cursor leads back to the first page; `endless`: a fresh cursor on every page, forever; `wide`: 4,000 tools a page, forever |
+//! | `FIXTURE_NOTIFY_FLOOD` | after the handshake, send notifications as fast as it can: `tools` (`tools/list_changed`) or `log` (`notifications/message` with a 1 KiB payload) |
 //!
 //!
 //! It speaks the protocol versions before 2026-07-28 only: `server/discover` is answered "method
@@ -106,9 +108,12 @@ impl ServerHandler for Fixture {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        if let Ok(mode) = std::env::var("FIXTURE_TOOL_PAGES") {
+            return Ok(misbehaving_pages(&mode, request.and_then(|r| r.cursor)));
+        }
         let mut names = vec![
             "add_account",
             "list_emails",
@@ -231,6 +236,52 @@ impl ServerHandler for Fixture {
     }
 }
 
+/// One page of a `tools/list` that never ends (see `FIXTURE_TOOL_PAGES`).
+fn misbehaving_pages(mode: &str, cursor: Option<String>) -> ListToolsResult {
+    let page: u64 = cursor
+        .as_deref()
+        .and_then(|c| c.strip_prefix('p'))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    log(&format!("tools/list page {page}"));
+    let (tools, next) = match mode {
+        // Page 0 -> p1 -> p0 -> p1 ... : the cursor of page 1 leads back to the first page.
+        "loop" => (1, if page == 0 { 1 } else { 0 }),
+        "wide" => (4000, page + 1),
+        _ => (1, page + 1),
+    };
+    let tools = (0..tools)
+        .map(|i| Tool::new(format!("t{page}_{i}"), "a tool", schema()))
+        .collect();
+    let mut result = ListToolsResult::with_all_items(tools);
+    result.next_cursor = Some(format!("p{next}"));
+    result
+}
+
+/// Sends notifications as fast as the pipe takes them (see `FIXTURE_NOTIFY_FLOOD`).
+#[allow(deprecated)]
+async fn flood(peer: rmcp::Peer<RoleServer>, kind: String) {
+    let payload = "x".repeat(1024);
+    for sent in 1u64.. {
+        if sent % 10_000 == 0 {
+            log(&format!("flood {sent}"));
+        }
+        let sent = match kind.as_str() {
+            "tools" => peer.notify_tool_list_changed().await,
+            _ => {
+                peer.notify_logging_message(rmcp::model::LoggingMessageNotificationParam::new(
+                    rmcp::model::LoggingLevel::Info,
+                    json!(payload),
+                ))
+                .await
+            }
+        };
+        if sent.is_err() {
+            return;
+        }
+    }
+}
+
 async fn auth(request: Request<Body>, next: axum::middleware::Next) -> Response<Body> {
     if let Ok(token) = std::env::var("FIXTURE_TOKEN") {
         let expected = format!("Bearer {token}");
@@ -329,6 +380,9 @@ async fn main() {
             log(&format!("exit {}", std::process::id()));
             std::process::exit(0);
         });
+    }
+    if let Ok(kind) = std::env::var("FIXTURE_NOTIFY_FLOOD") {
+        tokio::spawn(flood(running.peer().clone(), kind));
     }
     eprintln!("fixture: serving on stdio");
     let _ = running.waiting().await;

@@ -124,6 +124,7 @@ pub use state::{ConnectResult, ConnectionEvent, EventSink, ServerIdentity};
 pub use supervise::{CallError, Hub, HubOptions, HubOptionsBuilder, ServerSpec, TransportSpec};
 #[cfg(feature = "hub")]
 pub use supervise::{CallErrorKind, ConnectError, Peers, RmcpConnector, ServerStatus};
+pub use supervise::{OpenFileLimit, raise_open_file_limit};
 
 /// The README's Rust examples, compiled and run as doc tests.
 #[cfg(all(doctest, feature = "cli", feature = "otlp-grpc"))]

@@ -77,6 +77,16 @@ fn main() -> ExitCode {
                 None
             }
         };
+        // A fleet of stdio servers needs ~4 descriptors each: lift the soft limit to the hard one.
+        match mcp_readiness::raise_open_file_limit() {
+            Ok(limit) => tracing::debug!(
+                before = limit.before,
+                now = limit.now,
+                hard = limit.hard,
+                "open-file limit"
+            ),
+            Err(err) => tracing::debug!("open-file limit left as it is: {err}"),
+        }
         let code = match cli.command {
             Command::Demo(args) => cli::demo::run(args).await,
             Command::Check(args) => cli::check::run(args).await,

@@ -19,8 +19,14 @@ pub fn tool_name(j: usize) -> String {
 /// What `mcp-readiness serve` holds for the fleet: every server announced, connected once, ready,
 /// offering 20 tools, with its wait budget.
 pub fn exporter_fleet() -> Metrics {
+    exporter_fleet_of(SERVERS)
+}
+
+/// [`exporter_fleet`] with `servers` servers.
+#[allow(dead_code)]
+pub fn exporter_fleet_of(servers: usize) -> Metrics {
     let metrics = Metrics::new();
-    for i in 0..SERVERS {
+    for i in 0..servers {
         let server = server_name(i);
         metrics.on_event(&ConnectionEvent::ServerAdded {
             server: server.as_str().into(),

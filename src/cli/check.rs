@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use std::time::{Duration, SystemTime};
 
+use mcp_readiness::metrics::{Metrics, PushError, PushTarget};
 use mcp_readiness::plan::{
     RunSummary, Step, StepOutcome, preflight, record_run, run_span, server_step,
 };
@@ -34,6 +35,32 @@ pub(crate) struct Args {
     /// Print the JSON run record instead of the table and hand-off note.
     #[arg(long)]
     json: bool,
+    /// Push the run's metrics and the run record's counts to the Pushgateway at this URL.
+    #[arg(long, value_name = "URL")]
+    push: Option<String>,
+    /// The `job` of the pushed grouping key.
+    #[arg(
+        long,
+        value_name = "JOB",
+        default_value = "mcp-readiness-check",
+        requires = "push"
+    )]
+    push_job: String,
+    /// An extra label of the pushed grouping key, NAME=VALUE (repeatable).
+    #[arg(long, value_name = "NAME=VALUE", requires = "push")]
+    push_label: Vec<String>,
+}
+
+/// The push target of `--push`, `--push-job` and `--push-label`.
+fn push_target(args: &Args) -> Result<Option<PushTarget>, PushError> {
+    let Some(url) = &args.push else {
+        return Ok(None);
+    };
+    let mut target = PushTarget::try_new(url, &args.push_job)?;
+    for label in &args.push_label {
+        target = target.label(label)?;
+    }
+    Ok(Some(target))
 }
 
 pub(crate) async fn run(args: Args) -> ExitCode {
@@ -52,6 +79,13 @@ pub(crate) async fn run(args: Args) -> ExitCode {
             return ExitCode::from(EXIT_INVALID);
         }
     };
+    let push = match push_target(&args) {
+        Ok(push) => push,
+        Err(err) => {
+            err_line!("error: {err}");
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
     let steps: Vec<Step> = if config.readiness.steps.is_empty() {
         config
             .servers
@@ -66,9 +100,12 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         Ok(signals) => signals,
         Err(code) => return code,
     };
+    let metrics = Metrics::new();
     let hub = match Hub::new(
         config.servers.clone(),
-        hub_options(&config).health_interval(None),
+        hub_options(&config)
+            .health_interval(None)
+            .event_sink(metrics.clone()),
     ) {
         Ok(hub) => hub,
         Err(err) => {
@@ -98,11 +135,22 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         Ok(outcomes) => outcomes,
         Err(code) => return code,
     };
-    hub.shutdown().await;
-
     let summary = RunSummary::new(SystemTime::now(), outcomes);
     record_run(&span, &summary);
     drop(span);
+    let mut pushed = true;
+    if let Some(target) = &push {
+        for server in &config.servers {
+            metrics.set_wait_budget(&server.name, budget.wait());
+        }
+        if let Err(err) = mcp_readiness::metrics::push(&metrics, target, Some(&summary)).await {
+            // The run's own answer is still printed; a failed push is said, and is exit 1.
+            err_line!("error: {err}");
+            pushed = false;
+        }
+    }
+    // After the push: shutting down marks every server absent ("shut down").
+    hub.shutdown().await;
     let output = if args.json {
         match serde_json::to_string(&summary) {
             Ok(json) => json + "\n",
@@ -121,7 +169,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     if let Err(code) = print_stdout(&output) {
         return code;
     }
-    if summary.all_required_ready() {
+    if summary.all_required_ready() && pushed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

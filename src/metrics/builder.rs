@@ -2,6 +2,7 @@
 //! it could not be.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use prometheus::Registry;
 
@@ -14,6 +15,10 @@ pub const DEFAULT_TOOL_CAP: usize = 256;
 
 /// The default cap on servers that were never configured (named only by callers' tool names).
 pub const DEFAULT_UNCONFIGURED_SERVER_CAP: usize = 256;
+
+/// The default of [`MetricsBuilder::scrape_max_age`]: zero, so a scrape shares only a render
+/// already in progress when it arrives (single flight) and a scrape after a change always sees it.
+pub const DEFAULT_SCRAPE_MAX_AGE: Duration = Duration::ZERO;
 
 /// Why the metrics could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +55,7 @@ pub struct MetricsBuilder {
     tool_cap: usize,
     server_cap: usize,
     clock: Arc<dyn Clock>,
+    scrape_max_age: Duration,
 }
 
 impl Default for MetricsBuilder {
@@ -59,6 +65,7 @@ impl Default for MetricsBuilder {
             tool_cap: DEFAULT_TOOL_CAP,
             server_cap: DEFAULT_UNCONFIGURED_SERVER_CAP,
             clock: Arc::new(SystemClock),
+            scrape_max_age: DEFAULT_SCRAPE_MAX_AGE,
         }
     }
 }
@@ -100,6 +107,16 @@ impl MetricsBuilder {
         self
     }
 
+    /// How old a finished render of `/metrics` a scrape may be answered with (default
+    /// [`DEFAULT_SCRAPE_MAX_AGE`]). Scrapes that arrive while a render is in progress always share
+    /// it (single flight), whatever this age; a longer age lets scrapes that arrive just after it
+    /// (several Prometheus servers scraping together) share it too. Counted from the render's
+    /// start.
+    pub fn scrape_max_age(mut self, age: Duration) -> Self {
+        self.scrape_max_age = age;
+        self
+    }
+
     /// Declares and registers every metric. Fails, registering nothing, if the registry already
     /// holds one of the names.
     pub fn build(self) -> Result<Metrics, MetricsError> {
@@ -119,6 +136,7 @@ impl MetricsBuilder {
             self.tool_cap,
             self.server_cap,
             self.clock,
+            self.scrape_max_age,
         ))
     }
 }

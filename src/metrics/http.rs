@@ -1,13 +1,15 @@
-//! The `/metrics` endpoint: `GET /metrics` in the text format 0.0.4, `GET /` (and `/status`) the
+//! The `/metrics` endpoint: `GET /metrics` in the text format 0.0.4 (gzipped when accepted;
+//! concurrent scrapes share one render), `GET /` (and `/status`) the
 //! live status page, 404 elsewhere.
 
 use std::fmt;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::State;
-use axum::http::{StatusCode, header};
+use axum::extract::{FromRef, State};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use tokio::net::TcpListener;
@@ -15,6 +17,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use super::recorder::Metrics;
+use super::scrape::{ScrapeCache, accepts_gzip};
 
 /// Where the endpoint listens unless told otherwise: loopback only, the port OpenTelemetry's
 /// Prometheus exporter uses.
@@ -42,10 +45,32 @@ pub const STATUS_PATH: &str = "/status";
 ///     .merge(metrics::router(metrics));
 /// ```
 pub fn router(metrics: Metrics) -> Router {
-    routes().with_state(metrics)
+    routes().with_state(AppState::new(metrics))
 }
 
-fn routes() -> Router<Metrics> {
+/// What the handlers share: the recorder and the render that concurrent scrapes share.
+#[derive(Clone)]
+struct AppState {
+    metrics: Metrics,
+    cache: Arc<ScrapeCache>,
+}
+
+impl AppState {
+    fn new(metrics: Metrics) -> Self {
+        AppState {
+            metrics,
+            cache: Arc::default(),
+        }
+    }
+}
+
+impl FromRef<AppState> for Metrics {
+    fn from_ref(state: &AppState) -> Metrics {
+        state.metrics.clone()
+    }
+}
+
+fn routes() -> Router<AppState> {
     Router::new()
         .route(METRICS_PATH, get(scrape))
         .route(STATUS_PATH, get(status))
@@ -56,7 +81,7 @@ pub fn app(metrics: Metrics) -> Router {
     routes()
         .route("/", get(status))
         .fallback(|| async { (StatusCode::NOT_FOUND, "not found: try / or /metrics\n") })
-        .with_state(metrics)
+        .with_state(AppState::new(metrics))
 }
 
 async fn status(State(metrics): State<Metrics>) -> Response {
@@ -67,15 +92,51 @@ async fn status(State(metrics): State<Metrics>) -> Response {
         .into_response()
 }
 
-async fn scrape(State(metrics): State<Metrics>) -> Response {
-    // Rendering a large fleet takes milliseconds of CPU: keep it off the reactor.
-    match tokio::task::spawn_blocking(move || metrics.render()).await {
-        Ok(text) => ([(header::CONTENT_TYPE, CONTENT_TYPE)], text).into_response(),
+/// `GET /metrics`: the shared render (see `scrape.rs`), gzipped when the scraper accepts it. The
+/// text format 0.0.4 is the only one served: a scraper that asks for OpenMetrics
+/// (`Accept: application/openmetrics-text`) gets it too, with its own `Content-Type`, which
+/// Prometheus and every OpenMetrics parser accept as the fallback.
+async fn scrape(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let gzip = headers
+        .get(header::ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(accepts_gzip);
+    let max_age = state.metrics.inner.scrape_max_age;
+    let rendered = match state.cache.get(&state.metrics, max_age).await {
+        Ok(rendered) => rendered,
         Err(error) => {
             tracing::error!(%error, "rendering /metrics failed");
-            (
+            return (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "rendering metrics failed; see the exporter's log\n",
+            )
+                .into_response();
+        }
+    };
+    let vary = (header::VARY, "accept-encoding");
+    if !gzip {
+        return (
+            [(header::CONTENT_TYPE, CONTENT_TYPE), vary],
+            rendered.text(),
+        )
+            .into_response();
+    }
+    // Compressing a large fleet takes milliseconds too; the first gzip scrape of a render does it.
+    match tokio::task::spawn_blocking(move || rendered.gzip()).await {
+        Ok(body) => (
+            [
+                (header::CONTENT_TYPE, CONTENT_TYPE),
+                (header::CONTENT_ENCODING, "gzip"),
+                vary,
+            ],
+            body,
+        )
+            .into_response(),
+        Err(error) => {
+            tracing::error!(%error, "compressing /metrics failed");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "compressing metrics failed; see the exporter's log\n",
             )
                 .into_response()
         }

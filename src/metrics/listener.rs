@@ -179,6 +179,25 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Activity<S> {
         poll
     }
 
+    // Vectored writes pass through: hyper then queues a large body (a shared render) instead of
+    // copying it into its write buffer once per connection.
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let poll = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
+        if matches!(poll, Poll::Ready(Ok(n)) if n > 0) {
+            this.touch();
+        }
+        poll
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.get_mut().inner).poll_flush(cx)
     }

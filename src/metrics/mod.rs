@@ -54,8 +54,12 @@ mod http;
 #[cfg(feature = "http")]
 mod listener;
 pub mod names;
+#[cfg(feature = "hub")]
+mod push;
 mod recorder;
 mod render;
+#[cfg(feature = "http")]
+mod scrape;
 mod server;
 mod status;
 mod status_page;
@@ -64,7 +68,8 @@ mod tool;
 mod value;
 
 pub use builder::{
-    DEFAULT_TOOL_CAP, DEFAULT_UNCONFIGURED_SERVER_CAP, MetricsBuilder, MetricsError,
+    DEFAULT_SCRAPE_MAX_AGE, DEFAULT_TOOL_CAP, DEFAULT_UNCONFIGURED_SERVER_CAP, MetricsBuilder,
+    MetricsError,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
 #[cfg(feature = "http")]
@@ -74,6 +79,11 @@ pub use http::{
 };
 // Defined with the shared vocabulary in `state`; re-exported here, where it labels the series.
 pub use crate::state::CallOutcome;
+#[cfg(feature = "hub")]
+pub use push::{
+    PushError, PushTarget, RUN_RAN_STEPS, RUN_SERVERS, RUN_STEPS, RUN_TIMESTAMP_SECONDS, push,
+    run_record_text,
+};
 pub use recorder::Metrics;
 pub use server::ServerMetrics;
 pub use status_page::STATUS_REFRESH_SECONDS;

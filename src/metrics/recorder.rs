@@ -47,6 +47,10 @@ pub(crate) struct Inner {
     removed: std::sync::Mutex<std::collections::HashSet<Arc<str>>>,
     /// Whose registry it is: how [`Metrics::render`] writes this crate's families.
     pub(super) owner: Owner,
+    /// How old a finished render a scrape of `/metrics` may be answered with (see
+    /// [`MetricsBuilder::scrape_max_age`](super::MetricsBuilder::scrape_max_age)).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(super) scrape_max_age: std::time::Duration,
 }
 
 /// The recorder of every metric in DESIGN.md's table, over a `prometheus::Registry`.
@@ -115,6 +119,7 @@ impl Metrics {
         tool_cap: usize,
         server_cap: usize,
         clock: Arc<dyn Clock>,
+        scrape_max_age: std::time::Duration,
     ) -> Metrics {
         Metrics {
             inner: Arc::new(Inner {
@@ -128,6 +133,7 @@ impl Metrics {
                 board: StatusBoard::default(),
                 removed: Default::default(),
                 owner,
+                scrape_max_age,
             }),
         }
     }

@@ -108,7 +108,11 @@ impl Hub {
     /// `notifications/tools/list_changed`; call it from yours). Does nothing unless it is `ready`.
     pub fn refresh_tools(&self, name: &str) {
         if let Some(supervisor) = self.supervisor(name) {
-            supervisor.refresh_tools();
+            // A one-off refresh: its own latch, so it never joins the connection's coalescing.
+            let latch = std::sync::Arc::new(super::coalesce::Coalesce::default());
+            if latch.request() {
+                supervisor.refresh_tools(latch);
+            }
         }
     }
 }

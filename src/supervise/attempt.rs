@@ -9,11 +9,13 @@ use futures::FutureExt as _;
 use tokio::time::Instant;
 
 use super::classify::{is_auth_failure, is_pipe_dead, truncate};
+use super::coalesce::Coalesce;
 use super::conn_state::AttemptOutcome;
 use super::connector::{ConnectError, Connector, SessionEvents};
 use super::error::Human;
 use super::hub_shared::HubShared;
 use super::supervisor::Supervisor;
+use super::tool_pages::unbounded_reason;
 use crate::state::{ConnectResult, ConnectionEvent};
 
 /// How long after the connect timeout the supervisor gives up on a connector that has not
@@ -32,9 +34,14 @@ pub(super) async fn run_attempt(
     let started = Instant::now();
     let events = {
         let weak = weak.clone();
+        // A flood of `tools/list_changed` runs at most one refresh at a time, plus one after it.
+        let refresh = Arc::new(Coalesce::default());
         SessionEvents::new(move || {
-            if let Some(supervisor) = weak.upgrade() {
-                supervisor.refresh_tools();
+            if refresh.request() {
+                match weak.upgrade() {
+                    Some(supervisor) => supervisor.refresh_tools(refresh.clone()),
+                    None => refresh.reset(),
+                }
             }
         })
     };
@@ -59,6 +66,12 @@ pub(super) async fn run_attempt(
         let rest = async {
             connector.after_connect(session.clone()).await?;
             session.list_tools().await.map_err(|e| {
+                if let Some(reason) = unbounded_reason(&e) {
+                    return ConnectError::new(
+                        ConnectResult::ProtocolError,
+                        format!("server `{name}`: {reason}"),
+                    );
+                }
                 let result = if is_auth_failure(&e) {
                     ConnectResult::Unauthorized
                 } else if is_pipe_dead(&e) {

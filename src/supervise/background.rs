@@ -2,17 +2,19 @@
 //! the timer that ends a cooldown or a crash-loop backoff. Each holds only a weak reference, so a removed server's tasks end, and
 //! each changes the machine only through the supervisor's transitions.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use rmcp::ServiceError;
 use tokio::time::Instant;
 
 use super::classify::{is_auth_failure, truncate};
+use super::coalesce::Coalesce;
 use super::conn_state::ConnState;
 use super::connector::Session;
 use super::error::Human;
 use super::supervisor::Supervisor;
+use super::tool_pages::unbounded_reason;
 
 impl Supervisor {
     /// Drop detection without waiting for a call: a task awaits the end of the connection and
@@ -75,35 +77,52 @@ impl Supervisor {
         });
     }
 
-    /// Re-reads the tool list after `notifications/tools/list_changed`.
-    pub(crate) fn refresh_tools(self: &Arc<Self>) {
+    /// Re-reads the tool list after `notifications/tools/list_changed`: one task per connection
+    /// at a time, which reads the list again once if more notifications arrived meanwhile.
+    pub(crate) fn refresh_tools(self: &Arc<Self>, latch: Arc<Coalesce>) {
         let weak = Arc::downgrade(self);
         let timeout = self.shared.options.call_timeout;
         tokio::spawn(async move {
-            let Some(supervisor) = weak.upgrade() else {
-                return;
-            };
-            let current = supervisor.read(|machine| match &machine.state {
-                ConnState::Connected {
-                    generation,
-                    session,
-                    ..
-                } => Some((*generation, session.clone())),
-                _ => None,
-            });
-            drop(supervisor);
-            let Some((generation, session)) = current else {
-                return;
-            };
-            let Ok(Ok(tools)) = tokio::time::timeout(timeout, session.list_tools()).await else {
-                return;
-            };
-            let Some(supervisor) = weak.upgrade() else {
-                return;
-            };
-            let names: Vec<String> = tools.into_iter().map(|t| t.name.into_owned()).collect();
-            supervisor.update(|machine| machine.replace_tools(generation, names));
+            loop {
+                Self::refresh_tools_once(&weak, timeout).await;
+                if !latch.again() {
+                    return;
+                }
+            }
         });
+    }
+
+    async fn refresh_tools_once(weak: &Weak<Self>, timeout: Duration) {
+        let Some(supervisor) = weak.upgrade() else {
+            return;
+        };
+        let current = supervisor.read(|machine| match &machine.state {
+            ConnState::Connected {
+                generation,
+                session,
+                ..
+            } => Some((*generation, session.clone())),
+            _ => None,
+        });
+        drop(supervisor);
+        let Some((generation, session)) = current else {
+            return;
+        };
+        let tools = match tokio::time::timeout(timeout, session.list_tools()).await {
+            Ok(Ok(tools)) => tools,
+            Ok(Err(e)) => {
+                if let Some(reason) = unbounded_reason(&e) {
+                    tracing::warn!(target: "mcp_readiness::supervise", "tool list kept: {reason}");
+                }
+                return;
+            }
+            Err(_) => return,
+        };
+        let Some(supervisor) = weak.upgrade() else {
+            return;
+        };
+        let names: Vec<String> = tools.into_iter().map(|t| t.name.into_owned()).collect();
+        supervisor.update(|machine| machine.replace_tools(generation, names));
     }
 
     /// Calls [`Supervisor::backoff_timer_fired`] once `delay` (a cooldown or a crash-loop

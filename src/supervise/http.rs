@@ -13,6 +13,7 @@ use super::classify::{classify_init_error, truncate};
 use super::connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents, run_hook};
 use super::error::Human;
 use super::lifecycle;
+use super::quiet::Quiet;
 use super::retry_after;
 use super::rmcp_session::{RmcpSession, SupervisorClient};
 use super::spec_error::SpecError;
@@ -117,7 +118,7 @@ impl HttpConnector {
             .custom_headers(self.headers.clone());
         let transport = StreamableHttpClientTransport::from_config(config);
         let client = SupervisorClient::new(events.clone());
-        let handshake = lifecycle::handshake(client, transport);
+        let handshake = lifecycle::handshake(client, Quiet::new(transport, server.clone()));
         match tokio::time::timeout(self.connect_timeout, handshake).await {
             Ok(Ok(running)) => {
                 let running = lifecycle::accept(server, running)?;

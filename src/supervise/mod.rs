@@ -32,11 +32,13 @@ mod background;
 mod call;
 mod child_streams;
 mod classify;
+mod coalesce;
 mod conn_state;
 mod connector;
 mod error;
 mod factory;
 mod fan_out;
+mod fd_limit;
 mod http;
 mod hub;
 mod hub_shared;
@@ -45,6 +47,7 @@ mod lifecycle;
 mod options;
 mod outcome;
 mod peers;
+mod quiet;
 mod retry_after;
 mod rmcp_connector;
 mod rmcp_session;
@@ -54,6 +57,7 @@ mod spec_error;
 mod stdio;
 mod supervisor;
 mod task;
+mod tool_pages;
 
 pub use crate::state::{ConnectResult, ConnectionEvent, EventSink};
 pub use connector::{
@@ -62,6 +66,7 @@ pub use connector::{
 pub use error::{CallError, CallErrorKind, NotConnected};
 pub use factory::connector_for;
 pub use fan_out::{Degraded, FanOut, FanOutResult};
+pub use fd_limit::{OpenFileLimit, raise_open_file_limit};
 pub use http::HttpConnector;
 pub use hub::{Hub, ServerStatus};
 pub use options::{HubOptions, HubOptionsBuilder};
@@ -70,8 +75,10 @@ pub use peers::Peers;
 pub use rmcp_connector::RmcpConnector;
 pub use spec::{ServerSpec, TransportSpec};
 pub use spec_error::SpecError;
+pub use stdio::MAX_STDOUT_LINE;
 pub use stdio::StdioConnector;
 pub use task::{input_required, task_failed};
+pub use tool_pages::{MAX_TOOL_PAGES, MAX_TOOLS};
 
 #[cfg(test)]
 mod tests;

@@ -238,9 +238,9 @@ impl Session for RmcpSession {
     fn list_tools(&self) -> BoxFuture<'_, Result<Vec<Tool>, ServiceError>> {
         Box::pin(async move {
             // A list read after a change notification must not come from rmcp's response cache
-            // (a server's `ttlMs` hint would otherwise hide the change).
+            // (a server's `ttlMs` hint would otherwise hide the change); pages are bounded.
             self.peer.clear_response_cache().await;
-            self.peer.list_all_tools().await
+            super::tool_pages::list_tools_bounded(&self.peer).await
         })
     }
 

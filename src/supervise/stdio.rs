@@ -7,14 +7,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use rmcp::service::RoleClient;
-use rmcp::transport::IntoTransport;
 
 use super::child_streams::{LineWatch, TailLines};
 use super::classify::{classify_init_error, truncate};
 use super::connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents, run_hook};
 use super::error::Human;
+use super::fd_limit::out_of_descriptors;
 use super::lifecycle;
+use super::quiet::Quiet;
 use super::rmcp_session::{ChildGuard, RmcpSession, SupervisorClient};
 use crate::secret::{Secret, redact};
 use crate::state::ConnectResult;
@@ -142,8 +142,9 @@ impl StdioConnector {
         let reader = LineWatch::new(stdout, garbage.clone());
         let client = SupervisorClient::new(events.clone());
         let handshake = tokio::time::timeout(self.init_timeout, async {
-            let transport = IntoTransport::<RoleClient, _, _>::into_transport((reader, stdin));
-            let serve = lifecycle::handshake(client, transport);
+            let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(reader, stdin)
+                .with_max_line_length(MAX_STDOUT_LINE);
+            let serve = lifecycle::handshake(client, Quiet::new(transport, server.clone()));
             tokio::pin!(serve);
             // A server that writes lines that are not JSON-RPC gets a short grace (a banner
             // before a real handshake is forgiven) and is then a protocol error, at once rather
@@ -265,6 +266,15 @@ impl StdioConnector {
             ));
         }
         let mut child = command.spawn().map_err(|e| {
+            if let Some(why) = out_of_descriptors(&e) {
+                return ConnectError::new(
+                    ConnectResult::SpawnFailed,
+                    format!(
+                        "server `{}`: could not start command `{}`: {why}",
+                        self.server, self.command
+                    ),
+                );
+            }
             ConnectError::new(
                 ConnectResult::SpawnFailed,
                 format!(
@@ -320,6 +330,11 @@ impl Connector for StdioConnector {
         "pipe"
     }
 }
+
+/// The longest stdout line (one JSON-RPC message) read from a stdio server: a longer one is
+/// dropped by rmcp (and the call it answered times out), so a server that never writes a newline
+/// costs at most this much memory (rmcp's own default is 16 MiB).
+pub const MAX_STDOUT_LINE: usize = 4 * 1024 * 1024;
 
 /// How long a server that wrote lines that are not JSON-RPC to stdout may still take to complete
 /// the handshake before it is a protocol error.

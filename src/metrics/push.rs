@@ -1,0 +1,245 @@
+//! [`push`]: a short run's metrics to a Prometheus Pushgateway. `check` lasts seconds, so whatever
+//! it learned is lost unless someone scrapes it in that window; pushed, it stays in the gateway
+//! (under a grouping key of the user's choosing) until the next run replaces it, and Prometheus
+//! scrapes the gateway with `honor_labels: true`.
+
+use std::fmt::Write as _;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use super::recorder::Metrics;
+use crate::plan::RunSummary;
+use crate::state::State;
+
+/// Gauge {`state`}: steps of the pushed run, by the state they resolved to (all four states).
+pub const RUN_STEPS: &str = "mcp_readiness_run_steps";
+/// Gauge: steps of the pushed run that ran.
+pub const RUN_RAN_STEPS: &str = "mcp_readiness_run_ran_steps";
+/// Gauge {`list`}: servers named in the run record's `blocked_by_auth`, `still_connecting` and
+/// `absent` lists.
+pub const RUN_SERVERS: &str = "mcp_readiness_run_servers";
+/// Gauge: Unix time the run was pushed.
+pub const RUN_TIMESTAMP_SECONDS: &str = "mcp_readiness_run_timestamp_seconds";
+
+/// Why a push target was refused or a push failed. Messages never contain URL credentials.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PushError {
+    /// The Pushgateway URL is not `http://` or `https://`.
+    #[error("--push: `{0}` is not an http:// or https:// URL of a Pushgateway")]
+    Url(String),
+    /// A grouping label is not `name=value` with a Prometheus label name (not `job`).
+    #[error(
+        "--push-label: `{0}` is not NAME=VALUE with a label name of letters, digits and `_` (not starting with a digit, not `job`)"
+    )]
+    Label(String),
+    /// The job name is empty.
+    #[error("--push-job: the job name must not be empty")]
+    Job,
+    /// The gateway could not be reached or refused the push.
+    #[error(
+        "pushing to the Pushgateway at {url} failed: {detail}; check that it runs and is reachable"
+    )]
+    Push {
+        /// The gateway's URL (without credentials).
+        url: String,
+        /// What happened.
+        detail: String,
+    },
+}
+
+/// Where a run is pushed: the gateway and the grouping key (`job` and extra labels).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushTarget {
+    url: String,
+    job: String,
+    labels: Vec<(String, String)>,
+}
+
+impl PushTarget {
+    /// A gateway at `url` (e.g. `http://127.0.0.1:9091`) and the job name of the grouping key.
+    pub fn try_new(url: &str, job: &str) -> Result<Self, PushError> {
+        let url = url.trim_end_matches('/');
+        if !(url.starts_with("http://") || url.starts_with("https://"))
+            || url.contains(char::is_whitespace)
+        {
+            return Err(PushError::Url(crate::secret::redact(url, &[])));
+        }
+        if job.is_empty() {
+            return Err(PushError::Job);
+        }
+        Ok(PushTarget {
+            url: url.to_owned(),
+            job: job.to_owned(),
+            labels: Vec::new(),
+        })
+    }
+
+    /// Adds a grouping label from `name=value`.
+    pub fn label(mut self, pair: &str) -> Result<Self, PushError> {
+        let Some((name, value)) = pair.split_once('=') else {
+            return Err(PushError::Label(pair.to_owned()));
+        };
+        let valid = name
+            .chars()
+            .enumerate()
+            .all(|(i, c)| c == '_' || c.is_ascii_alphabetic() || (i > 0 && c.is_ascii_digit()));
+        if name.is_empty() || !valid || name == "job" || name.starts_with("__") {
+            return Err(PushError::Label(pair.to_owned()));
+        }
+        self.labels.push((name.to_owned(), value.to_owned()));
+        Ok(self)
+    }
+
+    /// The gateway URL of this grouping key: `<url>/metrics/job/<job>/<name>/<value>...`, every
+    /// value base64url-encoded (`@base64`), so any value, even with `/`, is one path segment.
+    pub fn endpoint(&self) -> String {
+        let mut out = format!("{}/metrics/job@base64/{}", self.url, base64url(&self.job));
+        for (name, value) in &self.labels {
+            let _ = write!(out, "/{name}@base64/{}", base64url(value));
+        }
+        out
+    }
+}
+
+/// Base64url without padding (what the Pushgateway's `@base64` segments accept; `=` for an
+/// empty value).
+fn base64url(value: &str) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    if value.is_empty() {
+        return "=".into();
+    }
+    let bytes = value.as_bytes();
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = (u32::from(chunk[0]) << 16)
+            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*chunk.get(2).unwrap_or(&0));
+        for i in 0..=chunk.len() {
+            out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
+        }
+    }
+    out
+}
+
+/// The run record as gauges (see [`RUN_STEPS`] and the names beside it), in the text format.
+pub fn run_record_text(summary: &RunSummary, now: SystemTime) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# HELP {RUN_STEPS} Steps of the pushed run, by the state they resolved to."
+    );
+    let _ = writeln!(out, "# TYPE {RUN_STEPS} gauge");
+    for state in State::ALL {
+        let n = summary.by_state.get(&state).copied().unwrap_or(0);
+        let _ = writeln!(out, "{RUN_STEPS}{{state=\"{state}\"}} {n}");
+    }
+    let _ = writeln!(
+        out,
+        "# HELP {RUN_RAN_STEPS} Steps of the pushed run that ran."
+    );
+    let _ = writeln!(out, "# TYPE {RUN_RAN_STEPS} gauge");
+    let _ = writeln!(out, "{RUN_RAN_STEPS} {}", summary.ran);
+    let _ = writeln!(
+        out,
+        "# HELP {RUN_SERVERS} Servers named in each list of the pushed run record."
+    );
+    let _ = writeln!(out, "# TYPE {RUN_SERVERS} gauge");
+    for (list, servers) in [
+        ("absent", &summary.absent),
+        ("blocked_by_auth", &summary.blocked_by_auth),
+        ("still_connecting", &summary.still_connecting),
+    ] {
+        let _ = writeln!(out, "{RUN_SERVERS}{{list=\"{list}\"}} {}", servers.len());
+    }
+    let ts = now.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
+    let _ = writeln!(
+        out,
+        "# HELP {RUN_TIMESTAMP_SECONDS} Unix time the run was pushed."
+    );
+    let _ = writeln!(out, "# TYPE {RUN_TIMESTAMP_SECONDS} gauge");
+    let _ = writeln!(out, "{RUN_TIMESTAMP_SECONDS} {:.3}", ts.as_secs_f64());
+    out
+}
+
+/// Pushes `metrics` (and, when given, the run record's counts) to the gateway, replacing what the
+/// grouping key held (`PUT`). Times out after 10 s.
+pub async fn push(
+    metrics: &Metrics,
+    target: &PushTarget,
+    run: Option<&RunSummary>,
+) -> Result<(), PushError> {
+    let mut body = metrics.render();
+    if let Some(run) = run {
+        body.push_str(&run_record_text(run, SystemTime::now()));
+    }
+    let failed = |detail: String| PushError::Push {
+        url: crate::secret::redact(&target.url, &[]),
+        detail,
+    };
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .map_err(|e| failed(e.without_url().to_string()))?;
+    let response = client
+        .put(target.endpoint())
+        .header("content-type", "text/plain; version=0.0.4; charset=utf-8")
+        .body(body)
+        .send()
+        .await
+        .map_err(|e| failed(e.without_url().to_string()))?;
+    let status = response.status();
+    if status.is_success() {
+        return Ok(());
+    }
+    let text = response.text().await.unwrap_or_default();
+    Err(failed(format!(
+        "HTTP {status}: {}",
+        crate::secret::escape_controls(text.trim())
+            .chars()
+            .take(300)
+            .collect::<String>()
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_grouping_value_is_one_base64url_segment() {
+        assert_eq!(base64url("preflight"), "cHJlZmxpZ2h0");
+        assert_eq!(base64url("a/b"), "YS9i");
+        assert_eq!(base64url(""), "=");
+        let target = PushTarget::try_new("http://127.0.0.1:9091/", "check")
+            .unwrap()
+            .label("team=ops/oncall")
+            .unwrap();
+        assert_eq!(
+            target.endpoint(),
+            "http://127.0.0.1:9091/metrics/job@base64/Y2hlY2s/team@base64/b3BzL29uY2FsbA"
+        );
+    }
+
+    #[test]
+    fn bad_urls_jobs_and_labels_are_refused_with_what_was_expected() {
+        assert!(matches!(
+            PushTarget::try_new("ftp://x", "j"),
+            Err(PushError::Url(_))
+        ));
+        assert!(matches!(
+            PushTarget::try_new("http://x", ""),
+            Err(PushError::Job)
+        ));
+        let target = PushTarget::try_new("http://x", "j").unwrap();
+        for bad in ["team", "=v", "1a=v", "job=x", "__name__=x", "a-b=v"] {
+            assert!(
+                matches!(target.clone().label(bad), Err(PushError::Label(_))),
+                "{bad}"
+            );
+        }
+        let message = PushTarget::try_new("ftp://user:secret@x", "j")
+            .unwrap_err()
+            .to_string();
+        assert!(!message.contains("secret"), "{message}");
+    }
+}
