@@ -108,6 +108,7 @@ pub use resolve::{Inventory, Scope, Snapshot, StaticInventory, Verdict, classify
 pub use state::ToolCall;
 pub use state::{Action, BUILTIN_SERVER, State, ToolName};
 pub use state::{ConnectResult, ConnectionEvent, EventSink};
+pub use state::{CredentialExpiry, CredentialKind};
 #[cfg(feature = "hub")]
 pub use supervise::{CallError, Hub, HubOptions, HubOptionsBuilder, ServerSpec, TransportSpec};
 

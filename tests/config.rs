@@ -348,7 +348,7 @@ fn an_http_server_is_recognised_by_type_or_by_url_alone() {
         r#"{ "url": "http://${HOST}/mcp", "headers": {} }"#,
     ] {
         let config = parse(&with_server(entry)).unwrap();
-        let TransportSpec::Http { url, headers } = &config.servers[0].transport else {
+        let TransportSpec::Http { url, headers, .. } = &config.servers[0].transport else {
             panic!("{entry}: expected http");
         };
         assert_eq!(url.expose(), "http://127.0.0.1:8080/mcp", "{entry}");
@@ -477,7 +477,7 @@ fn the_shipped_example_parses_with_a_github_token() {
     assert!(config.warnings.is_empty(), "{:?}", config.warnings);
     let names: Vec<&str> = config.servers.iter().map(|s| &*s.name).collect();
     assert_eq!(names, ["files", "github"]);
-    let TransportSpec::Http { url, headers } = &config.servers[1].transport else {
+    let TransportSpec::Http { url, headers, .. } = &config.servers[1].transport else {
         panic!("github should be http");
     };
     assert_eq!(url.expose(), "https://example.invalid/mcp");

@@ -56,6 +56,7 @@
 mod error;
 mod expand;
 mod node;
+mod oauth;
 mod readiness;
 mod servers;
 mod walk;

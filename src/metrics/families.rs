@@ -49,6 +49,7 @@ pub(crate) struct Families {
     pub(crate) reconnects: Arc<Family<IntCounter>>,
     pub(crate) cooldown: Arc<Family<IntCounter>>,
     pub(crate) build_info: Arc<Family<IntGauge>>,
+    pub(crate) credential_expiry: Arc<Family<Gauge>>,
     pub(crate) operation: Arc<Family<Histogram>>,
 }
 
@@ -155,6 +156,11 @@ impl Families {
                 "mcp-readiness build information; always 1.",
                 &[LABEL_VERSION],
             )?,
+            credential_expiry: plain(
+                CREDENTIAL_EXPIRY_TIMESTAMP_SECONDS,
+                "Unix time a credential of the server expires, where known; renewable=\"false\": a human must re-authorize before then.",
+                &[LABEL_SERVER, LABEL_CREDENTIAL, LABEL_RENEWABLE],
+            )?,
             operation: histogram(
                 MCP_CLIENT_OPERATION_DURATION_SECONDS,
                 "Duration of MCP client operations (OpenTelemetry MCP semantic conventions).",
@@ -188,6 +194,7 @@ impl Families {
             c(&self.reconnects),
             c(&self.cooldown),
             c(&self.build_info),
+            c(&self.credential_expiry),
             c(&self.operation),
         ]
     }
@@ -229,6 +236,7 @@ impl Families {
             &*self.reconnects,
             &*self.cooldown,
             &*self.build_info,
+            &*self.credential_expiry,
             &*self.operation,
         ];
         all.sort_by_key(|f| f.name());
@@ -251,6 +259,7 @@ impl Families {
             + self.wait_budget.remove_server(server)
             + self.reconnects.remove_server(server)
             + self.cooldown.remove_server(server)
+            + self.credential_expiry.remove_server(server)
             + self.operation.remove_server(server)
     }
 }

@@ -36,6 +36,8 @@ pub(crate) struct ServerRow {
     pub(crate) reconnects: u64,
     /// The last [`CONNECT_HISTORY`] attempts, oldest first.
     pub(crate) history: VecDeque<ConnectRecord>,
+    /// Every credential of the server whose expiry is known.
+    pub(crate) credentials: Vec<crate::state::CredentialExpiry>,
 }
 
 impl ServerRow {
@@ -50,6 +52,7 @@ impl ServerRow {
             connects_failed: 0,
             reconnects: 0,
             history: VecDeque::with_capacity(CONNECT_HISTORY),
+            credentials: Vec::new(),
         }
     }
 }
@@ -126,6 +129,11 @@ impl StatusBoard {
             ConnectionEvent::ToolsChanged { server, count } => {
                 if let Some(row) = rows.get_mut(server) {
                     row.tools = *count;
+                }
+            }
+            ConnectionEvent::CredentialsExpire { server, expiries } => {
+                if let Some(row) = rows.get_mut(server) {
+                    row.credentials = expiries.clone();
                 }
             }
             ConnectionEvent::CooldownRejection { .. } => {}

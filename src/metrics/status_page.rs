@@ -64,7 +64,7 @@ pub(crate) fn render(rows: &[(std::sync::Arc<str>, ServerRow)], now_unix: f64) -
     page.push_str(
         "<table id=\"servers\">\n<thead><tr><th>Server</th><th>State</th><th>Action</th>\
          <th>Reason</th><th>In state for</th><th>Tools</th><th>Wait budget</th>\
-         <th>Connects</th><th>Last attempts</th></tr></thead>\n<tbody>\n",
+         <th>Credentials expire</th><th>Connects</th><th>Last attempts</th></tr></thead>\n<tbody>\n",
     );
     // Problems first, in the order they need a human: re-authorize, add, wait; then the ready.
     let mut ordered: Vec<&(std::sync::Arc<str>, ServerRow)> = rows.iter().collect();
@@ -84,13 +84,14 @@ pub(crate) fn render(rows: &[(std::sync::Arc<str>, ServerRow)], now_unix: f64) -
         };
         let reason = row.reason.as_deref().map_or_else(String::new, escape);
         let budget = row.wait_budget.map_or_else(|| "-".to_owned(), seconds);
+        let credentials = credentials(&row.credentials, now_unix);
         let _ = write!(
             page,
             "<tr data-server=\"{name}\" data-state=\"{state}\">\
              <td><code>{name}</code></td>\
              <td><span class=\"state {state}\">{state}</span></td>\
              <td>{action}{next}</td><td>{reason}</td><td>{}</td><td>{}</td><td>{budget}</td>\
-             <td>{} ok, {} failed, {} reconnect(s)</td><td>",
+             <td>{credentials}</td><td>{} ok, {} failed, {} reconnect(s)</td><td>",
             since(now_unix - row.since_unix),
             row.tools,
             row.connects_ok,
@@ -115,6 +116,40 @@ pub(crate) fn render(rows: &[(std::sync::Arc<str>, ServerRow)], now_unix: f64) -
     }
     page.push_str("</tbody>\n</table>\n</body>\n</html>\n");
     page
+}
+
+/// `refresh token 2026-12-08T19:00:00Z (in 6 d 23 h)`, one line per known expiry; a credential
+/// that renews itself says so. `-` when nothing is known.
+fn credentials(expiries: &[crate::state::CredentialExpiry], now_unix: f64) -> String {
+    if expiries.is_empty() {
+        return "-".to_owned();
+    }
+    let mut out = String::new();
+    for (i, expiry) in expiries.iter().enumerate() {
+        let at = expiry.unix_seconds();
+        let left = at - now_unix;
+        let when = if left >= 0.0 {
+            format!("in {}", since(left))
+        } else {
+            format!("expired {} ago", since(-left))
+        };
+        let renews = if expiry.renewable {
+            ", renews itself"
+        } else {
+            ""
+        };
+        let _ = write!(
+            out,
+            "{}<span class=\"credential\" data-credential=\"{}\" data-renewable=\"{}\" \
+             data-expires=\"{at}\">{} {} ({when}{renews})</span>",
+            if i > 0 { "<br>" } else { "" },
+            expiry.kind.as_str(),
+            expiry.renewable,
+            expiry.kind.describe(),
+            utc(at),
+        );
+    }
+    out
 }
 
 fn urgency(state: State) -> u8 {
@@ -206,6 +241,7 @@ mod tests {
                 duration: Duration::from_millis(12),
                 at_unix: 1_000.0,
             }]),
+            credentials: Vec::new(),
         }
     }
 

@@ -113,6 +113,14 @@ pub enum ConnectionEvent {
         /// How many tools it offers now.
         count: usize,
     },
+    /// What is known of when the server's credentials expire changed (a token was issued or
+    /// refreshed, a store was re-authorized); empty when nothing is known any more.
+    CredentialsExpire {
+        /// The server.
+        server: Arc<str>,
+        /// Every credential of the server whose expiry is known.
+        expiries: Vec<crate::state::CredentialExpiry>,
+    },
 }
 
 impl ConnectionEvent {
@@ -125,7 +133,8 @@ impl ConnectionEvent {
             | ConnectionEvent::ConnectAttempt { server, .. }
             | ConnectionEvent::Reconnected { server }
             | ConnectionEvent::CooldownRejection { server }
-            | ConnectionEvent::ToolsChanged { server, .. } => server,
+            | ConnectionEvent::ToolsChanged { server, .. }
+            | ConnectionEvent::CredentialsExpire { server, .. } => server,
         }
     }
 }

@@ -67,7 +67,7 @@ impl Supervisor {
                 "server `{}` rejected the credentials during `{tool}` (HTTP 401/403)",
                 self.name
             );
-            self.auth_lost(generation, why.clone());
+            let why = self.auth_lost(generation, why);
             return Err(self.unauthenticated_error(Some(&why)));
         }
         if is_pipe_dead(&error) {

@@ -170,6 +170,9 @@ impl Hub {
             );
         }
         shared.emit(events);
+        for supervisor in supervisors.values() {
+            supervisor.watch_credentials();
+        }
         Ok(Hub {
             inner: Arc::new(HubInner {
                 servers: RwLock::new(supervisors),
@@ -245,11 +248,15 @@ impl Hub {
                 Some(spec.clone()),
             ),
         );
+        let added = servers.get(&spec.name).cloned();
         drop(servers);
         self.inner.shared.emit(vec![ConnectionEvent::ServerAdded {
             server: spec.name,
             state: State::Absent,
         }]);
+        if let Some(added) = added {
+            added.watch_credentials();
+        }
         Ok(())
     }
 
@@ -298,7 +305,7 @@ impl Hub {
             .servers
             .write()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(spec.name.clone(), fresh);
+            .insert(spec.name.clone(), fresh.clone());
         match old {
             Some(old) => {
                 let from = old.observe().state;
@@ -319,6 +326,7 @@ impl Hub {
                 state: State::Absent,
             }]),
         }
+        fresh.watch_credentials();
         Ok(())
     }
 

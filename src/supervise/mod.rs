@@ -26,6 +26,8 @@ mod child_streams;
 mod classify;
 mod conn_state;
 mod connector;
+mod credential_expiry;
+mod credential_watch;
 mod error;
 mod factory;
 mod fan_out;
@@ -33,6 +35,8 @@ mod http;
 mod hub;
 mod hub_shared;
 mod inventory_view;
+#[cfg(feature = "oauth")]
+mod oauth;
 mod options;
 mod rmcp_session;
 mod spec;
@@ -42,13 +46,16 @@ mod supervisor;
 
 pub use crate::state::{ConnectResult, ConnectionEvent, EventSink};
 pub use connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents};
+pub use credential_expiry::CredentialState;
+#[cfg(feature = "oauth")]
+pub use oauth::{LoginError, authorize};
 pub use error::{CallError, CallErrorKind, NotConnected};
 pub use factory::connector_for;
 pub use fan_out::{Degraded, FanOut, FanOutResult};
 pub use http::HttpConnector;
 pub use hub::{Hub, ServerStatus};
 pub use options::{HubOptions, HubOptionsBuilder};
-pub use spec::{ServerSpec, TransportSpec};
+pub use spec::{OAuthSpec, ServerSpec, TransportSpec};
 pub use spec_error::SpecError;
 pub use stdio::StdioConnector;
 

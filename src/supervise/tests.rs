@@ -662,6 +662,7 @@ fn a_url_that_is_not_http_is_a_configuration_error_without_its_credentials() {
         transport: TransportSpec::Http {
             url: "ftp://user:hunter2@example.test/mcp".into(),
             headers: Default::default(),
+            oauth: None,
         },
     };
     let error = Hub::new(vec![spec], HubOptions::builder()).unwrap_err();
