@@ -31,8 +31,10 @@ impl Supervisor {
                 };
                 if state.reauthorized != reauthorized {
                     reauthorized = state.reauthorized;
-                    // New credentials after refused ones: the next use may connect again.
-                    supervisor.reset_auth();
+                    // New credentials after refused ones: try them now.
+                    if supervisor.reset_auth() {
+                        supervisor.connect_now();
+                    }
                 }
                 supervisor
                     .shared
