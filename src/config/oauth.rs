@@ -28,7 +28,7 @@ pub(crate) fn oauth(
     headers: &BTreeMap<String, Secret>,
     headers_path: &str,
 ) -> Result<OAuthSpec, ConfigError> {
-    let fields = ctx.object(node, path, "`oauth` (store, client_id, client_secret, scopes)", Some(OAUTH_KEYS))?;
+    let fields = ctx.object(node, path, "`oauth`", Some(OAUTH_KEYS))?;
     if let Some(header) = headers
         .keys()
         .find(|h| h.eq_ignore_ascii_case("authorization"))

@@ -184,7 +184,13 @@ impl FileStore {
             }
             was_stuck && !still_refused && problem.is_none()
         };
-        let expiries = file.map(expiries_of).unwrap_or_default();
+        // Refused credentials expire no more: they are dead already (the server is
+        // unauthenticated, which pages on its own).
+        let refused = matches!(*lock(&self.inner.problem), Some(Problem::RefreshRefused { .. }));
+        let expiries = match file {
+            Some(file) if !refused => expiries_of(file),
+            _ => Vec::new(),
+        };
         self.inner.status.send_if_modified(|status| {
             let changed = status.expiries != expiries || reauthorized;
             status.expiries = expiries;
@@ -433,6 +439,167 @@ impl CredentialStore for FileStore {
     ) -> Result<(), AuthError> {
         let token = refresh_fingerprint(credentials).unwrap_or_default();
         *lock(&self.inner.problem) = Some(Problem::RefreshRefused { token });
+        self.inner.status.send_if_modified(|status| {
+            let changed = !status.expiries.is_empty();
+            status.expiries.clear();
+            changed
+        });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "mcp-readiness-store-{name}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    fn credentials(refresh: &str, received_at: u64, extra: &str) -> StoredCredentials {
+        serde_json::from_str(&format!(
+            r#"{{"client_id":"cid","token_received_at":{received_at},"token_response":
+               {{"access_token":"AT-secret-value-1","token_type":"bearer","expires_in":300,
+                 "refresh_token":"{refresh}"{extra}}}}}"#
+        ))
+        .unwrap()
+    }
+
+    fn unix(expiry: &CredentialExpiry) -> u64 {
+        expiry.unix_seconds() as u64
+    }
+
+    #[tokio::test]
+    async fn a_saved_store_is_private_and_its_expiries_are_the_token_responses() {
+        let dir = dir("saved");
+        let store = FileStore::new(dir.join("sub/vault.json"));
+        let status = store.subscribe();
+        store
+            .save(credentials("RT-1", 1_000, r#","refresh_token_expires_in":86400"#))
+            .await
+            .unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&dir.join("sub/vault.json")), 0o600);
+            assert_eq!(mode(&dir.join("sub")), 0o700);
+        }
+        let expiries = status.borrow().expiries.clone();
+        assert_eq!(expiries.len(), 2);
+        assert_eq!(expiries[0].kind, CredentialKind::AccessToken);
+        assert_eq!((unix(&expiries[0]), expiries[0].renewable), (1_300, true));
+        assert_eq!(expiries[1].kind, CredentialKind::RefreshToken);
+        assert_eq!((unix(&expiries[1]), expiries[1].renewable), (87_400, false));
+        let loaded = store.load().await.unwrap().unwrap();
+        assert_eq!(loaded.client_id, "cid");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn a_refresh_that_keeps_the_refresh_token_keeps_its_known_lifetime_and_a_new_one_forgets_it()
+     {
+        let dir = dir("kept");
+        let store = FileStore::new(dir.join("vault.json"));
+        let status = store.subscribe();
+        store
+            .save(credentials("RT-1", 1_000, r#","refresh_token_expires_in":500"#))
+            .await
+            .unwrap();
+        store.save(credentials("RT-1", 1_200, "")).await.unwrap();
+        let expiries = status.borrow().expiries.clone();
+        assert_eq!(unix(&expiries[0]), 1_500, "the new access token");
+        assert_eq!(unix(&expiries[1]), 1_500, "the same refresh token, same lifetime");
+        store.save(credentials("RT-2", 1_300, "")).await.unwrap();
+        let expiries = status.borrow().expiries.clone();
+        assert_eq!(expiries.len(), 1, "a rotated refresh token of unknown lifetime: {expiries:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn an_access_token_without_a_refresh_token_cannot_renew_itself() {
+        let dir = dir("norefresh");
+        let store = FileStore::new(dir.join("vault.json"));
+        let mut creds = credentials("x", 1_000, "");
+        creds.token_response.as_mut().unwrap().set_refresh_token(None);
+        store.save(creds).await.unwrap();
+        let expiries = store.subscribe().borrow().expiries.clone();
+        assert_eq!(expiries.len(), 1);
+        assert!(!expiries[0].renewable);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_store_open_to_other_users_is_refused_with_the_chmod_to_run() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = dir("loose");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("vault.json");
+        std::fs::write(&path, "{}").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let store = FileStore::new(path.clone());
+        let err = store.load().await.unwrap_err().to_string();
+        assert!(err.contains("mode 0644") && err.contains(&format!("chmod 600 {}", path.display())), "{err}");
+        assert!(store.problem("run `x`").unwrap().contains("chmod 600"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn a_malformed_store_names_the_line_and_column_and_never_its_content() {
+        let dir = dir("malformed");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("vault.json");
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        use std::io::Write as _;
+        options
+            .open(&path)
+            .unwrap()
+            .write_all(br#"{"client_id": "c", "token_response": "LEAKED-token-9f8e7d"}"#)
+            .unwrap();
+        let err = FileStore::new(path).load().await.unwrap_err().to_string();
+        assert!(err.contains("line 1 column"), "{err}");
+        assert!(!err.contains("LEAKED"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn a_missing_store_holds_no_tokens_and_says_what_to_run() {
+        let store = FileStore::new(dir("missing").join("vault.json"));
+        assert!(store.load().await.unwrap().is_none());
+        let problem = store.problem("run `mcp-readiness oauth login`").unwrap();
+        assert!(problem.contains("holds no tokens") && problem.contains("oauth login"), "{problem}");
+    }
+
+    #[tokio::test]
+    async fn a_refused_refresh_token_is_the_reason_until_the_store_holds_another() {
+        let dir = dir("refused");
+        let store = FileStore::new(dir.join("vault.json"));
+        let status = store.subscribe();
+        let first = credentials("RT-1", 1_000, "");
+        store.save(first.clone()).await.unwrap();
+        assert_eq!(store.problem("run `login`"), None);
+        store.on_refresh_token_rejected(&first).await.unwrap();
+        let problem = store.problem("run `login`").unwrap();
+        assert!(problem.contains("refused the refresh token") && problem.contains("run `login`"));
+        assert!(status.borrow().expiries.is_empty(), "refused credentials expire no more");
+        // Reading the same file again does not forget the refusal.
+        store.load().await.unwrap();
+        assert!(store.problem("run `login`").is_some());
+        assert_eq!(status.borrow().reauthorized, 0);
+        // A re-authorization writes another refresh token: the server may try again.
+        store.save(credentials("RT-2", 2_000, "")).await.unwrap();
+        assert_eq!(store.problem("run `login`"), None);
+        assert_eq!(status.borrow().reauthorized, 1);
+        assert_eq!(status.borrow().expiries.len(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
