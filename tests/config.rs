@@ -537,7 +537,10 @@ fn an_oauth_server_gets_its_store_relative_to_the_file_and_the_command_that_reau
         oauth.reauthorize.as_deref(),
         Some("mcp-readiness oauth login --config conf/mcp.json --server s")
     );
-    assert!(!format!("{config:?}").contains(TOKEN), "the client secret is a secret");
+    assert!(
+        !format!("{config:?}").contains(TOKEN),
+        "the client secret is a secret"
+    );
 }
 
 #[test]
@@ -577,8 +580,13 @@ fn bad_oauth_blocks_name_the_file_the_path_and_what_was_expected() {
 
 #[test]
 fn oauth_on_a_stdio_server_is_an_unknown_key() {
-    let err = parse(&with_server(r#"{ "command": "srv", "oauth": { "store": "t.json", "client_id": "c" } }"#))
-        .unwrap_err()
-        .to_string();
-    assert!(err.starts_with("conf/mcp.json: mcpServers.s.oauth: unknown key"), "{err}");
+    let err = parse(&with_server(
+        r#"{ "command": "srv", "oauth": { "store": "t.json", "client_id": "c" } }"#,
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.starts_with("conf/mcp.json: mcpServers.s.oauth: unknown key"),
+        "{err}"
+    );
 }

@@ -33,7 +33,10 @@ async fn oauth_server(python: &PathBuf, scratch: &Scratch, port: u16, callback: 
     let child = Command::new(python)
         .arg(common::oncall::repo().join("tests/python/oauth_server.py"))
         .args(["--port", &port.to_string()])
-        .args(["--callback", &format!("http://127.0.0.1:{callback}/callback")])
+        .args([
+            "--callback",
+            &format!("http://127.0.0.1:{callback}/callback"),
+        ])
         .args(["--access-ttl", "3", "--refresh-ttl", "86400"])
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(scratch.path("oauth-server.err")).unwrap())
@@ -46,9 +49,13 @@ async fn oauth_server(python: &PathBuf, scratch: &Scratch, port: u16, callback: 
     let addr = format!("127.0.0.1:{port}");
     poll_until("the OAuth server", Duration::from_secs(30), async || {
         if let Ok(Some(status)) = guard.child.try_wait() {
-            panic!("the OAuth server exited ({status}): {}", scratch.read("oauth-server.err"));
+            panic!(
+                "the OAuth server exited ({status}): {}",
+                scratch.read("oauth-server.err")
+            );
         }
-        let request = format!("GET /.well-known/oauth-authorization-server HTTP/1.0\r\nHost: {addr}\r\n\r\n");
+        let request =
+            format!("GET /.well-known/oauth-authorization-server HTTP/1.0\r\nHost: {addr}\r\n\r\n");
         match http_exchange(&addr, request, "AS metadata").await {
             Ok((head, _)) if head.contains(" 200") => Ok(()),
             Ok((head, _)) => Err(head),
@@ -69,7 +76,15 @@ async fn login(scratch: &Scratch, config: &PathBuf, port: u16, callback: u16, ta
     let err = scratch.path(&format!("login-{tag}.err"));
     let out = scratch.path(&format!("login-{tag}.out"));
     let child = Command::new(BIN)
-        .args(["oauth", "login", "--server", "vault", "--port", &callback.to_string(), "--config"])
+        .args([
+            "oauth",
+            "login",
+            "--server",
+            "vault",
+            "--port",
+            &callback.to_string(),
+            "--config",
+        ])
         .arg(config)
         .env("RUST_LOG", "trace")
         .stdout(std::fs::File::create(&out).unwrap())
@@ -81,22 +96,32 @@ async fn login(scratch: &Scratch, config: &PathBuf, port: u16, callback: u16, ta
         name: "mcp-readiness oauth login",
     };
     let prefix = format!("http://127.0.0.1:{port}");
-    let target = poll_until("the authorization URL", Duration::from_secs(20), async || {
-        if let Ok(Some(status)) = guard.child.try_wait() {
-            panic!("login exited ({status}): {}", std::fs::read_to_string(&err).unwrap_or_default());
-        }
-        std::fs::read_to_string(&err)
-            .unwrap_or_default()
-            .lines()
-            .find_map(|l| l.trim().strip_prefix(&prefix).map(str::to_owned))
-            .filter(|t| t.starts_with("/authorize?"))
-            .ok_or_else(|| "no URL yet".to_owned())
-    })
+    let target = poll_until(
+        "the authorization URL",
+        Duration::from_secs(20),
+        async || {
+            if let Ok(Some(status)) = guard.child.try_wait() {
+                panic!(
+                    "login exited ({status}): {}",
+                    std::fs::read_to_string(&err).unwrap_or_default()
+                );
+            }
+            std::fs::read_to_string(&err)
+                .unwrap_or_default()
+                .lines()
+                .find_map(|l| l.trim().strip_prefix(&prefix).map(str::to_owned))
+                .filter(|t| t.starts_with("/authorize?"))
+                .ok_or_else(|| "no URL yet".to_owned())
+        },
+    )
     .await;
     let (head, _) = http_get_any(&format!("127.0.0.1:{port}"), &target).await;
     let location = head
         .lines()
-        .find_map(|l| l.strip_prefix("location: ").or_else(|| l.strip_prefix("Location: ")))
+        .find_map(|l| {
+            l.strip_prefix("location: ")
+                .or_else(|| l.strip_prefix("Location: "))
+        })
         .unwrap_or_else(|| panic!("the authorization server redirects: {head}"));
     let back = location
         .trim()
@@ -127,7 +152,10 @@ fn sample(text: &str, name: &str, labels: &[&str]) -> Option<f64> {
     text.lines().find_map(|line| {
         let rest = line.strip_prefix(name)?.strip_prefix('{')?;
         let (set, value) = rest.split_once("} ")?;
-        labels.iter().all(|l| set.contains(l)).then(|| value.trim().parse().ok())?
+        labels
+            .iter()
+            .all(|l| set.contains(l))
+            .then(|| value.trim().parse().ok())?
     })
 }
 
@@ -138,19 +166,31 @@ fn state_of(text: &str, server: &str) -> Option<&'static str> {
             sample(
                 text,
                 "mcp_readiness_server_state",
-                &[&format!("server=\"{server}\""), &format!("state=\"{state}\"")],
+                &[
+                    &format!("server=\"{server}\""),
+                    &format!("state=\"{state}\""),
+                ],
             ) == Some(1.0)
         })
 }
 
 fn assert_no_token(what: &str, text: &str, tokens: &[String]) {
     for token in tokens {
-        assert!(!text.contains(token.as_str()), "{what} shows a token:\n{}", text.lines().filter(|l| l.contains(token.as_str())).take(3).collect::<Vec<_>>().join("\n"));
+        assert!(
+            !text.contains(token.as_str()),
+            "{what} shows a token:\n{}",
+            text.lines()
+                .filter(|l| l.contains(token.as_str()))
+                .take(3)
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
     }
 }
 
 #[tokio::test]
-async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_reads_unauthenticated_until_login() {
+async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_reads_unauthenticated_until_login()
+ {
     let Some(python) = python() else { return };
     let scratch = Scratch::new("oauth");
     let (port, callback) = (free_port(), free_port());
@@ -193,7 +233,9 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
     let serve = Serve::start(BIN, &scratch, &config, &[("RUST_LOG", "debug")]).await;
     poll_until("vault ready", Duration::from_secs(20), async || {
         let text = serve.metrics().await;
-        (state_of(&text, "vault") == Some("ready")).then_some(()).ok_or(text)
+        (state_of(&text, "vault") == Some("ready"))
+            .then_some(())
+            .ok_or(text)
     })
     .await;
 
@@ -204,52 +246,115 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
     let mut metrics = String::new();
     while tokio::time::Instant::now() < until {
         metrics = serve.metrics().await;
-        assert_eq!(state_of(&metrics, "vault"), Some("ready"), "ready throughout:\n{metrics}");
+        assert_eq!(
+            state_of(&metrics, "vault"),
+            Some("ready"),
+            "ready throughout:\n{metrics}"
+        );
         scrapes += 1;
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let refreshes = stats(port).await["refreshes"].as_u64().unwrap() - refreshes_before;
-    assert!(refreshes >= 2, "the access token (3 s) was refreshed across 9 s: {refreshes}");
+    assert!(
+        refreshes >= 2,
+        "the access token (3 s) was refreshed across 9 s: {refreshes}"
+    );
     eprintln!("{scrapes} scrapes ready across {refreshes} refreshes");
 
     // The gauge says what the authorization server said.
     let expiry = "mcp_readiness_credential_expiry_timestamp_seconds";
-    poll_until("the gauge matching the last token issued", Duration::from_secs(10), async || {
-        let text = serve.metrics().await;
-        let issued = stats(port).await;
-        let access = sample(&text, expiry, &[r#"server="vault""#, r#"credential="access_token""#, r#"renewable="true""#]);
-        let refresh = sample(&text, expiry, &[r#"server="vault""#, r#"credential="refresh_token""#, r#"renewable="false""#]);
-        let want_access = issued["last_access_expires_at"].as_f64().unwrap();
-        let want_refresh = issued["last_refresh_expires_at"].as_f64().unwrap();
-        match (access, refresh) {
-            (Some(a), Some(r)) if (a - want_access).abs() <= 1.0 && (r - want_refresh).abs() <= 1.0 => Ok(()),
-            other => Err(format!("{other:?} vs {want_access} / {want_refresh}")),
-        }
-    })
+    poll_until(
+        "the gauge matching the last token issued",
+        Duration::from_secs(10),
+        async || {
+            let text = serve.metrics().await;
+            let issued = stats(port).await;
+            let access = sample(
+                &text,
+                expiry,
+                &[
+                    r#"server="vault""#,
+                    r#"credential="access_token""#,
+                    r#"renewable="true""#,
+                ],
+            );
+            let refresh = sample(
+                &text,
+                expiry,
+                &[
+                    r#"server="vault""#,
+                    r#"credential="refresh_token""#,
+                    r#"renewable="false""#,
+                ],
+            );
+            let want_access = issued["last_access_expires_at"].as_f64().unwrap();
+            let want_refresh = issued["last_refresh_expires_at"].as_f64().unwrap();
+            match (access, refresh) {
+                (Some(a), Some(r))
+                    if (a - want_access).abs() <= 1.0 && (r - want_refresh).abs() <= 1.0 =>
+                {
+                    Ok(())
+                }
+                other => Err(format!("{other:?} vs {want_access} / {want_refresh}")),
+            }
+        },
+    )
     .await;
     assert_eq!(
-        sample(&metrics, expiry, &[r#"server="jwt""#, r#"credential="bearer_token""#, r#"renewable="false""#]),
+        sample(
+            &metrics,
+            expiry,
+            &[
+                r#"server="jwt""#,
+                r#"credential="bearer_token""#,
+                r#"renewable="false""#
+            ]
+        ),
         Some(jwt_exp as f64),
         "a bearer JWT's exp is exported"
     );
     let page = http_get(&serve.addr, "/").await;
-    assert!(page.contains(r#"data-credential="refresh_token" data-renewable="false""#), "{page}");
-    assert!(page.contains(r#"data-credential="bearer_token""#) && page.contains("2030-01-01T00:00:00Z"), "{page}");
+    assert!(
+        page.contains(r#"data-credential="refresh_token" data-renewable="false""#),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"data-credential="bearer_token""#) && page.contains("2030-01-01T00:00:00Z"),
+        "{page}"
+    );
 
     // Revoked: the next refresh is refused, and the reason says what to run.
-    let request = format!("POST /admin/revoke HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n");
-    http_exchange(&format!("127.0.0.1:{port}"), request, "revoke").await.unwrap();
-    poll_until("vault unauthenticated", Duration::from_secs(15), async || {
-        let text = serve.metrics().await;
-        (state_of(&text, "vault") == Some("unauthenticated")).then_some(()).ok_or(text)
-    })
+    let request =
+        "POST /admin/revoke HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n".to_owned();
+    http_exchange(&format!("127.0.0.1:{port}"), request, "revoke")
+        .await
+        .unwrap();
+    poll_until(
+        "vault unauthenticated",
+        Duration::from_secs(15),
+        async || {
+            let text = serve.metrics().await;
+            (state_of(&text, "vault") == Some("unauthenticated"))
+                .then_some(())
+                .ok_or(text)
+        },
+    )
     .await;
     let page = http_get(&serve.addr, "/").await;
-    let row = page.lines().find(|l| l.contains(r#"data-server="vault""#)).unwrap_or_default();
+    let row = page
+        .lines()
+        .find(|l| l.contains(r#"data-server="vault""#))
+        .unwrap_or_default();
     eprintln!("vault row: {row}");
-    assert!(row.contains("refused the refresh token"), "the reason says the refresh token was refused: {row}");
     assert!(
-        row.contains(&format!("mcp-readiness oauth login --config {} --server vault", config.display())),
+        row.contains("refused the refresh token"),
+        "the reason says the refresh token was refused: {row}"
+    );
+    assert!(
+        row.contains(&format!(
+            "mcp-readiness oauth login --config {} --server vault",
+            config.display()
+        )),
         "the reason names the command to run: {row}"
     );
 
@@ -257,7 +362,9 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
     printed += &login(&scratch, &config, port, callback, "again").await;
     poll_until("vault ready again", Duration::from_secs(20), async || {
         let text = serve.metrics().await;
-        (state_of(&text, "vault") == Some("ready")).then_some(()).ok_or(text)
+        (state_of(&text, "vault") == Some("ready"))
+            .then_some(())
+            .ok_or(text)
     })
     .await;
 
@@ -276,7 +383,10 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
     let mut serve = serve;
     signal(serve.guard.pid(), "TERM");
     serve.guard.exit_within(Duration::from_secs(20)).await;
-    assert!(serve.stderr().contains("DEBUG"), "RUST_LOG=debug took effect");
+    assert!(
+        serve.stderr().contains("DEBUG"),
+        "RUST_LOG=debug took effect"
+    );
     assert_no_token("/metrics", &metrics, &tokens);
     assert_no_token("the status page", &page, &tokens);
     assert_no_token("serve's stdout", &serve.stdout(), &tokens);

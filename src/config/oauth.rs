@@ -48,16 +48,25 @@ pub(crate) fn oauth(
             return Err(ctx.err(&path, format!("expected {what}, found an empty string")));
         }
         if value.chars().any(char::is_control) {
-            return Err(ctx.err(&path, "contains a control character (once expanded): check the variable it uses"));
+            return Err(ctx.err(
+                &path,
+                "contains a control character (once expanded): check the variable it uses",
+            ));
         }
         Ok(value)
     };
-    let store = required("store", "the credential store file (where the tokens are kept)")?;
+    let store = required(
+        "store",
+        "the credential store file (where the tokens are kept)",
+    )?;
     // Relative to the configuration file, like `cwd`.
     let base = ctx.file.parent().map(PathBuf::from).unwrap_or_default();
     let store = base.join(store);
     if store.file_name().is_none() {
-        return Err(ctx.err(&fields.path_of("store"), "expected a file, found a directory: name the file the tokens are kept in"));
+        return Err(ctx.err(
+            &fields.path_of("store"),
+            "expected a file, found a directory: name the file the tokens are kept in",
+        ));
     }
     let client_id = required("client_id", "the OAuth client id")?;
     let client_secret = match fields.get("client_secret") {
@@ -78,8 +87,15 @@ pub(crate) fn oauth(
             let scopes = ctx.strings(node, &path)?;
             for (i, scope) in scopes.iter().enumerate() {
                 // RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
-                if scope.is_empty() || !scope.bytes().all(|b| b == 0x21 || (0x23..=0x5b).contains(&b) || (0x5d..=0x7e).contains(&b)) {
-                    return Err(ctx.err(&index(&path, i), "expected an OAuth scope (printable ASCII without spaces, `\"` or `\\`)"));
+                if scope.is_empty()
+                    || !scope.bytes().all(|b| {
+                        b == 0x21 || (0x23..=0x5b).contains(&b) || (0x5d..=0x7e).contains(&b)
+                    })
+                {
+                    return Err(ctx.err(
+                        &index(&path, i),
+                        "expected an OAuth scope (printable ASCII without spaces, `\"` or `\\`)",
+                    ));
                 }
             }
             scopes
@@ -99,7 +115,11 @@ pub(crate) fn oauth(
 
 /// `word` as one shell word (quoted when it has anything but safe characters).
 fn shell_word(word: &str) -> String {
-    if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:@%+=,".contains(c)) {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:@%+=,".contains(c))
+    {
         word.to_owned()
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))

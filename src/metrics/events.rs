@@ -64,9 +64,9 @@ impl EventSink for Metrics {
                 self.remember_removed(server);
                 self.remove_server(server);
             }
-            ConnectionEvent::CredentialsExpire { server, expiries } => {
-                self.configured_server(server).set_credential_expiries(expiries)
-            }
+            ConnectionEvent::CredentialsExpire { server, expiries } => self
+                .configured_server(server)
+                .set_credential_expiries(expiries),
         }
     }
 }

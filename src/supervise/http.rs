@@ -180,7 +180,10 @@ impl HttpConnector {
                     }
                 };
                 let detail = truncate(redact(&detail, &self.secrets), 300);
-                if let Some(problem) = self.auth_problem().filter(|_| result == ConnectResult::Unauthorized) {
+                if let Some(problem) = self
+                    .auth_problem()
+                    .filter(|_| result == ConnectResult::Unauthorized)
+                {
                     return Err(ConnectError::new(
                         result,
                         format!("server `{server}`: connecting failed ({detail}): {problem}"),

@@ -47,13 +47,13 @@ mod supervisor;
 pub use crate::state::{ConnectResult, ConnectionEvent, EventSink};
 pub use connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents};
 pub use credential_expiry::CredentialState;
-#[cfg(feature = "oauth")]
-pub use oauth::{LoginError, authorize};
 pub use error::{CallError, CallErrorKind, NotConnected};
 pub use factory::connector_for;
 pub use fan_out::{Degraded, FanOut, FanOutResult};
 pub use http::HttpConnector;
 pub use hub::{Hub, ServerStatus};
+#[cfg(feature = "oauth")]
+pub use oauth::{LoginError, authorize};
 pub use options::{HubOptions, HubOptionsBuilder};
 pub use spec::{OAuthSpec, ServerSpec, TransportSpec};
 pub use spec_error::SpecError;

@@ -7,11 +7,11 @@ use rmcp::transport::auth::{AuthClient, AuthorizationManager, OAuthClientConfig}
 use tokio::sync::watch;
 
 use super::store::FileStore;
-use crate::supervise::credential_expiry::CredentialState;
 use crate::secret::{Secret, redact};
-use crate::supervise::connector::ConnectError;
-use crate::supervise::spec::OAuthSpec;
 use crate::state::ConnectResult;
+use crate::supervise::connector::ConnectError;
+use crate::supervise::credential_expiry::CredentialState;
+use crate::supervise::spec::OAuthSpec;
 
 /// The redirect URI a refresh-only client is configured with (rmcp needs one; a refresh never
 /// uses it, the login command sets its own).

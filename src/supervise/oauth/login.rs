@@ -154,7 +154,9 @@ async fn callback(listener: &TcpListener) -> Result<(String, String), String> {
             .unwrap_or_default();
         let Some(query) = target.strip_prefix("/callback?") else {
             let _ = socket
-                .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                .write_all(
+                    b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                )
                 .await;
             continue;
         };

@@ -45,12 +45,15 @@ enum Problem {
     Broken(String),
 }
 
+/// A file's length and modification time: whether someone else rewrote it.
+type Stamp = (u64, SystemTime);
+
 struct Inner {
     path: PathBuf,
     status: watch::Sender<CredentialState>,
     problem: Mutex<Option<Problem>>,
-    /// Length and modification time of the file as last read or written by us.
-    seen: Mutex<Option<(u64, SystemTime)>>,
+    /// The file as last read or written by us.
+    seen: Mutex<Option<Stamp>>,
     watching: std::sync::atomic::AtomicBool,
 }
 
@@ -186,7 +189,10 @@ impl FileStore {
         };
         // Refused credentials expire no more: they are dead already (the server is
         // unauthenticated, which pages on its own).
-        let refused = matches!(*lock(&self.inner.problem), Some(Problem::RefreshRefused { .. }));
+        let refused = matches!(
+            *lock(&self.inner.problem),
+            Some(Problem::RefreshRefused { .. })
+        );
         let expiries = match file {
             Some(file) if !refused => expiries_of(file),
             _ => Vec::new(),
@@ -231,9 +237,7 @@ fn expiries_of(file: &StoreFile) -> Vec<CredentialExpiry> {
             renewable: has_refresh,
         });
     }
-    if has_refresh
-        && let Some(expires_at) = refresh_expires_at(file).and_then(at)
-    {
+    if has_refresh && let Some(expires_at) = refresh_expires_at(file).and_then(at) {
         out.push(CredentialExpiry {
             kind: CredentialKind::RefreshToken,
             expires_at,
@@ -260,14 +264,14 @@ fn refresh_lifetime_from_response(credentials: &StoredCredentials) -> Option<u64
     Some(credentials.token_received_at?.saturating_add(lifetime))
 }
 
-fn stamp_of(path: &Path) -> Option<(u64, SystemTime)> {
+fn stamp_of(path: &Path) -> Option<Stamp> {
     let meta = std::fs::metadata(path).ok()?;
     Some((meta.len(), meta.modified().ok()?))
 }
 
 /// Reads and parses the file; `Ok(None)` when it does not exist. Errors name the file and what to
 /// do, never a value from it (a parse error gives only the line and column).
-fn read_store(path: &Path) -> Result<(Option<StoreFile>, Option<(u64, SystemTime)>), String> {
+fn read_store(path: &Path) -> Result<(Option<StoreFile>, Option<Stamp>), String> {
     use std::io::Read as _;
     let shown = path.display();
     let file = match std::fs::File::open(path) {
@@ -320,7 +324,7 @@ fn read_store(path: &Path) -> Result<(Option<StoreFile>, Option<(u64, SystemTime
 
 /// Writes the file atomically (a temporary file in the same directory, mode 0600, renamed over
 /// it); creates the directory (mode 0700) when missing.
-fn write_store(path: &Path, file: &StoreFile) -> Result<Option<(u64, SystemTime)>, String> {
+fn write_store(path: &Path, file: &StoreFile) -> Result<Option<Stamp>, String> {
     use std::io::Write as _;
     let shown = path.display();
     let text = serde_json::to_vec_pretty(file)
@@ -384,7 +388,11 @@ impl FileStore {
         .await
         .map_err(|_| "writing the credential store was cancelled".to_owned())?;
         *lock(&self.inner.seen) = written?;
-        let problem = file.credentials.token_response.is_none().then_some(Problem::Empty);
+        let problem = file
+            .credentials
+            .token_response
+            .is_none()
+            .then_some(Problem::Empty);
         self.record(Some(&file), problem);
         Ok(())
     }
@@ -395,7 +403,11 @@ impl CredentialStore for FileStore {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
         match self.read_file().await {
             Ok(Some(file)) => {
-                let problem = file.credentials.token_response.is_none().then_some(Problem::Empty);
+                let problem = file
+                    .credentials
+                    .token_response
+                    .is_none()
+                    .then_some(Problem::Empty);
                 self.record(Some(&file), problem);
                 Ok(Some(file.credentials))
             }
@@ -453,10 +465,8 @@ mod tests {
     use super::*;
 
     fn dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "mcp-readiness-store-{name}-{}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("mcp-readiness-store-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         dir
     }
@@ -480,7 +490,11 @@ mod tests {
         let store = FileStore::new(dir.join("sub/vault.json"));
         let status = store.subscribe();
         store
-            .save(credentials("RT-1", 1_000, r#","refresh_token_expires_in":86400"#))
+            .save(credentials(
+                "RT-1",
+                1_000,
+                r#","refresh_token_expires_in":86400"#,
+            ))
             .await
             .unwrap();
         #[cfg(unix)]
@@ -508,16 +522,28 @@ mod tests {
         let store = FileStore::new(dir.join("vault.json"));
         let status = store.subscribe();
         store
-            .save(credentials("RT-1", 1_000, r#","refresh_token_expires_in":500"#))
+            .save(credentials(
+                "RT-1",
+                1_000,
+                r#","refresh_token_expires_in":500"#,
+            ))
             .await
             .unwrap();
         store.save(credentials("RT-1", 1_200, "")).await.unwrap();
         let expiries = status.borrow().expiries.clone();
         assert_eq!(unix(&expiries[0]), 1_500, "the new access token");
-        assert_eq!(unix(&expiries[1]), 1_500, "the same refresh token, same lifetime");
+        assert_eq!(
+            unix(&expiries[1]),
+            1_500,
+            "the same refresh token, same lifetime"
+        );
         store.save(credentials("RT-2", 1_300, "")).await.unwrap();
         let expiries = status.borrow().expiries.clone();
-        assert_eq!(expiries.len(), 1, "a rotated refresh token of unknown lifetime: {expiries:?}");
+        assert_eq!(
+            expiries.len(),
+            1,
+            "a rotated refresh token of unknown lifetime: {expiries:?}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -526,7 +552,11 @@ mod tests {
         let dir = dir("norefresh");
         let store = FileStore::new(dir.join("vault.json"));
         let mut creds = credentials("x", 1_000, "");
-        creds.token_response.as_mut().unwrap().set_refresh_token(None);
+        creds
+            .token_response
+            .as_mut()
+            .unwrap()
+            .set_refresh_token(None);
         store.save(creds).await.unwrap();
         let expiries = store.subscribe().borrow().expiries.clone();
         assert_eq!(expiries.len(), 1);
@@ -545,7 +575,10 @@ mod tests {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         let store = FileStore::new(path.clone());
         let err = store.load().await.unwrap_err().to_string();
-        assert!(err.contains("mode 0644") && err.contains(&format!("chmod 600 {}", path.display())), "{err}");
+        assert!(
+            err.contains("mode 0644") && err.contains(&format!("chmod 600 {}", path.display())),
+            "{err}"
+        );
         assert!(store.problem("run `x`").unwrap().contains("chmod 600"));
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -576,7 +609,10 @@ mod tests {
         let store = FileStore::new(dir("missing").join("vault.json"));
         assert!(store.load().await.unwrap().is_none());
         let problem = store.problem("run `mcp-readiness oauth login`").unwrap();
-        assert!(problem.contains("holds no tokens") && problem.contains("oauth login"), "{problem}");
+        assert!(
+            problem.contains("holds no tokens") && problem.contains("oauth login"),
+            "{problem}"
+        );
     }
 
     #[tokio::test]
@@ -590,7 +626,10 @@ mod tests {
         store.on_refresh_token_rejected(&first).await.unwrap();
         let problem = store.problem("run `login`").unwrap();
         assert!(problem.contains("refused the refresh token") && problem.contains("run `login`"));
-        assert!(status.borrow().expiries.is_empty(), "refused credentials expire no more");
+        assert!(
+            status.borrow().expiries.is_empty(),
+            "refused credentials expire no more"
+        );
         // Reading the same file again does not forget the refusal.
         store.load().await.unwrap();
         assert!(store.problem("run `login`").is_some());
