@@ -230,7 +230,14 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
     }
     assert_eq!(stats(port).await["logins"], 1);
 
-    let serve = Serve::start(BIN, &scratch, &config, &[("RUST_LOG", "debug")]).await;
+    let (otlp, mut exports) = common::otlp::start_http_receiver().await;
+    let traces = format!("http://{otlp}/v1/traces");
+    let env = [
+        ("RUST_LOG", "debug"),
+        ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", traces.as_str()),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
+    ];
+    let serve = Serve::start(BIN, &scratch, &config, &env).await;
     poll_until("vault ready", Duration::from_secs(20), async || {
         let text = serve.metrics().await;
         (state_of(&text, "vault") == Some("ready"))
@@ -345,7 +352,6 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
         .lines()
         .find(|l| l.contains(r#"data-server="vault""#))
         .unwrap_or_default();
-    eprintln!("vault row: {row}");
     assert!(
         row.contains("refused the refresh token"),
         "the reason says the refresh token was refused: {row}"
@@ -392,4 +398,13 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
     assert_no_token("serve's stdout", &serve.stdout(), &tokens);
     assert_no_token("serve's stderr", &serve.stderr(), &tokens);
     assert_no_token("login's output", &printed, &tokens);
+    let mut spans = String::new();
+    while let Ok(export) = exports.try_recv() {
+        spans += &format!("{export:?}");
+    }
+    assert!(
+        spans.contains("initialize"),
+        "serve exported its spans over OTLP"
+    );
+    assert_no_token("exported spans", &spans, &tokens);
 }

@@ -246,6 +246,50 @@ mod tests {
     }
 
     #[test]
+    fn known_credential_expiries_are_shown_with_what_renews_itself_and_what_expired() {
+        use crate::state::{CredentialExpiry, CredentialKind};
+        let at = |secs: u64| std::time::UNIX_EPOCH + Duration::from_secs(secs);
+        let mut github = row(State::Ready, None);
+        github.credentials = vec![
+            CredentialExpiry {
+                kind: CredentialKind::AccessToken,
+                expires_at: at(1_300),
+                renewable: true,
+            },
+            CredentialExpiry {
+                kind: CredentialKind::RefreshToken,
+                expires_at: at(1_000 + 7 * 3600),
+                renewable: false,
+            },
+            CredentialExpiry {
+                kind: CredentialKind::BearerToken,
+                expires_at: at(1_100),
+                renewable: false,
+            },
+        ];
+        let rows = vec![
+            (Arc::from("github"), github),
+            (Arc::from("files"), row(State::Ready, None)),
+        ];
+        let page = render(&rows, 1_200.0);
+        assert!(
+            page.contains("access token 1970-01-01T00:21:40Z (in 1 min 40 s, renews itself)"),
+            "{page}"
+        );
+        assert!(page.contains(r#"data-credential="refresh_token" data-renewable="false" data-expires="26200">refresh token 1970-01-01T07:16:40Z (in 6 h 56 min)"#), "{page}");
+        assert!(
+            page.contains("bearer token 1970-01-01T00:18:20Z (expired 1 min 40 s ago)"),
+            "{page}"
+        );
+        assert!(page.contains("<th>Credentials expire</th>"));
+        let files = page
+            .lines()
+            .find(|l| l.contains(r#"data-server="files""#))
+            .unwrap();
+        assert!(files.contains("<td>-</td>"), "nothing known: {files}");
+    }
+
+    #[test]
     fn each_server_gets_a_row_with_its_state_action_and_time_in_state() {
         let rows = vec![
             (Arc::from("files"), row(State::Ready, None)),
