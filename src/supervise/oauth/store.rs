@@ -45,8 +45,17 @@ enum Problem {
     Broken(String),
 }
 
-/// A file's length and modification time: whether someone else rewrote it.
-type Stamp = (u64, SystemTime);
+/// A file's length, modification time and permissions: whether someone else rewrote it (or
+/// fixed its mode).
+type Stamp = (u64, SystemTime, u32);
+
+fn stamp(meta: &std::fs::Metadata) -> Option<Stamp> {
+    #[cfg(unix)]
+    let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
+    #[cfg(not(unix))]
+    let mode = 0;
+    Some((meta.len(), meta.modified().ok()?, mode))
+}
 
 struct Inner {
     path: PathBuf,
@@ -132,8 +141,9 @@ impl FileStore {
         let _ = self.load().await;
     }
 
-    /// Starts (once) the task that notices a re-authorization: after a refused refresh token,
-    /// a file rewritten with another refresh token lets the server try again.
+    /// Starts (once) the task that notices a re-authorization: while the store cannot give a
+    /// usable token (refused, missing, unreadable), a file that changes is read again, and one
+    /// that works now (another refresh token, fixed permissions) lets the server try again.
     pub(crate) fn watch_for_reauthorization(&self) {
         if self
             .inner
@@ -150,10 +160,7 @@ impl FileStore {
                 tick.tick().await;
                 let Some(inner) = weak.upgrade() else { return };
                 let store = FileStore { inner };
-                if !matches!(
-                    *lock(&store.inner.problem),
-                    Some(Problem::RefreshRefused { .. } | Problem::Empty)
-                ) {
+                if lock(&store.inner.problem).is_none() {
                     continue;
                 }
                 let path = store.inner.path.clone();
@@ -171,10 +178,7 @@ impl FileStore {
     fn record(&self, file: Option<&StoreFile>, problem: Option<Problem>) {
         let reauthorized = {
             let mut current = lock(&self.inner.problem);
-            let was_stuck = matches!(
-                *current,
-                Some(Problem::RefreshRefused { .. } | Problem::Empty)
-            );
+            let was_stuck = current.is_some();
             // A refused token stays refused until the file holds another refresh token.
             let still_refused = match (&*current, file) {
                 (Some(Problem::RefreshRefused { token }), Some(file)) => {
@@ -265,8 +269,7 @@ fn refresh_lifetime_from_response(credentials: &StoredCredentials) -> Option<u64
 }
 
 fn stamp_of(path: &Path) -> Option<Stamp> {
-    let meta = std::fs::metadata(path).ok()?;
-    Some((meta.len(), meta.modified().ok()?))
+    stamp(&std::fs::metadata(path).ok()?)
 }
 
 /// Reads and parses the file; `Ok(None)` when it does not exist. Errors name the file and what to
@@ -303,7 +306,7 @@ fn read_store(path: &Path) -> Result<(Option<StoreFile>, Option<Stamp>), String>
              credential store"
         ));
     }
-    let stamp = meta.modified().ok().map(|m| (meta.len(), m));
+    let stamp = stamp(&meta);
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok((None, stamp));
     }
@@ -571,7 +574,8 @@ mod tests {
         let dir = dir("loose");
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("vault.json");
-        std::fs::write(&path, "{}").unwrap();
+        let valid = serde_json::to_string(&credentials("RT-1", 1_000, "")).unwrap();
+        std::fs::write(&path, valid).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         let store = FileStore::new(path.clone());
         let err = store.load().await.unwrap_err().to_string();
@@ -580,6 +584,11 @@ mod tests {
             "{err}"
         );
         assert!(store.problem("run `x`").unwrap().contains("chmod 600"));
+        // Fixed: the store counts as re-authorized (the server may try again).
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        store.load().await.unwrap();
+        assert_eq!(store.problem("run `x`"), None);
+        assert_eq!(store.subscribe().borrow().reauthorized, 1);
         let _ = std::fs::remove_dir_all(&dir);
     }
 
