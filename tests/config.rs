@@ -141,7 +141,7 @@ fn every_bad_file_gives_its_exact_error() {
         (
             "stdio key on an http server",
             with_server(r#"{ "type": "http", "url": "http://h", "env": {} }"#),
-            "conf/mcp.json: mcpServers.s.env: unknown key: a streamable-HTTP server allows only `type`, `url`, `headers`",
+            "conf/mcp.json: mcpServers.s.env: unknown key: a streamable-HTTP server allows only `type`, `url`, `headers`, `oauth`",
         ),
         (
             "env name with =",
