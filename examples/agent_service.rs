@@ -87,6 +87,7 @@ async fn main() -> ExitCode {
                     Secret::new(format!("Bearer {WIKI_TOKEN}")),
                 )]
                 .into(),
+                oauth: None,
             },
         },
     ];

@@ -120,10 +120,12 @@ pub use resolve::{Inventory, Scope, Snapshot, StaticInventory, Verdict, classify
 pub use state::ToolCall;
 pub use state::{Action, BUILTIN_SERVER, State, ToolName};
 pub use state::{ConnectResult, ConnectionEvent, EventSink, ServerIdentity};
+pub use state::{CredentialExpiry, CredentialKind};
 #[cfg(feature = "hub")]
 pub use supervise::{CallError, Hub, HubOptions, HubOptionsBuilder, ServerSpec, TransportSpec};
 #[cfg(feature = "hub")]
 pub use supervise::{CallErrorKind, ConnectError, Peers, RmcpConnector, ServerStatus};
+#[cfg(feature = "hub")]
 pub use supervise::{OpenFileLimit, raise_open_file_limit};
 
 /// The README's Rust examples, compiled and run as doc tests.

@@ -35,6 +35,8 @@ enum Command {
     Serve(cli::serve::Args),
     /// Replay the design's virtual-clock scenarios and print their tables.
     Simulate(cli::simulate::Args),
+    /// OAuth for configured servers: `oauth login` authorizes one and writes its credential store.
+    Oauth(cli::oauth::Args),
     /// One of the demo's MCP servers over stdio (started by `demo`).
     #[command(hide = true)]
     DemoServer(cli::demo::ServerArgs),
@@ -91,6 +93,7 @@ fn main() -> ExitCode {
             Command::Demo(args) => cli::demo::run(args).await,
             Command::Check(args) => cli::check::run(args).await,
             Command::Serve(args) => cli::serve::run(args).await,
+            Command::Oauth(args) => cli::oauth::run(args).await,
             Command::Simulate(_) | Command::DemoServer(_) => ExitCode::SUCCESS,
         };
         if let Some(guard) = telemetry {

@@ -10,6 +10,7 @@ use std::{env, fs, io::Write, path::PathBuf};
 
 use mcp_readiness::metrics::{self, CallOutcome, ManualClock, Metrics, MetricsError, names};
 use mcp_readiness::{ConnectResult, ConnectionEvent, EventSink, Scope, State, Verdict};
+use mcp_readiness::{CredentialExpiry, CredentialKind};
 use prometheus::Registry;
 use proptest::prelude::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -196,6 +197,23 @@ fn scenario() -> Metrics {
     metrics.on_event(&handshake("files", "2025-11-25"));
     // github: its token was revoked.
     metrics.on_event(&added("github", State::Connecting));
+    // Its OAuth access token renews itself; its refresh token does not.
+    let at = |secs: u64| std::time::UNIX_EPOCH + Duration::from_secs(secs);
+    metrics.on_event(&ConnectionEvent::CredentialsExpire {
+        server: "github".into(),
+        expiries: vec![
+            CredentialExpiry {
+                kind: CredentialKind::AccessToken,
+                expires_at: at(1_767_229_200),
+                renewable: true,
+            },
+            CredentialExpiry {
+                kind: CredentialKind::RefreshToken,
+                expires_at: at(1_769_817_600),
+                renewable: false,
+            },
+        ],
+    });
     metrics.on_event(&connect("github", ConnectResult::Unauthorized, 300));
     clock.advance(Duration::from_millis(300));
     metrics.on_event(&changed(
@@ -694,6 +712,7 @@ fn every_metric_of_the_design_table_is_exposed_with_its_type() {
         (names::CONFIG_LAST_RELOAD_SUCCESSFUL, "gauge"),
         (names::CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS, "gauge"),
         (names::SERVER_INFO, "gauge"),
+        (names::CREDENTIAL_EXPIRY_TIMESTAMP_SECONDS, "gauge"),
         (names::MCP_CLIENT_OPERATION_DURATION_SECONDS, "histogram"),
     ];
     assert_eq!(want.len(), names::ALL.len());

@@ -179,6 +179,7 @@ fn http(name: &str, url: &str, token: Option<&str>) -> ServerSpec {
         transport: TransportSpec::Http {
             url: Secret::new(url),
             headers,
+            oauth: None,
         },
     }
 }

@@ -23,6 +23,9 @@
 //! A stdio server has `command` (required, non-empty), `args`, `env` and `cwd` (relative to the
 //! file's directory), and optionally `"type": "stdio"`. A streamable-HTTP server has
 //! `"type": "http"` (or `"streamable-http"`), an `http://` or `https://` `url` and `headers`.
+//! An HTTP server may have `oauth` instead of an `Authorization` header: `store` (the credential
+//! store file, relative to the file's directory), `client_id`, and optionally `client_secret`
+//! and `scopes` (see `docs/oauth.md`).
 //! Without `type`, `command` means stdio and `url` means HTTP. Header values, `env` values and the
 //! URL become [`Secret`](crate::secret::Secret)s: they never appear in errors or `Debug` output.
 //!
@@ -57,6 +60,7 @@
 mod error;
 mod expand;
 mod node;
+mod oauth;
 mod readiness;
 mod servers;
 mod walk;

@@ -12,7 +12,7 @@ use crate::state::ToolName;
 use crate::supervise::{ServerSpec, TransportSpec};
 
 const STDIO_KEYS: &[&str] = &["type", "command", "args", "env", "cwd"];
-const HTTP_KEYS: &[&str] = &["type", "url", "headers"];
+const HTTP_KEYS: &[&str] = &["type", "url", "headers", "oauth"];
 
 /// Reads the `mcpServers` object.
 pub(crate) fn servers(
@@ -44,7 +44,7 @@ fn server(ctx: &Ctx<'_>, name: &str, node: &Node, path: &str) -> Result<ServerSp
         }
         Kind::Http => {
             let fields = ctx.object(node, path, "a streamable-HTTP server", Some(HTTP_KEYS))?;
-            http(ctx, &fields)?
+            http(ctx, &fields, name)?
         }
     };
     Ok(ServerSpec {
@@ -161,7 +161,7 @@ fn no_nul(ctx: &Ctx<'_>, path: &str, value: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
-fn http(ctx: &Ctx<'_>, fields: &Fields<'_>) -> Result<TransportSpec, ConfigError> {
+fn http(ctx: &Ctx<'_>, fields: &Fields<'_>, name: &str) -> Result<TransportSpec, ConfigError> {
     let url_path = fields.path_of("url");
     let url = match fields.get("url") {
         Some(node) => ctx.secret(node, &url_path)?,
@@ -194,7 +194,22 @@ fn http(ctx: &Ctx<'_>, fields: &Fields<'_>) -> Result<TransportSpec, ConfigError
             ));
         }
     }
-    Ok(TransportSpec::Http { url, headers })
+    let oauth = match fields.get("oauth") {
+        None | Some(Node::Null) => None,
+        Some(node) => Some(super::oauth::oauth(
+            ctx,
+            node,
+            &fields.path_of("oauth"),
+            name,
+            &headers,
+            &fields.path_of("headers"),
+        )?),
+    };
+    Ok(TransportSpec::Http {
+        url,
+        headers,
+        oauth,
+    })
 }
 
 /// An object of string values kept as secrets; `bad_key` refuses a key with a message.

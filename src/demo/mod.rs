@@ -66,6 +66,7 @@ pub fn fleet(exe: &Path, http: &DemoHttpServers) -> Vec<ServerSpec> {
                 "Authorization".to_owned(),
                 Secret::new(format!("Bearer {token}")),
             )]),
+            oauth: None,
         },
     };
     let exe = exe.display().to_string();

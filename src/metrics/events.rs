@@ -14,6 +14,7 @@ use crate::state::{ConnectionEvent, EventSink};
 /// | `CooldownRejection` | `mcp_readiness_cooldown_rejections_total` + 1 |
 /// | `ToolsChanged` | `mcp_readiness_server_tools` = count |
 /// | `Handshake` | `mcp_readiness_server_info{protocol_version, server_name, server_version}` = 1; the server's earlier series goes |
+/// | `CredentialsExpire` | `mcp_readiness_credential_expiry_timestamp_seconds{credential, renewable}`: one series per known expiry; the server's others go away |
 /// | `ServerRemoved` | every series labelled with the server goes away, tool-labelled ones included |
 ///
 /// Every event also updates the status page's row of the server ([`Metrics::status_page`]).
@@ -72,6 +73,9 @@ impl EventSink for Metrics {
                 self.remember_removed(server);
                 self.remove_server(server);
             }
+            ConnectionEvent::CredentialsExpire { server, expiries } => self
+                .configured_server(server)
+                .set_credential_expiries(expiries),
         }
     }
 }

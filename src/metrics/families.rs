@@ -53,6 +53,7 @@ pub(crate) struct Families {
     pub(crate) reload_ok: Arc<Family<IntGauge>>,
     pub(crate) reload_time: Arc<Family<Gauge>>,
     pub(crate) server_info: Arc<Family<IntGauge>>,
+    pub(crate) credential_expiry: Arc<Family<Gauge>>,
     pub(crate) operation: Arc<Family<Histogram>>,
 }
 
@@ -184,6 +185,11 @@ impl Families {
                     LABEL_SERVER_VERSION,
                 ],
             )?,
+            credential_expiry: plain(
+                CREDENTIAL_EXPIRY_TIMESTAMP_SECONDS,
+                "Unix time a credential of the server expires, where known; renewable=\"false\": a human must re-authorize before then.",
+                &[LABEL_SERVER, LABEL_CREDENTIAL, LABEL_RENEWABLE],
+            )?,
             operation: histogram(
                 MCP_CLIENT_OPERATION_DURATION_SECONDS,
                 "Duration of MCP client operations (OpenTelemetry MCP semantic conventions).",
@@ -221,6 +227,7 @@ impl Families {
             c(&self.reload_ok),
             c(&self.reload_time),
             c(&self.server_info),
+            c(&self.credential_expiry),
             c(&self.operation),
         ]
     }
@@ -266,6 +273,7 @@ impl Families {
             &*self.reload_ok,
             &*self.reload_time,
             &*self.server_info,
+            &*self.credential_expiry,
             &*self.operation,
         ];
         all.sort_by_key(|f| f.name());
@@ -290,6 +298,7 @@ impl Families {
             + self.cooldown.remove_server(server)
             + self.state_changes.remove_server(server)
             + self.server_info.remove_server(server)
+            + self.credential_expiry.remove_server(server)
             + self.operation.remove_server(server)
     }
 }

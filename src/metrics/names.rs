@@ -44,12 +44,18 @@ pub const CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS: &str =
 /// Gauge {`server`, `protocol_version`, `server_name`, `server_version`}: always 1, for a server
 /// that completed a handshake (one series per server: the last handshake's).
 pub const SERVER_INFO: &str = "mcp_readiness_server_info";
+/// Gauge {`server`, `credential`, `renewable`}: Unix time a credential of the server expires, for
+/// every credential whose expiry is known. `renewable="false"` is a credential that cannot renew
+/// itself (a refresh token, an access token without a refresh token, a static bearer JWT): what
+/// `MCPCredentialExpiringSoon` watches.
+pub const CREDENTIAL_EXPIRY_TIMESTAMP_SECONDS: &str =
+    "mcp_readiness_credential_expiry_timestamp_seconds";
 /// Histogram {`mcp_method_name`, `gen_ai_tool_name`, `error_type`, `server`}: the OpenTelemetry
 /// MCP semantic-convention client operation duration.
 pub const MCP_CLIENT_OPERATION_DURATION_SECONDS: &str = "mcp_client_operation_duration_seconds";
 
 /// Every metric name this crate registers, in the order of DESIGN.md's table.
-pub const ALL: [&str; 20] = [
+pub const ALL: [&str; 21] = [
     SERVER_STATE,
     SERVER_STATE_CHANGED_TIMESTAMP_SECONDS,
     SERVER_TOOLS,
@@ -69,6 +75,7 @@ pub const ALL: [&str; 20] = [
     CONFIG_LAST_RELOAD_SUCCESSFUL,
     CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS,
     SERVER_INFO,
+    CREDENTIAL_EXPIRY_TIMESTAMP_SECONDS,
     MCP_CLIENT_OPERATION_DURATION_SECONDS,
 ];
 
@@ -91,6 +98,11 @@ pub const LABEL_OUTCOME: &str = "outcome";
 pub const LABEL_RESULT: &str = "result";
 /// Label: the crate version in `mcp_readiness_build_info`.
 pub const LABEL_VERSION: &str = "version";
+/// Label: which credential an expiry is about (`access_token`, `refresh_token`, `bearer_token`).
+pub const LABEL_CREDENTIAL: &str = "credential";
+/// Label: whether the credential renews itself unattended (`true`) or a human must re-authorize
+/// before it expires (`false`).
+pub const LABEL_RENEWABLE: &str = "renewable";
 /// Label (OpenTelemetry `mcp.method.name`): the MCP method, e.g. `tools/call`.
 pub const LABEL_MCP_METHOD_NAME: &str = "mcp_method_name";
 /// Label (OpenTelemetry `gen_ai.tool.name`): the tool name (capped like `tool`).

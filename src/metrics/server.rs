@@ -347,6 +347,26 @@ impl ServerMetrics {
         series.changed.set(now_unix_seconds);
     }
 
+    /// Replaces the server's credential-expiry series with one per known expiry (a scrape sees
+    /// the old set or the new one, never a mix).
+    pub(crate) fn set_credential_expiries(&self, expiries: &[crate::state::CredentialExpiry]) {
+        let core = &self.inner.core;
+        // The gate, then the liveness (the order `set_state` takes them in).
+        let _gate = core.fam.gate.write().unwrap_or_else(|p| p.into_inner());
+        let live = core.live.lock().unwrap_or_else(|p| p.into_inner());
+        if !*live {
+            return;
+        }
+        let family = &core.fam.credential_expiry;
+        family.remove_server(&core.name);
+        for expiry in expiries {
+            let renewable = if expiry.renewable { "true" } else { "false" };
+            family
+                .get_or_create(&[&core.name, expiry.kind.as_str(), renewable])
+                .set(expiry.unix_seconds());
+        }
+    }
+
     pub(crate) fn observe_connect(&self, result: ConnectResult, duration: Duration) {
         self.supervised().connects[connect_index(result)].inc();
         let core = &self.inner.core;

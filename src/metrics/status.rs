@@ -38,6 +38,8 @@ pub(crate) struct ServerRow {
     pub(crate) history: VecDeque<ConnectRecord>,
     /// Who answered the last completed handshake.
     pub(crate) identity: Option<crate::state::ServerIdentity>,
+    /// Every credential of the server whose expiry is known.
+    pub(crate) credentials: Vec<crate::state::CredentialExpiry>,
 }
 
 impl ServerRow {
@@ -53,6 +55,7 @@ impl ServerRow {
             reconnects: 0,
             history: VecDeque::with_capacity(CONNECT_HISTORY),
             identity: None,
+            credentials: Vec::new(),
         }
     }
 }
@@ -134,6 +137,11 @@ impl StatusBoard {
             ConnectionEvent::Handshake { server, identity } => {
                 if let Some(row) = rows.get_mut(server) {
                     row.identity = Some(identity.clone());
+                }
+            }
+            ConnectionEvent::CredentialsExpire { server, expiries } => {
+                if let Some(row) = rows.get_mut(server) {
+                    row.credentials = expiries.clone();
                 }
             }
             ConnectionEvent::CooldownRejection { .. } => {}

@@ -71,7 +71,7 @@ pub(crate) fn render(rows: &[(std::sync::Arc<str>, ServerRow)], now_unix: f64) -
     page.push_str(
         "<table id=\"servers\">\n<thead><tr><th>Server</th><th>State</th><th>Action</th>\
          <th>Reason</th><th>In state for</th><th>Tools</th><th>Wait budget</th>\
-         <th>Connects</th><th>Last attempts</th></tr></thead>\n<tbody>\n",
+         <th>Credentials expire</th><th>Connects</th><th>Last attempts</th></tr></thead>\n<tbody>\n",
     );
     // Problems first, in the order they need a human: re-authorize, add, wait; then the ready.
     let mut ordered: Vec<&(std::sync::Arc<str>, ServerRow)> = rows.iter().collect();
@@ -99,13 +99,14 @@ pub(crate) fn render(rows: &[(std::sync::Arc<str>, ServerRow)], now_unix: f64) -
                 v = escape(&i.protocol_version),
             )
         });
+        let credentials = credentials(&row.credentials, now_unix);
         let _ = write!(
             page,
             "<tr data-server=\"{name}\" data-state=\"{state}\">\
              <td><code>{name}</code>{protocol}</td>\
              <td><span class=\"state {state}\">{state}</span></td>\
              <td>{action}{next}</td><td>{reason}</td><td>{}</td><td>{}</td><td>{budget}</td>\
-             <td>{} ok, {} failed, {} reconnect(s)</td><td>",
+             <td>{credentials}</td><td>{} ok, {} failed, {} reconnect(s)</td><td>",
             since(now_unix - row.since_unix),
             row.tools,
             row.connects_ok,
@@ -130,6 +131,40 @@ pub(crate) fn render(rows: &[(std::sync::Arc<str>, ServerRow)], now_unix: f64) -
     }
     page.push_str("</tbody>\n</table>\n</body>\n</html>\n");
     page
+}
+
+/// `refresh token 2026-12-08T19:00:00Z (in 6 d 23 h)`, one line per known expiry; a credential
+/// that renews itself says so. `-` when nothing is known.
+fn credentials(expiries: &[crate::state::CredentialExpiry], now_unix: f64) -> String {
+    if expiries.is_empty() {
+        return "-".to_owned();
+    }
+    let mut out = String::new();
+    for (i, expiry) in expiries.iter().enumerate() {
+        let at = expiry.unix_seconds();
+        let left = at - now_unix;
+        let when = if left >= 0.0 {
+            format!("in {}", since(left))
+        } else {
+            format!("expired {} ago", since(-left))
+        };
+        let renews = if expiry.renewable {
+            ", renews itself"
+        } else {
+            ""
+        };
+        let _ = write!(
+            out,
+            "{}<span class=\"credential\" data-credential=\"{}\" data-renewable=\"{}\" \
+             data-expires=\"{at}\">{} {} ({when}{renews})</span>",
+            if i > 0 { "<br>" } else { "" },
+            expiry.kind.as_str(),
+            expiry.renewable,
+            expiry.kind.describe(),
+            utc(at),
+        );
+    }
+    out
 }
 
 fn urgency(state: State) -> u8 {
@@ -222,7 +257,52 @@ mod tests {
                 duration: Duration::from_millis(12),
                 at_unix: 1_000.0,
             }]),
+            credentials: Vec::new(),
         }
+    }
+
+    #[test]
+    fn known_credential_expiries_are_shown_with_what_renews_itself_and_what_expired() {
+        use crate::state::{CredentialExpiry, CredentialKind};
+        let at = |secs: u64| std::time::UNIX_EPOCH + Duration::from_secs(secs);
+        let mut github = row(State::Ready, None);
+        github.credentials = vec![
+            CredentialExpiry {
+                kind: CredentialKind::AccessToken,
+                expires_at: at(1_300),
+                renewable: true,
+            },
+            CredentialExpiry {
+                kind: CredentialKind::RefreshToken,
+                expires_at: at(1_000 + 7 * 3600),
+                renewable: false,
+            },
+            CredentialExpiry {
+                kind: CredentialKind::BearerToken,
+                expires_at: at(1_100),
+                renewable: false,
+            },
+        ];
+        let rows = vec![
+            (Arc::from("github"), github),
+            (Arc::from("files"), row(State::Ready, None)),
+        ];
+        let page = render(&rows, 1_200.0);
+        assert!(
+            page.contains("access token 1970-01-01T00:21:40Z (in 1 min 40 s, renews itself)"),
+            "{page}"
+        );
+        assert!(page.contains(r#"data-credential="refresh_token" data-renewable="false" data-expires="26200">refresh token 1970-01-01T07:16:40Z (in 6 h 56 min)"#), "{page}");
+        assert!(
+            page.contains("bearer token 1970-01-01T00:18:20Z (expired 1 min 40 s ago)"),
+            "{page}"
+        );
+        assert!(page.contains("<th>Credentials expire</th>"));
+        let files = page
+            .lines()
+            .find(|l| l.contains(r#"data-server="files""#))
+            .unwrap();
+        assert!(files.contains("<td>-</td>"), "nothing known: {files}");
     }
 
     #[test]

@@ -133,6 +133,14 @@ pub enum ConnectionEvent {
         /// How many tools it offers now.
         count: usize,
     },
+    /// What is known of when the server's credentials expire changed (a token was issued or
+    /// refreshed, a store was re-authorized); empty when nothing is known any more.
+    CredentialsExpire {
+        /// The server.
+        server: Arc<str>,
+        /// Every credential of the server whose expiry is known.
+        expiries: Vec<crate::state::CredentialExpiry>,
+    },
 }
 
 impl ConnectionEvent {
@@ -147,6 +155,7 @@ impl ConnectionEvent {
             | ConnectionEvent::CooldownRejection { server }
             | ConnectionEvent::ToolsChanged { server, .. }
             | ConnectionEvent::Handshake { server, .. } => server,
+            ConnectionEvent::CredentialsExpire { server, .. } => server,
         }
     }
 }

@@ -7,6 +7,7 @@
 mod action;
 mod call_outcome;
 mod connection_event;
+mod credential;
 mod readiness;
 mod tool_call;
 mod tool_name;
@@ -14,6 +15,7 @@ mod tool_name;
 pub use action::Action;
 pub use call_outcome::CallOutcome;
 pub use connection_event::{ConnectResult, ConnectionEvent, EventSink, ServerIdentity};
+pub use credential::{CredentialExpiry, CredentialKind};
 pub use readiness::State;
 pub use tool_call::ToolCall;
 pub use tool_name::{BUILTIN_SERVER, ToolName};

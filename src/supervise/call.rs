@@ -64,7 +64,7 @@ impl Supervisor {
                  challenge), also on a fresh session",
                 self.name
             );
-            self.auth_lost(generation, why.clone());
+            let why = self.auth_lost(generation, why);
             return self.unauthenticated_error(Some(&why));
         }
         let why = format!(

@@ -156,6 +156,20 @@ pub trait Connector: Send + Sync + 'static {
 
     /// The OpenTelemetry `network.transport`: `pipe` (stdio) or `tcp` (HTTP).
     fn network_transport(&self) -> &'static str;
+
+    /// What is known of this server's credentials, as it changes: the hub exports the expiries
+    /// as `mcp_readiness_credential_expiry_timestamp_seconds` and lets an unauthenticated server
+    /// try again after a re-authorization. The default: nothing is known.
+    fn credentials(&self) -> Option<tokio::sync::watch::Receiver<super::CredentialState>> {
+        None
+    }
+
+    /// Why the credentials cannot work, when the connector knows more than the server's 401
+    /// says (e.g. the refresh token was refused, and what to run), for `unauthenticated`
+    /// reasons. Never contains a secret. The default: nothing more is known.
+    fn auth_problem(&self) -> Option<String> {
+        None
+    }
 }
 
 impl fmt::Debug for dyn Connector {

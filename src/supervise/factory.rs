@@ -44,21 +44,62 @@ pub fn connector_for(
                     .after_connect(hook),
             )
         }
-        TransportSpec::Http { url, headers } => Arc::new(
-            HttpConnector::new(spec.name.clone(), url.clone(), headers)?
+        TransportSpec::Http {
+            url,
+            headers,
+            oauth,
+        } => {
+            let connector = HttpConnector::new(spec.name.clone(), url.clone(), headers)?
                 .connect_timeout(options.connect_timeout)
-                .after_connect(hook),
-        ),
+                .after_connect(hook);
+            Arc::new(with_oauth(connector, &spec.name, oauth.as_ref())?)
+        }
     })
 }
 
 pub(super) fn secrets_of(spec: &ServerSpec) -> Vec<Secret> {
     match &spec.transport {
         TransportSpec::Stdio { env, .. } => env.values().cloned().collect(),
-        TransportSpec::Http { url, headers } => {
+        TransportSpec::Http {
+            url,
+            headers,
+            oauth,
+        } => {
             let mut secrets: Vec<Secret> = headers.values().cloned().collect();
             secrets.push(url.clone());
+            secrets.extend(oauth.as_ref().and_then(|o| o.client_secret.clone()));
             secrets
         }
+    }
+}
+
+/// Adds OAuth to an HTTP connector, or refuses a build without the `oauth` feature.
+fn with_oauth(
+    connector: HttpConnector,
+    server: &Arc<str>,
+    oauth: Option<&super::spec::OAuthSpec>,
+) -> Result<HttpConnector, SpecError> {
+    let Some(oauth) = oauth else {
+        return Ok(connector);
+    };
+    if oauth.client_id.trim().is_empty() {
+        return Err(SpecError::OAuth {
+            server: server.clone(),
+            problem: "`oauth.client_id` is empty; set the client id the server's authorization \
+                      server knows this client by"
+                .into(),
+        });
+    }
+    #[cfg(feature = "oauth")]
+    {
+        Ok(connector.oauth(oauth.clone()))
+    }
+    #[cfg(not(feature = "oauth"))]
+    {
+        drop(connector);
+        Err(SpecError::OAuth {
+            server: server.clone(),
+            problem: "uses `oauth`, but this build has no `oauth` feature; rebuild with it".into(),
+        })
     }
 }

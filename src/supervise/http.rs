@@ -11,6 +11,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 
 use super::classify::{classify_init_error, truncate};
 use super::connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents, run_hook};
+use super::credential_expiry::{CredentialState, bearer_expiry};
 use super::error::Human;
 use super::lifecycle;
 use super::quiet::Quiet;
@@ -32,6 +33,10 @@ pub struct HttpConnector {
     secrets: Vec<Secret>,
     connect_timeout: Duration,
     after_connect: Option<AfterConnect>,
+    /// What is known of the credentials' expiry (a static bearer JWT's `exp`, or the OAuth store).
+    credentials: tokio::sync::watch::Sender<CredentialState>,
+    #[cfg(feature = "oauth")]
+    oauth: Option<Arc<super::oauth::OAuthCredentials>>,
 }
 
 impl std::fmt::Debug for HttpConnector {
@@ -90,6 +95,10 @@ impl HttpConnector {
         }
         let mut secrets: Vec<Secret> = headers.values().cloned().collect();
         secrets.push(url.clone());
+        let credentials = tokio::sync::watch::Sender::new(CredentialState {
+            expiries: bearer_expiry(headers).into_iter().collect(),
+            reauthorized: 0,
+        });
         Ok(HttpConnector {
             server,
             url,
@@ -97,7 +106,22 @@ impl HttpConnector {
             secrets,
             connect_timeout: Duration::from_secs(30),
             after_connect: None,
+            credentials,
+            #[cfg(feature = "oauth")]
+            oauth: None,
         })
+    }
+
+    /// Uses OAuth with the tokens of `spec`'s credential store (refreshed before they expire)
+    /// instead of a static `Authorization` header.
+    #[cfg(feature = "oauth")]
+    pub fn oauth(mut self, spec: super::OAuthSpec) -> Self {
+        self.oauth = Some(Arc::new(super::oauth::OAuthCredentials::new(
+            self.server.clone(),
+            self.url.clone(),
+            spec,
+        )));
+        self
     }
 
     /// The handshake timeout (TCP connect to `initialize` answered). Default 30 s.
@@ -116,11 +140,22 @@ impl HttpConnector {
         let server = &self.server;
         let config = StreamableHttpClientTransportConfig::with_uri(self.url.expose().to_owned())
             .custom_headers(self.headers.clone());
-        let transport = StreamableHttpClientTransport::from_config(config);
         let client = SupervisorClient::new(events.clone());
-        let handshake = lifecycle::handshake(client, Quiet::new(transport, server.clone()));
-        match tokio::time::timeout(self.connect_timeout, handshake).await {
-            Ok(Ok(running)) => {
+        let serve = async {
+            #[cfg(feature = "oauth")]
+            if let Some(oauth) = &self.oauth {
+                let transport =
+                    StreamableHttpClientTransport::with_client(oauth.client().await?, config);
+                let quiet = Quiet::new(transport, server.clone());
+                return Ok(lifecycle::handshake(client, quiet).await);
+            }
+            let transport = StreamableHttpClientTransport::from_config(config);
+            let quiet = Quiet::new(transport, server.clone());
+            Ok::<_, ConnectError>(lifecycle::handshake(client, quiet).await)
+        };
+        match tokio::time::timeout(self.connect_timeout, serve).await {
+            Ok(Err(early)) => Err(early),
+            Ok(Ok(Ok(running))) => {
                 let running = lifecycle::accept(server, running)?;
                 Ok(Arc::new(RmcpSession::start(
                     running,
@@ -137,7 +172,7 @@ impl HttpConnector {
                     Human(self.connect_timeout)
                 ),
             )),
-            Ok(Err(e)) => Err(self.handshake_failed(&e)),
+            Ok(Ok(Err(e))) => Err(self.handshake_failed(&e)),
         }
     }
 
@@ -181,6 +216,16 @@ impl HttpConnector {
             .join(": "),
         };
         let detail = truncate(redact(&detail, &self.secrets), 300);
+        // What the credential store knows (e.g. a refused refresh token) beats the generic hint.
+        if let Some(problem) = self
+            .auth_problem()
+            .filter(|_| result == ConnectResult::Unauthorized)
+        {
+            return ConnectError::new(
+                result,
+                format!("server `{server}`: connecting failed ({detail}): {problem}"),
+            );
+        }
         ConnectError::new(
             result,
             format!("server `{server}`: connecting failed ({detail}); {next}"),
@@ -228,6 +273,27 @@ impl Connector for HttpConnector {
 
     fn network_transport(&self) -> &'static str {
         "tcp"
+    }
+
+    fn credentials(&self) -> Option<tokio::sync::watch::Receiver<CredentialState>> {
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &self.oauth {
+            // Read the store now: tokens already there have a known expiry before any connect.
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                let oauth = oauth.clone();
+                runtime.spawn(async move { oauth.refresh_status().await });
+            }
+            return Some(oauth.subscribe());
+        }
+        (!self.credentials.borrow().expiries.is_empty()).then(|| self.credentials.subscribe())
+    }
+
+    fn auth_problem(&self) -> Option<String> {
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &self.oauth {
+            return oauth.problem();
+        }
+        None
     }
 }
 

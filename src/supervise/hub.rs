@@ -174,6 +174,9 @@ impl Hub {
             );
         }
         shared.emit(events);
+        for supervisor in supervisors.values() {
+            supervisor.watch_credentials();
+        }
         Ok(Hub {
             inner: Arc::new(HubInner {
                 servers: RwLock::new(supervisors),
@@ -249,11 +252,15 @@ impl Hub {
                 Some(spec.clone()),
             ),
         );
+        let added = servers.get(&spec.name).cloned();
         drop(servers);
         self.inner.shared.emit(vec![ConnectionEvent::ServerAdded {
             server: spec.name,
             state: State::Connecting,
         }]);
+        if let Some(added) = added {
+            added.watch_credentials();
+        }
         Ok(())
     }
 
@@ -302,7 +309,7 @@ impl Hub {
             .servers
             .write()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(spec.name.clone(), fresh);
+            .insert(spec.name.clone(), fresh.clone());
         match old {
             Some(old) => {
                 let from = old.observe().state;
@@ -327,6 +334,7 @@ impl Hub {
                 state: State::Connecting,
             }]),
         }
+        fresh.watch_credentials();
         Ok(())
     }
 

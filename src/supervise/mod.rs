@@ -35,6 +35,8 @@ mod classify;
 mod coalesce;
 mod conn_state;
 mod connector;
+mod credential_expiry;
+mod credential_watch;
 mod error;
 mod factory;
 mod fan_out;
@@ -44,6 +46,8 @@ mod hub;
 mod hub_shared;
 mod inventory_view;
 mod lifecycle;
+#[cfg(feature = "oauth")]
+mod oauth;
 mod options;
 mod outcome;
 mod peers;
@@ -63,17 +67,20 @@ pub use crate::state::{ConnectResult, ConnectionEvent, EventSink};
 pub use connector::{
     AfterConnect, ConnectError, Connector, MAX_RETRY_AFTER, ServerIdentity, Session, SessionEvents,
 };
+pub use credential_expiry::CredentialState;
 pub use error::{CallError, CallErrorKind, NotConnected};
 pub use factory::connector_for;
 pub use fan_out::{Degraded, FanOut, FanOutResult};
 pub use fd_limit::{OpenFileLimit, raise_open_file_limit};
 pub use http::HttpConnector;
 pub use hub::{Hub, ServerStatus};
+#[cfg(feature = "oauth")]
+pub use oauth::{LoginError, authorize};
 pub use options::{HubOptions, HubOptionsBuilder};
 pub(crate) use outcome::classify_service_error;
 pub use peers::Peers;
 pub use rmcp_connector::RmcpConnector;
-pub use spec::{ServerSpec, TransportSpec};
+pub use spec::{OAuthSpec, ServerSpec, TransportSpec};
 pub use spec_error::SpecError;
 pub use stdio::MAX_STDOUT_LINE;
 pub use stdio::StdioConnector;

@@ -33,7 +33,28 @@ pub enum TransportSpec {
         url: Secret,
         /// Extra request headers, e.g. `Authorization` (values are secrets).
         headers: BTreeMap<String, Secret>,
+        /// OAuth 2.1 with tokens in a credential store file, refreshed before they expire
+        /// (instead of a static `Authorization` header). Needs the `oauth` feature.
+        oauth: Option<OAuthSpec>,
     },
+}
+
+/// OAuth for a streamable-HTTP server: the client it is registered as and the file its tokens
+/// live in. The tokens themselves are never part of the configuration; the authorization server
+/// is discovered from the MCP server (RFC 9728 protected resource metadata, then RFC 8414).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthSpec {
+    /// The credential store file (JSON, written with mode 0600; see `docs/oauth.md`).
+    pub store: PathBuf,
+    /// The OAuth client id.
+    pub client_id: String,
+    /// The client secret of a confidential client (`None` for a public client).
+    pub client_secret: Option<Secret>,
+    /// The scopes to ask for when authorizing.
+    pub scopes: Vec<String>,
+    /// The command that re-authorizes this server, shown when its refresh token is refused
+    /// (e.g. `mcp-readiness oauth login --config mcp.json --server github`).
+    pub reauthorize: Option<String>,
 }
 
 impl TransportSpec {

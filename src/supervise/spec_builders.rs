@@ -45,6 +45,7 @@ impl TransportSpec {
         TransportSpec::Http {
             url: url.into(),
             headers: Default::default(),
+            oauth: None,
         }
     }
 

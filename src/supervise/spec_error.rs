@@ -51,6 +51,15 @@ pub enum SpecError {
         /// What is wrong and what to pass instead.
         problem: &'static str,
     },
+    /// A server uses OAuth but this build has no `oauth` feature, or its OAuth settings cannot
+    /// work.
+    #[error("server `{server}`: {problem}")]
+    OAuth {
+        /// The server.
+        server: Arc<str>,
+        /// What is wrong and what to do.
+        problem: String,
+    },
     /// Two servers with the same name.
     #[error("server `{server}` is configured twice; remove one of them")]
     Duplicate {

@@ -37,6 +37,8 @@ pub(crate) struct Supervisor {
     pub(super) connector: Arc<dyn Connector>,
     pub(super) shared: Arc<HubShared>,
     machine: Mutex<Machine>,
+    /// Whether the credential watch (`credential_watch.rs`) was started.
+    pub(super) watching_credentials: std::sync::atomic::AtomicBool,
 }
 
 /// How [`Supervisor::ensure_connected`] admits a caller, decided under the lock.
@@ -66,6 +68,7 @@ impl Supervisor {
             spec,
             connector,
             shared,
+            watching_credentials: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -303,6 +306,8 @@ impl Supervisor {
     /// Starts one attempt in a task of its own (so a caller that gives up does not cancel it for
     /// the others) and moves the machine to `Connecting`.
     fn start_attempt(self: &Arc<Self>, machine: &mut Machine) -> Attempt {
+        // A hub built outside a runtime starts the credential watch here.
+        self.watch_credentials();
         // The attempt joins the trace of whatever the caller is inside (a run's step, the run
         // itself), so a trace shows what each connection attempt was for; it is not a `tracing`
         // child, because it may outlive the caller (a run ends while a server still starts).
@@ -435,9 +440,15 @@ impl Supervisor {
         }
     }
 
-    /// The server rejected the credentials of generation `generation` mid-session.
-    pub(super) fn auth_lost(&self, generation: u64, why: String) {
-        self.update(|machine| machine.auth_lost(generation, why));
+    /// The server rejected the credentials of generation `generation` mid-session. Returns the
+    /// reason recorded: `why`, plus what the connector knows (e.g. a refused refresh token).
+    pub(super) fn auth_lost(&self, generation: u64, why: String) -> String {
+        let why = match self.connector.auth_problem() {
+            Some(problem) => format!("{why}: {problem}"),
+            None => why,
+        };
+        self.update(|machine| machine.auth_lost(generation, why.clone()));
+        why
     }
 
     /// Credentials changed: an unauthorized server may try again at next use. Returns whether the

@@ -668,6 +668,7 @@ fn a_url_that_is_not_http_is_a_configuration_error_without_its_credentials() {
         transport: TransportSpec::Http {
             url: "ftp://user:hunter2@example.test/mcp".into(),
             headers: Default::default(),
+            oauth: None,
         },
     };
     let error = Hub::new(vec![spec], HubOptions::builder()).unwrap_err();
@@ -943,4 +944,120 @@ async fn a_server_budget_on_the_options_is_what_the_cache_waits_for_that_server(
     // A reload changes it for resolutions that start afterwards.
     hub.set_server_budget("warehouse", None);
     assert_eq!(cache.budget_for("warehouse"), Budget::default());
+}
+
+/// A scripted connector that also reports credentials (what the OAuth connector does).
+struct WithCredentials {
+    inner: ScriptedConnector,
+    credentials: watch::Sender<CredentialState>,
+}
+
+impl Connector for WithCredentials {
+    fn connect(
+        &self,
+        events: SessionEvents,
+    ) -> BoxFuture<'_, Result<Arc<dyn Session>, ConnectError>> {
+        self.inner.connect(events)
+    }
+
+    fn network_transport(&self) -> &'static str {
+        "tcp"
+    }
+
+    fn credentials(&self) -> Option<watch::Receiver<CredentialState>> {
+        Some(self.credentials.subscribe())
+    }
+
+    fn auth_problem(&self) -> Option<String> {
+        Some("the refresh token was refused; run `login`".into())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn credential_expiries_reach_the_sinks_after_the_server_and_a_reauthorization_connects_again()
+{
+    let expiry = crate::state::CredentialExpiry {
+        kind: crate::state::CredentialKind::RefreshToken,
+        expires_at: std::time::UNIX_EPOCH + Duration::from_secs(2_000_000_000),
+        renewable: false,
+    };
+    let script = Script::starting_with([ConnectStep::Fail(ConnectResult::Unauthorized)]);
+    let credentials = watch::Sender::new(CredentialState {
+        expiries: vec![expiry],
+        reauthorized: 0,
+    });
+    let seen: Arc<Mutex<Vec<ConnectionEvent>>> = Arc::default();
+    let sink = {
+        let seen = seen.clone();
+        move |event: &ConnectionEvent| seen.lock().unwrap().push(event.clone())
+    };
+    let connector = WithCredentials {
+        inner: ScriptedConnector::new(&script),
+        credentials: credentials.clone(),
+    };
+    let hub = Hub::with_connectors(
+        vec![("mail".into(), Arc::new(connector) as Arc<dyn Connector>)],
+        quiet().event_sink(sink),
+    )
+    .unwrap();
+    settle().await;
+    let expiring = |seen: &[ConnectionEvent]| {
+        seen.iter()
+            .filter_map(|e| match e {
+                ConnectionEvent::CredentialsExpire { expiries, .. } => Some(expiries.clone()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    {
+        let seen = seen.lock().unwrap();
+        assert!(
+            matches!(seen[0], ConnectionEvent::ServerAdded { .. }),
+            "{seen:?}"
+        );
+        assert_eq!(expiring(&seen), vec![vec![expiry]]);
+    }
+
+    // Refused: unauthenticated, and nothing retries on its own.
+    let refused = hub.call(read()).await.unwrap_err();
+    assert_eq!(
+        refused.kind(),
+        CallErrorKind::NotConnected(NotConnected::Unauthenticated)
+    );
+    tokio::time::advance(Duration::from_secs(600)).await;
+    settle().await;
+    assert_eq!(script.connects.load(Ordering::SeqCst), 1);
+
+    // Re-authorized (new tokens, no known expiry): connects at once, and the series go.
+    credentials.send_modify(|state| {
+        state.reauthorized += 1;
+        state.expiries.clear();
+    });
+    settle().await;
+    assert_eq!(script.connects.load(Ordering::SeqCst), 2);
+    assert_eq!(hub.servers()[0].state, State::Ready);
+    assert_eq!(expiring(&seen.lock().unwrap()).last(), Some(&Vec::new()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn credentials_rejected_mid_session_read_what_the_connector_knows() {
+    let script = Arc::new(Script::default());
+    let connector = WithCredentials {
+        inner: ScriptedConnector::new(&script),
+        credentials: watch::Sender::new(CredentialState::default()),
+    };
+    let hub = Hub::with_connectors(
+        vec![("mail".into(), Arc::new(connector) as Arc<dyn Connector>)],
+        quiet(),
+    )
+    .unwrap();
+    hub.call(read()).await.unwrap();
+    let supervisor = hub.supervisor("mail").unwrap();
+    let generation = supervisor.observe().generation;
+    let why = supervisor.auth_lost(generation, "server `mail` rejected the credentials".into());
+    assert_eq!(
+        why,
+        "server `mail` rejected the credentials: the refresh token was refused; run `login`"
+    );
+    assert_eq!(hub.servers()[0].reason.as_deref(), Some(why.as_str()));
 }

@@ -1,0 +1,21 @@
+//! OAuth 2.1 for streamable-HTTP servers, through rmcp's authorization support: an
+//! [`AuthorizationManager`](rmcp::transport::auth::AuthorizationManager) over a credential store
+//! file ([`FileStore`]), wrapped around the HTTP client of the transport
+//! ([`AuthClient`](rmcp::transport::auth::AuthClient)).
+//!
+//! - Every request asks the manager for the access token; one that expires within
+//!   `min(30 s, expires_in / 2)` is refreshed first (rmcp's rule), and a 401 on a token the server
+//!   no longer accepts gets one refresh and one retry. So a token that expires and refreshes keeps
+//!   the server `ready`.
+//! - A refresh the authorization server refuses (`invalid_grant`) is remembered by the store; the
+//!   server reads `unauthenticated` with a reason that says so and names the command that
+//!   re-authorizes it. Once the store holds another refresh token, the server may try again.
+//! - Every token issued or refreshed updates the expiries the hub exports as
+//!   `mcp_readiness_credential_expiry_timestamp_seconds`.
+
+mod credentials;
+mod login;
+mod store;
+
+pub(crate) use credentials::OAuthCredentials;
+pub use login::{LoginError, authorize};

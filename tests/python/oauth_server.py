@@ -1,0 +1,230 @@
+"""An OAuth 2.1 authorization server and the MCP resource server it protects, in one process,
+built from the official MCP Python SDK (`mcp` on PyPI): `mcp.server.auth` gives the /authorize,
+/token, /revoke and metadata endpoints around the provider below, and MCPServer checks every
+request's bearer token against it (RFC 9728 protected resource metadata included).
+
+The provider approves every authorization request at once (a test has no human to click) and
+issues short-lived access tokens and refresh tokens. Test-only endpoints:
+
+- POST /admin/revoke   revokes every token issued so far (the refresh tokens included);
+- GET  /admin/stats    what was issued: counts, the last access token's expiry, every token value
+                       (so the test can check that none leaks).
+
+Usage: oauth_server.py --port P --callback URL [--access-ttl S] [--refresh-ttl S]
+Prints `PORT <p>` when listening.
+"""
+
+import argparse
+import json
+import secrets
+import sys
+import time
+
+import uvicorn
+from pydantic import AnyHttpUrl, AnyUrl
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from mcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    RefreshToken,
+    construct_redirect_uri,
+)
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+CLIENT_ID = "mcp-readiness-test"
+
+
+class Provider:
+    """In-memory OAuthAuthorizationServerProvider that auto-approves."""
+
+    def __init__(self, callback: str, access_ttl: int, refresh_ttl: int | None):
+        self.access_ttl = access_ttl
+        self.refresh_ttl = refresh_ttl
+        self.clients = {
+            CLIENT_ID: OAuthClientInformationFull(
+                client_id=CLIENT_ID,
+                redirect_uris=[AnyUrl(callback)],
+                token_endpoint_auth_method="none",
+                grant_types=["authorization_code", "refresh_token"],
+                response_types=["code"],
+                scope="tools",
+            )
+        }
+        self.codes: dict[str, AuthorizationCode] = {}
+        self.access: dict[str, AccessToken] = {}
+        self.refresh: dict[str, RefreshToken] = {}
+        self.issued: list[str] = []
+        self.refreshes = 0
+        self.logins = 0
+        self.last_access_expires_at = 0
+        self.last_refresh_expires_at = 0
+
+    async def get_client(self, client_id: str):
+        return self.clients.get(client_id)
+
+    async def register_client(self, client_info):
+        self.clients[client_info.client_id] = client_info
+
+    async def authorize(self, client, params: AuthorizationParams) -> str:
+        code = secrets.token_urlsafe(24)
+        self.codes[code] = AuthorizationCode(
+            code=code,
+            scopes=params.scopes or ["tools"],
+            expires_at=time.time() + 300,
+            client_id=client.client_id,
+            code_challenge=params.code_challenge,
+            redirect_uri=params.redirect_uri,
+            redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
+            resource=params.resource,
+        )
+        return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
+
+    async def load_authorization_code(self, client, authorization_code: str):
+        return self.codes.get(authorization_code)
+
+    def _issue(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
+        now = int(time.time())
+        access = "at-" + secrets.token_urlsafe(24)
+        refresh = "rt-" + secrets.token_urlsafe(24)
+        self.access[access] = AccessToken(
+            token=access,
+            client_id=client_id,
+            scopes=scopes,
+            expires_at=now + self.access_ttl,
+            resource=resource,
+        )
+        refresh_expires = now + self.refresh_ttl if self.refresh_ttl else None
+        self.refresh[refresh] = RefreshToken(
+            token=refresh,
+            client_id=client_id,
+            scopes=scopes,
+            expires_at=refresh_expires,
+            resource=resource,
+        )
+        self.issued += [access, refresh]
+        self.last_access_expires_at = now + self.access_ttl
+        self.last_refresh_expires_at = refresh_expires or 0
+        return OAuthToken(
+            access_token=access,
+            token_type="Bearer",
+            expires_in=self.access_ttl,
+            scope=" ".join(scopes),
+            refresh_token=refresh,
+        )
+
+    async def exchange_authorization_code(self, client, authorization_code):
+        self.codes.pop(authorization_code.code, None)
+        self.logins += 1
+        return self._issue(client.client_id, authorization_code.scopes, authorization_code.resource)
+
+    async def load_refresh_token(self, client, refresh_token: str):
+        token = self.refresh.get(refresh_token)
+        return token if token and token.client_id == client.client_id else None
+
+    async def exchange_refresh_token(self, client, refresh_token, scopes):
+        # Rotate: the old refresh token is spent.
+        self.refresh.pop(refresh_token.token, None)
+        self.refreshes += 1
+        return self._issue(client.client_id, scopes or refresh_token.scopes, refresh_token.resource)
+
+    async def load_access_token(self, token: str):
+        return self.access.get(token)
+
+    async def revoke_token(self, token) -> None:
+        self.access.clear()
+        self.refresh.clear()
+
+
+class RefreshLifetime:
+    """Adds `refresh_token_expires_in` to /token answers (the SDK's OAuthToken has no such field;
+    many authorization servers send it)."""
+
+    def __init__(self, app, provider: Provider):
+        self.app = app
+        self.provider = provider
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["path"] != "/token" or not self.provider.refresh_ttl:
+            return await self.app(scope, receive, send)
+        start = {}
+        body = []
+
+        async def capture(message):
+            if message["type"] == "http.response.start":
+                start.update(message)
+            elif message["type"] == "http.response.body":
+                body.append(message.get("body", b""))
+                if not message.get("more_body"):
+                    data = b"".join(body)
+                    try:
+                        doc = json.loads(data)
+                        if "refresh_token" in doc:
+                            doc["refresh_token_expires_in"] = self.provider.refresh_ttl
+                            data = json.dumps(doc).encode()
+                    except ValueError:
+                        pass
+                    headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+                    headers.append((b"content-length", str(len(data)).encode()))
+                    await send({**start, "headers": headers})
+                    await send({"type": "http.response.body", "body": data})
+
+        await self.app(scope, receive, capture)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--callback", required=True)
+    parser.add_argument("--access-ttl", type=int, default=4)
+    parser.add_argument("--refresh-ttl", type=int, default=0)
+    args = parser.parse_args()
+
+    base = f"http://127.0.0.1:{args.port}"
+    provider = Provider(args.callback, args.access_ttl, args.refresh_ttl or None)
+    server = MCPServer(
+        name="oauth-fixture",
+        auth_server_provider=provider,
+        auth=AuthSettings(
+            issuer_url=base,
+            resource_server_url=f"{base}/mcp",
+            client_registration_options=ClientRegistrationOptions(enabled=False),
+            revocation_options=RevocationOptions(enabled=True),
+            required_scopes=["tools"],
+            validate_token_resource=False,
+        ),
+    )
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Echoes its input."""
+        return text
+
+    @server.custom_route("/admin/revoke", methods=["POST"])
+    async def revoke(request: Request):
+        await provider.revoke_token(None)
+        return JSONResponse({"revoked": True})
+
+    @server.custom_route("/admin/stats", methods=["GET"])
+    async def stats(request: Request):
+        return JSONResponse(
+            {
+                "logins": provider.logins,
+                "refreshes": provider.refreshes,
+                "last_access_expires_at": provider.last_access_expires_at,
+                "last_refresh_expires_at": provider.last_refresh_expires_at,
+                "issued": provider.issued,
+            }
+        )
+
+    app = RefreshLifetime(server.streamable_http_app(), provider)
+    print(f"PORT {args.port}", flush=True)
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
