@@ -51,10 +51,11 @@
     // MCPCredentialExpiringSoon: warning this many days ahead, critical within these hours.
     credentialExpiryWarningDays: 7,
     credentialExpiryCriticalHours: 24,
-    // Extra matchers for the credential expiry gauge (e.g. 'renewable!="true"' if the exporter
-    // ever labels renewable credentials); by contract it is exported only for credentials that
-    // cannot renew themselves.
-    credentialExpirySelector: '',
+    // Matchers for the credential expiry gauge: only credentials that cannot renew themselves
+    // (`renewable="false"`: a refresh token with a stated lifetime, an access token without a
+    // refresh token, a static bearer JWT's `exp`) page; an OAuth access token that refreshes
+    // itself (`renewable="true"`) never does.
+    credentialExpirySelector: 'renewable="false"',
 
     // `for` of each alert (the live test renders short ones).
     'for': {
