@@ -340,9 +340,12 @@ async fn a_frozen_server_is_noticed_within_two_probe_intervals_on_both_generatio
             python_stdio("py", &python, "sdk_server.py", &[]),
             stdio("rs", &fixture().display().to_string(), &[]),
         ],
+        // Nothing reconnects in the background, so the reason read after the freeze is the
+        // probe's (a background reconnect would replace it with its own).
         options()
             .health_interval(Some(interval))
             .ping_timeout(timeout)
+            .reconnect_on_drop(false)
             .build(),
     )
     .unwrap();

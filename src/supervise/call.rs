@@ -71,7 +71,7 @@ impl Supervisor {
             "the server rejected the credentials of the live session during {during}; the \
              session may be stale, so one fresh handshake with the same credentials decides"
         );
-        self.connection_lost(generation, &why);
+        self.session_retired(generation, &why);
         let mut error = self.unauthenticated_error(Some(&why));
         error.fresh_handshake_due = true;
         error

@@ -325,6 +325,19 @@ impl Machine {
         Some(Lost::Idle)
     }
 
+    /// Connected{g} → Idle, if `g` is still the live generation, without counting toward a crash
+    /// loop: the client ended the session on purpose (a stale session gets one fresh handshake
+    /// with the same credentials), the server did not exit. Returns whether it acted.
+    pub(crate) fn retire(&mut self, generation: u64, why: &str) -> bool {
+        let Some(session) = self.session_of(generation) else {
+            return false;
+        };
+        session.shutdown();
+        let reason = format!("server `{}`: {why}", self.server);
+        self.transition(ConnState::Idle, Some(reason.into()));
+        true
+    }
+
     /// BackingOff (over) → Idle, when nothing reconnects in the background: the next use
     /// connects. Returns whether it acted.
     pub(crate) fn backoff_over(&mut self) -> bool {

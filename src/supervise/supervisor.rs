@@ -426,6 +426,16 @@ impl Supervisor {
         }
     }
 
+    /// The client ended the session of `generation` on purpose (a stale session: one fresh
+    /// handshake decides); not a crash, so it never starts a backoff. With `reconnect_on_drop` the
+    /// fresh attempt starts now (a caller that retries joins it).
+    pub(crate) fn session_retired(self: &Arc<Self>, generation: u64, why: &str) {
+        let acted = self.update(|machine| machine.retire(generation, why));
+        if acted && self.shared.options.reconnect_on_drop {
+            self.connect_now();
+        }
+    }
+
     /// A backoff or cooldown timer fired: with `reconnect_on_drop`, one attempt if nothing forbids
     /// it any more; without, a crash-loop backoff that is over ends in Idle (the next use
     /// connects).

@@ -405,14 +405,10 @@ pub mod oncall {
             .collect()
     }
 
-    /// DESIGN.md names the rules and dashboards use before the library serves them (issue 15
-    /// item 2, issue 16 item 6). Remove a name here once the exporter serves it.
-    pub const PLANNED_NAMES: [&str; 4] = [
-        "mcp_readiness_server_state_changes_total",
-        "mcp_readiness_config_last_reload_successful",
-        "mcp_readiness_config_last_reload_success_timestamp_seconds",
-        "mcp_readiness_credential_expiry_timestamp_seconds",
-    ];
+    /// Names the rules and dashboards use that these fixtures never make the exporter serve: the
+    /// credential expiry gauge needs a server with a JWT bearer token or an OAuth credential store
+    /// (tests/oauth.rs checks it against a real authorization server).
+    pub const CONDITIONAL_NAMES: [&str; 1] = ["mcp_readiness_credential_expiry_timestamp_seconds"];
 
     /// The Python with go-jsonnet (`gojsonnet`) that scripts/test installs, to render the mixin
     /// with other `_config` values; `None` after a loud message (a failure under `CI=true`).
