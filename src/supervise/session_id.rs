@@ -217,3 +217,42 @@ where
             .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use futures::StreamExt;
+
+    use super::*;
+
+    type Response = Result<StreamableHttpPostResponse, ()>;
+
+    fn sse(id: Option<&str>) -> Response {
+        Ok(StreamableHttpPostResponse::Sse(
+            futures::stream::empty().boxed(),
+            id.map(str::to_owned),
+        ))
+    }
+
+    #[test]
+    fn the_slot_keeps_the_latest_session_id_a_response_carried() {
+        let slot = SessionIdSlot::default();
+        assert_eq!(slot.get(), None);
+        slot.note(&sse(Some("s-1")));
+        assert_eq!(slot.get().as_deref(), Some("s-1"));
+        // Responses without one (202 Accepted, a later SSE response, an error) keep it.
+        slot.note::<()>(&Ok(StreamableHttpPostResponse::Accepted));
+        slot.note(&sse(None));
+        slot.note(&Response::Err(()));
+        assert_eq!(slot.get().as_deref(), Some("s-1"));
+        // A re-initialized session's new id replaces it.
+        slot.note(&sse(Some("s-2")));
+        assert_eq!(slot.get().as_deref(), Some("s-2"));
+    }
+
+    #[test]
+    fn an_empty_session_id_is_no_session() {
+        let slot = SessionIdSlot::default();
+        slot.note(&sse(Some("")));
+        assert_eq!(slot.get(), None);
+    }
+}
