@@ -146,6 +146,15 @@ impl ServerHandler for Fixture {
     ) -> Result<CallToolResponse, ErrorData> {
         let n = CALLS.fetch_add(1, Ordering::SeqCst) + 1;
         log(&format!("call {}", request.name));
+        // The streamable-HTTP session this call came on (sessions before 2026-07-28).
+        if let Some(id) = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.headers.get("mcp-session-id"))
+            .and_then(|id| id.to_str().ok())
+        {
+            log(&format!("session {id}"));
+        }
         if std::env::var("FIXTURE_CRASH_ON_CALL")
             .ok()
             .and_then(|v| v.parse().ok())

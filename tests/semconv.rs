@@ -103,7 +103,13 @@ async fn the_layer_emits_the_opentelemetry_mcp_conventions_on_both_protocol_gene
     let Some((_py, py_port)) = python_sdk_http(scratch.path("py.out")).await else {
         return;
     };
-    let (_rs, rs_port) = common::fixtures::http_fixture(&scratch, "tok-semconv").await;
+    let rs_log = scratch.path("rs.log");
+    let (_rs, rs_port) = common::fixtures::http_fixture_with_env(
+        &scratch,
+        "tok-semconv",
+        &[("FIXTURE_LOG", &rs_log.to_string_lossy())],
+    )
+    .await;
 
     let exporter = Collect::default();
     let provider = SdkTracerProvider::builder()
@@ -138,6 +144,9 @@ async fn the_layer_emits_the_opentelemetry_mcp_conventions_on_both_protocol_gene
 
     call("mcp__py__one").await.expect("2026-07-28 call");
     call("mcp__rs__pid").await.expect("2025-11-25 call");
+    call("mcp__rs__echo")
+        .await
+        .expect("a second 2025-11-25 call");
     let py_error = call("mcp__py__fail_json_rpc").await.unwrap_err();
     let rs_error = call("mcp__rs__json_rpc_error").await.unwrap_err();
     let _ = provider.force_flush();
@@ -204,6 +213,40 @@ async fn the_layer_emits_the_opentelemetry_mcp_conventions_on_both_protocol_gene
             assert_eq!(attribute(&s, "mcp.session.id"), None, "{name}");
         }
     }
+    // 2025-11-25 over HTTP: mcp.session.id is the `Mcp-Session-Id` the server assigned (as the
+    // fixture saw it on each call), the same on every call of the one session.
+    let server_sessions: Vec<String> = std::fs::read_to_string(&rs_log)
+        .unwrap()
+        .lines()
+        .filter_map(|l| Some(l.strip_prefix("session ")?.to_owned()))
+        .collect();
+    assert_eq!(
+        server_sessions.len(),
+        3,
+        "one per tools/call: {server_sessions:?}"
+    );
+    let session = &server_sessions[0];
+    assert!(!session.is_empty());
+    assert!(
+        server_sessions.iter().all(|s| s == session),
+        "{server_sessions:?}"
+    );
+    for name in [
+        "tools/call pid",
+        "tools/call echo",
+        "tools/call json_rpc_error",
+    ] {
+        assert_eq!(
+            string(&span(name), "mcp.session.id").as_deref(),
+            Some(session.as_str()),
+            "{name}"
+        );
+    }
+    // Never a metric label.
+    assert!(
+        !metrics.render().contains(session.as_str()),
+        "the session id is in the metrics"
+    );
     // A client-side JSON-RPC error: error.type is the JSON-RPC code.
     for (name, error) in [
         ("tools/call fail_json_rpc", &py_error),

@@ -74,6 +74,13 @@ pub trait Session: Send + Sync + 'static {
         None
     }
 
+    /// The streamable-HTTP session id (`Mcp-Session-Id`) the server assigned, recorded as
+    /// `mcp.session.id` on the call's span. `None` for stdio, for 2026-07-28 sessions (which have
+    /// none) and by default. Not a secret, but never a metric label.
+    fn session_id(&self) -> Option<Arc<str>> {
+        None
+    }
+
     /// Whether the connection is known to be over (cheap, synchronous).
     fn is_closed(&self) -> bool;
 

@@ -17,6 +17,7 @@ use super::lifecycle;
 use super::quiet::Quiet;
 use super::retry_after;
 use super::rmcp_session::{RmcpSession, SupervisorClient};
+use super::session_id::{self, SessionIdClient, SessionIdSlot};
 use super::spec_error::SpecError;
 use crate::secret::{Secret, redact};
 use crate::state::ConnectResult;
@@ -141,15 +142,23 @@ impl HttpConnector {
         let config = StreamableHttpClientTransportConfig::with_uri(self.url.expose().to_owned())
             .custom_headers(self.headers.clone());
         let client = SupervisorClient::new(events.clone());
+        let session_id = SessionIdSlot::default();
         let serve = async {
             #[cfg(feature = "oauth")]
             if let Some(oauth) = &self.oauth {
-                let transport =
-                    StreamableHttpClientTransport::with_client(oauth.client().await?, config);
+                let http = SessionIdClient::new(oauth.client().await?, session_id.clone());
+                let transport = StreamableHttpClientTransport::with_client(http, config);
                 let quiet = Quiet::new(transport, server.clone());
                 return Ok(lifecycle::handshake(client, quiet).await);
             }
-            let transport = StreamableHttpClientTransport::from_config(config);
+            let http = session_id::default_http_client().map_err(|e| {
+                ConnectError::new(
+                    ConnectResult::ProtocolError,
+                    format!("server `{server}`: the HTTP client could not be built ({e})"),
+                )
+            })?;
+            let http = SessionIdClient::new(http, session_id.clone());
+            let transport = StreamableHttpClientTransport::with_client(http, config);
             let quiet = Quiet::new(transport, server.clone());
             Ok::<_, ConnectError>(lifecycle::handshake(client, quiet).await)
         };
@@ -157,12 +166,10 @@ impl HttpConnector {
             Ok(Err(early)) => Err(early),
             Ok(Ok(Ok(running))) => {
                 let running = lifecycle::accept(server, running)?;
-                Ok(Arc::new(RmcpSession::start(
-                    running,
-                    None,
-                    events,
-                    endpoint(self.url.expose()),
-                )))
+                Ok(Arc::new(
+                    RmcpSession::start(running, None, events, endpoint(self.url.expose()))
+                        .with_session_id(session_id),
+                ))
             }
             Err(_elapsed) => Err(ConnectError::new(
                 ConnectResult::Timeout,

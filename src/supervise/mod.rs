@@ -55,6 +55,7 @@ mod quiet;
 mod retry_after;
 mod rmcp_connector;
 mod rmcp_session;
+mod session_id;
 mod spec;
 mod spec_builders;
 mod spec_error;

@@ -16,6 +16,7 @@ use tokio::sync::{Notify, watch};
 
 use super::connector::{ServerIdentity, Session, SessionEvents};
 use super::lifecycle;
+use super::session_id::SessionIdSlot;
 
 /// The rmcp client handler: forwards `notifications/tools/list_changed` to the supervisor.
 #[derive(Debug, Clone)]
@@ -106,6 +107,8 @@ pub(crate) struct RmcpSession {
     has_initialize: bool,
     /// `server.address` and `server.port` of an HTTP server (OpenTelemetry MCP conventions).
     endpoint: Option<(String, u16)>,
+    /// The `Mcp-Session-Id` of an HTTP session before 2026-07-28 (`mcp.session.id`).
+    session_id: Option<SessionIdSlot>,
 }
 
 impl std::fmt::Debug for RmcpSession {
@@ -161,7 +164,14 @@ impl RmcpSession {
             identity,
             has_initialize,
             endpoint,
+            session_id: None,
         }
+    }
+
+    /// Reads the session id from `slot` (an HTTP session's; see [`SessionIdSlot`]).
+    pub(crate) fn with_session_id(mut self, slot: SessionIdSlot) -> Self {
+        self.session_id = Some(slot);
+        self
     }
 }
 
@@ -232,6 +242,9 @@ impl Session for RmcpSession {
             span.record("server.address", address.as_str());
             span.record("server.port", i64::from(*port));
         }
+        if let Some(id) = self.session_id() {
+            span.record("mcp.session.id", &*id);
+        }
         Box::pin(super::task::call_tool(&self.peer, params))
     }
 
@@ -259,6 +272,10 @@ impl Session for RmcpSession {
 
     fn identity(&self) -> Option<ServerIdentity> {
         self.identity.clone()
+    }
+
+    fn session_id(&self) -> Option<Arc<str>> {
+        self.session_id.as_ref().and_then(SessionIdSlot::get)
     }
 
     fn is_closed(&self) -> bool {

@@ -14,10 +14,20 @@ use super::{Scratch, fixture};
 /// The fixture over streamable HTTP on 127.0.0.1, accepting only `Bearer <token>`; returns its
 /// guard and port.
 pub async fn http_fixture(scratch: &Scratch, token: &str) -> (Guard, u16) {
+    http_fixture_with_env(scratch, token, &[]).await
+}
+
+/// [`http_fixture`] with extra environment (e.g. `FIXTURE_LOG`).
+pub async fn http_fixture_with_env(
+    scratch: &Scratch,
+    token: &str,
+    env: &[(&str, &str)],
+) -> (Guard, u16) {
     let out = scratch.path("http.out");
     let child = Command::new(fixture())
         .arg("--http")
         .env("FIXTURE_TOKEN", token)
+        .envs(env.iter().copied())
         .stdout(std::fs::File::create(&out).unwrap())
         .stderr(Stdio::null())
         .spawn()

@@ -1,0 +1,258 @@
+//! The `Mcp-Session-Id` of a streamable-HTTP connection, which rmcp keeps to itself: a
+//! [`StreamableHttpClient`] that delegates every request to an inner client and notes the session
+//! id the server's responses carry (sessions before 2026-07-28; a 2026-07-28 server sends none).
+//!
+//! The id is an ordinary span attribute (`mcp.session.id`), never a metric label.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use futures::stream::BoxStream;
+use http::{HeaderName, HeaderValue};
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
+use sse_stream::Sse;
+
+/// Where a connection's session id is kept: written by [`SessionIdClient`], read by the session.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SessionIdSlot(Arc<Mutex<Option<Arc<str>>>>);
+
+impl SessionIdSlot {
+    /// The last session id the server sent, if any.
+    pub(crate) fn get(&self) -> Option<Arc<str>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Keeps the session id of a POST response (an empty one is no session).
+    fn note<E>(&self, response: &Result<StreamableHttpPostResponse, E>) {
+        let id = match response {
+            Ok(
+                StreamableHttpPostResponse::Json(_, Some(id))
+                | StreamableHttpPostResponse::Sse(_, Some(id)),
+            ) if !id.is_empty() => id,
+            _ => return,
+        };
+        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.as_deref() != Some(id.as_str()) {
+            *slot = Some(id.as_str().into());
+        }
+    }
+}
+
+/// A [`StreamableHttpClient`] that records the session id of every POST response in a
+/// [`SessionIdSlot`] and otherwise behaves exactly like `C`.
+#[derive(Debug, Clone)]
+pub(crate) struct SessionIdClient<C> {
+    inner: C,
+    slot: SessionIdSlot,
+}
+
+impl<C> SessionIdClient<C> {
+    /// Wraps `inner`, writing the session ids it sees to `slot`.
+    pub(crate) fn new(inner: C, slot: SessionIdSlot) -> Self {
+        SessionIdClient { inner, slot }
+    }
+}
+
+/// The reqwest client rmcp's `StreamableHttpClientTransport::from_config` builds: no idle pooled
+/// connections (avoids Delayed-ACK stalls) and only same-origin 307 / 308 redirects, at most 10.
+pub(crate) fn default_http_client() -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .redirect(same_origin_redirect_policy())
+        .build()
+}
+
+/// How many redirects one request follows (rmcp's `MAX_REDIRECTS`).
+const MAX_REDIRECTS: usize = 10;
+
+/// rmcp's redirect policy for its default client: a 301 / 302 / 303 would turn the POST into a
+/// bodyless GET and a cross-origin hop would replay the session id and custom headers (a bearer
+/// token) to another host, so both are returned as the redirect response instead.
+fn same_origin_redirect_policy() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let preserves_body = matches!(
+            attempt.status(),
+            reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
+        );
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|original| original.origin() == attempt.url().origin());
+        if !preserves_body || !same_origin {
+            attempt.stop()
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("exceeded {MAX_REDIRECTS} redirects"))
+        } else {
+            // Paths only: a query string may carry credentials.
+            tracing::debug!(
+                status = %attempt.status(),
+                from = attempt.previous().last().map(|url| url.path()).unwrap_or_default(),
+                to = attempt.url().path(),
+                "following same-origin redirect"
+            );
+            attempt.follow()
+        }
+    })
+}
+
+type SseStream = BoxStream<'static, Result<Sse, SseError>>;
+
+impl<C> StreamableHttpClient for SessionIdClient<C>
+where
+    C: StreamableHttpClient + Send + Sync,
+{
+    type Error = C::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let response = self
+            .inner
+            .post_message(uri, message, session_id, auth_header, custom_headers)
+            .await;
+        self.slot.note(&response);
+        response
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let response = self
+            .inner
+            .post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await;
+        self.slot.note(&response);
+        response
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let response = self
+            .inner
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await;
+        self.slot.note(&response);
+        response
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), StreamableHttpError<Self::Error>> {
+        self.inner
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
+        self.inner
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
+        self.inner
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::StreamExt;
+
+    use super::*;
+
+    type Response = Result<StreamableHttpPostResponse, ()>;
+
+    fn sse(id: Option<&str>) -> Response {
+        Ok(StreamableHttpPostResponse::Sse(
+            futures::stream::empty().boxed(),
+            id.map(str::to_owned),
+        ))
+    }
+
+    #[test]
+    fn the_slot_keeps_the_latest_session_id_a_response_carried() {
+        let slot = SessionIdSlot::default();
+        assert_eq!(slot.get(), None);
+        slot.note(&sse(Some("s-1")));
+        assert_eq!(slot.get().as_deref(), Some("s-1"));
+        // Responses without one (202 Accepted, a later SSE response, an error) keep it.
+        slot.note::<()>(&Ok(StreamableHttpPostResponse::Accepted));
+        slot.note(&sse(None));
+        slot.note(&Response::Err(()));
+        assert_eq!(slot.get().as_deref(), Some("s-1"));
+        // A re-initialized session's new id replaces it.
+        slot.note(&sse(Some("s-2")));
+        assert_eq!(slot.get().as_deref(), Some("s-2"));
+    }
+
+    #[test]
+    fn an_empty_session_id_is_no_session() {
+        let slot = SessionIdSlot::default();
+        slot.note(&sse(Some("")));
+        assert_eq!(slot.get(), None);
+    }
+}
