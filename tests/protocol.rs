@@ -14,7 +14,6 @@ use std::time::Duration;
 use common::process::{prerequisite, wait_for};
 use common::{Scratch, fixture, text};
 use mcp_readiness::metrics::{CallOutcome, Metrics};
-use mcp_readiness::secret::Secret;
 use mcp_readiness::supervise::{
     CallErrorKind, Hub, HubOptions, HubOptionsBuilder, ServerSpec, TransportSpec,
 };
@@ -74,21 +73,7 @@ fn python_stdio(name: &str, python: &std::path::Path, script: &str, args: &[&str
 }
 
 fn http(name: &str, url: &str, token: Option<&str>) -> ServerSpec {
-    let mut headers = BTreeMap::new();
-    if let Some(token) = token {
-        headers.insert(
-            "Authorization".to_owned(),
-            Secret::new(format!("Bearer {token}")),
-        );
-    }
-    ServerSpec {
-        name: name.into(),
-        transport: TransportSpec::Http {
-            url: Secret::new(url),
-            headers,
-            oauth: None,
-        },
-    }
+    common::fixtures::http_spec(name, url, token)
 }
 
 /// A Python HTTP server started from `tests/python/`; returns its guard and port.

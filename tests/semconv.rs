@@ -9,7 +9,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -18,9 +17,8 @@ use std::time::Duration;
 use common::process::{Guard, prerequisite, wait_for};
 use mcp_readiness::layer::ReadinessLayer;
 use mcp_readiness::metrics::names;
-use mcp_readiness::secret::Secret;
 use mcp_readiness::supervise::HubOptions;
-use mcp_readiness::{Budget, Hub, Metrics, ServerSpec, ToolCall, TransportSpec};
+use mcp_readiness::{Budget, Hub, Metrics, ServerSpec, ToolCall};
 use opentelemetry::trace::{SpanKind, TracerProvider as _};
 use opentelemetry::{KeyValue, Value as OtelValue};
 use opentelemetry_sdk::error::OTelSdkResult;
@@ -50,21 +48,7 @@ fn string(span: &SpanData, key: &str) -> Option<String> {
 }
 
 fn http(name: &str, url: &str, token: Option<&str>) -> ServerSpec {
-    let mut headers = BTreeMap::new();
-    if let Some(token) = token {
-        headers.insert(
-            "Authorization".to_owned(),
-            Secret::new(format!("Bearer {token}")),
-        );
-    }
-    ServerSpec {
-        name: name.into(),
-        transport: TransportSpec::Http {
-            url: Secret::new(url),
-            headers,
-            oauth: None,
-        },
-    }
+    common::fixtures::http_spec(name, url, token)
 }
 
 async fn python_sdk_http(out: PathBuf) -> Option<(Guard, u16)> {

@@ -167,21 +167,7 @@ async fn http_fixture(scratch: &Scratch, token: &str) -> (tokio::process::Child,
 }
 
 fn http(name: &str, url: &str, token: Option<&str>) -> ServerSpec {
-    let mut headers = BTreeMap::new();
-    if let Some(token) = token {
-        headers.insert(
-            "Authorization".to_owned(),
-            Secret::new(format!("Bearer {token}")),
-        );
-    }
-    ServerSpec {
-        name: name.into(),
-        transport: TransportSpec::Http {
-            url: Secret::new(url),
-            headers,
-            oauth: None,
-        },
-    }
+    common::fixtures::http_spec(name, url, token)
 }
 
 // ---------------------------------------------------------------------------------------------

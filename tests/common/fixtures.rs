@@ -76,3 +76,14 @@ pub fn write_config(scratch: &Scratch, file: &str, servers: Value, readiness: Va
     std::fs::write(&path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
     path
 }
+
+/// A streamable-HTTP server entry for `url`, sending `Authorization: Bearer <token>` when a token
+/// is given (the public builders a service would use).
+pub fn http_spec(name: &str, url: &str, token: Option<&str>) -> mcp_readiness::ServerSpec {
+    let transport = mcp_readiness::TransportSpec::http(url);
+    let transport = match token {
+        Some(token) => transport.bearer(token),
+        None => transport,
+    };
+    mcp_readiness::ServerSpec::new(name, transport)
+}
