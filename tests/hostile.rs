@@ -5,7 +5,7 @@
 //!
 //! `HOSTILE_BIN` runs these tests against another build of `mcp-readiness` (how each was seen
 //! failing before its fix). `MCP_READINESS_SOAK=1` lengthens the churn and flood tests (see the
-//! README's "Guarantees under hostile input and faults").
+//! docs/reference.md, "Guarantees under hostile input and faults").
 
 mod common;
 
