@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::process::{prerequisite, wait_for};
+use common::process::prerequisite;
 use common::{Scratch, fixture, text};
 use mcp_readiness::metrics::{CallOutcome, Metrics};
 use mcp_readiness::supervise::{
@@ -83,26 +83,10 @@ async fn python_http(
     script: &str,
     args: &[&str],
 ) -> (common::process::Guard, u16) {
+    let mut command = Command::new(python);
+    command.arg(python_dir().join(script)).args(args);
     let out = scratch.path(&format!("{script}.out"));
-    let child = Command::new(python)
-        .arg(python_dir().join(script))
-        .args(args)
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the Python HTTP server");
-    let guard = common::process::Guard {
-        child,
-        name: "a Python HTTP server",
-    };
-    let port = wait_for("the Python server's port", Duration::from_secs(20), || {
-        std::fs::read_to_string(&out)
-            .ok()?
-            .lines()
-            .find_map(|l| l.strip_prefix("PORT ")?.trim().parse::<u16>().ok())
-    })
-    .await;
-    (guard, port)
+    common::fixtures::serve_http(command, &out, "a Python HTTP server").await
 }
 
 fn reason(hub: &Hub, server: &str) -> String {

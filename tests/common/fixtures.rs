@@ -23,21 +23,29 @@ pub async fn http_fixture_with_env(
     token: &str,
     env: &[(&str, &str)],
 ) -> (Guard, u16) {
-    let out = scratch.path("http.out");
-    let child = Command::new(fixture())
+    let mut command = Command::new(fixture());
+    command
         .arg("--http")
         .env("FIXTURE_TOKEN", token)
-        .envs(env.iter().copied())
-        .stdout(std::fs::File::create(&out).unwrap())
+        .envs(env.iter().copied());
+    serve_http(command, &scratch.path("http.out"), "the HTTP fixture").await
+}
+
+/// Starts `command` (an HTTP server that prints `PORT <n>` on stdout, into `out`) and waits for
+/// its port; returns its guard and port.
+pub async fn serve_http(
+    mut command: Command,
+    out: &std::path::Path,
+    name: &'static str,
+) -> (Guard, u16) {
+    let child = command
+        .stdout(std::fs::File::create(out).unwrap())
         .stderr(Stdio::null())
         .spawn()
-        .expect("start the HTTP fixture");
-    let guard = Guard {
-        child,
-        name: "the HTTP fixture",
-    };
-    let port = wait_for("the HTTP fixture's port", Duration::from_secs(20), || {
-        std::fs::read_to_string(&out)
+        .unwrap_or_else(|e| panic!("start {name}: {e}"));
+    let guard = Guard { child, name };
+    let port = wait_for(&format!("{name}'s port"), Duration::from_secs(20), || {
+        std::fs::read_to_string(out)
             .ok()?
             .lines()
             .find_map(|l| l.strip_prefix("PORT ")?.trim().parse::<u16>().ok())
