@@ -1,0 +1,277 @@
+//! The OpenTelemetry MCP semantic conventions as they stand, pinned against what the readiness
+//! layer emits for real calls over both protocol generations: the Python SDK over streamable HTTP
+//! (2026-07-28) and the rmcp fixture over streamable HTTP (2025-11-25), through a real Hub, exported
+//! through the OpenTelemetry SDK.
+//!
+//! Alone in its binary on purpose (like `trace_propagation.rs`): `tracing` caches callsite interest
+//! process-wide.
+#![cfg(target_os = "linux")]
+
+use mcp_readiness_fixtures as common;
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::process::{Guard, prerequisite, wait_for};
+use mcp_readiness::layer::ReadinessLayer;
+use mcp_readiness::metrics::names;
+use mcp_readiness::supervise::HubOptions;
+use mcp_readiness::{Budget, Hub, Metrics, ServerSpec, ToolCall};
+use opentelemetry::trace::{SpanKind, TracerProvider as _};
+use opentelemetry::{KeyValue, Value as OtelValue};
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
+use tower::{ServiceBuilder, ServiceExt};
+use tracing_subscriber::layer::SubscriberExt;
+
+#[derive(Debug, Clone, Default)]
+struct Collect(Arc<Mutex<Vec<SpanData>>>);
+
+impl SpanExporter for Collect {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        self.0.lock().unwrap().extend(batch);
+        Ok(())
+    }
+}
+
+fn attribute(span: &SpanData, key: &str) -> Option<OtelValue> {
+    span.attributes
+        .iter()
+        .find(|kv: &&KeyValue| kv.key.as_str() == key)
+        .map(|kv| kv.value.clone())
+}
+
+fn string(span: &SpanData, key: &str) -> Option<String> {
+    attribute(span, key).map(|v| v.as_str().into_owned())
+}
+
+fn http(name: &str, url: &str, token: Option<&str>) -> ServerSpec {
+    common::fixtures::http_spec(name, url, token)
+}
+
+async fn python_sdk_http(out: PathBuf) -> Option<(Guard, u16)> {
+    let dir = mcp_readiness_fixtures::repo().join("e2e/python");
+    let python = dir.join(".venv/bin/python");
+    if !prerequisite(
+        python.exists(),
+        "e2e/python/.venv with the Python MCP SDK is missing: run scripts/test",
+    ) {
+        return None;
+    }
+    let child = Command::new(&python)
+        .arg(dir.join("sdk_server.py"))
+        .arg("--http")
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the Python SDK server");
+    let guard = Guard {
+        child,
+        name: "the Python SDK server",
+    };
+    let port = wait_for("the Python server's port", Duration::from_secs(20), || {
+        std::fs::read_to_string(&out)
+            .ok()?
+            .lines()
+            .find_map(|l| l.strip_prefix("PORT ")?.trim().parse::<u16>().ok())
+    })
+    .await;
+    Some((guard, port))
+}
+
+#[tokio::test]
+async fn the_layer_emits_the_opentelemetry_mcp_conventions_on_both_protocol_generations() {
+    let scratch = common::Scratch::new("semconv");
+    let Some((_py, py_port)) = python_sdk_http(scratch.path("py.out")).await else {
+        return;
+    };
+    let rs_log = scratch.path("rs.log");
+    let (_rs, rs_port) = common::fixtures::http_fixture_with_env(
+        &scratch,
+        "tok-semconv",
+        &[("FIXTURE_LOG", &rs_log.to_string_lossy())],
+    )
+    .await;
+
+    let exporter = Collect::default();
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(exporter.clone())
+        .build();
+    let subscriber = tracing_subscriber::registry()
+        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("semconv")));
+    let _default = tracing::subscriber::set_default(subscriber);
+    tracing::callsite::rebuild_interest_cache();
+
+    let hub = Hub::new(
+        vec![
+            http("py", &format!("http://127.0.0.1:{py_port}/mcp"), None),
+            http(
+                "rs",
+                &format!("http://127.0.0.1:{rs_port}/mcp"),
+                Some("tok-semconv"),
+            ),
+        ],
+        HubOptions::builder()
+            .health_interval(None)
+            .connect_timeout(Duration::from_secs(20)),
+    )
+    .unwrap();
+    let metrics = Metrics::new();
+    let layer = ReadinessLayer::builder(hub.clone())
+        .budget(Budget::try_new(Duration::from_secs(20), Duration::from_millis(100)).unwrap())
+        .metrics(metrics.clone())
+        .build();
+    let service = ServiceBuilder::new().layer(layer).service(hub.clone());
+    let call = |tool: &str| service.clone().oneshot(ToolCall::new(tool));
+
+    call("mcp__py__one").await.expect("2026-07-28 call");
+    call("mcp__rs__pid").await.expect("2025-11-25 call");
+    call("mcp__rs__echo")
+        .await
+        .expect("a second 2025-11-25 call");
+    let py_error = call("mcp__py__fail_json_rpc").await.unwrap_err();
+    let rs_error = call("mcp__rs__json_rpc_error").await.unwrap_err();
+    let _ = provider.force_flush();
+    let spans = exporter.0.lock().unwrap().clone();
+    let span = |name: &str| -> SpanData {
+        spans
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| {
+                panic!(
+                    "no span {name} in {:?}",
+                    spans.iter().map(|s| &s.name).collect::<Vec<_>>()
+                )
+            })
+            .clone()
+    };
+
+    for (name, tool, protocol, port) in [
+        ("tools/call one", "one", "2026-07-28", py_port),
+        ("tools/call pid", "pid", "2025-11-25", rs_port),
+        (
+            "tools/call fail_json_rpc",
+            "fail_json_rpc",
+            "2026-07-28",
+            py_port,
+        ),
+        (
+            "tools/call json_rpc_error",
+            "json_rpc_error",
+            "2025-11-25",
+            rs_port,
+        ),
+    ] {
+        // Span name `{mcp.method.name} {gen_ai.tool.name}`, kind client.
+        let s = span(name);
+        assert_eq!(s.span_kind, SpanKind::Client, "{name}");
+        assert_eq!(string(&s, "mcp.method.name").as_deref(), Some("tools/call"));
+        assert_eq!(string(&s, "gen_ai.tool.name").as_deref(), Some(tool));
+        assert_eq!(
+            string(&s, "gen_ai.operation.name").as_deref(),
+            Some("execute_tool")
+        );
+        assert_eq!(
+            string(&s, "mcp.protocol.version").as_deref(),
+            Some(protocol),
+            "{name}"
+        );
+        // HTTP: server.address / server.port, network.transport tcp.
+        assert_eq!(string(&s, "network.transport").as_deref(), Some("tcp"));
+        assert_eq!(string(&s, "server.address").as_deref(), Some("127.0.0.1"));
+        assert_eq!(
+            attribute(&s, "server.port"),
+            Some(OtelValue::I64(i64::from(port))),
+            "{name}"
+        );
+        // The JSON-RPC request id of the tools/call.
+        let id = string(&s, "jsonrpc.request.id").unwrap_or_default();
+        assert!(
+            !id.is_empty() && id.chars().all(|c| c.is_ascii_digit()),
+            "{name}: {id:?}"
+        );
+        // 2026-07-28 has no session.
+        if protocol == "2026-07-28" {
+            assert_eq!(attribute(&s, "mcp.session.id"), None, "{name}");
+        }
+    }
+    // 2025-11-25 over HTTP: mcp.session.id is the `Mcp-Session-Id` the server assigned (as the
+    // fixture saw it on each call), the same on every call of the one session.
+    let server_sessions: Vec<String> = std::fs::read_to_string(&rs_log)
+        .unwrap()
+        .lines()
+        .filter_map(|l| Some(l.strip_prefix("session ")?.to_owned()))
+        .collect();
+    assert_eq!(
+        server_sessions.len(),
+        3,
+        "one per tools/call: {server_sessions:?}"
+    );
+    let session = &server_sessions[0];
+    assert!(!session.is_empty());
+    assert!(
+        server_sessions.iter().all(|s| s == session),
+        "{server_sessions:?}"
+    );
+    for name in [
+        "tools/call pid",
+        "tools/call echo",
+        "tools/call json_rpc_error",
+    ] {
+        assert_eq!(
+            string(&span(name), "mcp.session.id").as_deref(),
+            Some(session.as_str()),
+            "{name}"
+        );
+    }
+    // Never a metric label.
+    assert!(
+        !metrics.render().contains(session.as_str()),
+        "the session id is in the metrics"
+    );
+    // A client-side JSON-RPC error: error.type is the JSON-RPC code.
+    for (name, error) in [
+        ("tools/call fail_json_rpc", &py_error),
+        ("tools/call json_rpc_error", &rs_error),
+    ] {
+        let s = span(name);
+        assert_eq!(
+            string(&s, "error.type").as_deref(),
+            Some("-32602"),
+            "{name}: {error}"
+        );
+    }
+    assert_eq!(attribute(&span("tools/call one"), "error.type"), None);
+
+    // mcp.client.operation.duration: its buckets and attribute set.
+    let text = metrics.render();
+    let bucket_line = |tool: &str, error: &str, server: &str, le: &str| {
+        format!(
+            "{}_bucket{{error_type=\"{error}\",gen_ai_tool_name=\"{tool}\",mcp_method_name=\"tools/call\",server=\"{server}\",le=\"{le}\"}}",
+            names::MCP_CLIENT_OPERATION_DURATION_SECONDS
+        )
+    };
+    for le in [
+        "0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10", "30", "60", "120", "300",
+        "+Inf",
+    ] {
+        for (tool, error, server) in [
+            ("one", "", "py"),
+            ("pid", "", "rs"),
+            ("fail_json_rpc", "-32602", "py"),
+            ("json_rpc_error", "-32602", "rs"),
+        ] {
+            let line = bucket_line(tool, error, server, le);
+            assert!(text.contains(&line), "{line} missing:\n{text}");
+        }
+    }
+    let prefix = format!(
+        "{}_bucket{{error_type=\"\",gen_ai_tool_name=\"one\",mcp_method_name=\"tools/call\",server=\"py\",le=",
+        names::MCP_CLIENT_OPERATION_DURATION_SECONDS
+    );
+    let buckets = text.lines().filter(|l| l.starts_with(&prefix)).count();
+    assert_eq!(buckets, 15, "exactly the 14 bounds and +Inf:\n{text}");
+    hub.shutdown().await;
+}

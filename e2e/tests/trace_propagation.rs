@@ -1,0 +1,136 @@
+//! Trace context reaches the server: a call through the readiness layer and a real Hub carries the
+//! client span's `traceparent` in `_meta` to a real MCP server process, and the span is exported
+//! through the OpenTelemetry SDK.
+//!
+//! Alone in its binary on purpose: `tracing` caches callsite interest process-wide, and a test on
+//! another thread that creates the same spans with no subscriber can race the scoped subscriber
+//! installed here.
+
+use mcp_readiness_fixtures as common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{stdio, text};
+use mcp_readiness::layer::ReadinessLayer;
+use mcp_readiness::supervise::HubOptions;
+use mcp_readiness::{Budget, Hub, Metrics, ToolCall};
+use opentelemetry::trace::{SpanKind, TracerProvider as _};
+use opentelemetry::{KeyValue, Value as OtelValue};
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
+use tower::{ServiceBuilder, ServiceExt};
+use tracing_subscriber::layer::SubscriberExt;
+
+#[derive(Debug, Clone, Default)]
+struct Collect(Arc<Mutex<Vec<SpanData>>>);
+
+impl SpanExporter for Collect {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        self.0.lock().unwrap().extend(batch);
+        Ok(())
+    }
+}
+
+fn attribute<'a>(span: &'a SpanData, key: &str) -> Option<&'a OtelValue> {
+    span.attributes
+        .iter()
+        .find(|kv: &&KeyValue| kv.key.as_str() == key)
+        .map(|kv| &kv.value)
+}
+
+#[tokio::test]
+async fn the_server_receives_the_client_spans_trace_context_and_the_span_is_exported() {
+    let exporter = Collect::default();
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(exporter.clone())
+        .build();
+    let subscriber = tracing_subscriber::registry()
+        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("end-to-end")));
+    let _default = tracing::subscriber::set_default(subscriber);
+    tracing::callsite::rebuild_interest_cache();
+
+    let hub = Hub::new(
+        vec![stdio("fx", &[])],
+        HubOptions::builder().health_interval(None),
+    )
+    .unwrap();
+    let metrics = Metrics::new();
+    let layer = ReadinessLayer::builder(hub.clone())
+        .budget(Budget::try_new(Duration::from_secs(20), Duration::from_millis(200)).unwrap())
+        .metrics(metrics.clone())
+        .build();
+    let service = ServiceBuilder::new().layer(layer).service(hub.clone());
+
+    // The server was never used: resolving its tool starts it (reconnect on use), then the call runs.
+    let result = service
+        .clone()
+        .oneshot(ToolCall::new("mcp__fx__echo_meta"))
+        .await
+        .expect("the call succeeds");
+    let meta: serde_json::Value =
+        serde_json::from_str(&text(&result)).expect("the fixture echoes _meta as JSON");
+    let traceparent = meta["traceparent"]
+        .as_str()
+        .expect("traceparent reached the server")
+        .to_owned();
+
+    let _ = provider.force_flush();
+    let spans = exporter.0.lock().unwrap().clone();
+    let span = spans
+        .iter()
+        .find(|s| s.name == "tools/call echo_meta")
+        .expect("the call's span was exported");
+    assert_eq!(
+        traceparent,
+        format!(
+            "00-{}-{}-01",
+            span.span_context.trace_id(),
+            span.span_context.span_id()
+        ),
+        "the server joins the client span's trace"
+    );
+    assert_eq!(span.span_kind, SpanKind::Client);
+    assert_eq!(
+        attribute(span, "mcp.method.name")
+            .map(|v| v.as_str().into_owned())
+            .as_deref(),
+        Some("tools/call")
+    );
+    assert_eq!(
+        attribute(span, "gen_ai.tool.name")
+            .map(|v| v.as_str().into_owned())
+            .as_deref(),
+        Some("echo_meta")
+    );
+    assert_eq!(
+        attribute(span, "network.transport")
+            .map(|v| v.as_str().into_owned())
+            .as_deref(),
+        Some("pipe")
+    );
+    assert_eq!(
+        attribute(span, "mcp_readiness.server")
+            .map(|v| v.as_str().into_owned())
+            .as_deref(),
+        Some("fx")
+    );
+    assert_eq!(
+        attribute(span, "mcp_readiness.state")
+            .map(|v| v.as_str().into_owned())
+            .as_deref(),
+        Some("ready")
+    );
+    assert!(
+        matches!(attribute(span, "mcp_readiness.waited_ms"), Some(OtelValue::I64(ms)) if *ms >= 0)
+    );
+
+    let text = metrics.render();
+    assert!(
+        text.contains(
+            r#"mcp_readiness_tool_calls_total{outcome="ok",server="fx",tool="echo_meta"} 1"#
+        ),
+        "{text}"
+    );
+    hub.shutdown().await;
+}

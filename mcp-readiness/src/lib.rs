@@ -1,0 +1,131 @@
+//! # mcp-readiness
+//!
+//! Readiness for MCP tool calls: put [`layer::ReadinessLayer`] in front of your tool calls and
+//! every call is resolved at the point of use. A ready tool runs; a server still connecting is
+//! waited for within a budget; an unauthenticated or absent one is refused at once, with the
+//! state and the action a human must take:
+//!
+//! ```
+//! use std::time::Duration;
+//! use mcp_readiness::layer::{NotReady, ReadinessLayer};
+//! use mcp_readiness::{Action, Budget, Snapshot, State, StaticInventory, ToolCall};
+//! use rmcp::model::{CallToolResult, ContentBlock};
+//! use tower::{ServiceBuilder, ServiceExt};
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() -> Result<(), tower::BoxError> {
+//! // What is known about the servers: usually a `Hub` of supervised rmcp connections.
+//! let servers = StaticInventory::new(
+//!     Snapshot::default()
+//!         .with_ready_tool("mcp__files__read")
+//!         .with_pending_server("search")
+//!         .with_unauthenticated_server("github"),
+//! );
+//! let layer = ReadinessLayer::builder(servers)
+//!     .budget(Budget::try_new(Duration::from_secs(20), Duration::from_secs(2))?)
+//!     .build();
+//! // The inner service makes the call: usually the same `Hub`.
+//! let calls = tower::service_fn(|_call: ToolCall| async {
+//!     Ok::<_, tower::BoxError>(CallToolResult::success(vec![ContentBlock::text("done")]))
+//! });
+//! let tools = ServiceBuilder::new().layer(layer).service(calls);
+//!
+//! tools.clone().oneshot(ToolCall::new("mcp__files__read")).await?; // ready: runs
+//!
+//! let err = tools.clone().oneshot(ToolCall::new("mcp__github__search")).await.unwrap_err();
+//! let refused = err.downcast_ref::<NotReady>().unwrap();
+//! assert_eq!((refused.state, refused.action), (State::Unauthenticated, Action::Reauthorize));
+//! assert_eq!(refused.waited, Duration::ZERO); // waiting would never help
+//!
+//! let err = tools.oneshot(ToolCall::new("mcp__search__query")).await.unwrap_err();
+//! let refused = err.downcast_ref::<NotReady>().unwrap();
+//! assert_eq!((refused.state, refused.timed_out), (State::Connecting, true));
+//! assert_eq!(refused.waited, Duration::from_secs(20)); // the whole budget, then a verdict
+//! # Ok(()) }
+//! ```
+//!
+//! ## Why
+//!
+//! An agent service calls tools named `mcp__<server>__<tool>`. When one is not usable, "not found"
+//! hides three situations whose fixes are opposite:
+//!
+//! | state | heals with time? | default | on-call `action` |
+//! |---|---|---|---|
+//! | `ready` | - | run | - |
+//! | `connecting` | yes, usually seconds | wait inside a budget | `extend_wait_budget` |
+//! | `unauthenticated` | no: a human must re-authorize | stop waiting at once | `reauthorize` |
+//! | `absent` | no | stop waiting at once; fall back or abort | `add_connection` |
+//!
+//! What is in the crate:
+//!
+//! - [`state`]: [`State`], [`Action`] and [`ToolName`] (`mcp__<server>__<tool>`, anything else is
+//!   server `builtin`), and the vocabulary every module shares: [`ToolCall`] and
+//!   [`CallOutcome`].
+//! - [`resolve`](mod@resolve): [`classify`], the budgeted [`resolve()`](resolve()) and the
+//!   [`CapabilityCache`] keyed at the right grain (per server for `connecting`, `unauthenticated`,
+//!   `absent`; per tool for `ready`), single flight per server.
+//! - [`layer`]: the tower middleware ([`layer::ReadinessLayer`]) that resolves every call at the point
+//!   of use, tags its span, records metrics, and refuses what is not ready.
+//! - [`supervise`]: the [`Hub`] of supervised rmcp connections (reconnect on use, single flight,
+//!   generation counter, cooldown, auth fails fast, fan-out isolation), which can also supervise
+//!   connections you made ([`Hub::attach`]) or make with your own client handler
+//!   ([`RmcpConnector`]); and [`Peers`], the layer's inventory and inner service over the rmcp
+//!   connections a service keeps itself (drop detection, the hub's error classification, events
+//!   for [`Metrics`] and the status page, [`Peers::peer`] for resources and prompts).
+//! - [`rmcp`]: the rmcp this crate is built with (its types are in this crate's API), so a
+//!   service names one version; supported: `>=3.11, <4`.
+//! - [`metrics`]: the Prometheus recorder ([`Metrics`]) and the `/metrics` endpoint.
+//! - [`telemetry`]: `tracing` + OpenTelemetry OTLP export set-up.
+//! - [`plan`]: step decisions, the pre-flight, running steps through a service, the run and step
+//!   spans, and the run record; [`config`]: the `.mcp.json` file; [`sim`]: the design's
+//!   virtual-clock scenarios; [`demo`]: the demo's MCP servers and its unattended run.
+//!
+//! Feature flags: `hub` ([`supervise`], [`Peers`], [`config`]), `http` (the `/metrics` endpoint
+//! and status page) and `tls` (HTTPS to MCP servers) are on by default; `oauth` (OAuth 2.1 for
+//! streamable-HTTP servers) and `otlp-grpc` / `otlp-http` (the [`telemetry`] set-up) are opt-in.
+//! With none, the layer, cache, resolver, plans, spans and the metrics recorder are built. The
+//! command line is the `mcp-readiness-cli` package. MSRV: Rust 1.88.
+//!
+//! All waiting goes through `tokio::time`, so tests run on a paused, virtual clock.
+#![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
+#![forbid(unsafe_code)]
+
+#[cfg(feature = "hub")]
+pub mod config;
+pub mod layer;
+pub mod metrics;
+pub mod plan;
+pub mod resolve;
+pub mod secret;
+pub mod state;
+#[cfg(feature = "hub")]
+pub mod supervise;
+pub mod telemetry;
+mod util;
+
+/// The rmcp this crate is built with (its types are in this crate's API): name it as
+/// `mcp_readiness::rmcp` so your service and this crate agree on one version. Supported range:
+/// see the README's "Versions" section.
+pub use rmcp;
+
+#[cfg(feature = "hub")]
+pub use config::Config;
+pub use layer::{CallFailure, NotReady, ReadinessLayer, ReadinessService};
+pub use metrics::{CallOutcome, Metrics};
+pub use resolve::{Budget, BudgetError, CacheTtls, CapabilityCache, ChangeFeed};
+pub use resolve::{Inventory, Scope, Snapshot, StaticInventory, Verdict, classify, resolve};
+pub use state::ToolCall;
+pub use state::{Action, BUILTIN_SERVER, State, ToolName};
+pub use state::{ConnectResult, ConnectionEvent, EventSink, ServerIdentity};
+pub use state::{CredentialExpiry, CredentialKind};
+#[cfg(feature = "hub")]
+pub use supervise::{CallError, Hub, HubOptions, HubOptionsBuilder, ServerSpec, TransportSpec};
+#[cfg(feature = "hub")]
+pub use supervise::{CallErrorKind, ConnectError, Peers, RmcpConnector, ServerStatus};
+#[cfg(feature = "hub")]
+pub use supervise::{OpenFileLimit, raise_open_file_limit};
+
+/// The README's Rust examples, compiled and run as doc tests.
+#[cfg(all(doctest, feature = "hub", feature = "http", feature = "otlp-grpc"))]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

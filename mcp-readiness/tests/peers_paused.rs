@@ -1,0 +1,160 @@
+//! `Peers` on a virtual clock: an in-process rmcp server over an in-memory pipe, so connect
+//! durations, drop detection and the change feed are measured in exact virtual time.
+#![cfg(feature = "hub")]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_readiness::rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use mcp_readiness::rmcp::service::{RequestContext, RoleServer};
+use mcp_readiness::rmcp::{ErrorData, ServerHandler, ServiceExt};
+use mcp_readiness::{Inventory, Metrics, Peers, ReadinessLayer, State, ToolCall};
+use tower::{ServiceBuilder, ServiceExt as _};
+
+#[derive(Clone)]
+struct Echo;
+
+impl ServerHandler for Echo {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let schema = Arc::new(serde_json::Map::new());
+        Ok(ListToolsResult::with_all_items(vec![Tool::new(
+            "echo", "echo", schema,
+        )]))
+    }
+
+    async fn call_tool(
+        &self,
+        _request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        Ok(CallToolResponse::Complete(CallToolResult::success(vec![
+            ContentBlock::text("hi"),
+        ])))
+    }
+}
+
+/// A connected client and the server's running service (drop it to end the connection).
+async fn connect() -> (
+    mcp_readiness::rmcp::service::RunningService<mcp_readiness::rmcp::service::RoleClient, ()>,
+    mcp_readiness::rmcp::service::RunningService<RoleServer, Echo>,
+) {
+    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+    let server =
+        tokio::spawn(async move { Echo.serve(server_io).await.expect("server handshake") });
+    let client = ().serve(client_io).await.expect("client handshake");
+    (client, server.await.expect("server task"))
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_connect_duration_runs_from_connecting_to_insert_and_tools_are_ready_at_once() {
+    let metrics = Metrics::new();
+    let peers = Peers::with_events(metrics.clone());
+    peers.connecting("echo");
+    assert_eq!(peers.state("echo"), Some(State::Connecting));
+    tokio::time::advance(Duration::from_millis(1500)).await;
+    let (client, _server) = connect().await;
+    assert_eq!(peers.insert("echo", client).await.unwrap(), 1);
+    assert!(
+        peers
+            .snapshot()
+            .await
+            .ready_tools
+            .contains("mcp__echo__echo")
+    );
+    let exposition = metrics.render();
+    assert!(
+        exposition.contains(
+            r#"mcp_readiness_connect_duration_seconds_sum{result="ok",server="echo"} 1.5"#
+        ),
+        "{exposition}"
+    );
+    assert!(
+        exposition.contains(r#"mcp_readiness_server_tools{server="echo"} 1"#),
+        "{exposition}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_connection_that_ends_is_absent_without_any_time_passing_and_the_feed_moves() {
+    let peers = Peers::new();
+    let (client, server) = connect().await;
+    peers.insert("echo", client).await.unwrap();
+    let tools = ServiceBuilder::new()
+        .layer(ReadinessLayer::new(peers.clone()))
+        .service(peers.clone());
+    tools
+        .clone()
+        .oneshot(ToolCall::new("mcp__echo__echo"))
+        .await
+        .unwrap(); // cached ready
+    let seen = peers.changes().unwrap().generation();
+    let before = tokio::time::Instant::now();
+
+    drop(server); // the server goes away
+    tokio::time::timeout(
+        Duration::from_millis(1),
+        peers.changes().unwrap().changed_since(seen),
+    )
+    .await
+    .expect("the watcher reported the end at once");
+    assert_eq!(peers.state("echo"), Some(State::Absent));
+    let error = tools
+        .oneshot(ToolCall::new("mcp__echo__echo"))
+        .await
+        .unwrap_err();
+    assert!(
+        error.downcast_ref::<mcp_readiness::NotReady>().is_some(),
+        "{error}"
+    );
+    assert!(
+        before.elapsed() < Duration::from_millis(1),
+        "{:?}",
+        before.elapsed()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_newer_connection_is_not_marked_lost_by_the_end_of_the_one_it_replaced() {
+    let metrics = Metrics::new();
+    let peers = Peers::with_events(metrics.clone());
+    let (first, first_server) = connect().await;
+    peers.insert("echo", first).await.unwrap();
+    let (second, _second_server) = connect().await;
+    peers.insert("echo", second).await.unwrap();
+    drop(first_server);
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert_eq!(peers.state("echo"), Some(State::Ready));
+    assert!(peers.peer("echo").is_some());
+    assert!(
+        metrics
+            .render()
+            .contains(r#"mcp_readiness_reconnects_total{server="echo"} 1"#)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_removed_server_stays_gone_when_its_connection_ends_afterwards() {
+    let metrics = Metrics::new();
+    let peers = Peers::with_events(metrics.clone());
+    let (client, _server) = connect().await;
+    peers.insert("echo", client).await.unwrap();
+    assert!(peers.remove("echo"));
+    // Closing the connection wakes its watcher; the removed server must not come back.
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert_eq!(peers.state("echo"), None);
+    assert!(peers.servers().is_empty());
+    assert!(!metrics.render().contains(r#"server="echo""#));
+    assert!(!metrics.status_page().contains(r#"data-server="echo""#));
+    assert!(!peers.remove("echo"));
+}

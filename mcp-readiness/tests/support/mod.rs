@@ -1,0 +1,4 @@
+//! Helpers of the library's own tests (hermetic: loopback only).
+#![allow(dead_code)]
+
+pub mod otlp;
