@@ -26,67 +26,50 @@
 //! The rmcp connectors ([`StdioConnector`], [`HttpConnector`]) implement [`Connector`]; anything
 //! else can too. Every transition is a [`ConnectionEvent`] for the configured [`EventSink`]s.
 
-mod attach;
-mod attempt;
-mod background;
-mod call;
-mod child_streams;
-mod classify;
-mod coalesce;
-mod conn_state;
-mod connector;
-mod credential_expiry;
-mod credential_watch;
-mod error;
-mod factory;
-mod fan_out;
-mod fd_limit;
-mod http;
+//!
+//! # Rooms
+//!
+//! Each arrow points down: the hub owns supervisors, a supervisor drives a connector, and
+//! `peers` reuses the connectors' rules for connections it did not make.
+//!
+//! - `hub/`: the [`Hub`] and what it owns across servers: membership and routing, [`HubOptions`],
+//!   the state its supervisors share, the [`FanOut`], the `Inventory` view, connections attached
+//!   from outside, and the factory that picks a connector for a configured server.
+//! - `supervisor/`: one server's supervisor and its `ConnState` machine: admission of callers,
+//!   the attempt runner, the call path, background tasks (drop watch, health, tool-list refresh,
+//!   credential watch), and the [`CallError`] a call ends with.
+//! - `connectors/`: how a connection is made: the [`Connector`] and [`Session`] contract, the
+//!   server specs, the stdio and streamable-HTTP connectors with both protocol generations,
+//!   [`RmcpConnector`], OAuth, and the rules that turn rmcp's errors into decisions.
+//! - `peers/`: [`Peers`], the adapter over connections the service keeps itself.
+
+mod connectors;
 mod hub;
-mod hub_shared;
-mod inventory_view;
-mod lifecycle;
-#[cfg(feature = "oauth")]
-mod oauth;
-mod options;
-mod outcome;
 mod peers;
-mod quiet;
-mod retry_after;
-mod rmcp_connector;
-mod rmcp_session;
-mod session_id;
-mod spec;
-mod spec_builders;
-mod spec_error;
-mod stdio;
 mod supervisor;
-mod task;
-mod tool_pages;
+#[cfg(test)]
+mod test_support;
 
 pub use crate::state::{ConnectResult, ConnectionEvent, EventSink};
-pub use connector::{
+pub use connectors::connector::{
     AfterConnect, ConnectError, Connector, MAX_RETRY_AFTER, ServerIdentity, Session, SessionEvents,
 };
-pub use credential_expiry::CredentialState;
-pub use error::{CallError, CallErrorKind, NotConnected};
-pub use factory::connector_for;
-pub use fan_out::{Degraded, FanOut, FanOutResult};
-pub use fd_limit::{OpenFileLimit, raise_open_file_limit};
-pub use http::HttpConnector;
-pub use hub::{Hub, ServerStatus};
+pub use connectors::credential_expiry::CredentialState;
+pub use connectors::fd_limit::{OpenFileLimit, raise_open_file_limit};
 #[cfg(feature = "oauth")]
-pub use oauth::{LoginError, authorize};
-pub use options::{HubOptions, HubOptionsBuilder};
-pub(crate) use outcome::classify_service_error;
+pub use connectors::oauth::{LoginError, authorize};
+pub use connectors::rmcp_connector::RmcpConnector;
+pub use connectors::spec::{OAuthSpec, ServerSpec, TransportSpec};
+pub use connectors::spec_error::SpecError;
+pub use connectors::stdio::MAX_STDOUT_LINE;
+pub use connectors::stdio::StdioConnector;
+pub use connectors::streamable_http::HttpConnector;
+pub use connectors::task::{input_required, task_failed};
+pub use connectors::tool_pages::{MAX_TOOL_PAGES, MAX_TOOLS};
+pub use hub::factory::connector_for;
+pub use hub::fan_out::{Degraded, FanOut, FanOutResult};
+pub use hub::options::{HubOptions, HubOptionsBuilder};
+pub use hub::registry::{Hub, ServerStatus};
 pub use peers::Peers;
-pub use rmcp_connector::RmcpConnector;
-pub use spec::{OAuthSpec, ServerSpec, TransportSpec};
-pub use spec_error::SpecError;
-pub use stdio::MAX_STDOUT_LINE;
-pub use stdio::StdioConnector;
-pub use task::{input_required, task_failed};
-pub use tool_pages::{MAX_TOOL_PAGES, MAX_TOOLS};
-
-#[cfg(test)]
-mod tests;
+pub(crate) use supervisor::call_outcome::classify_service_error;
+pub use supervisor::error::{CallError, CallErrorKind, NotConnected};

@@ -9,12 +9,13 @@ use futures::future::BoxFuture;
 use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, RequestMetaObject};
 
-use super::super::classify::{is_auth_failure, is_pipe_dead, truncate};
-use super::super::connector::Session;
-use super::super::error::{CallError, CallErrorKind, Human, NotConnected};
 use super::Peers;
 use crate::secret::redact;
 use crate::state::{ConnectResult, State, ToolCall};
+use crate::supervise::connectors::connector::Session;
+use crate::supervise::connectors::human::Human;
+use crate::supervise::connectors::rmcp_errors::{is_auth_failure, is_pipe_dead, truncate};
+use crate::supervise::supervisor::error::{CallError, CallErrorKind, NotConnected};
 
 impl Peers {
     /// Routes one call to its server's live connection (see the `tower::Service` impl). A server

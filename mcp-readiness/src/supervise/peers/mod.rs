@@ -12,15 +12,15 @@ use std::time::Duration;
 use rmcp::Peer;
 use rmcp::service::{ClientInitializeError, RoleClient, RunningService};
 
-use super::classify::{is_auth_failure, is_pipe_dead, truncate};
-use super::connector::SessionEvents;
-use super::connector::{ConnectError, Session};
-use super::hub::ServerStatus;
-use super::rmcp_connector::connect_error_of;
-use super::rmcp_session::RmcpSession;
 use crate::resolve::ChangeFeed;
 use crate::secret::redact;
 use crate::state::{ConnectResult, ConnectionEvent, EventSink, State, ToolName};
+use crate::supervise::connectors::connector::SessionEvents;
+use crate::supervise::connectors::connector::{ConnectError, Session};
+use crate::supervise::connectors::rmcp_connector::connect_error_of;
+use crate::supervise::connectors::rmcp_errors::{is_auth_failure, is_pipe_dead, truncate};
+use crate::supervise::connectors::rmcp_session::RmcpSession;
+use crate::supervise::hub::registry::ServerStatus;
 use slot::{Conn, Slot};
 
 ///  [`Peers`]: the readiness layer, metrics and status page over the rmcp connections a service
@@ -39,7 +39,7 @@ use slot::{Conn, Slot};
 ///    being sent to a dead peer; the change feed makes the layer re-check at once;
 ///  - **errors classified with the hub's rules**: 401/403 → `unauthenticated`, a dead pipe →
 ///    `transport_error` (and `absent`), a JSON-RPC error → `tool_error`, no answer within the call
-///    timeout → `timeout`; calls fail with the hub's [`CallError`](super::CallError);
+///    timeout → `timeout`; calls fail with the hub's [`CallError`](crate::supervise::CallError);
 ///  - **events** ([`ConnectionEvent`]) to an optional sink, usually [`Metrics`](crate::Metrics):
 ///    `server_state`, `connects_total`, `server_tools` and the status page;
 ///  - **the peer** for everything beyond tools: [`Peers::peer`].
@@ -47,7 +47,7 @@ use slot::{Conn, Slot};
 ///  What it does not do is reconnect: the connection is the service's, so after a drop it stays
 ///  `absent` until the service inserts a new one. For supervision (reconnect on use, cooldown,
 ///  health pings, retry-once) with your own connections or client handler, use
-///  [`Hub::attach`](super::Hub::attach) or an [`RmcpConnector`](super::RmcpConnector).
+///  [`Hub::attach`](crate::supervise::Hub::attach) or an [`RmcpConnector`](crate::supervise::RmcpConnector).
 ///
 ///  ```no_run
 ///  use std::time::Duration;
@@ -201,7 +201,7 @@ impl Peers {
                     ConnectResult::Timeout,
                     format!(
                         "server `{server}` did not list its tools within {}",
-                        super::error::Human(self.inner.call_timeout())
+                        crate::supervise::connectors::human::Human(self.inner.call_timeout())
                     ),
                 );
                 self.failed_with(&server, error.clone());

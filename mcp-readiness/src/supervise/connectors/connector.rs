@@ -1,0 +1,204 @@
+//! The contract between a supervisor and a connection: a [`Connector`] makes a [`Session`] (or a
+//! classified [`ConnectError`]); [`SessionEvents`] carries what the server tells the supervisor.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use rmcp::ServiceError;
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+
+use crate::state::ConnectResult;
+pub use crate::state::ServerIdentity;
+
+/// A failed connection attempt, classified. The message names the server and what to do next,
+/// and never contains secrets (connectors redact what they know).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ConnectError {
+    /// How the attempt ended (never [`ConnectResult::Ok`]).
+    pub result: ConnectResult,
+    /// What happened, for humans.
+    pub message: String,
+    /// How long the server asked us to stay away (HTTP 429 / 503 with `Retry-After`), bounded.
+    retry_after: Option<Duration>,
+}
+
+impl ConnectError {
+    /// A classified failure.
+    pub fn new(result: ConnectResult, message: impl Into<String>) -> Self {
+        ConnectError {
+            result,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// The server said when to come back (HTTP 429 / 503 with `Retry-After`): the supervisor
+    /// cools down for that long and the server reads `connecting` meanwhile (it heals by itself).
+    /// Bounded by [`MAX_RETRY_AFTER`].
+    pub fn with_retry_after(mut self, after: Duration) -> Self {
+        self.retry_after = Some(after.min(MAX_RETRY_AFTER));
+        self
+    }
+
+    /// How long the server asked us to stay away, if it did.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
+    }
+}
+
+/// The longest `Retry-After` honoured (10 minutes): a server asking for more is retried then.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(600);
+
+/// One live MCP connection, as the supervisor sees it. The rmcp connectors return one backed by an
+/// rmcp [`Peer`](rmcp::Peer); tests may script their own.
+///
+/// Dropping the last handle, or [`Session::shutdown`], closes the connection (and kills a stdio
+/// child with its whole process group).
+pub trait Session: Send + Sync + 'static {
+    /// Sends `tools/call`. Timeouts are applied by the caller.
+    fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+    ) -> BoxFuture<'_, Result<CallToolResult, ServiceError>>;
+
+    /// Lists every tool the server offers now (all pages).
+    fn list_tools(&self) -> BoxFuture<'_, Result<Vec<Tool>, ServiceError>>;
+
+    /// One liveness probe: the MCP `ping` request on sessions before 2026-07-28, a cheap request
+    /// (`server/discover`) on 2026-07-28 sessions, which have no `ping`.
+    fn ping(&self) -> BoxFuture<'_, Result<(), ServiceError>>;
+
+    /// Who answered the handshake (protocol version, server name and version), when known. The
+    /// default knows nothing.
+    fn identity(&self) -> Option<ServerIdentity> {
+        None
+    }
+
+    /// The streamable-HTTP session id (`Mcp-Session-Id`) the server assigned, recorded as
+    /// `mcp.session.id` on the call's span. `None` for stdio, for 2026-07-28 sessions (which have
+    /// none) and by default. Not a secret, but never a metric label.
+    fn session_id(&self) -> Option<Arc<str>> {
+        None
+    }
+
+    /// Whether the connection is known to be over (cheap, synchronous).
+    fn is_closed(&self) -> bool;
+
+    /// Resolves with a human reason (no secrets) the moment the connection ends: the child exited,
+    /// the stream died, or [`Session::shutdown`] was called.
+    fn closed(&self) -> BoxFuture<'static, Arc<str>>;
+
+    /// Closes the connection now; a stdio child and its process group are killed synchronously.
+    fn shutdown(&self);
+
+    /// The rmcp client [`Peer`](rmcp::Peer) behind this connection, for everything beyond tools
+    /// (resources, prompts, completions, ...). `None` for sessions not backed by rmcp (the
+    /// default).
+    fn peer(&self) -> Option<rmcp::Peer<rmcp::service::RoleClient>> {
+        None
+    }
+}
+
+impl fmt::Debug for dyn Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}
+
+/// What a connection reports back to its supervisor while it runs.
+#[derive(Clone)]
+pub struct SessionEvents {
+    tools_changed: Arc<dyn Fn() + Send + Sync>,
+}
+
+impl SessionEvents {
+    /// Events that call `tools_changed` on `notifications/tools/list_changed`.
+    pub fn new(tools_changed: impl Fn() + Send + Sync + 'static) -> Self {
+        SessionEvents {
+            tools_changed: Arc::new(tools_changed),
+        }
+    }
+
+    /// Events that go nowhere.
+    pub fn ignore() -> Self {
+        SessionEvents::new(|| {})
+    }
+
+    /// The server said its tool list changed: the supervisor re-reads it.
+    pub fn tools_changed(&self) {
+        (self.tools_changed)()
+    }
+}
+
+impl fmt::Debug for SessionEvents {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SessionEvents")
+    }
+}
+
+/// Re-provisions per-connection state on a fresh connection before its first call (the seed's
+/// IMAP account store). Runs on every successful connect; a failure fails the attempt.
+pub type AfterConnect =
+    Arc<dyn Fn(Arc<dyn Session>) -> BoxFuture<'static, Result<(), ConnectError>> + Send + Sync>;
+
+/// Opens one live connection to one server and classifies failure.
+///
+/// The supervisor calls [`Connector::connect`] and then [`Connector::after_connect`] on every fresh
+/// connection, before any call is routed to it, inside the connect timeout.
+pub trait Connector: Send + Sync + 'static {
+    /// Opens one connection (spawn + handshake, or HTTP handshake). `events` must be wired to the
+    /// connection's notifications.
+    fn connect(
+        &self,
+        events: SessionEvents,
+    ) -> BoxFuture<'_, Result<Arc<dyn Session>, ConnectError>>;
+
+    /// Re-provisions per-connection state before the first call. The default does nothing.
+    fn after_connect(&self, session: Arc<dyn Session>) -> BoxFuture<'_, Result<(), ConnectError>> {
+        let _ = session;
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    /// The OpenTelemetry `network.transport`: `pipe` (stdio) or `tcp` (HTTP).
+    fn network_transport(&self) -> &'static str;
+
+    /// What is known of this server's credentials, as it changes: the hub exports the expiries
+    /// as `mcp_readiness_credential_expiry_timestamp_seconds` and lets an unauthenticated server
+    /// try again after a re-authorization. The default: nothing is known.
+    fn credentials(
+        &self,
+    ) -> Option<tokio::sync::watch::Receiver<crate::supervise::CredentialState>> {
+        None
+    }
+
+    /// Why the credentials cannot work, when the connector knows more than the server's 401
+    /// says (e.g. the refresh token was refused, and what to run), for `unauthenticated`
+    /// reasons. Never contains a secret. The default: nothing more is known.
+    fn auth_problem(&self) -> Option<String> {
+        None
+    }
+}
+
+impl fmt::Debug for dyn Connector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connector")
+            .field("network_transport", &self.network_transport())
+            .finish()
+    }
+}
+
+/// Runs the optional hook (shared by the rmcp connectors).
+pub(crate) fn run_hook(
+    hook: Option<&AfterConnect>,
+    session: Arc<dyn Session>,
+) -> BoxFuture<'static, Result<(), ConnectError>> {
+    match hook {
+        Some(hook) => hook(session),
+        None => Box::pin(std::future::ready(Ok(()))),
+    }
+}

@@ -1,0 +1,653 @@
+//! The credential store file: rmcp's [`StoredCredentials`] as JSON, plus what we learn about the
+//! refresh token's lifetime. Written atomically with mode 0600; refused when other users can read
+//! it. Every load and save recomputes the expiries the gauge exports; a refused refresh token is
+//! remembered so the server's reason can say so; a file rewritten by a re-authorization is noticed.
+
+use std::hash::{Hash as _, Hasher as _};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, SystemTime};
+
+use async_trait::async_trait;
+use oauth2::TokenResponse as _;
+use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+
+use crate::state::{CredentialExpiry, CredentialKind};
+use crate::supervise::connectors::credential_expiry::CredentialState;
+
+/// The largest store file read (a store is a few kilobytes).
+const MAX_STORE_BYTES: u64 = 1024 * 1024;
+
+/// How often a store whose refresh token was refused is looked at for a re-authorization.
+const WATCH_INTERVAL: Duration = Duration::from_secs(2);
+
+/// The file's JSON: rmcp's `StoredCredentials` fields, and the refresh token's expiry.
+#[derive(Serialize, Deserialize)]
+struct StoreFile {
+    #[serde(flatten)]
+    credentials: StoredCredentials,
+    /// Unix time the refresh token expires, when the authorization server said so
+    /// (`refresh_token_expires_in`); kept across refreshes that do not rotate the refresh token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    refresh_token_expires_at: Option<u64>,
+}
+
+/// Why the store cannot give a usable token right now, for the server's reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Problem {
+    /// The authorization server answered the refresh with `invalid_grant`.
+    RefreshRefused { token: u64 },
+    /// No file, or a file without tokens.
+    Empty,
+    /// Unreadable, too loose permissions, not JSON of the expected shape.
+    Broken(String),
+}
+
+/// A file's length, modification time and permissions: whether someone else rewrote it (or
+/// fixed its mode).
+type Stamp = (u64, SystemTime, u32);
+
+fn stamp(meta: &std::fs::Metadata) -> Option<Stamp> {
+    #[cfg(unix)]
+    let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
+    #[cfg(not(unix))]
+    let mode = 0;
+    Some((meta.len(), meta.modified().ok()?, mode))
+}
+
+struct Inner {
+    path: PathBuf,
+    status: watch::Sender<CredentialState>,
+    problem: Mutex<Option<Problem>>,
+    /// The file as last read or written by us.
+    seen: Mutex<Option<Stamp>>,
+    watching: std::sync::atomic::AtomicBool,
+}
+
+/// A [`CredentialStore`] over one file. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct FileStore {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for FileStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileStore")
+            .field("path", &self.inner.path)
+            .finish()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn fingerprint(token: &str) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    token.hash(&mut hasher);
+    hasher.finish()
+}
+
+fn refresh_fingerprint(credentials: &StoredCredentials) -> Option<u64> {
+    credentials
+        .token_response
+        .as_ref()?
+        .refresh_token()
+        .map(|t| fingerprint(t.secret()))
+}
+
+impl FileStore {
+    pub(crate) fn new(path: PathBuf) -> Self {
+        FileStore {
+            inner: Arc::new(Inner {
+                path,
+                status: watch::Sender::new(CredentialState::default()),
+                problem: Mutex::new(None),
+                seen: Mutex::new(None),
+                watching: std::sync::atomic::AtomicBool::new(false),
+            }),
+        }
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Changes of the known expiries and re-authorizations.
+    pub(crate) fn subscribe(&self) -> watch::Receiver<CredentialState> {
+        self.inner.status.subscribe()
+    }
+
+    /// Why no usable token can be had, in words that say what to run (`reauthorize`), or `None`
+    /// when nothing is known to be wrong with the store.
+    pub(crate) fn problem(&self, reauthorize: &str) -> Option<String> {
+        let path = self.inner.path.display();
+        Some(match lock(&self.inner.problem).clone()? {
+            Problem::RefreshRefused { .. } => format!(
+                "the authorization server refused the refresh token (invalid_grant: revoked or \
+                 expired); re-authorize: {reauthorize}"
+            ),
+            Problem::Empty => {
+                format!("the credential store `{path}` holds no tokens; authorize: {reauthorize}")
+            }
+            Problem::Broken(why) => format!("{why}; or re-authorize: {reauthorize}"),
+        })
+    }
+
+    /// Reads the file now (also what tells the gauge about tokens already there).
+    pub(crate) async fn refresh_status(&self) {
+        let _ = self.load().await;
+    }
+
+    /// Starts (once) the task that notices a re-authorization: while the store cannot give a
+    /// usable token (refused, missing, unreadable), a file that changes is read again, and one
+    /// that works now (another refresh token, fixed permissions) lets the server try again.
+    pub(crate) fn watch_for_reauthorization(&self) {
+        if self
+            .inner
+            .watching
+            .swap(true, std::sync::atomic::Ordering::AcqRel)
+        {
+            return;
+        }
+        let weak: Weak<Inner> = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(WATCH_INTERVAL);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let Some(inner) = weak.upgrade() else { return };
+                let store = FileStore { inner };
+                if lock(&store.inner.problem).is_none() {
+                    continue;
+                }
+                let path = store.inner.path.clone();
+                let stamp = tokio::task::spawn_blocking(move || stamp_of(&path))
+                    .await
+                    .ok()
+                    .flatten();
+                if stamp.is_some() && stamp != *lock(&store.inner.seen) {
+                    let _ = store.load().await;
+                }
+            }
+        });
+    }
+
+    fn record(&self, file: Option<&StoreFile>, problem: Option<Problem>) {
+        let reauthorized = {
+            let mut current = lock(&self.inner.problem);
+            let was_stuck = current.is_some();
+            // A refused token stays refused until the file holds another refresh token.
+            let still_refused = match (&*current, file) {
+                (Some(Problem::RefreshRefused { token }), Some(file)) => {
+                    refresh_fingerprint(&file.credentials) == Some(*token)
+                }
+                _ => false,
+            };
+            if !still_refused {
+                *current = problem.clone();
+            }
+            was_stuck && !still_refused && problem.is_none()
+        };
+        // Refused credentials expire no more: they are dead already (the server is
+        // unauthenticated, which pages on its own).
+        let refused = matches!(
+            *lock(&self.inner.problem),
+            Some(Problem::RefreshRefused { .. })
+        );
+        let expiries = match file {
+            Some(file) if !refused => expiries_of(file),
+            _ => Vec::new(),
+        };
+        self.inner.status.send_if_modified(|status| {
+            let changed = status.expiries != expiries || reauthorized;
+            status.expiries = expiries;
+            if reauthorized {
+                status.reauthorized += 1;
+            }
+            changed
+        });
+    }
+
+    async fn read_file(&self) -> Result<Option<StoreFile>, String> {
+        let path = self.inner.path.clone();
+        let read = tokio::task::spawn_blocking(move || read_store(&path))
+            .await
+            .map_err(|_| "reading the credential store was cancelled".to_owned())?;
+        let (file, stamp) = read?;
+        *lock(&self.inner.seen) = stamp;
+        Ok(file)
+    }
+}
+
+/// The expiries a store file says: the access token's (renewable when a refresh token is there)
+/// and the refresh token's when its lifetime is known.
+fn expiries_of(file: &StoreFile) -> Vec<CredentialExpiry> {
+    let Some(token) = file.credentials.token_response.as_ref() else {
+        return Vec::new();
+    };
+    let at = |secs: u64| SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(secs));
+    let has_refresh = token.refresh_token().is_some();
+    let mut out = Vec::new();
+    if let (Some(lifetime), Some(received)) =
+        (token.expires_in(), file.credentials.token_received_at)
+        && let Some(expires_at) = at(received.saturating_add(lifetime.as_secs()))
+    {
+        out.push(CredentialExpiry {
+            kind: CredentialKind::AccessToken,
+            expires_at,
+            renewable: has_refresh,
+        });
+    }
+    if has_refresh && let Some(expires_at) = refresh_expires_at(file).and_then(at) {
+        out.push(CredentialExpiry {
+            kind: CredentialKind::RefreshToken,
+            expires_at,
+            renewable: false,
+        });
+    }
+    out
+}
+
+/// The refresh token's expiry: what the file recorded, else what the token response says.
+fn refresh_expires_at(file: &StoreFile) -> Option<u64> {
+    file.refresh_token_expires_at
+        .or_else(|| refresh_lifetime_from_response(&file.credentials))
+}
+
+fn refresh_lifetime_from_response(credentials: &StoredCredentials) -> Option<u64> {
+    let lifetime = credentials
+        .token_response
+        .as_ref()?
+        .extra_fields()
+        .0
+        .get("refresh_token_expires_in")?
+        .as_u64()?;
+    Some(credentials.token_received_at?.saturating_add(lifetime))
+}
+
+fn stamp_of(path: &Path) -> Option<Stamp> {
+    stamp(&std::fs::metadata(path).ok()?)
+}
+
+/// Reads and parses the file; `Ok(None)` when it does not exist. Errors name the file and what to
+/// do, never a value from it (a parse error gives only the line and column).
+fn read_store(path: &Path) -> Result<(Option<StoreFile>, Option<Stamp>), String> {
+    use std::io::Read as _;
+    let shown = path.display();
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((None, None)),
+        Err(e) => return Err(format!("cannot read the credential store `{shown}`: {e}")),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read the credential store `{shown}`: {e}"))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = meta.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            return Err(format!(
+                "the credential store `{shown}` is open to other users (mode {mode:04o}): run \
+                 `chmod 600 {shown}`"
+            ));
+        }
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_STORE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read the credential store `{shown}`: {e}"))?;
+    if bytes.len() as u64 > MAX_STORE_BYTES {
+        return Err(format!(
+            "the credential store `{shown}` is larger than {MAX_STORE_BYTES} bytes: it is not a \
+             credential store"
+        ));
+    }
+    let stamp = stamp(&meta);
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok((None, stamp));
+    }
+    let parsed: StoreFile = serde_json::from_slice(&bytes).map_err(|e| {
+        format!(
+            "the credential store `{shown}` is not a credential store (JSON {:?} error at line {} \
+             column {}; see docs/oauth.md for the format)",
+            e.classify(),
+            e.line(),
+            e.column()
+        )
+        .replace("Syntax", "syntax")
+        .replace("Data", "data")
+        .replace("Eof", "end-of-file")
+    })?;
+    Ok((Some(parsed), stamp))
+}
+
+/// Writes the file atomically (a temporary file in the same directory, mode 0600, renamed over
+/// it); creates the directory (mode 0700) when missing.
+fn write_store(path: &Path, file: &StoreFile) -> Result<Option<Stamp>, String> {
+    use std::io::Write as _;
+    let shown = path.display();
+    let text = serde_json::to_vec_pretty(file)
+        .map_err(|e| format!("cannot encode the credential store `{shown}`: {e}"))?;
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Some(dir) = dir {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder
+            .create(dir)
+            .map_err(|e| format!("cannot create the directory of `{shown}`: {e}"))?;
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "credentials".into());
+    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let result = (|| {
+        let mut out = options.open(&tmp)?;
+        out.write_all(&text)?;
+        out.write_all(b"\n")?;
+        out.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(format!("cannot write the credential store `{shown}`: {e}"));
+    }
+    Ok(stamp_of(path))
+}
+
+impl FileStore {
+    /// Saves `credentials` (the login command and rmcp's token exchanges both come here).
+    pub(crate) async fn save_credentials(
+        &self,
+        credentials: StoredCredentials,
+    ) -> Result<(), String> {
+        let previous = self.read_file().await.ok().flatten();
+        let refresh_token_expires_at = refresh_lifetime_from_response(&credentials).or_else(|| {
+            // A refresh that kept the refresh token keeps what we knew of its lifetime.
+            let previous = previous.as_ref()?;
+            (refresh_fingerprint(&previous.credentials)? == refresh_fingerprint(&credentials)?)
+                .then(|| refresh_expires_at(previous))
+                .flatten()
+        });
+        let file = StoreFile {
+            credentials,
+            refresh_token_expires_at,
+        };
+        let path = self.inner.path.clone();
+        let (file, written) = tokio::task::spawn_blocking(move || {
+            let written = write_store(&path, &file);
+            (file, written)
+        })
+        .await
+        .map_err(|_| "writing the credential store was cancelled".to_owned())?;
+        *lock(&self.inner.seen) = written?;
+        let problem = file
+            .credentials
+            .token_response
+            .is_none()
+            .then_some(Problem::Empty);
+        self.record(Some(&file), problem);
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl CredentialStore for FileStore {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        match self.read_file().await {
+            Ok(Some(file)) => {
+                let problem = file
+                    .credentials
+                    .token_response
+                    .is_none()
+                    .then_some(Problem::Empty);
+                self.record(Some(&file), problem);
+                Ok(Some(file.credentials))
+            }
+            Ok(None) => {
+                self.record(None, Some(Problem::Empty));
+                Ok(None)
+            }
+            Err(why) => {
+                self.record(None, Some(Problem::Broken(why.clone())));
+                Err(AuthError::CredentialStoreError(why))
+            }
+        }
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        self.save_credentials(credentials)
+            .await
+            .map_err(AuthError::CredentialStoreError)
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        let path = self.inner.path.clone();
+        let removed = tokio::task::spawn_blocking(move || match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        })
+        .await;
+        if let Ok(Err(e)) = removed {
+            return Err(AuthError::CredentialStoreError(format!(
+                "cannot remove the credential store `{}`: {e}",
+                self.inner.path.display()
+            )));
+        }
+        self.record(None, Some(Problem::Empty));
+        Ok(())
+    }
+
+    async fn on_refresh_token_rejected(
+        &self,
+        credentials: &StoredCredentials,
+    ) -> Result<(), AuthError> {
+        let token = refresh_fingerprint(credentials).unwrap_or_default();
+        *lock(&self.inner.problem) = Some(Problem::RefreshRefused { token });
+        self.inner.status.send_if_modified(|status| {
+            let changed = !status.expiries.is_empty();
+            status.expiries.clear();
+            changed
+        });
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("mcp-readiness-store-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    fn credentials(refresh: &str, received_at: u64, extra: &str) -> StoredCredentials {
+        serde_json::from_str(&format!(
+            r#"{{"client_id":"cid","token_received_at":{received_at},"token_response":
+               {{"access_token":"AT-secret-value-1","token_type":"bearer","expires_in":300,
+                 "refresh_token":"{refresh}"{extra}}}}}"#
+        ))
+        .unwrap()
+    }
+
+    fn unix(expiry: &CredentialExpiry) -> u64 {
+        expiry.unix_seconds() as u64
+    }
+
+    #[tokio::test]
+    async fn a_saved_store_is_private_and_its_expiries_are_the_token_responses() {
+        let dir = dir("saved");
+        let store = FileStore::new(dir.join("sub/vault.json"));
+        let status = store.subscribe();
+        store
+            .save(credentials(
+                "RT-1",
+                1_000,
+                r#","refresh_token_expires_in":86400"#,
+            ))
+            .await
+            .unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&dir.join("sub/vault.json")), 0o600);
+            assert_eq!(mode(&dir.join("sub")), 0o700);
+        }
+        let expiries = status.borrow().expiries.clone();
+        assert_eq!(expiries.len(), 2);
+        assert_eq!(expiries[0].kind, CredentialKind::AccessToken);
+        assert_eq!((unix(&expiries[0]), expiries[0].renewable), (1_300, true));
+        assert_eq!(expiries[1].kind, CredentialKind::RefreshToken);
+        assert_eq!((unix(&expiries[1]), expiries[1].renewable), (87_400, false));
+        let loaded = store.load().await.unwrap().unwrap();
+        assert_eq!(loaded.client_id, "cid");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn a_refresh_that_keeps_the_refresh_token_keeps_its_known_lifetime_and_a_new_one_forgets_it()
+     {
+        let dir = dir("kept");
+        let store = FileStore::new(dir.join("vault.json"));
+        let status = store.subscribe();
+        store
+            .save(credentials(
+                "RT-1",
+                1_000,
+                r#","refresh_token_expires_in":500"#,
+            ))
+            .await
+            .unwrap();
+        store.save(credentials("RT-1", 1_200, "")).await.unwrap();
+        let expiries = status.borrow().expiries.clone();
+        assert_eq!(unix(&expiries[0]), 1_500, "the new access token");
+        assert_eq!(
+            unix(&expiries[1]),
+            1_500,
+            "the same refresh token, same lifetime"
+        );
+        store.save(credentials("RT-2", 1_300, "")).await.unwrap();
+        let expiries = status.borrow().expiries.clone();
+        assert_eq!(
+            expiries.len(),
+            1,
+            "a rotated refresh token of unknown lifetime: {expiries:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn an_access_token_without_a_refresh_token_cannot_renew_itself() {
+        let dir = dir("norefresh");
+        let store = FileStore::new(dir.join("vault.json"));
+        let mut creds = credentials("x", 1_000, "");
+        creds
+            .token_response
+            .as_mut()
+            .unwrap()
+            .set_refresh_token(None);
+        store.save(creds).await.unwrap();
+        let expiries = store.subscribe().borrow().expiries.clone();
+        assert_eq!(expiries.len(), 1);
+        assert!(!expiries[0].renewable);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_store_open_to_other_users_is_refused_with_the_chmod_to_run() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = dir("loose");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("vault.json");
+        let valid = serde_json::to_string(&credentials("RT-1", 1_000, "")).unwrap();
+        std::fs::write(&path, valid).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let store = FileStore::new(path.clone());
+        let err = store.load().await.unwrap_err().to_string();
+        assert!(
+            err.contains("mode 0644") && err.contains(&format!("chmod 600 {}", path.display())),
+            "{err}"
+        );
+        assert!(store.problem("run `x`").unwrap().contains("chmod 600"));
+        // Fixed: the store counts as re-authorized (the server may try again).
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        store.load().await.unwrap();
+        assert_eq!(store.problem("run `x`"), None);
+        assert_eq!(store.subscribe().borrow().reauthorized, 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn a_malformed_store_names_the_line_and_column_and_never_its_content() {
+        let dir = dir("malformed");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("vault.json");
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        use std::io::Write as _;
+        options
+            .open(&path)
+            .unwrap()
+            .write_all(br#"{"client_id": "c", "token_response": "LEAKED-token-9f8e7d"}"#)
+            .unwrap();
+        let err = FileStore::new(path).load().await.unwrap_err().to_string();
+        assert!(err.contains("line 1 column"), "{err}");
+        assert!(!err.contains("LEAKED"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn a_missing_store_holds_no_tokens_and_says_what_to_run() {
+        let store = FileStore::new(dir("missing").join("vault.json"));
+        assert!(store.load().await.unwrap().is_none());
+        let problem = store.problem("run `mcp-readiness oauth login`").unwrap();
+        assert!(
+            problem.contains("holds no tokens") && problem.contains("oauth login"),
+            "{problem}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_refused_refresh_token_is_the_reason_until_the_store_holds_another() {
+        let dir = dir("refused");
+        let store = FileStore::new(dir.join("vault.json"));
+        let status = store.subscribe();
+        let first = credentials("RT-1", 1_000, "");
+        store.save(first.clone()).await.unwrap();
+        assert_eq!(store.problem("run `login`"), None);
+        store.on_refresh_token_rejected(&first).await.unwrap();
+        let problem = store.problem("run `login`").unwrap();
+        assert!(problem.contains("refused the refresh token") && problem.contains("run `login`"));
+        assert!(
+            status.borrow().expiries.is_empty(),
+            "refused credentials expire no more"
+        );
+        // Reading the same file again does not forget the refusal.
+        store.load().await.unwrap();
+        assert!(store.problem("run `login`").is_some());
+        assert_eq!(status.borrow().reauthorized, 0);
+        // A re-authorization writes another refresh token: the server may try again.
+        store.save(credentials("RT-2", 2_000, "")).await.unwrap();
+        assert_eq!(store.problem("run `login`"), None);
+        assert_eq!(status.borrow().reauthorized, 1);
+        assert_eq!(status.borrow().expiries.len(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

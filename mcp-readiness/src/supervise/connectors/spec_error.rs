@@ -1,0 +1,72 @@
+//! [`SpecError`]: a server configuration (or a hub option) that cannot be used, named without
+//! its secrets.
+
+use std::sync::Arc;
+
+/// A server configuration that cannot be used. Messages name the server and the field, never a
+/// secret value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpecError {
+    /// The URL of an HTTP server is not `http://` or `https://`.
+    #[error(
+        "server `{server}`: the url must start with http:// or https:// (found scheme `{scheme}`); \
+         fix `url` in the configuration"
+    )]
+    UrlScheme {
+        /// The server.
+        server: Arc<str>,
+        /// The scheme found (empty when there was none).
+        scheme: String,
+    },
+    /// A header name or value is not valid HTTP.
+    #[error(
+        "server `{server}`: header `{header}` is not a valid HTTP header; fix `headers` in the configuration"
+    )]
+    Header {
+        /// The server.
+        server: Arc<str>,
+        /// The header name.
+        header: String,
+    },
+    /// A stdio server without a command.
+    #[error("server `{server}`: `command` is empty; set the program to run")]
+    EmptyCommand {
+        /// The server.
+        server: Arc<str>,
+    },
+    /// The server name cannot form `mcp__<server>__<tool>` names.
+    #[error(
+        "server name `{}` cannot be written as mcp__<server>__<tool> (empty, leading, trailing \
+         or doubled underscores, or control characters); rename it",
+        crate::secret::escape_controls(server)
+    )]
+    BadName {
+        /// The server.
+        server: Arc<str>,
+    },
+    /// A [`HubOptions`](crate::supervise::HubOptions) value the Hub cannot run with (what the configuration
+    /// file would refuse too).
+    #[error("HubOptions::{option}: {problem}")]
+    BadOption {
+        /// The builder method.
+        option: &'static str,
+        /// What is wrong and what to pass instead.
+        problem: &'static str,
+    },
+    /// A server uses OAuth but this build has no `oauth` feature, or its OAuth settings cannot
+    /// work.
+    #[error("server `{server}`: {problem}")]
+    OAuth {
+        /// The server.
+        server: Arc<str>,
+        /// What is wrong and what to do.
+        problem: String,
+    },
+    /// Two servers with the same name.
+    #[error("server `{server}` is configured twice; remove one of them")]
+    Duplicate {
+        /// The server.
+        server: Arc<str>,
+    },
+}

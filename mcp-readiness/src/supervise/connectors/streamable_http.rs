@@ -1,0 +1,325 @@
+//! The streamable-HTTP connector.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use http::{HeaderName, HeaderValue};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+use super::connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents, run_hook};
+use super::credential_expiry::{CredentialState, bearer_expiry};
+use super::human::Human;
+use super::lifecycle;
+use super::quiet::Quiet;
+use super::retry_after;
+use super::rmcp_errors::{classify_init_error, truncate};
+use super::rmcp_session::{RmcpSession, SupervisorClient};
+use super::session_id::{self, SessionIdClient, SessionIdSlot};
+use super::spec_error::SpecError;
+use crate::secret::{Secret, redact};
+use crate::state::ConnectResult;
+
+/// Connects to a streamable-HTTP MCP endpoint with the configured headers (e.g. a bearer token).
+///
+/// A 401, or a 403 with a `WWW-Authenticate` challenge (insufficient scope), is `unauthorized`
+/// (a bare 403 is not); nothing listening is `refused`; no completed handshake within the connect
+/// timeout is `timeout`; a 429 / 503 with `Retry-After` cools down for what the server asked.
+pub struct HttpConnector {
+    server: Arc<str>,
+    url: Secret,
+    headers: HashMap<HeaderName, HeaderValue>,
+    secrets: Vec<Secret>,
+    connect_timeout: Duration,
+    after_connect: Option<AfterConnect>,
+    /// What is known of the credentials' expiry (a static bearer JWT's `exp`, or the OAuth store).
+    credentials: tokio::sync::watch::Sender<CredentialState>,
+    #[cfg(feature = "oauth")]
+    oauth: Option<Arc<super::oauth::OAuthCredentials>>,
+}
+
+impl std::fmt::Debug for HttpConnector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpConnector")
+            .field("server", &self.server)
+            .field("url", &redact(self.url.expose(), &[]))
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("connect_timeout", &self.connect_timeout)
+            .finish()
+    }
+}
+
+impl HttpConnector {
+    /// A connector for `url` with `headers`. Fails on a URL that is not `http(s)://` or a header
+    /// that is not valid HTTP; the error never repeats the URL's credentials or a header value.
+    pub fn new(
+        server: impl Into<Arc<str>>,
+        url: Secret,
+        headers: &BTreeMap<String, Secret>,
+    ) -> Result<Self, SpecError> {
+        let server = server.into();
+        let scheme = url
+            .expose()
+            .split_once("://")
+            .map(|(scheme, _)| scheme.to_ascii_lowercase());
+        if !matches!(scheme.as_deref(), Some("http" | "https")) {
+            return Err(SpecError::UrlScheme {
+                server,
+                scheme: scheme.map(|s| truncate(s, 20)).unwrap_or_default(),
+            });
+        }
+        let mut map = HashMap::new();
+        for (name, value) in headers {
+            // rmcp sets these itself and refuses them as custom headers.
+            if ["accept", "mcp-session-id", "last-event-id"]
+                .contains(&name.to_ascii_lowercase().as_str())
+            {
+                return Err(SpecError::Header {
+                    server: server.clone(),
+                    header: truncate(name.clone(), 40),
+                });
+            }
+            let header_name =
+                HeaderName::try_from(name.as_str()).map_err(|_| SpecError::Header {
+                    server: server.clone(),
+                    header: truncate(name.clone(), 40),
+                })?;
+            let mut header_value =
+                HeaderValue::try_from(value.expose()).map_err(|_| SpecError::Header {
+                    server: server.clone(),
+                    header: truncate(name.clone(), 40),
+                })?;
+            header_value.set_sensitive(true);
+            map.insert(header_name, header_value);
+        }
+        let mut secrets: Vec<Secret> = headers.values().cloned().collect();
+        secrets.push(url.clone());
+        let credentials = tokio::sync::watch::Sender::new(CredentialState {
+            expiries: bearer_expiry(headers).into_iter().collect(),
+            reauthorized: 0,
+        });
+        Ok(HttpConnector {
+            server,
+            url,
+            headers: map,
+            secrets,
+            connect_timeout: Duration::from_secs(30),
+            after_connect: None,
+            credentials,
+            #[cfg(feature = "oauth")]
+            oauth: None,
+        })
+    }
+
+    /// Uses OAuth with the tokens of `spec`'s credential store (refreshed before they expire)
+    /// instead of a static `Authorization` header.
+    #[cfg(feature = "oauth")]
+    pub fn oauth(mut self, spec: crate::supervise::OAuthSpec) -> Self {
+        self.oauth = Some(Arc::new(super::oauth::OAuthCredentials::new(
+            self.server.clone(),
+            self.url.clone(),
+            spec,
+        )));
+        self
+    }
+
+    /// The handshake timeout (TCP connect to `initialize` answered). Default 30 s.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// The hook that re-provisions per-connection state on every fresh connection.
+    pub fn after_connect(mut self, hook: Option<AfterConnect>) -> Self {
+        self.after_connect = hook;
+        self
+    }
+
+    async fn open(&self, events: SessionEvents) -> Result<Arc<dyn Session>, ConnectError> {
+        let server = &self.server;
+        let config = StreamableHttpClientTransportConfig::with_uri(self.url.expose().to_owned())
+            .custom_headers(self.headers.clone());
+        let client = SupervisorClient::new(events.clone());
+        let session_id = SessionIdSlot::default();
+        let serve = async {
+            #[cfg(feature = "oauth")]
+            if let Some(oauth) = &self.oauth {
+                let http = SessionIdClient::new(oauth.client().await?, session_id.clone());
+                let transport = StreamableHttpClientTransport::with_client(http, config);
+                let quiet = Quiet::new(transport, server.clone());
+                return Ok(lifecycle::handshake(client, quiet).await);
+            }
+            let http = session_id::default_http_client().map_err(|e| {
+                ConnectError::new(
+                    ConnectResult::ProtocolError,
+                    format!("server `{server}`: the HTTP client could not be built ({e})"),
+                )
+            })?;
+            let http = SessionIdClient::new(http, session_id.clone());
+            let transport = StreamableHttpClientTransport::with_client(http, config);
+            let quiet = Quiet::new(transport, server.clone());
+            Ok::<_, ConnectError>(lifecycle::handshake(client, quiet).await)
+        };
+        match tokio::time::timeout(self.connect_timeout, serve).await {
+            Ok(Err(early)) => Err(early),
+            Ok(Ok(Ok(running))) => {
+                let running = lifecycle::accept(server, running)?;
+                Ok(Arc::new(
+                    RmcpSession::start(running, None, events, endpoint(self.url.expose()))
+                        .with_session_id(session_id),
+                ))
+            }
+            Err(_elapsed) => Err(ConnectError::new(
+                ConnectResult::Timeout,
+                format!(
+                    "server `{server}` did not complete the MCP handshake within {}; check that \
+                     the endpoint is up, or raise the connect timeout",
+                    Human(self.connect_timeout)
+                ),
+            )),
+            Ok(Ok(Err(e))) => Err(self.handshake_failed(&e)),
+        }
+    }
+
+    /// Classifies a failed handshake: a version we do not speak, a 429 / 503 that names when to
+    /// come back, or the ordinary classification.
+    fn handshake_failed(&self, e: &rmcp::service::ClientInitializeError) -> ConnectError {
+        let server = &self.server;
+        if let Some(why) = lifecycle::version_refusal(e) {
+            return ConnectError::new(
+                ConnectResult::ProtocolError,
+                format!("server `{server}`: {why}"),
+            );
+        }
+        if let Some((status, after)) = retry_after::requested(&format!("{e:?}")) {
+            let after = after.min(super::connector::MAX_RETRY_AFTER);
+            return ConnectError::new(
+                ConnectResult::Refused,
+                format!(
+                    "server `{server}` is throttling (HTTP {status} with Retry-After: {}); it asked \
+                     to be retried then, and heals by itself",
+                    Human(after)
+                ),
+            )
+            .with_retry_after(after);
+        }
+        let result = classify_init_error(e, 0);
+        let next = match result {
+            ConnectResult::Unauthorized => {
+                "the credentials were rejected; re-authorize and update its headers"
+            }
+            ConnectResult::Refused => "check that the server is running and reachable",
+            _ => "check that the URL is an MCP streamable-HTTP endpoint",
+        };
+        let detail = match e.auth_challenge() {
+            Some(challenge) => format!("HTTP 401/403, challenge: {challenge}"),
+            None => std::iter::successors(Some(e as &(dyn std::error::Error + 'static)), |e| {
+                e.source()
+            })
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(": "),
+        };
+        let detail = truncate(redact(&detail, &self.secrets), 300);
+        // What the credential store knows (e.g. a refused refresh token) beats the generic hint.
+        if let Some(problem) = self
+            .auth_problem()
+            .filter(|_| result == ConnectResult::Unauthorized)
+        {
+            return ConnectError::new(
+                result,
+                format!("server `{server}`: connecting failed ({detail}): {problem}"),
+            );
+        }
+        ConnectError::new(
+            result,
+            format!("server `{server}`: connecting failed ({detail}); {next}"),
+        )
+    }
+}
+
+/// `server.address` and `server.port` of `url` (the port from the scheme when none is given); no
+/// credentials (user info is dropped).
+fn endpoint(url: &str) -> Option<(String, u16)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let default = if scheme.eq_ignore_ascii_case("https") {
+        443
+    } else {
+        80
+    };
+    let (host, port) = if let Some(v6) = host_port.strip_prefix('[') {
+        let (host, after) = v6.split_once(']')?;
+        let port = after
+            .strip_prefix(':')
+            .map_or(Some(default), |p| p.parse().ok())?;
+        (host.to_owned(), port)
+    } else {
+        match host_port.rsplit_once(':') {
+            Some((host, port)) => (host.to_owned(), port.parse().ok()?),
+            None => (host_port.to_owned(), default),
+        }
+    };
+    (!host.is_empty()).then_some((host, port))
+}
+
+impl Connector for HttpConnector {
+    fn connect(
+        &self,
+        events: SessionEvents,
+    ) -> BoxFuture<'_, Result<Arc<dyn Session>, ConnectError>> {
+        Box::pin(self.open(events))
+    }
+
+    fn after_connect(&self, session: Arc<dyn Session>) -> BoxFuture<'_, Result<(), ConnectError>> {
+        run_hook(self.after_connect.as_ref(), session)
+    }
+
+    fn network_transport(&self) -> &'static str {
+        "tcp"
+    }
+
+    fn credentials(&self) -> Option<tokio::sync::watch::Receiver<CredentialState>> {
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &self.oauth {
+            // Read the store now: tokens already there have a known expiry before any connect.
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                let oauth = oauth.clone();
+                runtime.spawn(async move { oauth.refresh_status().await });
+            }
+            return Some(oauth.subscribe());
+        }
+        (!self.credentials.borrow().expiries.is_empty()).then(|| self.credentials.subscribe())
+    }
+
+    fn auth_problem(&self) -> Option<String> {
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &self.oauth {
+            return oauth.problem();
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::endpoint;
+
+    #[test]
+    fn the_endpoint_is_host_and_port_without_credentials() {
+        assert_eq!(
+            endpoint("http://127.0.0.1:8080/mcp"),
+            Some(("127.0.0.1".into(), 8080))
+        );
+        assert_eq!(
+            endpoint("https://user:secret@example.com/mcp?x=1"),
+            Some(("example.com".into(), 443))
+        );
+        assert_eq!(endpoint("http://[::1]:9/mcp"), Some(("::1".into(), 9)));
+        assert_eq!(endpoint("http://[::1]/"), Some(("::1".into(), 80)));
+        assert_eq!(endpoint("nonsense"), None);
+    }
+}

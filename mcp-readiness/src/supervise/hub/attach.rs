@@ -1,0 +1,176 @@
+//! Connections the [`Hub`] did not make: [`Hub::attach`] (a `RunningService` you opened, with any
+//! client handler), [`Hub::add_connector`] (your [`Connector`], e.g. an [`RmcpConnector`] with your
+//! own handler), and [`Hub::peer`] for everything beyond tools.
+
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use rmcp::Peer;
+use rmcp::service::{RoleClient, RunningService};
+
+use super::registry::Hub;
+use crate::state::ConnectResult;
+#[cfg(doc)]
+use crate::supervise::RmcpConnector;
+use crate::supervise::connectors::connector::{ConnectError, Connector, Session, SessionEvents};
+use crate::supervise::connectors::rmcp_session::RmcpSession;
+use crate::supervise::connectors::spec_error::SpecError;
+use crate::supervise::supervisor::conn_state::ConnState;
+
+impl Hub {
+    /// Supervises a connection you opened yourself (any client handler: sampling, elicitation,
+    /// roots, ...) as server `name`, replacing any server of that name. It is `ready` as soon as
+    /// its tools are listed. Your handler receives `notifications/tools/list_changed`, not the
+    /// hub: call [`Hub::refresh_tools`] from its `on_tool_list_changed`. Calls get the
+    /// `network.transport` `unknown` unless a connector says otherwise ([`Hub::attach_with`]).
+    ///
+    /// # What reconnect means for an attached connection
+    ///
+    /// The hub supervises an attached connection like its own (drop watch, 401/403 → `unauthenticated`,
+    /// health pings, events, metrics), but it cannot re-make a connection it was handed:
+    ///
+    /// - [`Hub::attach`]: when the connection ends, the server is `absent` at once. The next use
+    ///   tries to reconnect, which fails at once (`connects_total{result="closed"}`) with a reason
+    ///   that says to attach a new connection, and the server cools down like any failed server.
+    ///   Attaching again (same name) replaces it and is `ready` as soon as its tools are listed.
+    /// - [`Hub::attach_with`]: the same, except that every reconnect calls the given connector (for
+    ///   example an [`RmcpConnector`] that opens the same transport with the same handler), so the
+    ///   attached connection is supervised exactly like a configured one from then on.
+    pub fn attach<S: rmcp::Service<RoleClient>>(
+        &self,
+        name: impl Into<Arc<str>>,
+        running: RunningService<RoleClient, S>,
+    ) -> Result<(), SpecError> {
+        self.attach_inner(name.into(), running, None)
+    }
+
+    /// Like [`Hub::attach`], with `reconnect` making every later connection of the server.
+    pub fn attach_with<S: rmcp::Service<RoleClient>>(
+        &self,
+        name: impl Into<Arc<str>>,
+        running: RunningService<RoleClient, S>,
+        reconnect: Arc<dyn Connector>,
+    ) -> Result<(), SpecError> {
+        self.attach_inner(name.into(), running, Some(reconnect))
+    }
+
+    /// Adds (or replaces) server `name` connected by `connector`, e.g. an [`RmcpConnector`] with
+    /// your own client handler. Idle until used or [`Hub::connect_all`].
+    pub fn add_connector(
+        &self,
+        name: impl Into<Arc<str>>,
+        connector: Arc<dyn Connector>,
+    ) -> Result<(), SpecError> {
+        self.install(name.into(), connector).map(drop)
+    }
+
+    fn attach_inner<S: rmcp::Service<RoleClient>>(
+        &self,
+        name: Arc<str>,
+        running: RunningService<RoleClient, S>,
+        reconnect: Option<Arc<dyn Connector>>,
+    ) -> Result<(), SpecError> {
+        let session: Arc<dyn Session> = Arc::new(RmcpSession::start(
+            running,
+            None,
+            SessionEvents::ignore(),
+            None,
+        ));
+        let connector = Attached {
+            server: name.clone(),
+            first: Mutex::new(Some(session.clone())),
+            reconnect,
+        };
+        match self.install(name, Arc::new(connector)) {
+            Ok(supervisor) => {
+                // The "attempt" hands over the attached connection and lists its tools.
+                supervisor.connect_now();
+                Ok(())
+            }
+            Err(error) => {
+                session.shutdown();
+                Err(error)
+            }
+        }
+    }
+
+    /// The rmcp client [`Peer`] of server `name`'s live connection, for resources, prompts,
+    /// completions and anything else beyond tool calls. `None` unless it is `ready` (this does
+    /// not connect; a call or [`Hub::connect_all`] does).
+    pub fn peer(&self, name: &str) -> Option<Peer<RoleClient>> {
+        self.supervisor(name)?.read(|machine| match &machine.state {
+            ConnState::Connected { session, .. } if !session.is_closed() => session.peer(),
+            _ => None,
+        })
+    }
+
+    /// Re-reads server `name`'s tool list (what the hub's own client handler does on
+    /// `notifications/tools/list_changed`; call it from yours). Does nothing unless it is `ready`.
+    pub fn refresh_tools(&self, name: &str) {
+        if let Some(supervisor) = self.supervisor(name) {
+            // A one-off refresh: its own latch, so it never joins the connection's coalescing.
+            let latch =
+                std::sync::Arc::new(crate::supervise::supervisor::coalesce::Coalesce::default());
+            if latch.request() {
+                supervisor.refresh_tools(latch);
+            }
+        }
+    }
+}
+
+/// The connector of an attached server: hands over the attached connection once, then makes
+/// every later one with `reconnect`, or fails at once saying how to get the server back.
+struct Attached {
+    server: Arc<str>,
+    first: Mutex<Option<Arc<dyn Session>>>,
+    reconnect: Option<Arc<dyn Connector>>,
+}
+
+impl Connector for Attached {
+    fn connect(
+        &self,
+        events: SessionEvents,
+    ) -> BoxFuture<'_, Result<Arc<dyn Session>, ConnectError>> {
+        let first = self.first.lock().unwrap_or_else(|p| p.into_inner()).take();
+        match (first, &self.reconnect) {
+            (Some(session), _) => Box::pin(std::future::ready(Ok(session))),
+            (None, Some(reconnect)) => reconnect.connect(events),
+            (None, None) => Box::pin(std::future::ready(Err(ConnectError::new(
+                ConnectResult::Closed,
+                format!(
+                    "server `{}` was attached and its connection ended; the hub cannot re-make \
+                     it: attach a new connection (Hub::attach), or attach with a connector \
+                     (Hub::attach_with)",
+                    self.server
+                ),
+            )))),
+        }
+    }
+
+    fn after_connect(&self, session: Arc<dyn Session>) -> BoxFuture<'_, Result<(), ConnectError>> {
+        match &self.reconnect {
+            Some(reconnect) => reconnect.after_connect(session),
+            None => Box::pin(std::future::ready(Ok(()))),
+        }
+    }
+
+    fn network_transport(&self) -> &'static str {
+        self.reconnect
+            .as_ref()
+            .map_or("unknown", |r| r.network_transport())
+    }
+}
+
+impl Drop for Attached {
+    /// An attached connection the hub never took over (removed first) is closed with it.
+    fn drop(&mut self) {
+        if let Some(session) = self
+            .first
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            session.shutdown();
+        }
+    }
+}

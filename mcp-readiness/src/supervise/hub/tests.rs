@@ -1,0 +1,238 @@
+//! Paused-time tests of the hub across servers (fan-out, the inventory view, membership, routing
+//! as a `tower::Service`, options checked at build, per-server budgets), with a scripted
+//! [`Connector`].
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::resolve::Inventory;
+use crate::state::State;
+use crate::state::ToolCall;
+use crate::supervise::test_support::*;
+use crate::supervise::*;
+
+#[tokio::test(start_paused = true)]
+async fn fan_out_returns_healthy_results_side_by_side_and_lists_the_dead_server() {
+    let mut connectors: Vec<(Arc<str>, Arc<dyn Connector>)> = Vec::new();
+    for (name, ms) in [("a", 100u64), ("b", 300), ("c", 200)] {
+        let script = Arc::new(Script::default());
+        let mut connector = ScriptedConnector::new(&script);
+        connector.default_step = CallStep::Delay(Duration::from_millis(ms));
+        connectors.push((name.into(), Arc::new(connector)));
+    }
+    let dead = Arc::new(Script::default());
+    dead.steps
+        .lock()
+        .unwrap()
+        .push_back(ConnectStep::Fail(ConnectResult::SpawnFailed));
+    connectors.push(("dead".into(), Arc::new(ScriptedConnector::new(&dead))));
+    let hub = Hub::with_connectors(connectors, quiet()).unwrap();
+
+    let calls = ["a", "b", "c", "dead"]
+        .map(|s| ToolCall::new(format!("mcp__{s}__read")))
+        .to_vec();
+    let started = Instant::now();
+    let fan = hub.fan_out(calls.clone()).await;
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_millis(300),
+        "latency of the slowest healthy server"
+    );
+    assert_eq!(fan.ok().count(), 3);
+    assert_eq!(fan.degraded.len(), 1);
+    assert_eq!(&*fan.degraded[0].server, "dead");
+    assert_eq!(fan.degraded[0].state, State::Absent);
+    assert!(
+        fan.degraded[0].reason.contains("spawn_failed")
+            || fan.degraded[0].reason.contains("scripted")
+    );
+
+    // During the cooldown the dead server costs nothing.
+    let started = Instant::now();
+    let fan = hub.fan_out(vec![ToolCall::new("mcp__dead__read")]).await;
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    assert_eq!(fan.degraded.len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_inventory_reports_ready_tools_pending_and_unauthenticated_servers() {
+    let ok = Arc::new(Script::default());
+    let slow = Arc::new(Script::default());
+    slow.steps.lock().unwrap().push_back(ConnectStep::Hang);
+    let locked = Arc::new(Script::default());
+    locked
+        .steps
+        .lock()
+        .unwrap()
+        .push_back(ConnectStep::Fail(ConnectResult::Unauthorized));
+    let hub = Hub::with_connectors(
+        vec![
+            (
+                "files".into(),
+                Arc::new(ScriptedConnector::new(&ok)) as Arc<dyn Connector>,
+            ),
+            ("search".into(), Arc::new(ScriptedConnector::new(&slow))),
+            ("github".into(), Arc::new(ScriptedConnector::new(&locked))),
+        ],
+        quiet(),
+    )
+    .unwrap();
+    let before = hub.changes().unwrap().generation();
+    hub.connect_all();
+    settle().await;
+    let snapshot = hub.snapshot().await;
+    assert!(snapshot.ready_tools.contains("mcp__files__read"));
+    assert!(snapshot.connected_servers.contains("files"));
+    assert!(snapshot.pending_servers.contains("search"));
+    assert!(snapshot.unauthenticated_servers.contains("github"));
+    assert!(hub.changes().unwrap().generation() > before);
+    let one = hub.server_snapshot("github").await;
+    assert!(one.unauthenticated_servers.contains("github") && one.ready_tools.is_empty());
+    let statuses = hub.servers();
+    assert_eq!(
+        statuses.iter().find(|s| &*s.name == "files").unwrap().tools,
+        2
+    );
+    assert_eq!(hub.network_transport("files"), Some("pipe"));
+    assert_eq!(hub.network_transport("nope"), None);
+
+    let missing = hub.call(ToolCall::new("mcp__nope__x")).await.unwrap_err();
+    assert_eq!(
+        missing.kind(),
+        CallErrorKind::NotConnected(NotConnected::Absent)
+    );
+    assert!(missing.to_string().contains("not configured"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn removing_a_server_emits_server_removed_and_the_hub_answers_absent() {
+    let script = Arc::new(Script::default());
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = {
+        let events = events.clone();
+        move |e: &ConnectionEvent| events.lock().unwrap().push(e.clone())
+    };
+    let hub = hub_with(ScriptedConnector::new(&script), quiet().event_sink(sink));
+    hub.call(read()).await.unwrap();
+    assert!(hub.remove_server("mail"));
+    assert!(!hub.remove_server("mail"));
+    assert!(hub.snapshot().await.connected_servers.is_empty());
+    let events = events.lock().unwrap();
+    assert!(matches!(
+        events.first(),
+        Some(ConnectionEvent::ServerAdded { .. })
+    ));
+    assert!(matches!(
+        events.last(),
+        Some(ConnectionEvent::ServerRemoved { .. })
+    ));
+}
+
+#[test]
+fn a_url_that_is_not_http_is_a_configuration_error_without_its_credentials() {
+    let spec = ServerSpec {
+        name: "files".into(),
+        transport: TransportSpec::Http {
+            url: "ftp://user:hunter2@example.test/mcp".into(),
+            headers: Default::default(),
+            oauth: None,
+        },
+    };
+    let error = Hub::new(vec![spec], HubOptions::builder()).unwrap_err();
+    let text = error.to_string();
+    assert!(matches!(error, SpecError::UrlScheme { .. }));
+    assert!(
+        text.contains("`files`") && text.contains("ftp") && !text.contains("hunter2"),
+        "{text}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_hub_is_a_tower_service_that_routes_by_server() {
+    use tower::ServiceExt as _;
+    let script = Arc::new(Script::default());
+    let hub = hub_with(ScriptedConnector::new(&script), quiet());
+    let result = hub
+        .clone()
+        .oneshot(ToolCall::new("mcp__mail__write"))
+        .await
+        .unwrap();
+    assert_eq!(result.content[0].as_text().unwrap().text, "write");
+    let error = hub.oneshot(ToolCall::new("Bash")).await.unwrap_err();
+    assert_eq!(error.server(), "builtin");
+    assert_eq!(
+        error.kind(),
+        CallErrorKind::NotConnected(NotConnected::Absent)
+    );
+}
+
+#[test]
+fn crash_backoff_and_stable_after_are_checked_when_the_hub_is_built() {
+    let bad = [
+        quiet().crash_backoff(Duration::ZERO, Duration::from_secs(1)),
+        quiet().crash_backoff(Duration::from_secs(2), Duration::from_secs(1)),
+        quiet().stable_after(Duration::ZERO),
+    ];
+    for options in bad {
+        let script = Arc::new(Script::default());
+        let error = Hub::with_connectors(
+            vec![(
+                "mail".into(),
+                Arc::new(ScriptedConnector::new(&script)) as Arc<dyn Connector>,
+            )],
+            options,
+        )
+        .unwrap_err();
+        assert!(matches!(error, SpecError::BadOption { .. }), "{error}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_budget_on_the_options_is_what_the_cache_waits_for_that_server() {
+    use crate::resolve::{Budget, CapabilityCache};
+    use crate::state::ToolName;
+    let slow = Arc::new(Script::default());
+    slow.steps.lock().unwrap().push_back(ConnectStep::Hang);
+    let other = Arc::new(Script::default());
+    other.steps.lock().unwrap().push_back(ConnectStep::Hang);
+    let budget = Budget::try_new(Duration::from_secs(45), Duration::from_secs(5)).unwrap();
+    let hub = Hub::with_connectors(
+        vec![
+            (
+                "warehouse".into(),
+                Arc::new(ScriptedConnector::new(&slow)) as Arc<dyn Connector>,
+            ),
+            ("search".into(), Arc::new(ScriptedConnector::new(&other))),
+        ],
+        quiet()
+            .connect_timeout(Duration::from_secs(600))
+            .server_budget("warehouse", budget),
+    )
+    .unwrap();
+    assert_eq!(hub.server_budget("warehouse"), Some(budget));
+    assert_eq!(hub.server_budget("search"), None);
+    let cache = CapabilityCache::new(hub.clone());
+    assert_eq!(cache.budget_for("warehouse"), budget);
+    assert_eq!(cache.budget_for("search"), Budget::default());
+
+    let verdict = cache
+        .resolve(&ToolName::parse("mcp__warehouse__query"))
+        .await;
+    assert_eq!(
+        (verdict.state, verdict.timed_out),
+        (State::Connecting, true)
+    );
+    assert_eq!(verdict.waited, Duration::from_secs(45));
+    let verdict = cache.resolve(&ToolName::parse("mcp__search__query")).await;
+    assert_eq!(
+        verdict.waited,
+        Duration::from_secs(20),
+        "the default budget"
+    );
+
+    // A reload changes it for resolutions that start afterwards.
+    hub.set_server_budget("warehouse", None);
+    assert_eq!(cache.budget_for("warehouse"), Budget::default());
+}

@@ -1,0 +1,188 @@
+//! The call path of a supervisor: ensure a connection, call with the per-call timeout, map rmcp's
+//! errors to [`CallError`]s (and to transitions: a dead pipe loses the connection, rejected
+//! credentials drop the session for one fresh handshake and then make the server unauthorized),
+//! and retry once after a dead pipe when the call is idempotent.
+
+use std::sync::Arc;
+
+use rmcp::ServiceError;
+use rmcp::model::{CallToolRequestParams, CallToolResult, RequestMetaObject};
+
+use super::admission::Supervisor;
+use super::error::{CallError, CallErrorKind};
+use crate::state::ToolCall;
+use crate::supervise::connectors::connector::Session;
+use crate::supervise::connectors::human::Human;
+use crate::supervise::connectors::rmcp_errors::{is_auth_failure, is_pipe_dead, truncate};
+use crate::supervise::connectors::task::{TaskEnd, task_end};
+
+impl Supervisor {
+    /// Routes one call: ensure a connection, call with the per-call timeout, and when the pipe
+    /// died, reconnect once and (for idempotent calls only) retry once.
+    pub(crate) async fn call(
+        self: &Arc<Self>,
+        call: ToolCall,
+    ) -> Result<CallToolResult, CallError> {
+        let mut params = CallToolRequestParams::new(call.name.tool().to_owned());
+        params.arguments = call.arguments;
+        params.meta = call.meta.map(|m| RequestMetaObject(m.into()));
+        let (generation, session) = self.ensure_connected().await?;
+        match self
+            .call_once(generation, &session, params.clone(), false)
+            .await
+        {
+            Err(e) if e.kind() == CallErrorKind::Transport && call.idempotent => {
+                drop(session);
+                tracing::debug!(server = %self.name, "pipe died mid-call; reconnecting and retrying once");
+                let (generation, session) = self.ensure_connected().await?;
+                self.call_once(generation, &session, params, false).await
+            }
+            // The server rejected the credentials on a live session (a stale streamable-HTTP
+            // session answered 401 / 404): one fresh handshake with the same credentials decides.
+            // A rejected request was not run, so it is retried whatever its idempotency.
+            Err(e) if e.fresh_handshake_due => {
+                drop(session);
+                tracing::debug!(server = %self.name, "credentials rejected on the live session; one fresh handshake");
+                let (generation, session) = self.ensure_connected().await?;
+                self.call_once(generation, &session, params, true).await
+            }
+            other => other,
+        }
+    }
+
+    /// The live session of `generation` had its credentials rejected. The first time (`fresh_tried`
+    /// false) the session is dropped so one fresh handshake with the same credentials decides;
+    /// after a fresh handshake the server is unauthenticated. Returns the call's error.
+    pub(super) fn credentials_rejected(
+        self: &Arc<Self>,
+        generation: u64,
+        during: &str,
+        fresh_tried: bool,
+    ) -> CallError {
+        if fresh_tried {
+            let why = format!(
+                "server `{}` rejected the credentials during {during} (HTTP 401, or 403 with a \
+                 challenge), also on a fresh session",
+                self.name
+            );
+            let why = self.auth_lost(generation, why);
+            return self.unauthenticated_error(Some(&why));
+        }
+        let why = format!(
+            "the server rejected the credentials of the live session during {during}; the \
+             session may be stale, so one fresh handshake with the same credentials decides"
+        );
+        self.session_retired(generation, &why);
+        let mut error = self.unauthenticated_error(Some(&why));
+        error.fresh_handshake_due = true;
+        error
+    }
+
+    /// One call on the connection of `generation`, its failure classified.
+    async fn call_once(
+        self: &Arc<Self>,
+        generation: u64,
+        session: &Arc<dyn Session>,
+        params: CallToolRequestParams,
+        fresh_tried: bool,
+    ) -> Result<CallToolResult, CallError> {
+        let tool = params.name.clone();
+        let timeout = self.shared.options.call_timeout;
+        let outcome = tokio::time::timeout(timeout, session.call_tool(params)).await;
+        let error = match outcome {
+            Ok(Ok(result)) => return Ok(result),
+            Err(_elapsed) => {
+                return Err(CallError::new(
+                    &self.name,
+                    CallErrorKind::Timeout,
+                    format!(
+                        "server `{}` did not answer `{tool}` within {}; the call was cancelled \
+                         (raise the call timeout if the tool is slow)",
+                        self.name,
+                        Human(timeout)
+                    ),
+                ));
+            }
+            Ok(Err(error)) => error,
+        };
+        let detail = truncate(self.shared.redact(&error.to_string()), 300);
+        if is_auth_failure(&error) {
+            return Err(self.credentials_rejected(generation, &format!("`{tool}`"), fresh_tried));
+        }
+        match task_end(&error) {
+            Some(TaskEnd::InputRequired) => {
+                return Err(CallError::new(
+                    &self.name,
+                    CallErrorKind::InputRequired,
+                    format!(
+                        "server `{}` needs input for `{tool}` (elicitation or an input_required \
+                         task) that an unattended run cannot give; run it interactively",
+                        self.name
+                    ),
+                ));
+            }
+            Some(TaskEnd::Failed) => {
+                let message = match &error {
+                    ServiceError::McpError(data) => self.shared.redact(&data.message),
+                    _ => String::new(),
+                };
+                return Err(CallError::new(
+                    &self.name,
+                    CallErrorKind::TaskFailed,
+                    format!(
+                        "server `{}` ran `{tool}` as a task and the task failed: {}",
+                        self.name,
+                        truncate(message, 300)
+                    ),
+                ));
+            }
+            None => {}
+        }
+        if is_pipe_dead(&error) {
+            self.connection_lost(
+                generation,
+                &format!("the pipe died during `{tool}` ({detail})"),
+            );
+            return Err(CallError::new(
+                &self.name,
+                CallErrorKind::Transport,
+                format!(
+                    "connection to server `{}` died during `{tool}` ({detail}); it reconnects at \
+                     the next call (only idempotent calls are retried)",
+                    self.name
+                ),
+            ));
+        }
+        match error {
+            ServiceError::Timeout { .. } => Err(CallError::new(
+                &self.name,
+                CallErrorKind::Timeout,
+                format!(
+                    "server `{}` did not answer `{tool}` in time ({detail})",
+                    self.name
+                ),
+            )),
+            ServiceError::McpError(mut data) => {
+                data.message = self.shared.redact(&data.message).into();
+                data.data = None;
+                Err(CallError::new(
+                    &self.name,
+                    CallErrorKind::Protocol,
+                    format!(
+                        "server `{}` answered `{tool}` with JSON-RPC error {}: {}",
+                        self.name, data.code.0, data.message
+                    ),
+                )
+                .with_json_rpc(data))
+            }
+            _ => Err(CallError::new(
+                &self.name,
+                CallErrorKind::Protocol,
+                format!(
+                    "server `{}` answered `{tool}` with something unexpected ({detail})",
+                    self.name
+                ),
+            )),
+        }
+    }
+}

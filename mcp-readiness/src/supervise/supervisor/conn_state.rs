@@ -1,0 +1,414 @@
+//! The per-server connection state machine: the [`ConnState`] enum and every transition of it,
+//! each commented with its edge. [`Machine`] is what a supervisor's lock guards; the transitions
+//! queue the [`ConnectionEvent`]s they cause, and the supervisor delivers them after unlocking
+//! (see `Supervisor::update`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::{BoxFuture, Shared};
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+
+use crate::state::ConnectionEvent;
+use crate::state::State;
+use crate::supervise::connectors::connector::{ConnectError, Session};
+use crate::supervise::connectors::human::Human;
+use crate::supervise::hub::options::CrashPolicy;
+
+/// What a connection attempt yields to everyone who awaited it: the generation and session, or
+/// the classified failure.
+pub(crate) type AttemptOutcome = Result<(u64, Arc<dyn Session>), ConnectError>;
+
+/// The single in-flight attempt, shared by every caller that arrives while it runs.
+pub(crate) type Attempt = Shared<BoxFuture<'static, AttemptOutcome>>;
+
+/// The per-server connection state machine. A connection is a thing you maintain, not a thing you
+/// have: no boolean, one enum, and every transition goes through [`Machine::transition`], which
+/// queues the events.
+///
+/// ```text
+///            ┌──────── connect_all / first use / reconnect after a drop ────────┐
+///            ▼                                                                  │
+///  Idle ──▶ Connecting ──ok──▶ Connected{g, since} ──drop / ping fail (lived long, or 1st short)──▶ Idle
+///            │   ▲                 │
+///            │   │                 └──drop soon after the handshake, again──▶ BackingOff{until}
+///            │   ├── backoff over (reconnect_on_drop) ─────────────────────────────┘
+///            │   └── cooldown over ───────────────────────── CoolingDown{until}
+///            ├──fail──────────────────────────────────────▶ CoolingDown{until}
+///            ├──429/503 + Retry-After──▶ Throttled{until} ──retry-after over──▶ Connecting
+///            └──401/403──▶ Unauthorized ◀──401 mid-session── Connected{g}
+///                               └── credentials changed (replace_server / reset_auth) ──▶ Idle
+///  BackingOff ── backoff over, no reconnect_on_drop ──▶ Idle
+///  any ──shutdown / remove──▶ Stopped
+/// ```
+///
+/// What each state reads as (DESIGN.md section 1): `Idle` is `connecting` (nothing has failed:
+/// the next use, `connect_all` or the background reconnect connects it), `Connecting` is
+/// `connecting`, `Throttled` is `connecting` (it heals by itself), `Connected` is `ready`,
+/// `Unauthorized` is `unauthenticated`, and `CoolingDown`,
+/// `BackingOff` and `Stopped` are `absent`.
+pub(crate) enum ConnState {
+    /// No connection and no failure: never tried, or the last one closed after a normal life. The
+    /// next use (or the background reconnect) connects.
+    Idle,
+    /// One attempt in flight (single-flight); callers join `attempt`.
+    Connecting {
+        /// The shared outcome.
+        attempt: Attempt,
+        /// Cancels the attempt (and kills a half-started child) on shutdown.
+        abort: AbortHandle,
+    },
+    /// A live connection of generation `generation`; closes and errors from older generations are
+    /// ignored.
+    Connected {
+        generation: u64,
+        session: Arc<dyn Session>,
+        /// The tool names the server lists (unqualified).
+        tools: Arc<Vec<String>>,
+        /// When its handshake completed (how long it lived decides crash-loop backoff).
+        since: Instant,
+    },
+    /// Credentials were rejected: fail fast, no retry until they change.
+    Unauthorized,
+    /// The last connect failed: fail fast until `until`, then one new attempt.
+    CoolingDown {
+        last_error: ConnectError,
+        until: Instant,
+    },
+    /// The server keeps ending its connection shortly after the handshake (a crash loop): fail
+    /// fast until `until`, then one new attempt.
+    BackingOff { until: Instant },
+    /// The server asked us to come back at `until` (HTTP 429 / 503 with `Retry-After`): no
+    /// attempt before then, one by itself at `until`. Reads `connecting`: it heals by itself.
+    Throttled {
+        last_error: ConnectError,
+        until: Instant,
+    },
+    /// Removed from the hub or shut down: nothing will connect again.
+    Stopped,
+}
+
+impl ConnState {
+    /// The readiness state of the server (DESIGN.md section 1).
+    pub(crate) fn readiness(&self) -> State {
+        match self {
+            ConnState::Connected { .. } => State::Ready,
+            // Nothing failed and something will connect it: a server configured but not started
+            // yet, or idle after a drop, is not `absent` (that would page on-call for nothing).
+            // Throttled: the server said when to come back; it heals by itself.
+            ConnState::Idle | ConnState::Connecting { .. } | ConnState::Throttled { .. } => {
+                State::Connecting
+            }
+            ConnState::Unauthorized => State::Unauthenticated,
+            ConnState::CoolingDown { .. } | ConnState::BackingOff { .. } | ConnState::Stopped => {
+                State::Absent
+            }
+        }
+    }
+
+    /// A short name for logs.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            ConnState::Idle => "idle",
+            ConnState::Connecting { .. } => "connecting",
+            ConnState::Connected { .. } => "connected",
+            ConnState::Unauthorized => "unauthorized",
+            ConnState::CoolingDown { .. } => "cooling_down",
+            ConnState::BackingOff { .. } => "backing_off",
+            ConnState::Throttled { .. } => "throttled",
+            ConnState::Stopped => "stopped",
+        }
+    }
+}
+
+/// One server's machine as its supervisor's lock guards it: the state, the generation counter,
+/// the reason for humans, and the events its transitions caused that are not yet queued.
+pub(crate) struct Machine {
+    server: Arc<str>,
+    pub(crate) state: ConnState,
+    /// The generation of the newest successful connection (0 before the first).
+    pub(crate) generation: u64,
+    /// Why the server is in its state, for humans; no secrets.
+    pub(crate) reason: Option<Arc<str>>,
+    /// Events caused under the lock, in order; taken by `Supervisor::update` before unlocking.
+    events: Vec<ConnectionEvent>,
+    /// Connections in a row that ended soon after their handshake (see [`CrashPolicy`]).
+    short_lives: u32,
+    /// The longest life among those connections.
+    longest_short_life: Duration,
+}
+
+/// What ended a connection led to (returned by [`Machine::lose`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lost {
+    /// `Idle`: reconnect now (background reconnect) or at the next use.
+    Idle,
+    /// `BackingOff`: the server keeps exiting; nothing connects for this long.
+    BackingOff(Duration),
+}
+
+impl Machine {
+    /// A machine for `server` that has never connected: `Idle`, generation 0.
+    pub(crate) fn new(server: Arc<str>) -> Self {
+        Machine {
+            server,
+            state: ConnState::Idle,
+            generation: 0,
+            reason: Some(
+                "not connected yet; connects at start (`connect_all`) or first use".into(),
+            ),
+            events: Vec::new(),
+            short_lives: 0,
+            longest_short_life: Duration::ZERO,
+        }
+    }
+
+    /// The events caused since the last call, in the order they happened.
+    pub(crate) fn take_events(&mut self) -> Vec<ConnectionEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// Records an event that is not a transition (a cooldown rejection), in order with the others.
+    pub(crate) fn push_event(&mut self, event: ConnectionEvent) {
+        self.events.push(event);
+    }
+
+    /// The live session of generation `generation`, if it is still the connected one.
+    pub(crate) fn session_of(&self, generation: u64) -> Option<Arc<dyn Session>> {
+        match &self.state {
+            ConnState::Connected {
+                generation: live,
+                session,
+                ..
+            } if *live == generation => Some(session.clone()),
+            _ => None,
+        }
+    }
+
+    /// Moves to `next`, recording `reason`, and queues a `StateChanged` when the readiness state
+    /// changes. Every transition of the machine goes through here.
+    fn transition(&mut self, next: ConnState, reason: Option<Arc<str>>) {
+        let from = self.state.readiness();
+        tracing::debug!(
+            server = %self.server,
+            from = self.state.name(),
+            to = next.name(),
+            reason = reason.as_deref().unwrap_or(""),
+            "connection state"
+        );
+        self.state = next;
+        self.reason = reason.clone();
+        let to = self.state.readiness();
+        if from != to {
+            self.events.push(ConnectionEvent::StateChanged {
+                server: self.server.clone(),
+                from,
+                to,
+                reason,
+            });
+        }
+    }
+
+    /// Idle / CoolingDown (expired) / BackingOff (expired) → Connecting, with `attempt` in flight.
+    pub(crate) fn start_connecting(&mut self, attempt: Attempt, abort: AbortHandle) {
+        let reason = format!("server `{}` is connecting", self.server);
+        self.transition(
+            ConnState::Connecting { attempt, abort },
+            Some(reason.into()),
+        );
+    }
+
+    /// Connecting → Connected{g}: a new generation, with the server's tool list. Queues
+    /// `ToolsChanged`, and `Reconnected` when it is not the first connection. Returns `g`.
+    pub(crate) fn connected(&mut self, session: Arc<dyn Session>, tools: Vec<String>) -> u64 {
+        let reconnect = self.generation > 0;
+        self.generation += 1;
+        let generation = self.generation;
+        let count = tools.len();
+        let identity = session.identity();
+        self.transition(
+            ConnState::Connected {
+                generation,
+                session,
+                tools: Arc::new(tools),
+                since: Instant::now(),
+            },
+            None,
+        );
+        if let Some(identity) = identity {
+            self.events.push(ConnectionEvent::Handshake {
+                server: self.server.clone(),
+                identity,
+            });
+        }
+        self.events.push(ConnectionEvent::ToolsChanged {
+            server: self.server.clone(),
+            count,
+        });
+        if reconnect {
+            self.events.push(ConnectionEvent::Reconnected {
+                server: self.server.clone(),
+            });
+        }
+        generation
+    }
+
+    /// Connecting → Unauthorized: no retry until credentials change.
+    pub(crate) fn unauthorized(&mut self, why: Arc<str>) {
+        self.transition(ConnState::Unauthorized, Some(why));
+    }
+
+    /// Connecting → CoolingDown{until}: fail fast until `until`.
+    pub(crate) fn cool_down(&mut self, last_error: ConnectError, until: Instant, why: Arc<str>) {
+        self.transition(ConnState::CoolingDown { last_error, until }, Some(why));
+    }
+
+    /// Connecting → Throttled{until}: the server said when to come back; the supervisor starts the
+    /// next attempt itself at `until`.
+    pub(crate) fn throttle(&mut self, last_error: ConnectError, until: Instant, why: Arc<str>) {
+        self.transition(ConnState::Throttled { last_error, until }, Some(why));
+    }
+
+    /// Connected{g} → Idle or BackingOff, if `g` is still the live generation: shuts the session
+    /// down. A late close from an older generation changes nothing (returns `None`).
+    ///
+    /// - it lived at least `policy.stable_after`: the crash-loop count resets, → Idle;
+    /// - it is the first connection in a row to end sooner: → Idle (one restart is normal);
+    /// - it is the second or later in a row: → BackingOff for `policy.delay(n)` (capped, growing),
+    ///   with a reason that says the server keeps exiting.
+    pub(crate) fn lose(
+        &mut self,
+        generation: u64,
+        why: &str,
+        policy: &CrashPolicy,
+        reconnect_on_drop: bool,
+    ) -> Option<Lost> {
+        let ConnState::Connected { since, .. } = &self.state else {
+            return None;
+        };
+        let since = *since;
+        let session = self.session_of(generation)?;
+        session.shutdown();
+        let now = Instant::now();
+        let life = now.saturating_duration_since(since);
+        if life >= policy.stable_after {
+            self.short_lives = 0;
+            self.longest_short_life = Duration::ZERO;
+        } else {
+            self.short_lives = self.short_lives.saturating_add(1);
+            self.longest_short_life = self.longest_short_life.max(life);
+        }
+        if let Some(delay) = policy.delay(self.short_lives) {
+            let reason = format!(
+                "server `{}` keeps exiting: it exited {} times in a row within {} after its \
+                 handshake (last: {why}); next attempt in {}",
+                self.server,
+                self.short_lives,
+                Human(self.longest_short_life),
+                Human(delay)
+            );
+            let until = crate::util::later(now, delay);
+            self.transition(ConnState::BackingOff { until }, Some(reason.into()));
+            return Some(Lost::BackingOff(delay));
+        }
+        let next_step = if reconnect_on_drop {
+            "reconnecting now"
+        } else {
+            "it reconnects at the next call"
+        };
+        let reason = format!(
+            "connection to server `{}` lost: {why}; {next_step}",
+            self.server
+        );
+        self.transition(ConnState::Idle, Some(reason.into()));
+        Some(Lost::Idle)
+    }
+
+    /// Connected{g} → Idle, if `g` is still the live generation, without counting toward a crash
+    /// loop: the client ended the session on purpose (a stale session gets one fresh handshake
+    /// with the same credentials), the server did not exit. Returns whether it acted.
+    pub(crate) fn retire(&mut self, generation: u64, why: &str) -> bool {
+        let Some(session) = self.session_of(generation) else {
+            return false;
+        };
+        session.shutdown();
+        let reason = format!("server `{}`: {why}", self.server);
+        self.transition(ConnState::Idle, Some(reason.into()));
+        true
+    }
+
+    /// BackingOff (over) → Idle, when nothing reconnects in the background: the next use
+    /// connects. Returns whether it acted.
+    pub(crate) fn backoff_over(&mut self) -> bool {
+        match self.state {
+            ConnState::BackingOff { until } if Instant::now() >= until => {
+                let reason = format!(
+                    "server `{}` kept exiting after its handshake; the backoff is over and it \
+                     reconnects at the next call",
+                    self.server
+                );
+                self.transition(ConnState::Idle, Some(reason.into()));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// How many connections in a row ended soon after their handshake.
+    pub(crate) fn short_lives(&self) -> u32 {
+        self.short_lives
+    }
+
+    /// Connected{g} → Unauthorized, if `g` is still the live generation (the server rejected the
+    /// credentials mid-session): shuts the session down.
+    pub(crate) fn auth_lost(&mut self, generation: u64, why: String) {
+        if let Some(session) = self.session_of(generation) {
+            session.shutdown();
+            self.transition(ConnState::Unauthorized, Some(why.into()));
+        }
+    }
+
+    /// Unauthorized → Idle: credentials changed, the next use tries again. Returns whether the
+    /// server was unauthorized.
+    pub(crate) fn reset_auth(&mut self) -> bool {
+        let was = matches!(self.state, ConnState::Unauthorized);
+        if was {
+            self.transition(
+                ConnState::Idle,
+                Some("credentials reset; connects at next use".into()),
+            );
+        }
+        was
+    }
+
+    /// Any state → Stopped: closes the live connection (killing a stdio child's process group) or
+    /// cancels the attempt in flight. Sinks (the exporter's gauges) learn that the server is no
+    /// longer ready.
+    pub(crate) fn stop(&mut self) {
+        match &self.state {
+            ConnState::Connected { session, .. } => session.shutdown(),
+            ConnState::Connecting { abort, .. } => abort.abort(),
+            _ => {}
+        }
+        self.transition(ConnState::Stopped, Some("shut down".into()));
+    }
+
+    /// Connected{g} → Connected{g} with a new tool list (after `tools/list_changed`), if `g` is
+    /// still the live generation. Queues `ToolsChanged`.
+    pub(crate) fn replace_tools(&mut self, generation: u64, names: Vec<String>) {
+        if let ConnState::Connected {
+            generation: live,
+            tools,
+            ..
+        } = &mut self.state
+            && *live == generation
+        {
+            self.events.push(ConnectionEvent::ToolsChanged {
+                server: self.server.clone(),
+                count: names.len(),
+            });
+            *tools = Arc::new(names);
+        }
+    }
+}

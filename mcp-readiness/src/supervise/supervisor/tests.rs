@@ -1,0 +1,565 @@
+//! Paused-time tests of the state machine edges, with a scripted [`Connector`].
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::resolve::Inventory;
+use crate::state::State;
+use crate::supervise::test_support::*;
+use crate::supervise::*;
+
+#[tokio::test(start_paused = true)]
+async fn calls_during_the_cooldown_fail_fast_and_one_attempt_follows_it() {
+    let script = Script::starting_with([ConnectStep::Fail(ConnectResult::Refused)]);
+    let hub = hub_with(ScriptedConnector::new(&script), quiet());
+
+    let first = hub.call(read()).await.unwrap_err();
+    assert_eq!(
+        first.kind(),
+        CallErrorKind::NotConnected(NotConnected::Absent)
+    );
+    assert_eq!(first.connect_result(), Some(ConnectResult::Refused));
+    assert_eq!(script.connects.load(Ordering::SeqCst), 1);
+
+    tokio::time::advance(Duration::from_millis(59_999)).await;
+    let started = Instant::now();
+    let during = hub.call(read()).await.unwrap_err();
+    assert_eq!(
+        started.elapsed(),
+        Duration::ZERO,
+        "a cooling-down server fails at once"
+    );
+    assert_eq!(
+        during.kind(),
+        CallErrorKind::NotConnected(NotConnected::CoolingDown {
+            left: Duration::from_millis(1)
+        })
+    );
+    assert!(
+        during.to_string().contains("`mail`") && during.to_string().contains("refused"),
+        "{during}"
+    );
+    assert_eq!(
+        script.connects.load(Ordering::SeqCst),
+        1,
+        "no attempt during the cooldown"
+    );
+
+    tokio::time::advance(Duration::from_millis(1)).await;
+    hub.call(read()).await.unwrap();
+    assert_eq!(
+        script.connects.load(Ordering::SeqCst),
+        2,
+        "exactly one attempt after the cooldown"
+    );
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+}
+
+#[tokio::test(start_paused = true)]
+async fn sixty_four_concurrent_callers_share_one_handshake() {
+    let script = Arc::new(Script::default());
+    let mut connector = ScriptedConnector::new(&script);
+    connector.delay = Duration::from_millis(200);
+    let hub = hub_with(connector, quiet());
+
+    let calls = (0..64).map(|_| hub.call(read()));
+    let results = futures::future::join_all(calls).await;
+    assert!(results.iter().all(Result::is_ok));
+    assert_eq!(script.connects.load(Ordering::SeqCst), 1);
+
+    // Again during a reconnect after a drop (the background reconnect is in flight).
+    script.sessions.lock().unwrap()[0].fire_close();
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Connecting));
+    let results = futures::future::join_all((0..64).map(|_| hub.call(read()))).await;
+    assert!(results.iter().all(Result::is_ok));
+    assert_eq!(script.connects.load(Ordering::SeqCst), 2);
+    assert_eq!(script.provisions.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_late_close_from_an_old_generation_does_not_mark_the_new_one_down() {
+    let script = Arc::new(Script::default());
+    script.calls.lock().unwrap().push_back(CallStep::Drop);
+    let hub = hub_with(ScriptedConnector::new(&script), quiet());
+
+    // Generation 1 dies mid-call (the call is retried on generation 2).
+    hub.call(read()).await.unwrap();
+    assert_eq!(hub.generation("mail"), Some(2));
+
+    // Now the old connection's close event arrives, late.
+    let old = script.sessions.lock().unwrap()[0].clone();
+    old.fire_close();
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+    assert_eq!(hub.generation("mail"), Some(2));
+    hub.call(read()).await.unwrap();
+    assert_eq!(
+        script.connects.load(Ordering::SeqCst),
+        2,
+        "no reconnect was caused by the stale close"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_background_reconnect_a_dropped_connection_reads_connecting_at_once_and_the_next_call_reconnects()
+ {
+    let script = Arc::new(Script::default());
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = {
+        let events = events.clone();
+        move |e: &ConnectionEvent| events.lock().unwrap().push(e.clone())
+    };
+    let hub = hub_with(
+        ScriptedConnector::new(&script),
+        quiet().reconnect_on_drop(false).event_sink(sink),
+    );
+    hub.call(read()).await.unwrap();
+    let seen = hub.changes().unwrap().generation();
+
+    script.sessions.lock().unwrap()[0].fire_close();
+    settle().await;
+    // Nothing failed: the server is not `absent`, and no attempt started by itself.
+    assert_eq!(hub.state("mail"), Some(State::Connecting));
+    assert_eq!(script.connects.load(Ordering::SeqCst), 1);
+    assert!(
+        hub.changes().unwrap().generation() > seen,
+        "the change feed moved"
+    );
+    let reason = hub.servers()[0].reason.clone().unwrap();
+    assert!(
+        reason.contains("lost") && reason.contains("next call"),
+        "{reason}"
+    );
+
+    hub.call(read()).await.unwrap();
+    assert_eq!(script.connects.load(Ordering::SeqCst), 2);
+    let events = events.lock().unwrap();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, ConnectionEvent::Reconnected { .. }))
+    );
+    assert!(events.iter().any(|e| matches!(
+        e,
+        ConnectionEvent::StateChanged {
+            from: State::Ready,
+            to: State::Connecting,
+            ..
+        }
+    )));
+}
+
+#[tokio::test(start_paused = true)]
+async fn by_default_a_dropped_connection_is_remade_in_the_background_without_waiting_for_a_call() {
+    let script = Arc::new(Script::default());
+    let hub = hub_with(ScriptedConnector::new(&script), quiet());
+    hub.connect_all();
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+    script.sessions.lock().unwrap()[0].fire_close();
+    settle().await;
+    assert_eq!(script.connects.load(Ordering::SeqCst), 2);
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+    assert_eq!(hub.generation("mail"), Some(2));
+}
+
+#[tokio::test(start_paused = true)]
+async fn unauthorized_fails_fast_with_no_retry_until_the_credentials_change() {
+    let script = Script::starting_with([ConnectStep::Fail(ConnectResult::Unauthorized)]);
+    let hub = hub_with(ScriptedConnector::new(&script), quiet());
+
+    let error = hub.call(read()).await.unwrap_err();
+    assert_eq!(
+        error.kind(),
+        CallErrorKind::NotConnected(NotConnected::Unauthenticated)
+    );
+    assert_eq!(hub.state("mail"), Some(State::Unauthenticated));
+    tokio::time::advance(Duration::from_secs(3600)).await;
+    let again = hub.call(read()).await.unwrap_err();
+    assert_eq!(
+        again.kind(),
+        CallErrorKind::NotConnected(NotConnected::Unauthenticated)
+    );
+    assert!(again.to_string().contains("re-authorize"), "{again}");
+    assert_eq!(
+        script.connects.load(Ordering::SeqCst),
+        1,
+        "an auth failure is never retried on its own"
+    );
+    assert!(
+        hub.snapshot()
+            .await
+            .unauthenticated_servers
+            .contains("mail")
+    );
+
+    assert!(hub.reset_auth("mail"));
+    hub.call(read()).await.unwrap();
+    assert_eq!(script.connects.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dead_pipe_is_retried_once_only_for_idempotent_calls() {
+    let script = Arc::new(Script::default());
+    script.calls.lock().unwrap().push_back(CallStep::Drop);
+    let hub = hub_with(
+        ScriptedConnector::new(&script),
+        quiet().reconnect_on_drop(false),
+    );
+
+    let error = hub.call(read().idempotent(false)).await.unwrap_err();
+    assert_eq!(error.kind(), CallErrorKind::Transport);
+    assert_eq!(
+        script.connects.load(Ordering::SeqCst),
+        1,
+        "no retry for a non-idempotent call"
+    );
+    assert_eq!(hub.state("mail"), Some(State::Connecting));
+
+    hub.call(read().idempotent(false)).await.unwrap();
+    assert_eq!(
+        script.connects.load(Ordering::SeqCst),
+        2,
+        "the next call reconnects"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn tool_errors_and_json_rpc_errors_are_answers_and_never_retried() {
+    let script = Arc::new(Script::default());
+    script
+        .calls
+        .lock()
+        .unwrap()
+        .extend([CallStep::IsError, CallStep::JsonRpcError]);
+    let hub = hub_with(ScriptedConnector::new(&script), quiet());
+
+    let answer = hub.call(read()).await.unwrap();
+    assert_eq!(answer.is_error, Some(true));
+    let error = hub.call(read()).await.unwrap_err();
+    assert_eq!(error.kind(), CallErrorKind::Protocol);
+    assert_eq!(error.json_rpc_error().unwrap().code.0, -32602);
+    let session = script.sessions.lock().unwrap()[0].clone();
+    assert_eq!(
+        session.calls.load(Ordering::SeqCst),
+        2,
+        "each call ran exactly once"
+    );
+    assert_eq!(script.connects.load(Ordering::SeqCst), 1);
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failing_health_ping_drops_the_connection_before_any_call() {
+    let script = Arc::new(Script::default());
+    let mut connector = ScriptedConnector::new(&script);
+    connector.ping_fails = true;
+    let hub = hub_with(connector, HubOptions::builder().reconnect_on_drop(false));
+    hub.call(read()).await.unwrap();
+
+    tokio::time::advance(Duration::from_millis(29_999)).await;
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+    tokio::time::advance(Duration::from_millis(1)).await;
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Connecting));
+    assert!(
+        hub.servers()[0]
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("health ping")
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_connect_that_hangs_times_out_at_the_connect_timeout() {
+    let script = Arc::new(Script::default());
+    script.steps.lock().unwrap().push_back(ConnectStep::Hang);
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = {
+        let events = events.clone();
+        move |e: &ConnectionEvent| events.lock().unwrap().push(e.clone())
+    };
+    let hub = hub_with(
+        ScriptedConnector::new(&script),
+        quiet()
+            .connect_timeout(Duration::from_secs(30))
+            .event_sink(sink),
+    );
+    hub.connect_all();
+    settle().await;
+    // The connect timeout plus the 250 ms backstop grace for connectors that never return.
+    tokio::time::advance(Duration::from_millis(30_249)).await;
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Connecting));
+    assert!(hub.snapshot().await.pending_servers.contains("mail"));
+    tokio::time::advance(Duration::from_millis(1)).await;
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Absent));
+    let events = events.lock().unwrap();
+    assert!(events.iter().any(|e| matches!(
+        e,
+        ConnectionEvent::ConnectAttempt { result: ConnectResult::Timeout, duration, .. }
+            if *duration == Duration::from_millis(30_250)
+    )));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_past_the_call_timeout_fails_with_timeout_and_the_server_stays_ready() {
+    let script = Arc::new(Script::default());
+    script.calls.lock().unwrap().push_back(CallStep::Hang);
+    let hub = hub_with(
+        ScriptedConnector::new(&script),
+        quiet().call_timeout(Duration::from_secs(5)),
+    );
+    let started = Instant::now();
+    let error = hub.call(read()).await.unwrap_err();
+    assert_eq!(error.kind(), CallErrorKind::Timeout);
+    assert_eq!(started.elapsed(), Duration::from_secs(5));
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_configured_server_reads_connecting_before_anything_connects_it() {
+    let script = Arc::new(Script::default());
+    let (events, sink) = recorder();
+    let hub = hub_with(ScriptedConnector::new(&script), quiet().event_sink(sink));
+    assert_eq!(hub.state("mail"), Some(State::Connecting));
+    assert!(hub.snapshot().await.pending_servers.contains("mail"));
+    assert!(reason(&hub).contains("connect_all"), "{}", reason(&hub));
+    assert!(matches!(
+        events.lock().unwrap().first(),
+        Some(ConnectionEvent::ServerAdded {
+            state: State::Connecting,
+            ..
+        })
+    ));
+    assert_eq!(connects(&script), 0, "reading the state starts nothing");
+
+    hub.connect_all();
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+    assert_eq!(connects(&script), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_that_keeps_exiting_after_its_handshake_is_backed_off_with_a_growing_capped_delay()
+{
+    let script = Arc::new(Script::default());
+    let (events, sink) = recorder();
+    let hub = hub_with(
+        ScriptedConnector::new(&script),
+        quiet()
+            .crash_backoff(Duration::from_secs(1), Duration::from_secs(4))
+            .event_sink(sink),
+    );
+    hub.connect_all();
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+
+    // The first early exit is a restart like any other: reconnected at once.
+    close_after(&script, 0, Duration::from_millis(300)).await;
+    assert_eq!(connects(&script), 2);
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+
+    // The second in a row: backed off for 1 s, 2 s, 4 s, then 4 s again (the cap).
+    for (n, delay_ms) in [(1usize, 1_000u64), (2, 2_000), (3, 4_000), (4, 4_000)] {
+        close_after(&script, n, Duration::from_millis(300)).await;
+        assert_eq!(hub.state("mail"), Some(State::Absent), "between attempts");
+        let why = reason(&hub);
+        let exits = n + 1;
+        assert!(
+            why.contains("keeps exiting")
+                && why.contains(&format!(
+                    "exited {exits} times in a row within 300ms after its handshake"
+                ))
+                && why.contains(&format!("next attempt in {}s", delay_ms / 1000)),
+            "{why}"
+        );
+        // A call meanwhile fails at once, saying so.
+        let refused = hub.call(read()).await.unwrap_err();
+        assert_eq!(
+            refused.kind(),
+            CallErrorKind::NotConnected(NotConnected::CoolingDown {
+                left: Duration::from_millis(delay_ms)
+            })
+        );
+        assert!(refused.to_string().contains("keeps exiting"), "{refused}");
+
+        tokio::time::advance(Duration::from_millis(delay_ms - 1)).await;
+        settle().await;
+        assert_eq!(
+            connects(&script),
+            n + 1,
+            "no attempt before the backoff is over"
+        );
+        assert_eq!(hub.state("mail"), Some(State::Absent));
+        tokio::time::advance(Duration::from_millis(1)).await;
+        settle().await;
+        assert_eq!(connects(&script), n + 2, "one attempt when it is over");
+        assert_eq!(hub.state("mail"), Some(State::Ready));
+    }
+    let events = events.lock().unwrap();
+    let rejections = events
+        .iter()
+        .filter(|e| matches!(e, ConnectionEvent::CooldownRejection { .. }))
+        .count();
+    assert_eq!(rejections, 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_connection_that_stays_up_for_stable_after_resets_the_crash_loop_count() {
+    let script = Arc::new(Script::default());
+    let hub = hub_with(
+        ScriptedConnector::new(&script),
+        quiet()
+            .crash_backoff(Duration::from_secs(1), Duration::from_secs(60))
+            .stable_after(Duration::from_secs(60)),
+    );
+    hub.connect_all();
+    settle().await;
+    close_after(&script, 0, Duration::from_millis(300)).await;
+    close_after(&script, 1, Duration::from_millis(300)).await;
+    assert_eq!(hub.state("mail"), Some(State::Absent));
+    tokio::time::advance(Duration::from_secs(1)).await;
+    settle().await;
+    assert_eq!(connects(&script), 3);
+
+    // Up for just under a minute: still a short life, the third in a row (2 s).
+    close_after(&script, 2, Duration::from_millis(59_999)).await;
+    assert_eq!(hub.state("mail"), Some(State::Absent));
+    assert!(reason(&hub).contains("3 times"), "{}", reason(&hub));
+    tokio::time::advance(Duration::from_secs(2)).await;
+    settle().await;
+    assert_eq!(connects(&script), 4);
+
+    // Up for exactly a minute: stable, the count resets and the next exit reconnects at once.
+    close_after(&script, 3, Duration::from_secs(60)).await;
+    assert_eq!(connects(&script), 5);
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+    // ...and the first early exit after it is again just a restart.
+    close_after(&script, 4, Duration::from_millis(300)).await;
+    assert_eq!(connects(&script), 6);
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_background_reconnect_a_crash_loop_backoff_ends_in_connecting_and_the_next_call_connects()
+ {
+    let script = Arc::new(Script::default());
+    let hub = hub_with(
+        ScriptedConnector::new(&script),
+        quiet().reconnect_on_drop(false),
+    );
+    hub.call(read()).await.unwrap();
+    close_after(&script, 0, Duration::from_millis(300)).await;
+    assert_eq!(hub.state("mail"), Some(State::Connecting));
+    hub.call(read()).await.unwrap();
+    close_after(&script, 1, Duration::from_millis(300)).await;
+    assert_eq!(hub.state("mail"), Some(State::Absent));
+
+    tokio::time::advance(Duration::from_millis(999)).await;
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Absent));
+    tokio::time::advance(Duration::from_millis(1)).await;
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Connecting));
+    assert_eq!(connects(&script), 2, "nothing connects by itself");
+    hub.call(read()).await.unwrap();
+    assert_eq!(connects(&script), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn credential_expiries_reach_the_sinks_after_the_server_and_a_reauthorization_connects_again()
+{
+    let expiry = crate::state::CredentialExpiry {
+        kind: crate::state::CredentialKind::RefreshToken,
+        expires_at: std::time::UNIX_EPOCH + Duration::from_secs(2_000_000_000),
+        renewable: false,
+    };
+    let script = Script::starting_with([ConnectStep::Fail(ConnectResult::Unauthorized)]);
+    let credentials = watch::Sender::new(CredentialState {
+        expiries: vec![expiry],
+        reauthorized: 0,
+    });
+    let seen: Arc<Mutex<Vec<ConnectionEvent>>> = Arc::default();
+    let sink = {
+        let seen = seen.clone();
+        move |event: &ConnectionEvent| seen.lock().unwrap().push(event.clone())
+    };
+    let connector = WithCredentials {
+        inner: ScriptedConnector::new(&script),
+        credentials: credentials.clone(),
+    };
+    let hub = Hub::with_connectors(
+        vec![("mail".into(), Arc::new(connector) as Arc<dyn Connector>)],
+        quiet().event_sink(sink),
+    )
+    .unwrap();
+    settle().await;
+    let expiring = |seen: &[ConnectionEvent]| {
+        seen.iter()
+            .filter_map(|e| match e {
+                ConnectionEvent::CredentialsExpire { expiries, .. } => Some(expiries.clone()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    {
+        let seen = seen.lock().unwrap();
+        assert!(
+            matches!(seen[0], ConnectionEvent::ServerAdded { .. }),
+            "{seen:?}"
+        );
+        assert_eq!(expiring(&seen), vec![vec![expiry]]);
+    }
+
+    // Refused: unauthenticated, and nothing retries on its own.
+    let refused = hub.call(read()).await.unwrap_err();
+    assert_eq!(
+        refused.kind(),
+        CallErrorKind::NotConnected(NotConnected::Unauthenticated)
+    );
+    tokio::time::advance(Duration::from_secs(600)).await;
+    settle().await;
+    assert_eq!(script.connects.load(Ordering::SeqCst), 1);
+
+    // Re-authorized (new tokens, no known expiry): connects at once, and the series go.
+    credentials.send_modify(|state| {
+        state.reauthorized += 1;
+        state.expiries.clear();
+    });
+    settle().await;
+    assert_eq!(script.connects.load(Ordering::SeqCst), 2);
+    assert_eq!(hub.servers()[0].state, State::Ready);
+    assert_eq!(expiring(&seen.lock().unwrap()).last(), Some(&Vec::new()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn credentials_rejected_mid_session_read_what_the_connector_knows() {
+    let script = Arc::new(Script::default());
+    let connector = WithCredentials {
+        inner: ScriptedConnector::new(&script),
+        credentials: watch::Sender::new(CredentialState::default()),
+    };
+    let hub = Hub::with_connectors(
+        vec![("mail".into(), Arc::new(connector) as Arc<dyn Connector>)],
+        quiet(),
+    )
+    .unwrap();
+    hub.call(read()).await.unwrap();
+    let supervisor = hub.supervisor("mail").unwrap();
+    let generation = supervisor.observe().generation;
+    let why = supervisor.auth_lost(generation, "server `mail` rejected the credentials".into());
+    assert_eq!(
+        why,
+        "server `mail` rejected the credentials: the refresh token was refused; run `login`"
+    );
+    assert_eq!(hub.servers()[0].reason.as_deref(), Some(why.as_str()));
+}

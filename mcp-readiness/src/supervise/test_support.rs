@@ -1,0 +1,285 @@
+//! The scripted [`Connector`] and [`Session`] the rooms' paused-time tests drive a [`Hub`] with,
+//! and the helpers those tests share.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, Tool};
+use rmcp::{ErrorData, ServiceError};
+use tokio::sync::watch;
+
+use crate::state::ToolCall;
+use crate::supervise::*;
+
+#[derive(Clone, Debug)]
+pub(super) enum CallStep {
+    Ok,
+    IsError,
+    JsonRpcError,
+    Drop,
+    Hang,
+    Delay(Duration),
+}
+
+pub(super) struct ScriptedSession {
+    pub(super) closed_tx: watch::Sender<Option<Arc<str>>>,
+    pub(super) calls: AtomicUsize,
+    pub(super) script: Mutex<VecDeque<CallStep>>,
+    pub(super) default_step: CallStep,
+    pub(super) ping_fails: bool,
+    pub(super) tools: Vec<String>,
+}
+
+impl ScriptedSession {
+    /// A close event from this connection arrives (possibly late).
+    pub(super) fn fire_close(&self) {
+        let _ = self.closed_tx.send(Some("scripted close".into()));
+    }
+}
+
+impl Session for ScriptedSession {
+    fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+    ) -> BoxFuture<'_, Result<CallToolResult, ServiceError>> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let step = self
+            .script
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or(self.default_step.clone());
+        Box::pin(async move {
+            match step {
+                CallStep::Ok => Ok(CallToolResult::success(vec![ContentBlock::text(
+                    params.name.to_string(),
+                )])),
+                CallStep::IsError => Ok(CallToolResult::error(vec![ContentBlock::text(
+                    "no such message",
+                )])),
+                CallStep::JsonRpcError => Err(ServiceError::McpError(ErrorData::invalid_params(
+                    "bad", None,
+                ))),
+                CallStep::Drop => Err(ServiceError::TransportClosed),
+                CallStep::Hang => futures::future::pending().await,
+                CallStep::Delay(d) => {
+                    tokio::time::sleep(d).await;
+                    Ok(CallToolResult::success(vec![ContentBlock::text("late")]))
+                }
+            }
+        })
+    }
+
+    fn list_tools(&self) -> BoxFuture<'_, Result<Vec<Tool>, ServiceError>> {
+        let tools = self
+            .tools
+            .iter()
+            .map(|t| Tool::new(t.clone(), "t", Arc::new(serde_json::Map::new())))
+            .collect();
+        Box::pin(async move { Ok(tools) })
+    }
+
+    fn ping(&self) -> BoxFuture<'_, Result<(), ServiceError>> {
+        let fails = self.ping_fails;
+        Box::pin(async move {
+            if fails {
+                Err(ServiceError::TransportClosed)
+            } else {
+                Ok(())
+            }
+        })
+    }
+
+    fn is_closed(&self) -> bool {
+        self.closed_tx.borrow().is_some()
+    }
+
+    fn closed(&self) -> BoxFuture<'static, Arc<str>> {
+        let mut rx = self.closed_tx.subscribe();
+        Box::pin(async move {
+            loop {
+                if let Some(r) = rx.borrow_and_update().clone() {
+                    return r;
+                }
+                if rx.changed().await.is_err() {
+                    return "gone".into();
+                }
+            }
+        })
+    }
+
+    fn shutdown(&self) {}
+}
+
+#[derive(Clone, Debug)]
+pub(super) enum ConnectStep {
+    Ok,
+    Fail(ConnectResult),
+    Hang,
+}
+
+#[derive(Default)]
+pub(super) struct Script {
+    pub(super) connects: AtomicUsize,
+    pub(super) provisions: AtomicUsize,
+    pub(super) steps: Mutex<VecDeque<ConnectStep>>,
+    pub(super) sessions: Mutex<Vec<Arc<ScriptedSession>>>,
+    pub(super) calls: Mutex<VecDeque<CallStep>>,
+}
+
+impl Script {
+    /// A script whose first connects go as `steps` say (then succeed).
+    pub(super) fn starting_with(steps: impl IntoIterator<Item = ConnectStep>) -> Arc<Script> {
+        let script = Arc::new(Script::default());
+        script.steps.lock().unwrap().extend(steps);
+        script
+    }
+}
+
+pub(super) struct ScriptedConnector {
+    pub(super) script: Arc<Script>,
+    pub(super) delay: Duration,
+    pub(super) default_step: CallStep,
+    pub(super) ping_fails: bool,
+    pub(super) tools: Vec<String>,
+}
+
+impl ScriptedConnector {
+    pub(super) fn new(script: &Arc<Script>) -> Self {
+        ScriptedConnector {
+            script: script.clone(),
+            delay: Duration::ZERO,
+            default_step: CallStep::Ok,
+            ping_fails: false,
+            tools: vec!["read".into(), "write".into()],
+        }
+    }
+}
+
+impl Connector for ScriptedConnector {
+    fn connect(
+        &self,
+        _events: SessionEvents,
+    ) -> BoxFuture<'_, Result<Arc<dyn Session>, ConnectError>> {
+        Box::pin(async move {
+            self.script.connects.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(self.delay).await;
+            let step = self
+                .script
+                .steps
+                .lock()
+                .unwrap()
+                .pop_front()
+                .unwrap_or(ConnectStep::Ok);
+            match step {
+                ConnectStep::Ok => {}
+                ConnectStep::Fail(result) => {
+                    return Err(ConnectError::new(
+                        result,
+                        format!("scripted {}", result.as_str()),
+                    ));
+                }
+                ConnectStep::Hang => futures::future::pending().await,
+            }
+            let session = Arc::new(ScriptedSession {
+                closed_tx: watch::channel(None).0,
+                calls: AtomicUsize::new(0),
+                script: Mutex::new(std::mem::take(&mut *self.script.calls.lock().unwrap())),
+                default_step: self.default_step.clone(),
+                ping_fails: self.ping_fails,
+                tools: self.tools.clone(),
+            });
+            self.script.sessions.lock().unwrap().push(session.clone());
+            Ok(session as Arc<dyn Session>)
+        })
+    }
+
+    fn after_connect(&self, _session: Arc<dyn Session>) -> BoxFuture<'_, Result<(), ConnectError>> {
+        self.script.provisions.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn network_transport(&self) -> &'static str {
+        "pipe"
+    }
+}
+
+pub(super) fn quiet() -> HubOptionsBuilder {
+    HubOptions::builder().health_interval(None)
+}
+
+pub(super) fn hub_with(connector: ScriptedConnector, options: impl Into<HubOptions>) -> Hub {
+    Hub::with_connectors(
+        vec![("mail".into(), Arc::new(connector) as Arc<dyn Connector>)],
+        options,
+    )
+    .unwrap()
+}
+
+pub(super) fn read() -> ToolCall {
+    ToolCall::new("mcp__mail__read").idempotent(true)
+}
+
+pub(super) async fn settle() {
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+}
+
+pub(super) fn recorder() -> (
+    Arc<Mutex<Vec<ConnectionEvent>>>,
+    impl Fn(&ConnectionEvent) + Send + Sync + 'static,
+) {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = {
+        let events = events.clone();
+        move |e: &ConnectionEvent| events.lock().unwrap().push(e.clone())
+    };
+    (events, sink)
+}
+
+/// Closes connection number `n` (0-based) after it has lived `life`, and lets the supervisor react.
+pub(super) async fn close_after(script: &Script, n: usize, life: Duration) {
+    tokio::time::advance(life).await;
+    let session = script.sessions.lock().unwrap()[n].clone();
+    session.fire_close();
+    settle().await;
+}
+
+pub(super) fn connects(script: &Script) -> usize {
+    script.connects.load(Ordering::SeqCst)
+}
+
+pub(super) fn reason(hub: &Hub) -> String {
+    hub.servers()[0].reason.clone().unwrap_or_default()
+}
+
+/// A scripted connector that also reports credentials (what the OAuth connector does).
+pub(super) struct WithCredentials {
+    pub(super) inner: ScriptedConnector,
+    pub(super) credentials: watch::Sender<CredentialState>,
+}
+
+impl Connector for WithCredentials {
+    fn connect(
+        &self,
+        events: SessionEvents,
+    ) -> BoxFuture<'_, Result<Arc<dyn Session>, ConnectError>> {
+        self.inner.connect(events)
+    }
+
+    fn network_transport(&self) -> &'static str {
+        "tcp"
+    }
+
+    fn credentials(&self) -> Option<watch::Receiver<CredentialState>> {
+        Some(self.credentials.subscribe())
+    }
+
+    fn auth_problem(&self) -> Option<String> {
+        Some("the refresh token was refused; run `login`".into())
+    }
+}
