@@ -1,6 +1,6 @@
 //! OAuth 2.1 for streamable-HTTP servers, through rmcp's authorization support: an
 //! [`AuthorizationManager`](rmcp::transport::auth::AuthorizationManager) over a credential store
-//! file ([`FileStore`]), wrapped around the HTTP client of the transport
+//! file ([`FileStore`](store::FileStore)), wrapped around the HTTP client of the transport
 //! ([`AuthClient`](rmcp::transport::auth::AuthClient)).
 //!
 //! - Every request asks the manager for the access token; one that expires within
