@@ -25,12 +25,12 @@
 //!
 //! The rmcp connectors ([`StdioConnector`], [`HttpConnector`]) implement [`Connector`]; anything
 //! else can too. Every transition is a [`ConnectionEvent`] for the configured [`EventSink`]s.
-
 //!
 //! # Rooms
 //!
-//! Each arrow points down: the hub owns supervisors, a supervisor drives a connector, and
-//! `peers` reuses the connectors' rules for connections it did not make.
+//! The hub owns supervisors and a supervisor drives a connector; the connectors use neither, and a
+//! supervisor reads of its hub only the shared state and options. `peers` reuses the connectors
+//! and the [`CallError`] for connections the hub did not make.
 //!
 //! - `hub/`: the [`Hub`] and what it owns across servers: membership and routing, [`HubOptions`],
 //!   the state its supervisors share, the [`FanOut`], the `Inventory` view, connections attached

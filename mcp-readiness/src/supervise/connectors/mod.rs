@@ -16,7 +16,7 @@
 //!   the `ConnectResult` of a failed handshake), used by every room; `human.rs`: durations in
 //!   messages.
 //!
-//! Nothing here knows of a hub or a supervisor: connectors are the bottom of `supervise`.
+//! No code here uses the hub or a supervisor: connectors are the bottom of `supervise`.
 
 pub(super) mod child_streams;
 pub(super) mod connector;
