@@ -107,8 +107,8 @@ async fn status(State(metrics): State<Metrics>) -> Response {
         .into_response()
 }
 
-/// `GET /metrics`: the shared render (see `scrape_cache.rs`), gzipped when the scraper accepts it. The
-/// text format 0.0.4 is the only one served: a scraper that asks for OpenMetrics
+/// `GET /metrics`: the shared render (see `scrape_cache.rs`), gzipped when the scraper accepts
+/// it. The text format 0.0.4 is the only one served: a scraper that asks for OpenMetrics
 /// (`Accept: application/openmetrics-text`) gets it too, with its own `Content-Type`, which
 /// Prometheus and every OpenMetrics parser accept as the fallback.
 async fn scrape(State(state): State<AppState>, headers: HeaderMap) -> Response {

@@ -1,6 +1,6 @@
-//! The standalone exporter: [`serve`] binds an address and serves [`router`](super::router) there,
-//! with `/` sending browsers to the status page and 404 elsewhere, behind the accept loop's
-//! timeouts and connection cap; [`MetricsServer`] is the running server.
+//! The standalone exporter: [`serve`] binds an address and serves [`router`](super::router)
+//! there, with `/` sending browsers to the status page and 404 elsewhere, behind the accept
+//! loop's timeouts and connection cap; [`MetricsServer`] is the running server.
 
 use std::fmt;
 use std::io;
