@@ -7,7 +7,7 @@
 //! 2. `ReadinessLayer` sits in the service's `ServiceBuilder`, with a timeout and a concurrency
 //!    limit around it, so every call is resolved at the point of use;
 //! 3. a call that is not ready becomes `503` with the state and the action (not a `500`);
-//! 4. `metrics::router` adds `/metrics` and `/status` beside the service's own routes.
+//! 4. `exporter::router` adds `/metrics` and `/status` beside the service's own routes.
 //!
 //! ```sh
 //! cargo run --example agent_service                 # serves http://127.0.0.1:3000
@@ -27,8 +27,9 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::get;
+use mcp_readiness::exporter;
 use mcp_readiness::layer::{NotReady, ReadinessLayer};
-use mcp_readiness::metrics::{self, Metrics};
+use mcp_readiness::metrics::Metrics;
 use mcp_readiness::secret::Secret;
 use mcp_readiness::{Budget, Hub, HubOptions, ServerSpec, ToolCall, TransportSpec};
 use mcp_readiness_cli::demo::DemoHttpServers;
@@ -115,7 +116,7 @@ async fn main() -> ExitCode {
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/tools/{name}", get(call_tool))
         .with_state(tools)
-        .merge(metrics::router(metrics));
+        .merge(exporter::router(metrics));
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .expect("bind the service");

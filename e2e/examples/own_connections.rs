@@ -39,7 +39,7 @@ async fn main() -> Result<(), BoxError> {
 
     let metrics = Metrics::new(); // adapter
     let peers = Peers::with_events(metrics.clone()); // adapter
-    let status = mcp_readiness::metrics::serve(metrics.clone(), "127.0.0.1:0".parse()?).await?; // adapter
+    let status = mcp_readiness::exporter::serve(metrics.clone(), "127.0.0.1:0".parse()?).await?; // adapter
 
     // The service's own connections, made as before; each handed over once it is up.
     for (name, transport) in [("files", "pipe"), ("web", "tcp"), ("crm", "tcp")] {
@@ -74,7 +74,7 @@ async fn main() -> Result<(), BoxError> {
         .layer(layer.build()) // adapter
         .service(peers.clone()); // adapter
 
-    println!("status page on http://{}/", status.local_addr());
+    println!("status page on http://{}/status", status.local_addr());
     let files_pid = {
         let answer = call(&tools, "mcp__files__pid").await?;
         text(&answer).trim().parse::<u32>()?
@@ -117,7 +117,7 @@ async fn main() -> Result<(), BoxError> {
     {
         println!("{line}");
     }
-    let (_, page) = get(status.local_addr(), "/").await?;
+    let (_, page) = get(status.local_addr(), "/status").await?;
     let rows = page.matches("<tr data-server=").count();
     println!("status page rows: {rows}");
     if serve {

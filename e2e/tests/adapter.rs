@@ -245,7 +245,7 @@ async fn server_state_and_the_status_page_show_every_server_the_service_connecte
         exposition.contains(r#"mcp_readiness_server_tools{server="files"} 13"#),
         "{exposition}"
     );
-    let page = metrics.status_page();
+    let page = mcp_readiness::exporter::status_page(&metrics);
     for (server, state) in [
         ("files", "ready"),
         ("web", "ready"),
@@ -311,7 +311,7 @@ async fn an_attached_connection_is_supervised_by_the_hub_and_its_peer_handed_out
     assert_eq!(failure.outcome(), CallOutcome::NotReady, "{failure}");
     assert_eq!(failure.state(), Some(State::Absent));
     assert!(failure.to_string().contains("attach"), "{failure}");
-    let page = metrics.status_page();
+    let page = mcp_readiness::exporter::status_page(&metrics);
     assert!(
         page.contains(r#"<tr data-server="files" data-state="absent">"#),
         "{page}"

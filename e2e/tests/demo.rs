@@ -53,7 +53,7 @@ impl Demo {
                 scratch.read("stdout").lines().find_map(|l| {
                     Some(
                         l.strip_prefix("status page  http://")?
-                            .trim_end_matches('/')
+                            .trim_end_matches("/status")
                             .to_owned(),
                     )
                 })
@@ -148,7 +148,7 @@ async fn demo_once_shows_all_four_states_while_it_runs_then_exits_0_leaving_no_c
     })
     .await;
     assert!(scrape.contains("mcp_readiness_wait_budget_seconds{server=\"warehouse\"} 10"));
-    let page = http_get(&demo.addr, "/").await;
+    let page = http_get(&demo.addr, "/status").await;
     for (server, state) in &while_running {
         assert!(
             page.contains(&format!(
@@ -288,7 +288,7 @@ async fn headless_chromium_shows_every_demo_server_in_its_state_then_sigterm_sto
     let mut demo = Demo::start("demo-browser", &[], &[]).await;
     let children = demo.demo_servers().await;
     demo.first_run_done().await;
-    let url = format!("http://{}/", demo.addr);
+    let url = format!("http://{}/status", demo.addr);
 
     let profile = demo.scratch.path("chromium-profile");
     let dom = run_chromium(&chromium, &profile, &["--dump-dom", &url]);

@@ -1098,7 +1098,10 @@ fn hostile_names_render_a_promtool_clean_exposition_without_raw_control_characte
             server: name.into(),
             state: State::Absent,
         });
-        metrics.observe_call(name, &format!("t{name}"), CallOutcome::Ok);
+        metrics
+            .server(name)
+            .tool(&format!("t{name}"))
+            .observe_call(CallOutcome::Ok);
     }
     let text = metrics.render();
     assert_no_raw_controls("/metrics", &text);

@@ -321,7 +321,7 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
         Some(jwt_exp as f64),
         "a bearer JWT's exp is exported"
     );
-    let page = http_get(&serve.addr, "/").await;
+    let page = http_get(&serve.addr, "/status").await;
     assert!(
         page.contains(r#"data-credential="refresh_token" data-renewable="false""#),
         "{page}"
@@ -348,7 +348,7 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
         },
     )
     .await;
-    let page = http_get(&serve.addr, "/").await;
+    let page = http_get(&serve.addr, "/status").await;
     let row = page
         .lines()
         .find(|l| l.contains(r#"data-server="vault""#))
@@ -386,7 +386,7 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
     tokens.push(bearer.clone());
     tokens.push(bearer.split('.').nth(1).unwrap().to_owned());
     let metrics = serve.metrics().await;
-    let page = http_get(&serve.addr, "/").await;
+    let page = http_get(&serve.addr, "/status").await;
     let mut serve = serve;
     signal(serve.guard.pid(), "TERM");
     serve.guard.exit_within(Duration::from_secs(20)).await;

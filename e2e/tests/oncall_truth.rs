@@ -125,7 +125,7 @@ async fn a_server_that_exits_soon_after_each_handshake_is_backed_off_and_reads_a
             && stderr.contains("next attempt in 1s"),
         "{stderr}"
     );
-    let (_, page) = common::process::http_get_any(&serve.addr, "/").await;
+    let (_, page) = common::process::http_get_any(&serve.addr, "/status").await;
     assert!(page.contains("keeps exiting"), "{page}");
 }
 

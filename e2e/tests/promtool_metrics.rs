@@ -52,7 +52,10 @@ fn promtool_check_metrics_accepts_hostile_label_values() {
         server: server.into(),
         state: State::Ready,
     });
-    metrics.observe_call(server, "to\"ol\\\n\u{0}x", CallOutcome::Ok);
+    metrics
+        .server(server)
+        .tool("to\"ol\\\n\u{0}x")
+        .observe_call(CallOutcome::Ok);
     let text = metrics.render();
     assert!(text.contains(r#"server="a\"b\\c\nd é 🚀""#), "{text}");
     let Some((ok, said)) = promtool_check(&text) else {

@@ -14,7 +14,8 @@ use common::oncall::{
     AgentService, KillOnDrop, Prometheus, WRONG_TOKEN, absent_entry, fixture_entry, free_port,
     http_entry, http_fixture, http_get, repo, start_serve, system_tool, url_encode, wait_ready,
 };
-use mcp_readiness::metrics::{self, CONTENT_TYPE, Metrics};
+use mcp_readiness::exporter::{self, CONTENT_TYPE};
+use mcp_readiness::metrics::Metrics;
 use mcp_readiness::{ConnectionEvent, EventSink, State};
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
@@ -34,7 +35,9 @@ fn fleet(servers: usize) -> Metrics {
             server: server.as_str().into(),
             count: 20,
         });
-        metrics.set_wait_budget(&server, Duration::from_secs(20));
+        metrics
+            .server(&server)
+            .set_wait_budget(Duration::from_secs(20));
     }
     metrics
 }
@@ -67,7 +70,7 @@ fn gunzip(body: &[u8]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scrape_that_accepts_gzip_gets_the_same_text_gzipped_to_under_a_tenth() {
-    let server = metrics::serve(fleet(1_000), "127.0.0.1:0".parse().unwrap())
+    let server = exporter::serve(fleet(1_000), "127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
     let addr = server.local_addr().to_string();
@@ -101,7 +104,7 @@ async fn a_scrape_that_accepts_gzip_gets_the_same_text_gzipped_to_under_a_tenth(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scrape_that_asks_for_openmetrics_gets_text_0_0_4_with_its_content_type() {
-    let server = metrics::serve(fleet(3), "127.0.0.1:0".parse().unwrap())
+    let server = exporter::serve(fleet(3), "127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
     let addr = server.local_addr().to_string();
@@ -145,7 +148,7 @@ async fn twenty_concurrent_scrapes_share_one_render() {
         .registry()
         .register(Box::new(GatherCount(renders.clone(), Vec::new())))
         .unwrap();
-    let server = metrics::serve(metrics, "127.0.0.1:0".parse().unwrap())
+    let server = exporter::serve(metrics, "127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
     let addr = server.local_addr().to_string();
@@ -232,7 +235,7 @@ async fn a_real_prometheus_scrapes_the_gzipped_exposition_and_stores_every_serie
     };
     let scratch = Scratch::new("scale-prometheus");
     let servers = 200;
-    let server = metrics::serve(fleet(servers), "127.0.0.1:0".parse().unwrap())
+    let server = exporter::serve(fleet(servers), "127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
     let (proxy, heads) = recording_proxy(server.local_addr().to_string()).await;

@@ -62,15 +62,18 @@ fn hot_path(c: &mut Criterion) {
         b.iter(|| black_box(&tool).observe_call(black_box(CallOutcome::Ok)))
     });
     group.bench_function("server_handle", |b| {
-        b.iter(|| black_box(&server).observe_call(black_box("read_file"), CallOutcome::Ok))
+        b.iter(|| {
+            black_box(&server)
+                .tool(black_box("read_file"))
+                .observe_call(CallOutcome::Ok)
+        })
     });
     group.bench_function("by_name", |b| {
         b.iter(|| {
-            metrics.observe_call(
-                black_box("server-0500"),
-                black_box("read_file"),
-                CallOutcome::Ok,
-            )
+            metrics
+                .server(black_box("server-0500"))
+                .tool(black_box("read_file"))
+                .observe_call(CallOutcome::Ok)
         })
     });
     group.bench_function("prometheus_with_label_values", |b| {
@@ -92,7 +95,11 @@ fn hot_path(c: &mut Criterion) {
         b.iter(|| black_box(&server).observe_resolution(black_box(&ready), budget))
     });
     group.bench_function("by_name", |b| {
-        b.iter(|| metrics.observe_resolution(black_box("server-0500"), black_box(&ready), budget))
+        b.iter(|| {
+            metrics
+                .server(black_box("server-0500"))
+                .observe_resolution(black_box(&ready), budget)
+        })
     });
     group.bench_function("prometheus_with_label_values", |b| {
         b.iter(|| {

@@ -46,7 +46,7 @@ async fn main() -> Result<(), tower::BoxError> {
         .metrics(metrics.clone())
         .build();
     let tools = ServiceBuilder::new().layer(layer).service(hub.clone());
-    let exporter = mcp_readiness::metrics::serve(metrics.clone(), "127.0.0.1:0".parse()?).await?;
+    let exporter = mcp_readiness::exporter::serve(metrics.clone(), "127.0.0.1:0".parse()?).await?;
     println!("metrics at http://{}/metrics", exporter.local_addr());
 
     for name in [

@@ -78,7 +78,7 @@ async fn main() {
         mib(held)
     );
 
-    let server = mcp_readiness::metrics::serve(metrics.clone(), "127.0.0.1:0".parse().unwrap())
+    let server = mcp_readiness::exporter::serve(metrics.clone(), "127.0.0.1:0".parse().unwrap())
         .await
         .expect("serve");
     let addr = server.local_addr().to_string();

@@ -92,6 +92,9 @@
 
 #[cfg(feature = "hub")]
 pub mod config;
+#[cfg(feature = "http")]
+pub mod exporter;
+mod exposition;
 pub mod layer;
 pub mod metrics;
 pub mod plan;

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 use std::{env, fs, path::PathBuf};
 
-use mcp_readiness::metrics::{self, CallOutcome, ManualClock, Metrics, MetricsError, names};
+use mcp_readiness::exporter;
+use mcp_readiness::metrics::{CallOutcome, ManualClock, Metrics, MetricsError, names};
 use mcp_readiness::{ConnectResult, ConnectionEvent, EventSink, Scope, State, Verdict};
 use mcp_readiness::{CredentialExpiry, CredentialKind};
 use prometheus::Registry;
@@ -244,40 +245,37 @@ fn scenario() -> Metrics {
     metrics.on_event(&changed("files", State::Connecting, State::Ready));
 
     for server in ["files", "github", "slow", "gone"] {
-        metrics.set_wait_budget(server, BUDGET);
+        metrics.server(server).set_wait_budget(BUDGET);
     }
     // The configuration loaded at start; a step names a tool nobody called yet.
     metrics.config_reloaded(true);
-    metrics.declare_tool("github", "list_repos");
+    metrics.server("github").tool("list_repos").declare();
 
     // Resolutions of every verdict.
-    metrics.observe_resolution("files", &Verdict::READY, BUDGET);
-    metrics.observe_resolution(
-        "files",
-        &verdict(State::Ready, 1_500, false, Scope::Tool),
-        BUDGET,
-    );
-    metrics.observe_resolution(
-        "files",
-        &verdict(State::Absent, 0, false, Scope::Tool),
-        BUDGET,
-    );
-    metrics.tool_absent("files", "delete_everything");
-    metrics.observe_resolution(
-        "github",
+    metrics
+        .server("files")
+        .observe_resolution(&Verdict::READY, BUDGET);
+    metrics
+        .server("files")
+        .observe_resolution(&verdict(State::Ready, 1_500, false, Scope::Tool), BUDGET);
+    metrics
+        .server("files")
+        .observe_resolution(&verdict(State::Absent, 0, false, Scope::Tool), BUDGET);
+    metrics
+        .server("files")
+        .tool("delete_everything")
+        .observe_absent();
+    metrics.server("github").observe_resolution(
         &verdict(State::Unauthenticated, 0, false, Scope::Server),
         BUDGET,
     );
-    metrics.observe_resolution(
-        "slow",
+    metrics.server("slow").observe_resolution(
         &verdict(State::Connecting, 20_000, true, Scope::Server),
         BUDGET,
     );
-    metrics.observe_resolution(
-        "gone",
-        &verdict(State::Absent, 2_000, false, Scope::Server),
-        BUDGET,
-    );
+    metrics
+        .server("gone")
+        .observe_resolution(&verdict(State::Absent, 2_000, false, Scope::Server), BUDGET);
 
     // Calls of every outcome, and their operation durations.
     let ms = Duration::from_millis;
@@ -321,8 +319,11 @@ fn scenario() -> Metrics {
         ("files", "read_file", CallOutcome::Ok, None, ms(7)),
     ];
     for (server, tool, outcome, error_type, duration) in calls {
-        metrics.observe_call(server, tool, outcome);
-        metrics.observe_operation(server, "tools/call", tool, error_type, duration);
+        metrics.server(server).tool(tool).observe_call(outcome);
+        metrics
+            .server(server)
+            .tool(tool)
+            .observe_operation("tools/call", error_type, duration);
     }
     metrics
 }
@@ -410,7 +411,7 @@ fn state_changes_are_counted_by_the_state_entered_from_zero_for_every_configured
 fn the_series_a_first_connect_or_first_call_creates_exist_at_zero_from_the_start() {
     let metrics = Metrics::new();
     metrics.on_event(&added("files", State::Connecting));
-    metrics.declare_tool("files", "write_file");
+    metrics.server("files").tool("write_file").declare();
     let samples = parse(&metrics.render());
     let ok = [("server", "files"), ("result", "ok")];
     assert_eq!(
@@ -432,7 +433,7 @@ fn the_series_a_first_connect_or_first_call_creates_exist_at_zero_from_the_start
     );
     // The first event then counts from that zero.
     metrics.on_event(&connect("files", ConnectResult::Ok, 1_500));
-    metrics.tool_absent("files", "write_file");
+    metrics.server("files").tool("write_file").observe_absent();
     let samples = parse(&metrics.render());
     assert_eq!(
         value(
@@ -778,8 +779,8 @@ proptest! {
     ) {
         let metrics = Metrics::new();
         metrics.on_event(&added(&server, State::Ready));
-        metrics.observe_call(&server, &tool, CallOutcome::Ok);
-        metrics.observe_operation(&server, "tools/call", &tool, None, Duration::from_millis(5));
+        metrics.server(&server).tool(&tool).observe_call(CallOutcome::Ok);
+        metrics.server(&server).tool(&tool).observe_operation("tools/call", None, Duration::from_millis(5));
         let text = metrics.render();
         // Control characters other than the escaped line feed are shown as text (`\u{1b}`), so
         // a scrape read on a terminal cannot drive it.
@@ -899,9 +900,9 @@ fn events_before_a_server_is_added_never_leave_a_partial_one_hot_set() {
 fn label_values_that_concatenate_alike_stay_distinct_series() {
     // prometheus::MetricVec would merge these two (it hashes the values back to back).
     let metrics = Metrics::new();
-    metrics.observe_call("a", "bc", CallOutcome::Ok);
-    metrics.observe_call("ab", "c", CallOutcome::Ok);
-    metrics.observe_call("ab", "c", CallOutcome::Ok);
+    metrics.server("a").tool("bc").observe_call(CallOutcome::Ok);
+    metrics.server("ab").tool("c").observe_call(CallOutcome::Ok);
+    metrics.server("ab").tool("c").observe_call(CallOutcome::Ok);
     let samples = parse(&metrics.render());
     let calls = |s, t| {
         value(
@@ -951,12 +952,27 @@ fn a_scrape_never_sees_two_states_or_none_while_states_change() {
 fn the_257th_distinct_tool_name_is_counted_as_other() {
     let metrics = Metrics::new();
     for i in 0..256 {
-        metrics.observe_call("files", &format!("tool{i}"), CallOutcome::Ok);
+        metrics
+            .server("files")
+            .tool(&format!("tool{i}"))
+            .observe_call(CallOutcome::Ok);
     }
-    metrics.observe_call("files", "tool256", CallOutcome::Ok);
-    metrics.observe_call("files", "invented", CallOutcome::NotReady);
-    metrics.observe_call("other_server", "tool0", CallOutcome::Ok); // admitted names stay admitted
-    metrics.tool_absent("files", "another_invention");
+    metrics
+        .server("files")
+        .tool("tool256")
+        .observe_call(CallOutcome::Ok);
+    metrics
+        .server("files")
+        .tool("invented")
+        .observe_call(CallOutcome::NotReady);
+    metrics
+        .server("other_server")
+        .tool("tool0")
+        .observe_call(CallOutcome::Ok); // admitted names stay admitted
+    metrics
+        .server("files")
+        .tool("another_invention")
+        .observe_absent();
     let samples = parse(&metrics.render());
     let calls = |server, tool, outcome| {
         value(
@@ -989,8 +1005,14 @@ fn the_257th_distinct_tool_name_is_counted_as_other() {
 #[test]
 fn the_tool_cap_is_configurable() {
     let metrics = Metrics::builder().tool_cap(1).build().unwrap();
-    metrics.observe_call("s", "first", CallOutcome::Ok);
-    metrics.observe_call("s", "second", CallOutcome::Ok);
+    metrics
+        .server("s")
+        .tool("first")
+        .observe_call(CallOutcome::Ok);
+    metrics
+        .server("s")
+        .tool("second")
+        .observe_call(CallOutcome::Ok);
     let samples = parse(&metrics.render());
     let tools: Vec<_> = samples
         .iter()
@@ -1007,7 +1029,10 @@ fn servers_only_callers_name_are_capped_but_configured_ones_never_are() {
         .build()
         .unwrap();
     for server in ["u1", "u2", "u3", "u4"] {
-        metrics.observe_call(server, "t", CallOutcome::NotReady);
+        metrics
+            .server(server)
+            .tool("t")
+            .observe_call(CallOutcome::NotReady);
     }
     for i in 0..5 {
         metrics.on_event(&added(&format!("configured{i}"), State::Ready));
@@ -1063,23 +1088,21 @@ fn a_removed_server_leaves_no_series_and_its_old_handles_stay_harmless() {
         metrics.on_event(&ConnectionEvent::CooldownRejection {
             server: server.into(),
         });
-        metrics.set_wait_budget(server, BUDGET);
-        metrics.observe_resolution(
-            server,
+        metrics.server(server).set_wait_budget(BUDGET);
+        metrics.server(server).observe_resolution(
             &verdict(State::Connecting, 20_000, true, Scope::Server),
             BUDGET,
         );
-        metrics.observe_resolution(
-            server,
-            &verdict(State::Absent, 0, false, Scope::Tool),
-            BUDGET,
-        );
-        metrics.observe_call(server, "t", CallOutcome::Ok);
-        metrics.tool_absent(server, "missing");
-        metrics.observe_operation(
-            server,
+        metrics
+            .server(server)
+            .observe_resolution(&verdict(State::Absent, 0, false, Scope::Tool), BUDGET);
+        metrics
+            .server(server)
+            .tool("t")
+            .observe_call(CallOutcome::Ok);
+        metrics.server(server).tool("missing").observe_absent();
+        metrics.server(server).tool("t").observe_operation(
             "tools/call",
-            "t",
             Some("tool_error"),
             Duration::from_millis(3),
         );
@@ -1094,7 +1117,7 @@ fn a_removed_server_leaves_no_series_and_its_old_handles_stay_harmless() {
     });
     assert!(!handle.is_live());
     // Old handles record into series nobody exports.
-    handle.observe_call("t", CallOutcome::Timeout);
+    handle.tool("t").observe_call(CallOutcome::Timeout);
     handle.observe_resolution(
         &verdict(State::Unauthenticated, 0, false, Scope::Server),
         BUDGET,
@@ -1170,7 +1193,10 @@ fn a_failed_registration_registers_nothing() {
     // user's metric is gone nothing but a leftover of the failed attempt could collide again.
     let last = names::MCP_CLIENT_OPERATION_DURATION_SECONDS;
     let reference = Metrics::new();
-    reference.observe_operation("s", "tools/call", "t", None, Duration::ZERO);
+    reference
+        .server("s")
+        .tool("t")
+        .observe_operation("tools/call", None, Duration::ZERO);
     let help = reference
         .render()
         .lines()
@@ -1195,7 +1221,7 @@ fn a_failed_registration_registers_nothing() {
 
     registry.unregister(Box::new(user)).unwrap();
     let metrics = Metrics::with_registry(&registry).unwrap();
-    metrics.observe_call("s", "t", CallOutcome::Ok);
+    metrics.server("s").tool("t").observe_call(CallOutcome::Ok);
     assert!(metrics.render().contains(names::TOOL_CALLS_TOTAL));
 }
 
@@ -1256,7 +1282,7 @@ async fn get(addr: std::net::SocketAddr, path: &str) -> (u16, String, String) {
 async fn the_endpoint_serves_metrics_a_landing_page_and_404_over_a_real_socket() {
     let metrics = Metrics::new();
     metrics.on_event(&added("files", State::Ready));
-    let server = metrics::serve(metrics.clone(), "127.0.0.1:0".parse().unwrap())
+    let server = exporter::serve(metrics.clone(), "127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
     let addr = server.local_addr();
@@ -1271,10 +1297,15 @@ async fn the_endpoint_serves_metrics_a_landing_page_and_404_over_a_real_socket()
     assert!(body.contains(r#"mcp_readiness_server_state{server="files",state="ready"} 1"#));
     assert_eq!(parse(&body), parse(&metrics.render()));
 
-    let (status, head, body) = get(addr, "/").await;
+    let (status, head, body) = get(addr, "/status").await;
     assert_eq!(status, 200);
     assert!(head.contains("content-type: text/html"), "{head}");
     assert!(body.contains("<a href=\"/metrics\">"));
+
+    // `/` sends a browser to the status page.
+    let (status, head, _) = get(addr, "/").await;
+    assert_eq!(status, 307);
+    assert!(head.contains("location: /status"), "{head}");
 
     let (status, _, _) = get(addr, "/nope").await;
     assert_eq!(status, 404);
@@ -1290,7 +1321,7 @@ async fn the_endpoint_serves_metrics_a_landing_page_and_404_over_a_real_socket()
 async fn a_taken_address_is_an_error_that_says_what_to_do() {
     let taken = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = taken.local_addr().unwrap();
-    let error = metrics::serve(Metrics::new(), addr).await.unwrap_err();
+    let error = exporter::serve(Metrics::new(), addr).await.unwrap_err();
     let message = error.to_string();
     assert!(
         message.starts_with(&format!("could not listen on {addr} (")),
@@ -1306,7 +1337,7 @@ async fn the_metrics_router_mounts_into_a_users_application() {
     let metrics = Metrics::new();
     let app = axum::Router::new()
         .route("/healthz", axum::routing::get(|| async { "ok" }))
-        .merge(metrics::router(metrics));
+        .merge(exporter::router(metrics));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let task = tokio::spawn(async move { axum::serve(listener, app).await });
@@ -1315,10 +1346,16 @@ async fn the_metrics_router_mounts_into_a_users_application() {
     let (status, _, body) = get(addr, "/metrics").await;
     assert_eq!(status, 200);
     assert!(body.contains("mcp_readiness_build_info"));
+    let (status, _, body) = get(addr, "/status").await;
+    assert_eq!(status, 200);
+    assert!(body.contains("<!DOCTYPE html>"), "{body}");
+    // `/` stays the host's: the router does not take it.
+    let (status, _, _) = get(addr, "/").await;
+    assert_eq!(status, 404);
     task.abort();
 }
 
 #[test]
 fn the_default_listen_address_is_loopback_9464() {
-    assert_eq!(metrics::DEFAULT_LISTEN.to_string(), "127.0.0.1:9464");
+    assert_eq!(exporter::DEFAULT_LISTEN.to_string(), "127.0.0.1:9464");
 }

@@ -155,6 +155,6 @@ async fn a_removed_server_stays_gone_when_its_connection_ends_afterwards() {
     assert_eq!(peers.state("echo"), None);
     assert!(peers.servers().is_empty());
     assert!(!metrics.render().contains(r#"server="echo""#));
-    assert!(!metrics.status_page().contains(r#"data-server="echo""#));
+    assert!(!mcp_readiness::exporter::status_page(&metrics).contains(r#"data-server="echo""#));
     assert!(!peers.remove("echo"));
 }

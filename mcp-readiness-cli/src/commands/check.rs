@@ -141,7 +141,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     let mut pushed = true;
     if let Some(target) = &push {
         for server in &config.servers {
-            metrics.set_wait_budget(&server.name, budget.wait());
+            metrics.server(&server.name).set_wait_budget(budget.wait());
         }
         if let Err(err) = mcp_readiness::metrics::push(&metrics, target, Some(&summary)).await {
             // The run's own answer is still printed; a failed push is said, and is exit 1.

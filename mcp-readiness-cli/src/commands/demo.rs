@@ -8,8 +8,9 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
+use mcp_readiness::exporter::{self, MetricsServer};
 use mcp_readiness::layer::ReadinessLayer;
-use mcp_readiness::metrics::{self, Metrics, MetricsServer};
+use mcp_readiness::metrics::Metrics;
 use mcp_readiness::plan::{RunSummary, Step, StepOutcome, record_run, run_span, run_step};
 use mcp_readiness::{Budget, Hub, HubOptions};
 use mcp_readiness_cli::demo::{self, DemoHttpServers};
@@ -102,7 +103,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         }
     };
     for server in &fleet {
-        metrics.set_wait_budget(&server.name, demo::BUDGET);
+        metrics.server(&server.name).set_wait_budget(demo::BUDGET);
     }
     let exporter = match bind(&metrics, args.listen).await {
         Ok(exporter) => exporter,
@@ -133,12 +134,12 @@ pub(crate) async fn run(args: Args) -> ExitCode {
 async fn bind(
     metrics: &Metrics,
     listen: Option<SocketAddr>,
-) -> Result<MetricsServer, metrics::ServeError> {
+) -> Result<MetricsServer, exporter::ServeError> {
     match listen {
-        Some(addr) => metrics::serve(metrics.clone(), addr).await,
-        None => match metrics::serve(metrics.clone(), metrics::DEFAULT_LISTEN).await {
+        Some(addr) => exporter::serve(metrics.clone(), addr).await,
+        None => match exporter::serve(metrics.clone(), exporter::DEFAULT_LISTEN).await {
             Ok(server) => Ok(server),
-            Err(_) => metrics::serve(metrics.clone(), SocketAddr::from(([127, 0, 0, 1], 0))).await,
+            Err(_) => exporter::serve(metrics.clone(), SocketAddr::from(([127, 0, 0, 1], 0))).await,
         },
     }
 }
@@ -176,7 +177,7 @@ async fn demo_loop(
         return Ok(());
     }
     print_stdout(&format!(
-        "\nstill serving http://{addr}/ (status page) and http://{addr}/metrics; \
+        "\nstill serving http://{addr}/status (status page) and http://{addr}/metrics; \
          the run repeats every {}. Ctrl-C stops every demo server.\n",
         humantime::format_duration(args.every)
     ))?;
@@ -226,7 +227,7 @@ fn intro(addr: SocketAddr, steps: &[Step]) -> String {
         text.push_str(&format!("  {name:<10} {transport:<6} {what}\n"));
     }
     text.push_str(&format!(
-        "\nstatus page  http://{addr}/\nmetrics      http://{addr}/metrics\n\n\
+        "\nstatus page  http://{addr}/status\nmetrics      http://{addr}/metrics\n\n\
          running {} steps through ReadinessLayer + Hub, budget {} s, poll {} s...\n",
         steps.len(),
         demo::BUDGET.as_secs(),

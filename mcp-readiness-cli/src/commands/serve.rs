@@ -5,7 +5,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use mcp_readiness::metrics::{self, Metrics};
+use mcp_readiness::exporter;
+use mcp_readiness::metrics::Metrics;
 use mcp_readiness::{ConnectionEvent, Hub};
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -18,7 +19,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE")]
     config: PathBuf,
     /// Where to serve `/metrics` (loopback by default).
-    #[arg(long, value_name = "ADDR", default_value_t = metrics::DEFAULT_LISTEN)]
+    #[arg(long, value_name = "ADDR", default_value_t = exporter::DEFAULT_LISTEN)]
     listen: SocketAddr,
 }
 
@@ -68,7 +69,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     };
     publish_readiness(&hub, &metrics, &config);
     metrics.config_reloaded(true);
-    let server = match metrics::serve(metrics.clone(), args.listen).await {
+    let server = match exporter::serve(metrics.clone(), args.listen).await {
         Ok(server) => server,
         Err(err) => {
             err_line!("error: {err}");
@@ -135,10 +136,13 @@ fn publish_readiness(hub: &Hub, metrics: &Metrics, config: &mcp_readiness::Confi
                 .get(&*server.name)
                 .and_then(|s| s.budget),
         );
-        metrics.set_wait_budget(&server.name, budget.wait());
+        metrics.server(&server.name).set_wait_budget(budget.wait());
     }
     for step in &config.readiness.steps {
-        metrics.declare_tool(step.tool.server(), step.tool.tool());
+        metrics
+            .server(step.tool.server())
+            .tool(step.tool.tool())
+            .declare();
     }
 }
 

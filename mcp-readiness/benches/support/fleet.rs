@@ -47,7 +47,9 @@ pub fn exporter_fleet_of(servers: usize) -> Metrics {
             server: server.as_str().into(),
             count: TOOLS,
         });
-        metrics.set_wait_budget(&server, Duration::from_secs(20));
+        metrics
+            .server(&server)
+            .set_wait_budget(Duration::from_secs(20));
     }
     metrics
 }

@@ -98,7 +98,7 @@ impl LayerShared {
     fn server_metrics(&self, tool: &ToolName) -> Option<ServerMetrics> {
         self.metrics.as_ref().map(|m| {
             let server = m.server(tool.server());
-            server.set_wait_budget(self.cache.budget_for(tool.server()).wait());
+            server.set_wait_budget_series(self.cache.budget_for(tool.server()).wait());
             server
         })
     }

@@ -87,7 +87,7 @@ where
                     && not_ready.scope == Scope::Tool
                     && let Some(tool) = absent_counter.as_ref().and_then(|r| r.metrics.as_ref())
                 {
-                    tool.absent();
+                    tool.observe_absent();
                 }
                 on_not_ready.on_not_ready(&not_ready);
                 return Err(Box::new(not_ready) as BoxError);

@@ -7,8 +7,9 @@ use std::time::Duration;
 use prometheus::Registry;
 
 use super::clock::{Clock, SystemClock};
-use super::families::{Families, Owner};
+use super::domain_families::Families;
 use super::recorder::Metrics;
+use crate::exposition::Owner;
 
 /// The default cap on distinct `tool` label values, process-wide.
 pub const DEFAULT_TOOL_CAP: usize = 256;

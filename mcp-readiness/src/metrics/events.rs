@@ -17,7 +17,7 @@ use crate::state::{ConnectionEvent, EventSink};
 /// | `CredentialsExpire` | `mcp_readiness_credential_expiry_timestamp_seconds{credential, renewable}`: one series per known expiry; the server's others go away |
 /// | `ServerRemoved` | every series labelled with the server goes away, tool-labelled ones included |
 ///
-/// Every event also updates the status page's row of the server ([`Metrics::status_page`]).
+/// Every event also updates the server's row of the status page (the exporter's `/status`).
 ///
 /// After `ServerRemoved`, the server's other events are ignored until a `ServerAdded` names it
 /// again: a removed server's late events cannot bring its series back.
@@ -86,7 +86,8 @@ impl Metrics {
     fn set_server_info(&self, server: &str, identity: &crate::state::ServerIdentity) {
         let fam = &self.inner.fam;
         let _gate = fam.gate.write().unwrap_or_else(|p| p.into_inner());
-        fam.server_info.remove_server(server);
+        fam.server_info
+            .remove_where(super::names::LABEL_SERVER, server);
         fam.server_info
             .get_or_create(&[
                 server,

@@ -1,14 +1,17 @@
 //! Prometheus metrics: every metric of DESIGN.md's table, recorded by [`Metrics`] over a
-//! `prometheus::Registry` and served on `/metrics`.
+//! `prometheus::Registry`. The `exporter` module (feature `http`) serves them on `/metrics`,
+//! beside the status page.
 //!
 //! - [`names`]: the metric and label names and the histogram buckets (a contract; never change).
-//! - [`Metrics`]: the recorder. The layer records resolutions, calls and operation durations; the
-//!   supervisor's events ([`EventSink`](crate::EventSink)) drive the one-hot server state and the
-//!   connect series. Handles ([`ServerMetrics`], [`ToolMetrics`]) are resolved once, so recording
-//!   on the hot path is an atomic add with no label hashing.
-//! - [`serve`] / [`app`]: `GET /metrics` (text format 0.0.4), `GET /` the live status page
-//!   ([`Metrics::status_page`]), 404 elsewhere, on [`DEFAULT_LISTEN`] (`127.0.0.1:9464`) by
-//!   default. [`router`] has `/metrics` and `/status`, to merge into your own axum app.
+//! - [`Metrics`]: the recorder, set up with [`MetricsBuilder`]. The supervisor's events
+//!   ([`EventSink`](crate::EventSink)) drive the one-hot server state and the connect series;
+//!   [`Metrics::render`] writes the text exposition.
+//! - The handles, the one way to record a resolution, a call or an operation: [`Metrics::server`]
+//!   gives a server's [`ServerMetrics`] (resolutions, wait budget) and [`ServerMetrics::tool`] a
+//!   tool's [`ToolMetrics`] (calls, absent tools, operations). They are resolved once, so
+//!   recording on the hot path is an atomic add with no label hashing; the layer keeps them per
+//!   tool.
+//! - [`push`] (feature `hub`): a run's record to a Prometheus Pushgateway.
 //!
 //! # Cardinality
 //!
@@ -19,11 +22,12 @@
 //!
 //! # One storage, one text encoder
 //!
-//! Each family (`family.rs`) keeps one storage of its series, keyed by their exact label values,
-//! and two outputs read it: `text.rs` writes the exposition text of `/metrics` (the only text
-//! encoder of this crate), and `collector.rs` builds `prometheus::proto::MetricFamily` messages
-//! for a service's own `prometheus::Registry`. Which one [`Metrics::render`] uses is decided once,
-//! by who made the registry, never by inspecting it:
+//! Each family keeps one storage of its series, keyed by their exact label values, and two
+//! outputs read it: a text encoder writes the exposition text of `/metrics` (the only text
+//! encoder of this crate), and a collector builds `prometheus::proto::MetricFamily` messages for
+//! a service's own `prometheus::Registry` (the crate's private `exposition` module holds the
+//! storage and both outputs). Which one [`Metrics::render`] uses is decided once, by who made the
+//! registry, never by inspecting it:
 //!
 //! - the recorder's own ([`Metrics::new`]): the registry only reserves this crate's names;
 //!   `render` writes our families from storage and the registry's other collectors (yours) with
@@ -43,40 +47,22 @@
 //! values are escaped per the exposition format.
 
 mod builder;
-mod cap;
 mod clock;
-mod collector;
+mod domain_families;
 mod events;
-mod families;
-mod family;
-#[cfg(feature = "http")]
-mod http;
-#[cfg(feature = "http")]
-mod listener;
 pub mod names;
 #[cfg(feature = "hub")]
 mod push;
 mod recorder;
-mod render;
-#[cfg(feature = "http")]
-mod scrape;
-mod server;
-mod status;
-mod status_page;
-mod text;
-mod tool;
-mod value;
+mod server_handle;
+mod status_board;
+mod tool_handle;
 
 pub use builder::{
     DEFAULT_SCRAPE_MAX_AGE, DEFAULT_TOOL_CAP, DEFAULT_UNCONFIGURED_SERVER_CAP, MetricsBuilder,
     MetricsError,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
-#[cfg(feature = "http")]
-pub use http::{
-    CONTENT_TYPE, DEFAULT_LISTEN, METRICS_PATH, MetricsServer, STATUS_PATH, ServeError, app,
-    router, serve,
-};
 // Defined with the shared vocabulary in `state`; re-exported here, where it labels the series.
 pub use crate::state::CallOutcome;
 #[cfg(feature = "hub")]
@@ -85,6 +71,9 @@ pub use push::{
     run_record_text,
 };
 pub use recorder::Metrics;
-pub use server::ServerMetrics;
-pub use status_page::STATUS_REFRESH_SECONDS;
-pub use tool::ToolMetrics;
+pub use server_handle::ServerMetrics;
+#[cfg(all(test, feature = "http"))]
+pub(crate) use status_board::ConnectRecord;
+#[cfg(feature = "http")]
+pub(crate) use status_board::ServerRow;
+pub use tool_handle::ToolMetrics;

@@ -2,21 +2,18 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
 
 use prometheus::Registry;
 
 use super::builder::{MetricsBuilder, MetricsError};
-use super::cap::LabelCap;
 use super::clock::Clock;
-use super::families::{Families, Owner};
+use super::domain_families::Families;
 use super::names::OTHER;
-use super::server::ServerMetrics;
-use super::status::StatusBoard;
-use crate::resolve::Verdict;
-use crate::state::CallOutcome;
+use super::server_handle::ServerMetrics;
+use super::status_board::StatusBoard;
+use crate::exposition::{LabelCap, Owner, render_merged};
 
 /// Servers by name, and how many of them were never configured.
 #[derive(Default)]
@@ -33,34 +30,38 @@ fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 pub(crate) struct Inner {
-    pub(super) registry: Registry,
+    registry: Registry,
     pub(super) fam: Arc<Families>,
     servers: RwLock<Servers>,
     tool_cap: Arc<LabelCap>,
     server_cap: usize,
     pub(crate) clock: Arc<dyn Clock>,
     /// The length of the last render (the next one's first guess of its capacity).
-    pub(super) last_render_len: AtomicUsize,
-    /// What the status page shows, kept from the supervisor's events.
-    pub(crate) board: StatusBoard,
+    last_render_len: AtomicUsize,
+    /// What the status page shows, kept from the supervisor's events (and the wait budgets
+    /// set through [`ServerMetrics::set_wait_budget`]).
+    pub(super) board: Arc<StatusBoard>,
     /// Servers removed and not added again since (their late events are ignored).
     removed: std::sync::Mutex<std::collections::HashSet<Arc<str>>>,
     /// Whose registry it is: how [`Metrics::render`] writes this crate's families.
-    pub(super) owner: Owner,
+    owner: Owner,
     /// How old a finished render a scrape of `/metrics` may be answered with (see
     /// [`MetricsBuilder::scrape_max_age`](super::MetricsBuilder::scrape_max_age)).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(super) scrape_max_age: std::time::Duration,
+    scrape_max_age: std::time::Duration,
 }
 
 /// The recorder of every metric in DESIGN.md's table, over a `prometheus::Registry`.
 /// Cheap to clone (one `Arc`); all clones record into the same series.
 ///
-/// - The layer records resolutions, calls and operations, by server name or — cheaper, with no
-///   lookup at all — through the handles of [`Metrics::server`] and [`ServerMetrics::tool`].
+/// - Resolutions, calls and operations are recorded through the handles, resolved once:
+///   [`Metrics::server`] gives a server's [`ServerMetrics`] (resolutions, its wait budget), and
+///   [`ServerMetrics::tool`] a tool's [`ToolMetrics`](super::ToolMetrics) (calls, absent tools,
+///   operations). The layer keeps them per tool.
 /// - The supervisor's [`ConnectionEvent`](crate::ConnectionEvent)s drive the server state, connect
 ///   and reconnect series: `Metrics` is an [`EventSink`](crate::EventSink).
-/// - [`Metrics::render`] produces the text exposition; [`serve`](super::serve) serves it.
+/// - [`Metrics::render`] produces the text exposition; the `exporter` module (feature `http`)
+///   serves it and the status page.
 ///
 /// Without connection events, `/metrics` has no `mcp_readiness_server_state` series and the
 /// status page has no rows (it says so): the layer's `.metrics(..)` records calls and
@@ -126,11 +127,11 @@ impl Metrics {
                 registry,
                 fam: Arc::new(fam),
                 servers: RwLock::new(Servers::default()),
-                tool_cap: Arc::new(LabelCap::new(tool_cap)),
+                tool_cap: Arc::new(LabelCap::new(tool_cap, OTHER)),
                 server_cap,
                 clock,
                 last_render_len: AtomicUsize::new(0),
-                board: StatusBoard::default(),
+                board: Arc::default(),
                 removed: Default::default(),
                 owner,
                 scrape_max_age,
@@ -256,7 +257,12 @@ impl Metrics {
         if !configured {
             servers.unconfigured += 1;
         }
-        let server = ServerMetrics::new(name, self.inner.fam.clone(), self.inner.tool_cap.clone());
+        let server = ServerMetrics::new(
+            name,
+            self.inner.fam.clone(),
+            self.inner.tool_cap.clone(),
+            self.inner.board.clone(),
+        );
         if configured {
             server.announce();
         }
@@ -280,44 +286,6 @@ impl Metrics {
             Some(server) => server.retire(),
             None => self.inner.fam.remove_server(name),
         }
-    }
-
-    fn with_server<R>(&self, name: &str, f: impl FnOnce(&ServerMetrics) -> R) -> R {
-        // Fast path: one lookup under a shared lock, no reference count traffic.
-        if let Some(server) = self.read_servers().by_name.get(name) {
-            return f(server);
-        }
-        f(&self.admit_server(name, false))
-    }
-
-    /// Records one resolution; see [`ServerMetrics::observe_resolution`].
-    pub fn observe_resolution(&self, server: &str, verdict: &Verdict, budget: Duration) {
-        self.with_server(server, |s| s.observe_resolution(verdict, budget))
-    }
-
-    /// Counts one call; see [`ServerMetrics::observe_call`].
-    pub fn observe_call(&self, server: &str, tool: &str, outcome: CallOutcome) {
-        self.with_server(server, |s| s.observe_call(tool, outcome))
-    }
-
-    /// Counts one call to a tool its ready server does not offer; see
-    /// [`ServerMetrics::tool_absent`].
-    pub fn tool_absent(&self, server: &str, tool: &str) {
-        self.with_server(server, |s| s.tool_absent(tool))
-    }
-
-    /// Observes one MCP operation; see [`ToolMetrics::observe_operation`](super::ToolMetrics::observe_operation).
-    pub fn observe_operation(
-        &self,
-        server: &str,
-        method: &str,
-        tool: &str,
-        error_type: Option<&str>,
-        duration: Duration,
-    ) {
-        self.with_server(server, |s| {
-            s.observe_operation(method, tool, error_type, duration)
-        })
     }
 
     /// Records how a configuration (re)load ended: `mcp_readiness_config_last_reload_successful`
@@ -345,46 +313,57 @@ impl Metrics {
         fam.reload_ok.get_or_create(&[]).set(i64::from(ok));
     }
 
-    /// Creates the series a first call of `server`'s `tool` would create, at 0
-    /// (`mcp_readiness_tool_absent_total`), so `increase()` counts that first call. For the tools
-    /// you know you will call (`serve` declares the configured steps). The `tool` label is
-    /// capped as always.
+    /// The whole registry in the Prometheus text format 0.0.4 (metric families sorted by name,
+    /// series by label values), this crate's families and any collectors you registered
+    /// yourself. A family another collector made invalid is left out (and logged) rather than
+    /// failing the scrape.
     ///
-    /// ```
-    /// use mcp_readiness::metrics::Metrics;
-    ///
-    /// let metrics = Metrics::new();
-    /// metrics.declare_tool("github", "search_issues");
-    /// assert!(metrics.render().contains(
-    ///     r#"mcp_readiness_tool_absent_total{server="github",tool="search_issues"} 0"#
-    /// ));
-    /// ```
-    pub fn declare_tool(&self, server: &str, tool: &str) {
-        self.with_server(server, |s| s.tool(tool).declare())
+    /// With the recorder's own registry ([`Metrics::new`]), this crate's families are written
+    /// from their storage and the registry's other collectors with `prometheus::TextEncoder`,
+    /// merged by name. With yours ([`MetricsBuilder::registry`](super::MetricsBuilder::registry)),
+    /// everything the registry gathers is written with `prometheus::TextEncoder`, so its prefix
+    /// and common labels apply.
+    pub fn render(&self) -> String {
+        let fam = &self.inner.fam;
+        // One generation of the server set, each server one-hot (see `Metrics::reload`).
+        let _reload = fam.reload_gate.read().unwrap_or_else(|p| p.into_inner());
+        let _gate = fam.gate.read().unwrap_or_else(|p| p.into_inner());
+        // Our families' collectors in the recorder's own registry gather nothing (they only hold
+        // the names), so what it gathers is the other collectors; a service's registry gathers
+        // our families too.
+        let ours = match self.inner.owner {
+            Owner::Recorder => fam.sorted(),
+            Owner::Service => Vec::new(),
+        };
+        let capacity = self.inner.last_render_len.load(Ordering::Relaxed) + 1024;
+        let out = render_merged(&ours, &self.inner.registry, capacity);
+        self.inner
+            .last_render_len
+            .store(out.len(), Ordering::Relaxed);
+        out
     }
 
-    /// Sets the wait budget in force for `server`'s tools.
-    pub fn set_wait_budget(&self, server: &str, budget: Duration) {
-        self.inner.board.set_wait_budget(server, budget);
-        self.with_server(server, |s| s.set_wait_budget(budget))
+    /// Holds every render back until the guard is dropped (what a reload does), for tests.
+    #[cfg(test)]
+    pub(crate) fn hold_renders(&self) -> std::sync::RwLockWriteGuard<'_, ()> {
+        self.inner
+            .fam
+            .reload_gate
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The live status page as HTML (what `GET /` of the exporter serves): one row per server
-    /// announced by the Hub's events, with its state, `action`, reason, time in state, tools and
-    /// last connection attempts. Names and reasons are escaped; the page reloads itself.
-    ///
-    /// ```
-    /// use mcp_readiness::{ConnectionEvent, EventSink, Metrics, State};
-    ///
-    /// let metrics = Metrics::new();
-    /// metrics.on_event(&ConnectionEvent::ServerAdded { server: "github".into(), state: State::Unauthenticated });
-    /// let page = metrics.status_page();
-    /// assert!(page.contains(r#"<tr data-server="github" data-state="unauthenticated">"#));
-    /// assert!(page.contains("reauthorize"));
-    /// ```
-    pub fn status_page(&self) -> String {
+    /// How old a finished render a scrape of `/metrics` may be answered with.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn scrape_max_age(&self) -> std::time::Duration {
+        self.inner.scrape_max_age
+    }
+
+    /// The status page's rows, by server name, and the wall-clock time now in Unix seconds.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn status_rows(&self) -> (Vec<(Arc<str>, super::status_board::ServerRow)>, f64) {
         let now = self.inner.clock.unix_now().as_secs_f64();
-        super::status_page::render(&self.inner.board.snapshot(), now)
+        (self.inner.board.snapshot(), now)
     }
 
     fn read_servers(&self) -> std::sync::RwLockReadGuard<'_, Servers> {
@@ -396,5 +375,68 @@ impl Metrics {
             .servers
             .write()
             .unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use prometheus::Registry;
+
+    use super::*;
+    use crate::metrics::{CallOutcome, ManualClock};
+    use crate::{ConnectionEvent, EventSink, State, Verdict};
+
+    fn record(metrics: &Metrics) {
+        let mine = prometheus::IntCounter::new("aaa_mine_total", "mine").unwrap();
+        mine.inc();
+        metrics.registry().register(Box::new(mine)).unwrap();
+        metrics.on_event(&ConnectionEvent::ServerAdded {
+            server: "fi\"les".into(),
+            state: State::Ready,
+        });
+        let files = metrics.server("fi\"les");
+        files.observe_resolution(&Verdict::READY, Duration::from_secs(20));
+        files.tool("read\nfile").observe_call(CallOutcome::Ok);
+        files.tool("t").observe_operation(
+            "tools/call",
+            Some("timeout"),
+            Duration::from_millis(1500),
+        );
+    }
+
+    #[test]
+    fn a_plain_registry_of_the_service_renders_the_bytes_of_the_recorders_own() {
+        let clock = ManualClock::new(Duration::from_millis(1_700_000_000_250));
+        let own = Metrics::builder().clock(clock.clone()).build().unwrap();
+        record(&own);
+        let registry = Registry::new();
+        let service = Metrics::builder()
+            .registry(&registry)
+            .clock(clock)
+            .build()
+            .unwrap();
+        record(&service);
+        let text = own.render();
+        assert!(text.starts_with("# HELP aaa_mine_total mine\n"), "{text}");
+        assert_eq!(service.render(), text);
+    }
+
+    #[test]
+    fn the_recorders_own_registry_gathers_only_the_other_collectors() {
+        let own = Metrics::new();
+        record(&own);
+        let names: Vec<String> = own
+            .registry()
+            .gather()
+            .iter()
+            .map(|family| family.name().to_owned())
+            .collect();
+        assert_eq!(names, ["aaa_mine_total"]);
+        let service = Metrics::with_registry(&Registry::new()).unwrap();
+        record(&service);
+        let families = own.render().matches("# TYPE ").count();
+        assert_eq!(service.registry().gather().len(), families);
     }
 }

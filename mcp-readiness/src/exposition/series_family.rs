@@ -4,11 +4,11 @@
 //! back, so `{server="a",tool="bc"}` and `{server="ab",tool="c"}` share one child (and any two
 //! values whose 64-bit hashes collide do too). Server and tool names come from configuration and
 //! from callers, so this family keys children by the label values themselves: distinct label sets
-//! are always distinct series. Children are a few atomics ([`super::value`]), created once and then
-//! updated through handles without touching the map.
+//! are always distinct series. Children are a few atomics (`series_values.rs`), created once and
+//! then updated through handles without touching the map.
 //!
-//! Both outputs read this storage: the text of `/metrics` ([`super::text`]) and the `prometheus`
-//! messages a registry gathers ([`super::collector`]).
+//! Both outputs read this storage: the text of `/metrics` (`text_encoder.rs`) and the
+//! `prometheus` messages a registry gathers (`proto_collector.rs`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -16,8 +16,8 @@ use std::sync::RwLock;
 
 use prometheus::core::Desc;
 
-use super::text;
-use super::value::Child;
+use super::series_values::Child;
+use super::text_encoder as text;
 
 /// Label values in the order of the sorted label names: the order series are exposed in.
 pub(crate) type Key = Box<[Box<str>]>;
@@ -35,8 +35,6 @@ pub(crate) struct Family<M: Child> {
     labels: &'static [&'static str],
     /// Positions of `labels` sorted by name (exposition order).
     order: Vec<usize>,
-    /// Where the `server` label sits in a [`Key`].
-    server_in_key: Option<usize>,
     opts: M::Opts,
     /// The histogram bucket bounds (empty for other types).
     pub(crate) bounds: Vec<f64>,
@@ -72,9 +70,6 @@ impl<M: Child> Family<M> {
         )?;
         let mut order: Vec<usize> = (0..labels.len()).collect();
         order.sort_by_key(|&i| labels[i]);
-        let server_in_key = order
-            .iter()
-            .position(|&i| labels[i] == super::names::LABEL_SERVER);
         let bounds = M::bounds(&opts);
         let les = bounds
             .iter()
@@ -89,7 +84,6 @@ impl<M: Child> Family<M> {
             desc,
             labels,
             order,
-            server_in_key,
             bounds,
             les,
             opts,
@@ -139,14 +133,15 @@ impl<M: Child> Family<M> {
         f()
     }
 
-    /// Removes every series whose `server` label is `server`; returns how many went away.
-    pub(crate) fn remove_server(&self, server: &str) -> usize {
-        let Some(index) = self.server_in_key else {
+    /// Removes every series whose label `label` is `value`; returns how many went away (none
+    /// when the family has no such label).
+    pub(crate) fn remove_where(&self, label: &str, value: &str) -> usize {
+        let Some(index) = self.label_names().position(|name| name == label) else {
             return 0;
         };
         let mut children = write(&self.children);
         let before = children.len();
-        children.retain(|key, _| &*key[index] != server);
+        children.retain(|key, _| &*key[index] != value);
         before - children.len()
     }
 
@@ -179,8 +174,8 @@ fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::text::Encode;
-    use crate::metrics::value::IntCounter;
+    use crate::exposition::series_values::IntCounter;
+    use crate::exposition::text_encoder::Encode;
 
     fn calls() -> Family<IntCounter> {
         Family::new("t_total", "test", &["tool", "server"], ()).unwrap()
@@ -212,7 +207,7 @@ mod tests {
         family.get_or_create(&["x", "gone"]);
         family.get_or_create(&["y", "gone"]);
         family.get_or_create(&["x", "kept"]);
-        assert_eq!(family.remove_server("gone"), 2);
+        assert_eq!(family.remove_where("server", "gone"), 2);
         let mut out = String::new();
         family.encode(&mut out);
         assert_eq!(

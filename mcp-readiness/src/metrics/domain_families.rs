@@ -1,5 +1,6 @@
 //! The metric families of DESIGN.md's table, declared once with their names, help, labels and
-//! buckets, and registered together (all or nothing) in the way the registry's owner calls for.
+//! buckets over the exposition engine's storage, and registered together (all or nothing) in the
+//! way the registry's owner calls for.
 
 use std::sync::Arc;
 
@@ -7,23 +8,10 @@ use prometheus::Registry;
 use prometheus::core::Collector;
 
 use super::MetricsError;
-use super::collector::{FamilyCollector, Reserved};
-use super::family::Family;
 use super::names::*;
-use super::text::Encode;
-use super::value::{Child, Counter, Gauge, Histogram, IntCounter, IntGauge};
-
-/// Whose registry the families are registered in: fixed when the recorder is built, and what
-/// decides how [`Metrics::render`](super::Metrics::render) writes them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Owner {
-    /// The recorder made the registry ([`Metrics::new`](super::Metrics::new)): the families'
-    /// names are reserved in it, and `render` writes the families from their storage.
-    Recorder,
-    /// The service passed its own ([`MetricsBuilder::registry`](super::MetricsBuilder::registry)):
-    /// every family is a collector in it, and `render` encodes what the registry gathers.
-    Service,
-}
+use crate::exposition::{
+    Child, Counter, Encode, Family, Gauge, Histogram, IntCounter, IntGauge, Owner, collector_for,
+};
 
 /// Every family the recorder writes to.
 #[derive(Debug)]
@@ -206,29 +194,31 @@ impl Families {
 
     /// Each family as what `owner`'s registry holds, with its name.
     fn collectors(&self, owner: Owner) -> Vec<(&'static str, Box<dyn Collector>)> {
-        let c = |f: &dyn AsCollector| (f.name(), f.collector(owner));
+        fn c<M: Child>(f: &Arc<Family<M>>, owner: Owner) -> (&'static str, Box<dyn Collector>) {
+            (f.name, collector_for(f, owner))
+        }
         vec![
-            c(&self.server_state),
-            c(&self.state_changed),
-            c(&self.server_tools),
-            c(&self.resolve_wait),
-            c(&self.waste),
-            c(&self.avoided),
-            c(&self.budget_exhausted),
-            c(&self.tool_calls),
-            c(&self.tool_absent),
-            c(&self.connects),
-            c(&self.connect_duration),
-            c(&self.wait_budget),
-            c(&self.reconnects),
-            c(&self.cooldown),
-            c(&self.build_info),
-            c(&self.state_changes),
-            c(&self.reload_ok),
-            c(&self.reload_time),
-            c(&self.server_info),
-            c(&self.credential_expiry),
-            c(&self.operation),
+            c(&self.server_state, owner),
+            c(&self.state_changed, owner),
+            c(&self.server_tools, owner),
+            c(&self.resolve_wait, owner),
+            c(&self.waste, owner),
+            c(&self.avoided, owner),
+            c(&self.budget_exhausted, owner),
+            c(&self.tool_calls, owner),
+            c(&self.tool_absent, owner),
+            c(&self.connects, owner),
+            c(&self.connect_duration, owner),
+            c(&self.wait_budget, owner),
+            c(&self.reconnects, owner),
+            c(&self.cooldown, owner),
+            c(&self.build_info, owner),
+            c(&self.state_changes, owner),
+            c(&self.reload_ok, owner),
+            c(&self.reload_time, owner),
+            c(&self.server_info, owner),
+            c(&self.credential_expiry, owner),
+            c(&self.operation, owner),
         ]
     }
 
@@ -282,42 +272,23 @@ impl Families {
 
     /// Removes every series labelled with `server`; returns how many.
     pub(crate) fn remove_server(&self, server: &str) -> usize {
-        self.server_state.remove_server(server)
-            + self.state_changed.remove_server(server)
-            + self.server_tools.remove_server(server)
-            + self.resolve_wait.remove_server(server)
-            + self.waste.remove_server(server)
-            + self.avoided.remove_server(server)
-            + self.budget_exhausted.remove_server(server)
-            + self.tool_calls.remove_server(server)
-            + self.tool_absent.remove_server(server)
-            + self.connects.remove_server(server)
-            + self.connect_duration.remove_server(server)
-            + self.wait_budget.remove_server(server)
-            + self.reconnects.remove_server(server)
-            + self.cooldown.remove_server(server)
-            + self.state_changes.remove_server(server)
-            + self.server_info.remove_server(server)
-            + self.credential_expiry.remove_server(server)
-            + self.operation.remove_server(server)
-    }
-}
-
-/// A shared family, as the collector a registry of `owner` holds.
-trait AsCollector {
-    fn name(&self) -> &'static str;
-    fn collector(&self, owner: Owner) -> Box<dyn Collector>;
-}
-
-impl<M: Child> AsCollector for Arc<Family<M>> {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn collector(&self, owner: Owner) -> Box<dyn Collector> {
-        match owner {
-            Owner::Recorder => Box::new(Reserved(self.desc.clone())),
-            Owner::Service => Box::new(FamilyCollector(self.clone())),
-        }
+        self.server_state.remove_where(LABEL_SERVER, server)
+            + self.state_changed.remove_where(LABEL_SERVER, server)
+            + self.server_tools.remove_where(LABEL_SERVER, server)
+            + self.resolve_wait.remove_where(LABEL_SERVER, server)
+            + self.waste.remove_where(LABEL_SERVER, server)
+            + self.avoided.remove_where(LABEL_SERVER, server)
+            + self.budget_exhausted.remove_where(LABEL_SERVER, server)
+            + self.tool_calls.remove_where(LABEL_SERVER, server)
+            + self.tool_absent.remove_where(LABEL_SERVER, server)
+            + self.connects.remove_where(LABEL_SERVER, server)
+            + self.connect_duration.remove_where(LABEL_SERVER, server)
+            + self.wait_budget.remove_where(LABEL_SERVER, server)
+            + self.reconnects.remove_where(LABEL_SERVER, server)
+            + self.cooldown.remove_where(LABEL_SERVER, server)
+            + self.state_changes.remove_where(LABEL_SERVER, server)
+            + self.server_info.remove_where(LABEL_SERVER, server)
+            + self.credential_expiry.remove_where(LABEL_SERVER, server)
+            + self.operation.remove_where(LABEL_SERVER, server)
     }
 }

@@ -6,8 +6,8 @@ use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
 use super::names::OTHER_ERROR_TYPE;
-use super::server::ServerCore;
-use super::value::{Histogram, IntCounter};
+use super::server_handle::ServerCore;
+use crate::exposition::{Histogram, IntCounter};
 use crate::state::CallOutcome;
 
 /// How many distinct (`mcp_method_name`, `error_type`) pairs one tool records before the rest are
@@ -31,7 +31,8 @@ struct ToolInner {
     ok_call: OnceLock<Histogram>,
 }
 
-/// Every series of one tool of one server, resolved once. Cheap to clone; get it from
+/// Every series of one tool of one server, resolved once: the tool tier of recording (calls,
+/// calls to an absent tool, operation durations). Cheap to clone; get it from
 /// [`ServerMetrics::tool`](super::ServerMetrics::tool).
 #[derive(Clone)]
 pub struct ToolMetrics {
@@ -42,7 +43,7 @@ impl fmt::Debug for ToolMetrics {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolMetrics")
             .field("server", &&*self.inner.core.name)
-            .field("tool", &self.tool())
+            .field("tool", &self.name())
             .finish()
     }
 }
@@ -62,7 +63,7 @@ impl ToolMetrics {
     }
 
     /// The `tool` label value: the tool's name, or `other` when it came beyond the cap.
-    pub fn tool(&self) -> &str {
+    pub fn name(&self) -> &str {
         &self.inner.tool
     }
 
@@ -78,8 +79,21 @@ impl ToolMetrics {
         .inc();
     }
 
-    /// Creates `mcp_readiness_tool_absent_total` for this tool at 0 if it does not exist yet.
-    pub(crate) fn declare(&self) {
+    /// Creates the series a first call to this tool while it is absent would create
+    /// (`mcp_readiness_tool_absent_total`) at 0 if it does not exist yet, so `increase()` counts
+    /// that first call. For the tools you know you will call (`serve` declares the configured
+    /// steps).
+    ///
+    /// ```
+    /// use mcp_readiness::metrics::Metrics;
+    ///
+    /// let metrics = Metrics::new();
+    /// metrics.server("github").tool("search_issues").declare();
+    /// assert!(metrics.render().contains(
+    ///     r#"mcp_readiness_tool_absent_total{server="github",tool="search_issues"} 0"#
+    /// ));
+    /// ```
+    pub fn declare(&self) {
         let inner = &*self.inner;
         let core = &inner.core;
         core.lazy(
@@ -91,7 +105,7 @@ impl ToolMetrics {
 
     /// Counts one call to this tool while its ready server does not offer it
     /// (`mcp_readiness_tool_absent_total`).
-    pub fn absent(&self) {
+    pub fn observe_absent(&self) {
         let inner = &*self.inner;
         let core = &inner.core;
         core.lazy(

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::{self, LabelPair, MetricFamily};
 
-use super::family::Family;
-use super::value::{Child, Reading};
+use super::series_family::Family;
+use super::series_values::{Child, Reading};
 
 /// A shared [`Family`] as a `prometheus` collector (a registry takes collectors by value).
 pub(crate) struct FamilyCollector<M: Child>(pub(crate) Arc<Family<M>>);
@@ -93,13 +93,10 @@ fn metric(
     metric
 }
 
-/// A family's name held in a registry this crate made itself ([`Metrics::new`]): a collector of
-/// that name cannot be registered beside it, but it yields nothing when gathered, because
-/// [`Metrics::render`] writes the family from its storage (see the module comment of
-/// [`crate::metrics`]).
-///
-/// [`Metrics::new`]: super::Metrics::new
-/// [`Metrics::render`]: super::Metrics::render
+/// A family's name held in a registry this crate made itself
+/// ([`Metrics::new`](crate::metrics::Metrics::new)): a collector of that name cannot be registered
+/// beside it, but it yields nothing when gathered, because the render writes the family from its
+/// storage (see [`render_merged`](super::render_merged)).
 pub(crate) struct Reserved(pub(crate) Desc);
 
 impl Collector for Reserved {
@@ -109,5 +106,27 @@ impl Collector for Reserved {
 
     fn collect(&self) -> Vec<MetricFamily> {
         Vec::new()
+    }
+}
+
+/// Whose registry the families are registered in: fixed when the recorder is built, and what
+/// decides how a render writes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Owner {
+    /// The recorder made the registry ([`Metrics::new`](crate::metrics::Metrics::new)): the
+    /// families' names are reserved in it, and the render writes the families from their storage.
+    Recorder,
+    /// The service passed its own
+    /// ([`MetricsBuilder::registry`](crate::metrics::MetricsBuilder::registry)): every family is a
+    /// collector in it, and the render encodes what the registry gathers.
+    Service,
+}
+
+/// A shared family as the collector a registry of `owner` holds: its reserved name in the
+/// recorder's own registry, the family itself in a service's.
+pub(crate) fn collector_for<M: Child>(family: &Arc<Family<M>>, owner: Owner) -> Box<dyn Collector> {
+    match owner {
+        Owner::Recorder => Box::new(Reserved(family.desc.clone())),
+        Owner::Service => Box::new(FamilyCollector(family.clone())),
     }
 }

@@ -172,7 +172,7 @@ pub(crate) enum Reading {
     Histogram(HistogramSnapshot),
 }
 
-/// A series value a [`Family`](super::family::Family) can hold.
+/// A series value a [`Family`](super::series_family::Family) can hold.
 pub(crate) trait Child: Clone + Send + Sync + 'static {
     /// What every child of the family is made from (the bucket bounds of a histogram).
     type Opts: Send + Sync + 'static;

@@ -13,7 +13,7 @@ use futures::FutureExt as _;
 use futures::future::{BoxFuture, Shared};
 use tokio::time::Instant;
 
-use super::recorder::Metrics;
+use crate::metrics::Metrics;
 
 /// One render of the exposition, and its gzip once someone asked for it.
 #[derive(Debug)]
@@ -180,8 +180,7 @@ mod tests {
         let metrics = Metrics::new();
         let cache = Arc::new(ScrapeCache::default());
         // Hold the render back (it waits for the recorder's gate) until every scrape has arrived.
-        #[allow(clippy::readonly_write_lock)]
-        let gate = metrics.inner.fam.reload_gate.write().unwrap();
+        let gate = metrics.hold_renders();
         let scrapes: Vec<_> = (0..20)
             .map(|_| {
                 let cache = cache.clone();

@@ -1,5 +1,4 @@
-//! The live status page (`GET /` of the exporter, `GET /status` of [`router`](super::router)):
-//! one row per server with its state, the `action`, the reason, the time in that state, its tools
+//! The live status page (`GET /status` of the exporter, [`status_page`]): one row per server with its state, the `action`, the reason, the time in that state, its tools
 //! and its connection history. Plain server-rendered HTML that refreshes itself every few seconds
 //! (`<meta http-equiv="refresh">`): no script, no asset from the network, and every name, reason
 //! and message escaped.
@@ -7,7 +6,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use super::status::ServerRow;
+use crate::metrics::{Metrics, ServerRow};
 use crate::state::ConnectResult;
 use crate::state::State;
 
@@ -25,6 +24,25 @@ th{background:#f4f4f6;font-weight:600}\
 .chips span{margin-right:.6em}.muted{color:#666}code{font-size:.95em}\
 .attempt{display:inline-block;margin:0 .25em .2em 0;padding:0 .35em;border-radius:.4em;font-size:.85em}\
 .attempt.ok{background:#d9f2dd}.attempt.failed{background:#ffd9d6}";
+
+/// The live status page as HTML (what `GET /status` of the exporter serves): one row per server
+/// announced by the connections' events, with its state, `action`, reason, time in state, tools,
+/// wait budget and last connection attempts. Names and reasons are escaped; the page reloads
+/// itself every [`STATUS_REFRESH_SECONDS`].
+///
+/// ```
+/// use mcp_readiness::{ConnectionEvent, EventSink, Metrics, State, exporter};
+///
+/// let metrics = Metrics::new();
+/// metrics.on_event(&ConnectionEvent::ServerAdded { server: "github".into(), state: State::Unauthenticated });
+/// let page = exporter::status_page(&metrics);
+/// assert!(page.contains(r#"<tr data-server="github" data-state="unauthenticated">"#));
+/// assert!(page.contains("reauthorize"));
+/// ```
+pub fn status_page(metrics: &Metrics) -> String {
+    let (rows, now_unix) = metrics.status_rows();
+    render(&rows, now_unix)
+}
 
 /// Renders the page for `rows` at wall-clock time `now_unix`.
 pub(crate) fn render(rows: &[(std::sync::Arc<str>, ServerRow)], now_unix: f64) -> String {
@@ -239,7 +257,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::metrics::status::ConnectRecord;
+    use crate::metrics::ConnectRecord;
 
     fn row(state: State, reason: Option<&str>) -> ServerRow {
         ServerRow {

@@ -3,6 +3,9 @@
 //!
 //! Events arrive at connection speed (not call speed), so one mutex is enough.
 
+// Only the exporter's status page (feature `http`) reads the board.
+#![cfg_attr(not(feature = "http"), allow(dead_code))]
+
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,5 +1,5 @@
 //! [`ServerMetrics`]: the pre-resolved handle of every series of one server (its tools' handles,
-//! [`ToolMetrics`], are in `tool.rs`), so recording is an atomic add with no label hashing.
+//! [`ToolMetrics`], are in `tool_handle.rs`), so recording is an atomic add with no label hashing.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -7,14 +7,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Duration;
 
-use super::cap::LabelCap;
-use super::families::Families;
-use super::family::Family;
-use super::names::OTHER;
-use super::tool::ToolMetrics;
-use super::value::{Child, Counter, Gauge, Histogram, IntCounter, IntGauge};
+use super::domain_families::Families;
+use super::names::{LABEL_SERVER, OTHER};
+use super::status_board::StatusBoard;
+use super::tool_handle::ToolMetrics;
+use crate::exposition::{Child, Counter, Family, Gauge, Histogram, IntCounter, IntGauge, LabelCap};
 use crate::resolve::Verdict;
-use crate::state::CallOutcome;
 use crate::state::ConnectResult;
 use crate::state::State;
 
@@ -23,6 +21,8 @@ pub(crate) struct ServerCore {
     pub(super) name: Arc<str>,
     pub(super) fam: Arc<Families>,
     tool_cap: Arc<LabelCap>,
+    /// The status page's rows (a wait budget set through the handle is shown there too).
+    board: Arc<StatusBoard>,
     /// `true` while the server's series are exported. Creating a series and removing the server
     /// both hold this lock, so a server removed while a handle creates a series leaves nothing.
     live: Mutex<bool>,
@@ -80,8 +80,29 @@ struct ServerInner {
     other_tool: OnceLock<ToolMetrics>,
 }
 
-/// Every series of one server, resolved once. Cheap to clone; get it from
-/// [`Metrics::server`](super::Metrics::server) and keep it next to whatever you cache per server.
+/// Every series of one server, resolved once: the server tier of recording (resolutions, the wait
+/// budget), and [`ServerMetrics::tool`] for the tool tier ([`ToolMetrics`]: calls, absent tools,
+/// operations). Cheap to clone; get it from [`Metrics::server`](super::Metrics::server) and keep
+/// it next to whatever you cache per server.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_readiness::metrics::{CallOutcome, Metrics};
+/// use mcp_readiness::Verdict;
+///
+/// let metrics = Metrics::new();
+/// let files = metrics.server("files");
+/// files.set_wait_budget(Duration::from_secs(20));
+/// files.observe_resolution(&Verdict::READY, Duration::from_secs(20));
+/// let read = files.tool("read_file");
+/// read.observe_call(CallOutcome::Ok);
+/// read.observe_operation("tools/call", None, Duration::from_millis(40));
+/// files.tool("delete_everything").observe_absent();
+///
+/// let text = metrics.render();
+/// assert!(text.contains(r#"mcp_readiness_wait_budget_seconds{server="files"} 20"#));
+/// assert!(text.contains(r#"mcp_readiness_tool_absent_total{server="files",tool="delete_everything"} 1"#));
+/// ```
 ///
 /// A handle keeps recording after its server is removed
 /// ([`ConnectionEvent::ServerRemoved`](crate::ConnectionEvent::ServerRemoved)), but into series that
@@ -108,11 +129,17 @@ fn connect_index(result: ConnectResult) -> usize {
 impl ServerMetrics {
     /// Resolves the series every server has: the resolution counters that alerts take rates of
     /// start at zero instead of appearing with their first increment.
-    pub(crate) fn new(name: &str, fam: Arc<Families>, tool_cap: Arc<LabelCap>) -> ServerMetrics {
+    pub(crate) fn new(
+        name: &str,
+        fam: Arc<Families>,
+        tool_cap: Arc<LabelCap>,
+        board: Arc<StatusBoard>,
+    ) -> ServerMetrics {
         let core = Arc::new(ServerCore {
             name: Arc::from(name),
             fam,
             tool_cap,
+            board,
             live: Mutex::new(true),
         });
         let fam = &core.fam;
@@ -238,40 +265,16 @@ impl ServerMetrics {
             .clone()
     }
 
-    fn with_tool<R>(&self, tool: &str, f: impl FnOnce(&ToolMetrics) -> R) -> R {
-        // Fast path: no reference count traffic, one lookup under a shared lock.
-        if let Some(handle) = read(&self.inner.tools).get(tool) {
-            return f(handle);
-        }
-        f(&self.admit_tool(tool))
-    }
-
-    /// Counts one call of `tool` that ended with `outcome` in `mcp_readiness_tool_calls_total`.
-    /// Keep a [`ToolMetrics`] from [`ServerMetrics::tool`] to skip the tool lookup too.
-    pub fn observe_call(&self, tool: &str, outcome: CallOutcome) {
-        self.with_tool(tool, |t| t.observe_call(outcome))
-    }
-
-    /// Counts one call to `tool`, which this ready server does not offer
-    /// (`mcp_readiness_tool_absent_total`).
-    pub fn tool_absent(&self, tool: &str) {
-        self.with_tool(tool, ToolMetrics::absent)
-    }
-
-    /// Observes one MCP operation in `mcp_client_operation_duration_seconds`; see
-    /// [`ToolMetrics::observe_operation`].
-    pub fn observe_operation(
-        &self,
-        method: &str,
-        tool: &str,
-        error_type: Option<&str>,
-        duration: Duration,
-    ) {
-        self.with_tool(tool, |t| t.observe_operation(method, error_type, duration))
-    }
-
-    /// Sets `mcp_readiness_wait_budget_seconds`.
+    /// Sets the wait budget in force for the server's tools: `mcp_readiness_wait_budget_seconds`,
+    /// and the budget the status page shows on the server's row.
     pub fn set_wait_budget(&self, budget: Duration) {
+        self.inner.core.board.set_wait_budget(self.name(), budget);
+        self.set_wait_budget_series(budget);
+    }
+
+    /// Sets `mcp_readiness_wait_budget_seconds` only (the layer's, which the status page does
+    /// not show).
+    pub(crate) fn set_wait_budget_series(&self, budget: Duration) {
         let core = &self.inner.core;
         core.lazy(
             &self.inner.wait_budget,
@@ -358,7 +361,7 @@ impl ServerMetrics {
             return;
         }
         let family = &core.fam.credential_expiry;
-        family.remove_server(&core.name);
+        family.remove_where(LABEL_SERVER, &core.name);
         for expiry in expiries {
             let renewable = if expiry.renewable { "true" } else { "false" };
             family

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 
 use prometheus::proto::MetricType;
 
-use super::family::Family;
-use super::value::{Child, Reading};
+use super::series_family::Family;
+use super::series_values::{Child, Reading};
 
 /// A family that can write itself in the text format.
 pub(crate) trait Encode: Send + Sync {
@@ -190,8 +190,8 @@ mod tests {
     use prometheus::{Encoder, Registry, TextEncoder};
 
     use super::*;
-    use crate::metrics::collector::FamilyCollector;
-    use crate::metrics::value::{Gauge, Histogram, IntCounter};
+    use crate::exposition::proto_collector::FamilyCollector;
+    use crate::exposition::series_values::{Gauge, Histogram, IntCounter};
 
     #[test]
     fn the_text_is_byte_for_byte_what_the_text_encoder_writes_from_the_gathered_messages() {

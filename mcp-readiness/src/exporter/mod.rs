@@ -1,0 +1,30 @@
+//! The HTTP exporter (feature `http`): `GET /metrics`, the text exposition of a
+//! [`Metrics`](crate::metrics::Metrics), and `GET /status`, the live status page (one row per
+//! server with its state, `action`, reason, time in state, tools and connect history;
+//! server-rendered HTML, no assets from the network).
+//!
+//! One set of paths everywhere, and two ways to serve them:
+//!
+//! - [`router`]: `/metrics` and `/status` as an axum `Router` to merge into your own application;
+//!   `/` and every other path stay yours.
+//! - [`serve`]: the standalone server on an address ([`DEFAULT_LISTEN`], `127.0.0.1:9464`, unless
+//!   told otherwise), what `mcp-readiness serve` and `demo` run: the same router, `GET /`
+//!   redirecting to `/status` (`307`), 404 elsewhere, with a header-read timeout, an idle timeout
+//!   and a connection cap.
+//!
+//! [`status_page`] renders the page itself.
+//!
+//! - `routes.rs`: the paths and their handlers; `standalone_server.rs`: [`serve`] and the running
+//!   [`MetricsServer`]; `accept_loop.rs`: the timeouts and the connection cap;
+//!   `scrape_cache.rs`: concurrent scrapes share one render (and its gzip); `status_html.rs`: the
+//!   page.
+
+mod accept_loop;
+mod routes;
+mod scrape_cache;
+mod standalone_server;
+mod status_html;
+
+pub use routes::{CONTENT_TYPE, DEFAULT_LISTEN, METRICS_PATH, STATUS_PATH, router};
+pub use standalone_server::{MetricsServer, ServeError, serve};
+pub use status_html::{STATUS_REFRESH_SECONDS, status_page};
