@@ -13,11 +13,11 @@ use std::time::Duration;
 
 use common::process::prerequisite;
 use common::{Scratch, fixture, text};
-use mcp_readiness::metrics::{CallOutcome, Metrics};
 use mcp_readiness::supervise::{
     CallErrorKind, Hub, HubOptions, HubOptionsBuilder, ServerSpec, TransportSpec,
 };
 use mcp_readiness::{State, ToolCall};
+use mcp_readiness::{metrics::Metrics, state::CallOutcome};
 use serde_json::json;
 use tokio::time::Instant;
 
@@ -238,7 +238,7 @@ async fn versions_we_do_not_speak_are_refused_with_a_reason_naming_both_lists() 
         assert!(error.message().contains("[2027-03-01]"), "{error}");
         assert_eq!(
             error.connect_result(),
-            Some(mcp_readiness::ConnectResult::ProtocolError)
+            Some(mcp_readiness::state::ConnectResult::ProtocolError)
         );
         hub.shutdown().await;
     }

@@ -15,7 +15,10 @@ use common::oncall::{
     http_entry, http_fixture, http_get, repo, start_serve, system_tool, url_encode, wait_ready,
 };
 use mcp_readiness::metrics::{self, CONTENT_TYPE, Metrics};
-use mcp_readiness::{ConnectionEvent, EventSink, State};
+use mcp_readiness::{
+    State,
+    state::{ConnectionEvent, EventSink},
+};
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};

@@ -108,22 +108,15 @@ mod util;
 /// see the README's "Versions" section.
 pub use rmcp;
 
+// The front door: what a user names. Everything else is at its module path only.
 #[cfg(feature = "hub")]
 pub use config::Config;
-pub use layer::{CallFailure, NotReady, ReadinessLayer, ReadinessService};
-pub use metrics::{CallOutcome, Metrics};
-pub use resolve::{Budget, BudgetError, CacheTtls, CapabilityCache, ChangeFeed};
-pub use resolve::{Inventory, Scope, Snapshot, StaticInventory, Verdict, classify, resolve};
-pub use state::ToolCall;
-pub use state::{Action, BUILTIN_SERVER, State, ToolName};
-pub use state::{ConnectResult, ConnectionEvent, EventSink, ServerIdentity};
-pub use state::{CredentialExpiry, CredentialKind};
+pub use layer::{CallFailure, NotReady, ReadinessLayer};
+pub use metrics::Metrics;
+pub use resolve::{Budget, Inventory, Snapshot, StaticInventory};
+pub use state::{Action, State, ToolCall, ToolName};
 #[cfg(feature = "hub")]
-pub use supervise::{CallError, Hub, HubOptions, HubOptionsBuilder, ServerSpec, TransportSpec};
-#[cfg(feature = "hub")]
-pub use supervise::{CallErrorKind, ConnectError, Peers, RmcpConnector, ServerStatus};
-#[cfg(feature = "hub")]
-pub use supervise::{OpenFileLimit, raise_open_file_limit};
+pub use supervise::{Hub, HubOptions, ServerSpec, TransportSpec};
 
 /// The README's Rust examples, compiled and run as doc tests.
 #[cfg(all(doctest, feature = "hub", feature = "http", feature = "otlp-grpc"))]

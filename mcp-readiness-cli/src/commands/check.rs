@@ -10,7 +10,7 @@ use mcp_readiness::metrics::{Metrics, PushError, PushTarget};
 use mcp_readiness::plan::{
     RunSummary, Step, StepOutcome, preflight, record_run, run_span, server_step,
 };
-use mcp_readiness::{Budget, CapabilityCache, Hub};
+use mcp_readiness::{Budget, Hub, resolve::CapabilityCache};
 use tracing::Instrument;
 
 use mcp_readiness::secret::escape_controls;

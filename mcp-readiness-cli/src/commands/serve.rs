@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use mcp_readiness::metrics::{self, Metrics};
-use mcp_readiness::{ConnectionEvent, Hub};
+use mcp_readiness::{Hub, state::ConnectionEvent};
 use tokio::signal::unix::{SignalKind, signal};
 
 use super::common::{EXIT_INVALID, hub_options, load_config, print_stdout};

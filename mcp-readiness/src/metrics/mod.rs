@@ -3,7 +3,7 @@
 //!
 //! - [`names`]: the metric and label names and the histogram buckets (a contract; never change).
 //! - [`Metrics`]: the recorder. The layer records resolutions, calls and operation durations; the
-//!   supervisor's events ([`EventSink`](crate::EventSink)) drive the one-hot server state and the
+//!   supervisor's events ([`EventSink`](crate::state::EventSink)) drive the one-hot server state and the
 //!   connect series. Handles ([`ServerMetrics`], [`ToolMetrics`]) are resolved once, so recording
 //!   on the hot path is an atomic add with no label hashing.
 //! - [`serve`] / [`app`]: `GET /metrics` (text format 0.0.4), `GET /` the live status page
@@ -77,8 +77,6 @@ pub use http::{
     CONTENT_TYPE, DEFAULT_LISTEN, METRICS_PATH, MetricsServer, STATUS_PATH, ServeError, app,
     router, serve,
 };
-// Defined with the shared vocabulary in `state`; re-exported here, where it labels the series.
-pub use crate::state::CallOutcome;
 #[cfg(feature = "hub")]
 pub use push::{
     PushError, PushTarget, RUN_RAN_STEPS, RUN_SERVERS, RUN_STEPS, RUN_TIMESTAMP_SECONDS, push,

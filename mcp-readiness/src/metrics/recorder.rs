@@ -58,8 +58,8 @@ pub(crate) struct Inner {
 ///
 /// - The layer records resolutions, calls and operations, by server name or — cheaper, with no
 ///   lookup at all — through the handles of [`Metrics::server`] and [`ServerMetrics::tool`].
-/// - The supervisor's [`ConnectionEvent`](crate::ConnectionEvent)s drive the server state, connect
-///   and reconnect series: `Metrics` is an [`EventSink`](crate::EventSink).
+/// - The supervisor's [`ConnectionEvent`](crate::state::ConnectionEvent)s drive the server state, connect
+///   and reconnect series: `Metrics` is an [`EventSink`](crate::state::EventSink).
 /// - [`Metrics::render`] produces the text exposition; [`serve`](super::serve) serves it.
 ///
 /// Without connection events, `/metrics` has no `mcp_readiness_server_state` series and the
@@ -70,8 +70,8 @@ pub(crate) struct Inner {
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_readiness::metrics::{CallOutcome, Metrics};
-/// use mcp_readiness::{ConnectionEvent, EventSink, State, Verdict};
+/// use mcp_readiness::{metrics::Metrics, state::CallOutcome};
+/// use mcp_readiness::{state::{ConnectionEvent, EventSink}, State, resolve::Verdict};
 ///
 /// let metrics = Metrics::new();
 /// metrics.on_event(&ConnectionEvent::ServerAdded { server: "files".into(), state: State::Ready });
@@ -199,7 +199,7 @@ impl Metrics {
     ///
     /// ```
     /// use mcp_readiness::metrics::Metrics;
-    /// use mcp_readiness::{ConnectionEvent, EventSink, State};
+    /// use mcp_readiness::{state::{ConnectionEvent, EventSink}, State};
     ///
     /// let metrics = Metrics::new();
     /// metrics.reload(|| {
@@ -374,7 +374,7 @@ impl Metrics {
     /// last connection attempts. Names and reasons are escaped; the page reloads itself.
     ///
     /// ```
-    /// use mcp_readiness::{ConnectionEvent, EventSink, Metrics, State};
+    /// use mcp_readiness::{state::{ConnectionEvent, EventSink}, Metrics, State};
     ///
     /// let metrics = Metrics::new();
     /// metrics.on_event(&ConnectionEvent::ServerAdded { server: "github".into(), state: State::Unauthenticated });

@@ -77,8 +77,12 @@ mod tests {
     use prometheus::Registry;
 
     use super::*;
-    use crate::metrics::{CallOutcome, ManualClock};
-    use crate::{ConnectionEvent, EventSink, State, Verdict};
+    use crate::{
+        State,
+        resolve::Verdict,
+        state::{ConnectionEvent, EventSink},
+    };
+    use crate::{metrics::ManualClock, state::CallOutcome};
 
     fn record(metrics: &Metrics) {
         let mine = prometheus::IntCounter::new("aaa_mine_total", "mine").unwrap();

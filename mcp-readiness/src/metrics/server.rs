@@ -84,7 +84,7 @@ struct ServerInner {
 /// [`Metrics::server`](super::Metrics::server) and keep it next to whatever you cache per server.
 ///
 /// A handle keeps recording after its server is removed
-/// ([`ConnectionEvent::ServerRemoved`](crate::ConnectionEvent::ServerRemoved)), but into series that
+/// ([`ConnectionEvent::ServerRemoved`](crate::state::ConnectionEvent::ServerRemoved)), but into series that
 /// are no longer exported; check [`ServerMetrics::is_live`] and fetch a new handle if the server
 /// may come back.
 #[derive(Clone)]

@@ -10,7 +10,7 @@ use crate::state::{Action, State};
 ///
 /// ```
 /// use mcp_readiness::plan::{decide, Decision, Step};
-/// use mcp_readiness::{Scope, State, Verdict};
+/// use mcp_readiness::{resolve::{Scope, Verdict}, State};
 ///
 /// let unauthenticated = Verdict { state: State::Unauthenticated, scope: Scope::Server, ..Verdict::READY };
 /// let step = Step::required("fetch-issues", "mcp__github__search_issues");

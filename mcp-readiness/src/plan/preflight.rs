@@ -30,7 +30,7 @@ pub fn server_step(server: &str) -> Option<Step> {
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
 /// use mcp_readiness::plan::{preflight, Step};
-/// use mcp_readiness::{CapabilityCache, Snapshot, StaticInventory};
+/// use mcp_readiness::{resolve::CapabilityCache, Snapshot, StaticInventory};
 ///
 /// let cache = CapabilityCache::new(StaticInventory::new(
 ///     Snapshot::default().with_ready_tool("mcp__files__read").with_unauthenticated_server("github"),

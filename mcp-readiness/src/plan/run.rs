@@ -28,7 +28,7 @@ pub const RUN_SPAN_TARGET: &str = "mcp_readiness::run";
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
 /// use std::time::SystemTime;
 /// use mcp_readiness::plan::{preflight, record_run, run_span, RunSummary, Step};
-/// use mcp_readiness::{CapabilityCache, Snapshot, StaticInventory};
+/// use mcp_readiness::{resolve::CapabilityCache, Snapshot, StaticInventory};
 /// use tracing::Instrument;
 ///
 /// let cache = CapabilityCache::new(StaticInventory::new(Snapshot::default().with_ready_tool("mcp__files__read")));

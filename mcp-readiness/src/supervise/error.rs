@@ -160,8 +160,8 @@ impl CallError {
     /// `task_failed`; a call that needs input an unattended run cannot give is `input_required`.
     ///
     /// ```
-    /// use mcp_readiness::metrics::CallOutcome;
-    /// # fn check(error: &mcp_readiness::CallError) {
+    /// use mcp_readiness::state::CallOutcome;
+    /// # fn check(error: &mcp_readiness::supervise::CallError) {
     /// if error.outcome() == CallOutcome::NotReady {
     ///     tracing::warn!("{} is {}: {}", error.server(), error.state(), error.error_type());
     /// }

@@ -64,9 +64,8 @@ mod supervisor;
 mod task;
 mod tool_pages;
 
-pub use crate::state::{ConnectResult, ConnectionEvent, EventSink};
 pub use connector::{
-    AfterConnect, ConnectError, Connector, MAX_RETRY_AFTER, ServerIdentity, Session, SessionEvents,
+    AfterConnect, ConnectError, Connector, MAX_RETRY_AFTER, Session, SessionEvents,
 };
 pub use credential_expiry::CredentialState;
 pub use error::{CallError, CallErrorKind, NotConnected};

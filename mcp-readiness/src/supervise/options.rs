@@ -288,7 +288,7 @@ impl HubOptionsBuilder {
     /// The wait budget for `server`'s tools, instead of the resolver's default (the
     /// configuration's `readiness.servers.<name>.budget`). The Hub offers it through
     /// [`Inventory::wait_budget`](crate::resolve::Inventory::wait_budget), so a
-    /// [`CapabilityCache`](crate::CapabilityCache) (the layer, `check`) over the Hub waits that
+    /// [`CapabilityCache`](crate::resolve::CapabilityCache) (the layer, `check`) over the Hub waits that
     /// long for that server.
     pub fn server_budget(mut self, server: impl Into<String>, budget: Budget) -> Self {
         self.options.server_budgets.insert(server.into(), budget);

@@ -13,8 +13,8 @@ use tokio::time::Instant;
 
 use super::*;
 use crate::resolve::Inventory;
-use crate::state::State;
 use crate::state::ToolCall;
+use crate::state::{ConnectResult, ConnectionEvent, State};
 
 #[derive(Clone, Debug)]
 enum CallStep {
