@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use futures::future::BoxFuture;
-use mcp_readiness::plan::{Decision, RunSummary, Step, StepOutcome, decide};
+use mcp_readiness::plan::{Decision, RunSummary, Step, StepOutcome};
 use mcp_readiness::{
     Budget, Inventory, Snapshot, State, StaticInventory, ToolName, resolve,
     resolve::{CacheTtls, CapabilityCache, ChangeFeed, Scope, Verdict, classify},
@@ -462,10 +462,10 @@ fn every_state_and_requiredness_gets_the_seeds_decision() {
     ];
     for (state, when_required, when_optional) in table {
         let v = verdict(state, Scope::Server);
-        assert_eq!(decide(&required, &v).as_str(), when_required, "{state}");
-        assert_eq!(decide(&optional, &v).as_str(), when_optional, "{state}");
+        assert_eq!(required.decide(&v).as_str(), when_required, "{state}");
+        assert_eq!(optional.decide(&v).as_str(), when_optional, "{state}");
     }
-    match decide(&optional, &verdict(State::Absent, Scope::Server)) {
+    match optional.decide(&verdict(State::Absent, Scope::Server)) {
         Decision::Fallback { to, .. } => assert_eq!(to.as_deref(), Some("write-file")),
         other => panic!("expected a fallback, got {other:?}"),
     }
@@ -474,8 +474,8 @@ fn every_state_and_requiredness_gets_the_seeds_decision() {
 #[test]
 fn unauthenticated_and_absent_aborts_name_different_next_steps_and_the_server() {
     let step = Step::required("fetch", "mcp__github__search_issues");
-    let auth = decide(&step, &verdict(State::Unauthenticated, Scope::Server));
-    let absent = decide(&step, &verdict(State::Absent, Scope::Server));
+    let auth = step.decide(&verdict(State::Unauthenticated, Scope::Server));
+    let absent = step.decide(&verdict(State::Absent, Scope::Server));
     assert_ne!(auth.reason(), absent.reason());
     assert!(
         auth.reason()
@@ -490,7 +490,7 @@ fn unauthenticated_and_absent_aborts_name_different_next_steps_and_the_server() 
         "{}",
         absent.reason()
     );
-    let connecting = decide(&step, &verdict(State::Connecting, Scope::Server));
+    let connecting = step.decide(&verdict(State::Connecting, Scope::Server));
     assert!(
         connecting
             .reason()
