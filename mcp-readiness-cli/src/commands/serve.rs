@@ -156,7 +156,10 @@ fn reload(hub: &Hub, metrics: &Metrics, path: &std::path::Path) {
         Err(err) => return refused(&err),
     };
     // Every server must be usable before anything changes.
-    let options = super::common::hub_options(&config).build();
+    let options = match super::common::hub_options(&config).build() {
+        Ok(options) => options,
+        Err(err) => return refused(&format!("{}: {err}", path.display())),
+    };
     for spec in &config.servers {
         if let Err(err) = mcp_readiness::supervise::connector_for(spec, &options) {
             return refused(&format!("{}: {err}", path.display()));

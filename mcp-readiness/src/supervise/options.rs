@@ -20,8 +20,10 @@ use crate::state::EventSink;
 ///     .health_interval(None)
 ///     .reconnect_on_drop(false)
 ///     .crash_backoff(Duration::from_secs(2), Duration::from_secs(120))
-///     .build();
+///     .build()?;
 /// assert_eq!(options.cooldown(), Duration::from_secs(30));
+/// assert!(HubOptions::builder().cooldown(Duration::from_secs(30)).ping_timeout(Duration::ZERO).build().is_err());
+/// # Ok::<(), mcp_readiness::supervise::SpecError>(())
 /// ```
 #[derive(Clone)]
 pub struct HubOptions {
@@ -308,14 +310,18 @@ impl HubOptionsBuilder {
         self
     }
 
-    /// The options.
-    pub fn build(self) -> HubOptions {
-        self.options
+    /// The options, checked as [`Hub::new`](super::Hub::new) checks them: an error names the
+    /// option that cannot work (a zero timeout or interval, a crash backoff whose longest delay is
+    /// shorter than its first).
+    pub fn build(self) -> Result<HubOptions, super::SpecError> {
+        self.options.validate()?;
+        Ok(self.options)
     }
 }
 
+/// The options unchecked: [`Hub::new`](super::Hub::new) checks what it is given.
 impl From<HubOptionsBuilder> for HubOptions {
     fn from(builder: HubOptionsBuilder) -> Self {
-        builder.build()
+        builder.options
     }
 }
