@@ -80,6 +80,7 @@ impl CallErrorKind {
 /// server, says what happened and what to do next, and never contains secrets.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{message}")]
+#[non_exhaustive]
 pub struct CallError {
     server: Arc<str>,
     kind: CallErrorKind,
