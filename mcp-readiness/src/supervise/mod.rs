@@ -24,7 +24,7 @@
 //!   `subscriptions/listen` stream on 2026-07-28 sessions) refreshes the tool list.
 //!
 //! The rmcp connectors ([`StdioConnector`], [`HttpConnector`]) implement [`Connector`]; anything
-//! else can too. Every transition is a [`ConnectionEvent`] for the configured [`EventSink`]s.
+//! else can too. Every transition is a [`ConnectionEvent`](crate::state::ConnectionEvent) for the configured [`EventSink`](crate::state::EventSink)s.
 
 mod attach;
 mod attempt;

@@ -297,7 +297,7 @@ impl HubOptionsBuilder {
         self
     }
 
-    /// Adds a listener for every [`ConnectionEvent`](super::ConnectionEvent).
+    /// Adds a listener for every [`ConnectionEvent`](crate::state::ConnectionEvent).
     pub fn event_sink(mut self, sink: impl EventSink) -> Self {
         self.options.sinks.push(Arc::new(sink));
         self
