@@ -154,7 +154,11 @@ async fn call_tool(State(tools): State<Tools>, Path(name): Path<String>) -> (Sta
         Err(err) => match err.downcast_ref::<NotReady>() {
             Some(not_ready) => (
                 StatusCode::SERVICE_UNAVAILABLE,
-                format!("{} -> {}: {not_ready}\n", not_ready.state, not_ready.action),
+                format!(
+                    "{} -> {}: {not_ready}\n",
+                    not_ready.state(),
+                    not_ready.action()
+                ),
             ),
             None if err.is::<tower::timeout::error::Elapsed>() => {
                 (StatusCode::GATEWAY_TIMEOUT, format!("{name} timed out\n"))

@@ -23,7 +23,7 @@ use mcp_readiness::rmcp::ServiceExt;
 use mcp_readiness::rmcp::model::{CallToolResult, ContentBlock};
 use mcp_readiness::rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use mcp_readiness::rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use mcp_readiness::{CallFailure, Metrics, Peers, ReadinessLayer, State, ToolCall}; // adapter
+use mcp_readiness::{CallFailure, Metrics, ReadinessLayer, State, ToolCall, supervise::Peers}; // adapter
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tower::{BoxError, ServiceBuilder, ServiceExt as _};
 

@@ -11,13 +11,12 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use mcp_readiness::layer::ReadinessLayer;
-use mcp_readiness::plan::{RunSummary, Step, record_run, run_span, run_steps};
+use mcp_readiness::plan::{Run, Step};
 use mcp_readiness::{Budget, Hub, HubOptions, ServerSpec, TransportSpec};
 use tower::ServiceBuilder;
-use tracing::Instrument;
 
 /// The argument with which this example runs as the `notes` stdio server.
 const SERVE_NOTES: &str = "--serve-notes";
@@ -58,17 +57,15 @@ async fn main() -> ExitCode {
     let tools = ServiceBuilder::new().layer(layer).service(hub.clone());
 
     // What the run needs, declared up front.
-    let steps = [
+    let mut run = Run::start([
         Step::required("find-notes", "mcp__notes__search_notes"),
         Step::optional("export", "mcp__notes__export_pdf").with_fallback("write-markdown"),
         Step::optional("crm-sync", "mcp__crm__update_contact").with_fallback("queue-for-later"),
-    ];
-    let span = run_span(steps.len());
-    span.in_scope(|| hub.connect_all());
-    let outcomes = run_steps(tools, &steps).instrument(span.clone()).await;
+    ]);
+    run.in_scope(|| hub.connect_all());
+    run.steps(tools).await;
     hub.shutdown().await;
-    let summary = RunSummary::new(SystemTime::now(), outcomes);
-    record_run(&span, &summary);
+    let summary = run.finish();
 
     for outcome in &summary.outcomes {
         println!(

@@ -11,15 +11,15 @@ use std::time::Duration;
 use common::fixtures::http_fixture;
 use common::process::signal;
 use common::{Scratch, fixture, text};
-use mcp_readiness::metrics::CallOutcome;
 use mcp_readiness::rmcp::ServiceExt;
 use mcp_readiness::rmcp::service::{ClientInitializeError, RoleClient, RunningService};
 use mcp_readiness::rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use mcp_readiness::rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use mcp_readiness::state::CallOutcome;
 use mcp_readiness::supervise::HubOptions;
 use mcp_readiness::{
-    Action, CallFailure, Hub, Inventory, Metrics, NotReady, Peers, ReadinessLayer, RmcpConnector,
-    State, ToolCall,
+    Action, CallFailure, Hub, Inventory, Metrics, NotReady, ReadinessLayer, State, ToolCall,
+    supervise::{Peers, RmcpConnector},
 };
 use tokio::time::Instant;
 use tower::{BoxError, ServiceBuilder, ServiceExt as _};
@@ -99,7 +99,7 @@ async fn a_sigkilled_server_is_absent_within_a_second_and_its_calls_are_refused_
             .downcast_ref::<NotReady>()
             .expect("refused by the layer, not sent");
         assert_eq!(
-            (refused.state, refused.action),
+            (refused.state(), refused.action()),
             (State::Absent, Action::AddConnection)
         );
         assert!(refused.to_string().contains("lost"), "{refused}");
@@ -141,7 +141,7 @@ async fn a_server_answering_401_is_unauthenticated_and_refused_with_reauthorize(
     let failure = CallFailure::of(&error);
     assert_eq!(failure.outcome(), CallOutcome::NotReady);
     assert_eq!(failure.action(), Some(Action::Reauthorize));
-    let waited = failure.not_ready().expect("refused by the layer").waited;
+    let waited = failure.not_ready().expect("refused by the layer").waited();
     assert!(
         waited < Duration::from_millis(100),
         "no waiting on a 401: {waited:?}"

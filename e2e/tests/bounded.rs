@@ -13,8 +13,11 @@ use std::time::Duration;
 use common::fixtures::{stdio_fixture, write_config};
 use common::process::{Guard, http_get, wait_for};
 use common::{Scratch, stdio};
-use mcp_readiness::supervise::{ConnectResult, ConnectionEvent, HubOptions, MAX_TOOL_PAGES};
 use mcp_readiness::{Hub, State};
+use mcp_readiness::{
+    state::{ConnectResult, ConnectionEvent},
+    supervise::{HubOptions, MAX_TOOL_PAGES},
+};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 

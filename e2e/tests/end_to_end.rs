@@ -80,11 +80,11 @@ async fn a_missing_command_is_refused_as_absent_naming_the_command_without_calli
     let not_ready = err
         .downcast_ref::<NotReady>()
         .expect("NotReady, not a transport error");
-    assert_eq!(not_ready.state, State::Absent);
+    assert_eq!(not_ready.state(), State::Absent);
     assert!(
         not_ready.to_string().contains("/nonexistent/mcp-server"),
         "{not_ready}"
     );
-    assert!(not_ready.waited < Duration::from_secs(5));
+    assert!(not_ready.waited() < Duration::from_secs(5));
     hub.shutdown().await;
 }

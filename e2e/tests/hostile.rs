@@ -762,8 +762,11 @@ async fn every_scrape_during_reload_churn_is_one_hot_and_removed_servers_leave_n
 #[test]
 fn a_removed_servers_late_events_do_not_bring_its_series_back() {
     use mcp_readiness::metrics::Metrics;
-    use mcp_readiness::supervise::ConnectResult;
-    use mcp_readiness::{ConnectionEvent, EventSink, State};
+    use mcp_readiness::state::ConnectResult;
+    use mcp_readiness::{
+        State,
+        state::{ConnectionEvent, EventSink},
+    };
 
     let metrics = Metrics::new();
     metrics.on_event(&ConnectionEvent::ServerAdded {
@@ -1082,8 +1085,11 @@ proptest::proptest! {
 
 #[test]
 fn hostile_names_render_a_promtool_clean_exposition_without_raw_control_characters() {
-    use mcp_readiness::metrics::{CallOutcome, Metrics};
-    use mcp_readiness::{ConnectionEvent, EventSink, State};
+    use mcp_readiness::{
+        State,
+        state::{ConnectionEvent, EventSink},
+    };
+    use mcp_readiness::{metrics::Metrics, state::CallOutcome};
 
     let metrics = Metrics::new();
     for name in [

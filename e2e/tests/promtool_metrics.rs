@@ -4,7 +4,10 @@
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
-use mcp_readiness::{CallOutcome, ConnectionEvent, EventSink as _, Metrics, State};
+use mcp_readiness::{
+    Metrics, State,
+    state::{CallOutcome, ConnectionEvent, EventSink as _},
+};
 use mcp_readiness_fixtures::oncall::system_tool;
 use mcp_readiness_fixtures::repo;
 

@@ -13,11 +13,11 @@ use std::time::Duration;
 
 use common::process::prerequisite;
 use common::{Scratch, fixture, text};
-use mcp_readiness::metrics::{CallOutcome, Metrics};
 use mcp_readiness::supervise::{
     CallErrorKind, Hub, HubOptions, HubOptionsBuilder, ServerSpec, TransportSpec,
 };
 use mcp_readiness::{State, ToolCall};
+use mcp_readiness::{metrics::Metrics, state::CallOutcome};
 use serde_json::json;
 use tokio::time::Instant;
 
@@ -126,7 +126,7 @@ async fn until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) -> Dur
 
 /// Connects `spec` alone and returns how long the first call took to find it ready.
 async fn connect_time(spec: ServerSpec, tool: &str, metrics: &Metrics) -> (Hub, Duration) {
-    let hub = Hub::new(vec![spec], options().event_sink(metrics.clone()).build()).unwrap();
+    let hub = Hub::new(vec![spec], options().event_sink(metrics.clone())).unwrap();
     let started = Instant::now();
     hub.call(ToolCall::new(tool)).await.unwrap();
     (hub, started.elapsed())
@@ -227,7 +227,7 @@ async fn versions_we_do_not_speak_are_refused_with_a_reason_naming_both_lists() 
     for mode in ["initialize-2027", "discover-2027"] {
         let hub = Hub::new(
             vec![python_stdio("future", &python, "spec_server.py", &[mode])],
-            options().build(),
+            options(),
         )
         .unwrap();
         let error = hub.call(ToolCall::new("mcp__future__x")).await.unwrap_err();
@@ -238,7 +238,7 @@ async fn versions_we_do_not_speak_are_refused_with_a_reason_naming_both_lists() 
         assert!(error.message().contains("[2027-03-01]"), "{error}");
         assert_eq!(
             error.connect_result(),
-            Some(mcp_readiness::ConnectResult::ProtocolError)
+            Some(mcp_readiness::state::ConnectResult::ProtocolError)
         );
         hub.shutdown().await;
     }
@@ -255,7 +255,7 @@ async fn tool_changes_are_heard_from_subscriptions_listen_and_from_the_older_not
             python_stdio("py", &python, "sdk_server.py", &[]),
             stdio("rs", &fixture().display().to_string(), &[]),
         ],
-        options().build(),
+        options(),
     )
     .unwrap();
     hub.call(ToolCall::new("mcp__py__one")).await.unwrap();
@@ -314,8 +314,7 @@ async fn a_frozen_server_is_noticed_within_two_probe_intervals_on_both_generatio
         options()
             .health_interval(Some(interval))
             .ping_timeout(timeout)
-            .reconnect_on_drop(false)
-            .build(),
+            .reconnect_on_drop(false),
     )
     .unwrap();
     let py_pid = pid_of(&hub.call(ToolCall::new("mcp__py__pid")).await.unwrap());
@@ -370,7 +369,7 @@ async fn a_task_is_followed_to_its_end_and_failed_or_input_needing_tasks_have_th
     let Some(python) = python() else { return };
     let hub = Hub::new(
         vec![python_stdio("jobs", &python, "spec_server.py", &["tasks"])],
-        options().call_timeout(Duration::from_secs(2)).build(),
+        options().call_timeout(Duration::from_secs(2)),
     )
     .unwrap();
     let done = hub.call(ToolCall::new("mcp__jobs__task_ok")).await.unwrap();
@@ -429,7 +428,7 @@ async fn a_stale_session_answered_401_gets_one_fresh_initialize_before_the_serve
     let scratch = Scratch::new("protocol-stale");
     let (_guard, port) = python_http(&scratch, &python, "spec_http_server.py", &["sessions"]).await;
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let hub = Hub::new(vec![http("s", &url, Some("good"))], options().build()).unwrap();
+    let hub = Hub::new(vec![http("s", &url, Some("good"))], options()).unwrap();
     hub.call(ToolCall::new("mcp__s__echo")).await.unwrap();
     hub.call(ToolCall::new("mcp__s__expire")).await.unwrap();
     // The session is stale now: 401 with a Bearer challenge on it; the same token initializes.
@@ -458,7 +457,7 @@ async fn throttling_with_retry_after_reads_connecting_and_heals_by_itself() {
         let (_guard, port) =
             python_http(&scratch, &python, "spec_http_server.py", &[mode.as_str()]).await;
         let url = format!("http://127.0.0.1:{port}/mcp");
-        let hub = Hub::new(vec![http("t", &url, Some("good"))], options().build()).unwrap();
+        let hub = Hub::new(vec![http("t", &url, Some("good"))], options()).unwrap();
         let error = hub.call(ToolCall::new("mcp__t__echo")).await.unwrap_err();
         assert_eq!(hub.state("t"), Some(State::Connecting), "{status}: {error}");
         assert_eq!(error.state(), State::Connecting);
@@ -490,7 +489,7 @@ async fn a_401_is_unauthenticated_and_a_403_only_with_a_challenge() {
     ] {
         let (_guard, port) = python_http(&scratch, &python, "spec_http_server.py", &[mode]).await;
         let url = format!("http://127.0.0.1:{port}/mcp");
-        let hub = Hub::new(vec![http("a", &url, Some("good"))], options().build()).unwrap();
+        let hub = Hub::new(vec![http("a", &url, Some("good"))], options()).unwrap();
         let error = hub.call(ToolCall::new("mcp__a__echo")).await.unwrap_err();
         assert_eq!(hub.state("a"), Some(want), "{mode}: {error}");
         hub.shutdown().await;

@@ -14,9 +14,10 @@ use common::oncall::{
     AgentService, KillOnDrop, Prometheus, WRONG_TOKEN, absent_entry, fixture_entry, free_port,
     http_entry, http_fixture, http_get, repo, start_serve, system_tool, url_encode, wait_ready,
 };
+use mcp_readiness::State;
 use mcp_readiness::exporter::{self, CONTENT_TYPE};
 use mcp_readiness::metrics::Metrics;
-use mcp_readiness::{ConnectionEvent, EventSink, State};
+use mcp_readiness::state::{ConnectionEvent, EventSink};
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};

@@ -12,11 +12,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_readiness::secret::Secret;
-use mcp_readiness::supervise::{
-    AfterConnect, CallErrorKind, ConnectError, ConnectResult, ConnectionEvent, Hub, HubOptions,
-    HubOptionsBuilder, NotConnected, ServerSpec, SpecError, TransportSpec,
-};
 use mcp_readiness::{Inventory, State, ToolCall};
+use mcp_readiness::{
+    state::{ConnectResult, ConnectionEvent},
+    supervise::{
+        AfterConnect, CallErrorKind, ConnectError, Hub, HubOptions, HubOptionsBuilder,
+        NotConnected, ServerSpec, SpecError, TransportSpec,
+    },
+};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use serde_json::{Value, json};
 use tokio::time::Instant;

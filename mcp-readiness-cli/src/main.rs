@@ -80,7 +80,7 @@ fn main() -> ExitCode {
             }
         };
         // A fleet of stdio servers needs ~4 descriptors each: lift the soft limit to the hard one.
-        match mcp_readiness::raise_open_file_limit() {
+        match mcp_readiness::supervise::raise_open_file_limit() {
             Ok(limit) => tracing::debug!(
                 before = limit.before,
                 now = limit.now,

@@ -14,7 +14,10 @@ use criterion::{Criterion, criterion_group, criterion_main};
 
 #[path = "support/threads.rs"]
 mod threads;
-use mcp_readiness::{CapabilityCache, Snapshot, StaticInventory, ToolName, classify};
+use mcp_readiness::{
+    Snapshot, StaticInventory, ToolName,
+    resolve::{CapabilityCache, classify},
+};
 
 fn parsing(c: &mut Criterion) {
     let mut group = c.benchmark_group("tool_name");

@@ -6,8 +6,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mcp_readiness::Verdict;
-use mcp_readiness::metrics::CallOutcome;
+use mcp_readiness::resolve::Verdict;
+use mcp_readiness::state::CallOutcome;
 use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, Opts};
 
 #[path = "support/fleet.rs"]

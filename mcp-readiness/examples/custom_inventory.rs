@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use mcp_readiness::layer::{NotReady, ReadinessLayer};
-use mcp_readiness::{Budget, ChangeFeed, Inventory, Snapshot, ToolCall};
+use mcp_readiness::{Budget, Inventory, Snapshot, ToolCall, resolve::ChangeFeed};
 use rmcp::model::{CallToolResult, ContentBlock};
 use tower::{BoxError, ServiceBuilder, ServiceExt};
 
@@ -130,9 +130,9 @@ async fn main() -> Result<(), BoxError> {
             Err(err) => match err.downcast_ref::<NotReady>() {
                 Some(not_ready) => format!(
                     "{} after {} ms -> {}",
-                    not_ready.state,
-                    not_ready.waited.as_millis(),
-                    not_ready.action
+                    not_ready.state(),
+                    not_ready.waited().as_millis(),
+                    not_ready.action()
                 ),
                 None => {
                     unexpected += 1;

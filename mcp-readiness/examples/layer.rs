@@ -61,7 +61,7 @@ async fn main() -> Result<(), tower::BoxError> {
         {
             Ok(result) => println!("{name}: ok (isError: {:?})", result.is_error),
             Err(err) => match err.downcast_ref::<NotReady>() {
-                Some(not_ready) => println!("{name}: {} -> {}", not_ready.state, not_ready),
+                Some(not_ready) => println!("{name}: {} -> {}", not_ready.state(), not_ready),
                 None => println!("{name}: failed: {err}"),
             },
         }

@@ -1,14 +1,13 @@
 //! # mcp-readiness
 //!
-//! Readiness for MCP tool calls: put [`layer::ReadinessLayer`] in front of your tool calls and
+//! Readiness for MCP tool calls: put [`ReadinessLayer`] in front of your tool calls and
 //! every call is resolved at the point of use. A ready tool runs; a server still connecting is
 //! waited for within a budget; an unauthenticated or absent one is refused at once, with the
 //! state and the action a human must take:
 //!
 //! ```
 //! use std::time::Duration;
-//! use mcp_readiness::layer::{NotReady, ReadinessLayer};
-//! use mcp_readiness::{Action, Budget, Snapshot, State, StaticInventory, ToolCall};
+//! use mcp_readiness::{Action, Budget, NotReady, ReadinessLayer, Snapshot, State, StaticInventory, ToolCall};
 //! use rmcp::model::{CallToolResult, ContentBlock};
 //! use tower::{ServiceBuilder, ServiceExt};
 //!
@@ -34,13 +33,13 @@
 //!
 //! let err = tools.clone().oneshot(ToolCall::new("mcp__github__search")).await.unwrap_err();
 //! let refused = err.downcast_ref::<NotReady>().unwrap();
-//! assert_eq!((refused.state, refused.action), (State::Unauthenticated, Action::Reauthorize));
-//! assert_eq!(refused.waited, Duration::ZERO); // waiting would never help
+//! assert_eq!((refused.state(), refused.action()), (State::Unauthenticated, Action::Reauthorize));
+//! assert_eq!(refused.waited(), Duration::ZERO); // waiting would never help
 //!
 //! let err = tools.oneshot(ToolCall::new("mcp__search__query")).await.unwrap_err();
 //! let refused = err.downcast_ref::<NotReady>().unwrap();
-//! assert_eq!((refused.state, refused.timed_out), (State::Connecting, true));
-//! assert_eq!(refused.waited, Duration::from_secs(20)); // the whole budget, then a verdict
+//! assert_eq!((refused.state(), refused.timed_out()), (State::Connecting, true));
+//! assert_eq!(refused.waited(), Duration::from_secs(20)); // the whole budget, then a verdict
 //! # Ok(()) }
 //! ```
 //!
@@ -58,29 +57,39 @@
 //!
 //! What is in the crate:
 //!
+//! The names a service uses are at the root: the layer ([`ReadinessLayer`]), the call
+//! ([`ToolCall`]), the errors ([`NotReady`], [`CallFailure`]), the states ([`State`], [`Action`],
+//! [`ToolName`]), the budget ([`Budget`]), the inventory ([`Inventory`], [`Snapshot`],
+//! [`StaticInventory`]), the metrics ([`Metrics`]), the hub ([`Hub`], [`HubOptions`],
+//! [`ServerSpec`], [`TransportSpec`]) and the configuration ([`Config`]). Everything else is at
+//! its module path only:
+//!
 //! - [`state`]: [`State`], [`Action`] and [`ToolName`] (`mcp__<server>__<tool>`, anything else is
-//!   server `builtin`), and the vocabulary every module shares: [`ToolCall`] and
-//!   [`CallOutcome`].
-//! - [`resolve`](mod@resolve): [`classify`], the budgeted [`resolve()`](resolve()) and the
-//!   [`CapabilityCache`] keyed at the right grain (per server for `connecting`, `unauthenticated`,
-//!   `absent`; per tool for `ready`), single flight per server.
-//! - [`layer`]: the tower middleware ([`layer::ReadinessLayer`]) that resolves every call at the point
+//!   server `builtin`), and the vocabulary every module shares: [`ToolCall`],
+//!   [`CallOutcome`](state::CallOutcome) and the connection events.
+//! - [`resolve`](mod@resolve): [`classify`](resolve::classify), the budgeted
+//!   [`resolve()`](resolve::resolve()) and the [`CapabilityCache`](resolve::CapabilityCache) keyed
+//!   at the right grain (per server for `connecting`, `unauthenticated`, `absent`; per tool for
+//!   `ready`), single flight per server.
+//! - [`layer`]: the tower middleware ([`ReadinessLayer`]) that resolves every call at the point
 //!   of use, tags its span, records metrics, and refuses what is not ready.
 //! - [`supervise`]: the [`Hub`] of supervised rmcp connections (reconnect on use, single flight,
 //!   generation counter, cooldown, auth fails fast, fan-out isolation), which can also supervise
 //!   connections you made ([`Hub::attach`]) or make with your own client handler
-//!   ([`RmcpConnector`]); and [`Peers`], the layer's inventory and inner service over the rmcp
-//!   connections a service keeps itself (drop detection, the hub's error classification, events
-//!   for [`Metrics`] and the status page, [`Peers::peer`] for resources and prompts).
+//!   ([`RmcpConnector`](supervise::RmcpConnector)); and [`Peers`](supervise::Peers), the layer's
+//!   inventory and inner service over the rmcp connections a service keeps itself (drop
+//!   detection, the hub's error classification, events for [`Metrics`] and the status page,
+//!   [`Peers::peer`](supervise::Peers::peer) for resources and prompts).
 //! - [`rmcp`]: the rmcp this crate is built with (its types are in this crate's API), so a
 //!   service names one version; supported: `>=3.11, <4`.
 //! - [`metrics`]: the Prometheus recorder ([`Metrics`]) and the `/metrics` endpoint.
 //! - [`telemetry`]: `tracing` + OpenTelemetry OTLP export set-up.
-//! - [`plan`]: step decisions, the pre-flight, running steps through a service, the run and step
-//!   spans, and the run record; [`config`]: the `.mcp.json` file; [`sim`]: the design's
-//!   virtual-clock scenarios; [`demo`]: the demo's MCP servers and its unattended run.
+//! - [`plan`]: one unattended [`Run`](plan::Run) of [`Step`](plan::Step)s (their decisions, the
+//!   pre-flight or the calls, the run and step spans) and its record,
+//!   [`RunSummary`](plan::RunSummary); [`config`]: the `.mcp.json` file. The design's
+//!   virtual-clock scenarios and the demo's MCP servers are in the `mcp-readiness-cli` package.
 //!
-//! Feature flags: `hub` ([`supervise`], [`Peers`], [`config`]), `http` (the `/metrics` endpoint
+//! Feature flags: `hub` ([`supervise`], [`Peers`](supervise::Peers), [`config`]), `http` (the `/metrics` endpoint
 //! and status page) and `tls` (HTTPS to MCP servers) are on by default; `oauth` (OAuth 2.1 for
 //! streamable-HTTP servers) and `otlp-grpc` / `otlp-http` (the [`telemetry`] set-up) are opt-in.
 //! With none, the layer, cache, resolver, plans, spans and the metrics recorder are built. The
@@ -111,22 +120,15 @@ mod util;
 /// see the README's "Versions" section.
 pub use rmcp;
 
+// The front door: what a user names. Everything else is at its module path only.
 #[cfg(feature = "hub")]
 pub use config::Config;
-pub use layer::{CallFailure, NotReady, ReadinessLayer, ReadinessService};
-pub use metrics::{CallOutcome, Metrics};
-pub use resolve::{Budget, BudgetError, CacheTtls, CapabilityCache, ChangeFeed};
-pub use resolve::{Inventory, Scope, Snapshot, StaticInventory, Verdict, classify, resolve};
-pub use state::ToolCall;
-pub use state::{Action, BUILTIN_SERVER, State, ToolName};
-pub use state::{ConnectResult, ConnectionEvent, EventSink, ServerIdentity};
-pub use state::{CredentialExpiry, CredentialKind};
+pub use layer::{CallFailure, NotReady, ReadinessLayer};
+pub use metrics::Metrics;
+pub use resolve::{Budget, Inventory, Snapshot, StaticInventory};
+pub use state::{Action, State, ToolCall, ToolName};
 #[cfg(feature = "hub")]
-pub use supervise::{CallError, Hub, HubOptions, HubOptionsBuilder, ServerSpec, TransportSpec};
-#[cfg(feature = "hub")]
-pub use supervise::{CallErrorKind, ConnectError, Peers, RmcpConnector, ServerStatus};
-#[cfg(feature = "hub")]
-pub use supervise::{OpenFileLimit, raise_open_file_limit};
+pub use supervise::{Hub, HubOptions, ServerSpec, TransportSpec};
 
 /// The README's Rust examples, compiled and run as doc tests.
 #[cfg(all(doctest, feature = "hub", feature = "http", feature = "otlp-grpc"))]

@@ -6,10 +6,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use futures::future::BoxFuture;
-use mcp_readiness::plan::{Decision, RunSummary, Step, StepOutcome, decide};
+use mcp_readiness::plan::{Decision, RunSummary, Step, StepOutcome};
 use mcp_readiness::{
-    Budget, CacheTtls, CapabilityCache, ChangeFeed, Inventory, Scope, Snapshot, State,
-    StaticInventory, ToolName, Verdict, classify, resolve,
+    Budget, Inventory, Snapshot, State, StaticInventory, ToolName, resolve,
+    resolve::{CacheTtls, CapabilityCache, ChangeFeed, Scope, Verdict, classify},
 };
 use tokio::time::Instant;
 
@@ -156,7 +156,7 @@ fn budget_refuses_zero_and_inverted_polls_naming_both_values() {
 #[tokio::test(start_paused = true)]
 async fn a_tool_that_appears_on_the_fourth_poll_is_ready_after_exactly_6000_ms() {
     let inventory = LateServer::new("x", &["a"], Some(MS(6000)));
-    let verdict = resolve(&inventory, &tool("mcp__x__a"), Budget::default()).await;
+    let verdict = resolve::resolve(&inventory, &tool("mcp__x__a"), Budget::default()).await;
     assert_eq!(verdict.state, State::Ready);
     assert_eq!(verdict.waited, MS(6000));
     assert!(!verdict.timed_out);
@@ -166,7 +166,7 @@ async fn a_tool_that_appears_on_the_fourth_poll_is_ready_after_exactly_6000_ms()
 #[tokio::test(start_paused = true)]
 async fn a_tool_that_never_arrives_is_connecting_and_timed_out_after_exactly_20000_ms() {
     let inventory = LateServer::new("x", &["a"], None);
-    let verdict = resolve(&inventory, &tool("mcp__x__a"), Budget::default()).await;
+    let verdict = resolve::resolve(&inventory, &tool("mcp__x__a"), Budget::default()).await;
     assert_eq!(
         (verdict.state, verdict.waited, verdict.timed_out),
         (State::Connecting, MS(20_000), true)
@@ -178,11 +178,11 @@ async fn a_tool_that_never_arrives_is_connecting_and_timed_out_after_exactly_200
 #[tokio::test(start_paused = true)]
 async fn arriving_just_before_the_last_poll_is_caught_and_just_after_is_not() {
     let before = LateServer::new("x", &["a"], Some(MS(19_999)));
-    let verdict = resolve(&before, &tool("mcp__x__a"), Budget::default()).await;
+    let verdict = resolve::resolve(&before, &tool("mcp__x__a"), Budget::default()).await;
     assert_eq!((verdict.state, verdict.waited), (State::Ready, MS(20_000)));
 
     let after = LateServer::new("x", &["a"], Some(MS(20_001)));
-    let verdict = resolve(&after, &tool("mcp__x__a"), Budget::default()).await;
+    let verdict = resolve::resolve(&after, &tool("mcp__x__a"), Budget::default()).await;
     assert_eq!(
         (verdict.state, verdict.waited, verdict.timed_out),
         (State::Connecting, MS(20_000), true)
@@ -194,7 +194,7 @@ async fn the_last_poll_is_the_one_that_still_fits_in_the_budget() {
     // 7 s budget, 2 s poll: polls at 0, 2, 4, 6; the next (8 s) would overrun.
     let inventory = LateServer::new("x", &["a"], None);
     let budget = Budget::try_new(MS(7000), MS(2000)).unwrap();
-    let verdict = resolve(&inventory, &tool("mcp__x__a"), budget).await;
+    let verdict = resolve::resolve(&inventory, &tool("mcp__x__a"), budget).await;
     assert_eq!((verdict.waited, verdict.timed_out), (MS(6000), true));
     assert_eq!(inventory.polls(), 4);
 }
@@ -202,7 +202,7 @@ async fn the_last_poll_is_the_one_that_still_fits_in_the_budget() {
 #[tokio::test(start_paused = true)]
 async fn with_change_notifications_a_tool_arriving_at_5_1_s_returns_at_5_1_s() {
     let inventory = LateServer::new("x", &["a"], Some(MS(5100))).notifying();
-    let verdict = resolve(&inventory, &tool("mcp__x__a"), Budget::default()).await;
+    let verdict = resolve::resolve(&inventory, &tool("mcp__x__a"), Budget::default()).await;
     assert_eq!((verdict.state, verdict.waited), (State::Ready, MS(5100)));
 }
 
@@ -220,7 +220,7 @@ async fn a_change_that_does_not_help_keeps_the_poll_grid_and_the_full_budget() {
                 .with_pending_server("y"),
         );
     });
-    let verdict = resolve(&inventory, &tool("mcp__x__a"), Budget::default()).await;
+    let verdict = resolve::resolve(&inventory, &tool("mcp__x__a"), Budget::default()).await;
     assert_eq!(
         (verdict.state, verdict.waited, verdict.timed_out),
         (State::Connecting, MS(20_000), true)
@@ -236,7 +236,7 @@ async fn unauthenticated_and_absent_return_without_waiting_and_say_why() {
             .with_reason("chat", "HTTP 401 from the server")
             .with_ready_tool("mcp__files__read"),
     );
-    let chat = resolve(&inventory, &tool("mcp__chat__send"), Budget::default()).await;
+    let chat = resolve::resolve(&inventory, &tool("mcp__chat__send"), Budget::default()).await;
     assert_eq!(
         (chat.state, chat.waited, chat.scope),
         (State::Unauthenticated, Duration::ZERO, Scope::Server)
@@ -244,14 +244,14 @@ async fn unauthenticated_and_absent_return_without_waiting_and_say_why() {
     assert_eq!(chat.reason.as_deref(), Some("HTTP 401 from the server"));
     assert_eq!(chat.error_type(), Some("server_unauthenticated"));
 
-    let gone = resolve(&inventory, &tool("mcp__gone__x"), Budget::default()).await;
+    let gone = resolve::resolve(&inventory, &tool("mcp__gone__x"), Budget::default()).await;
     assert_eq!(
         (gone.state, gone.waited, gone.scope),
         (State::Absent, Duration::ZERO, Scope::Server)
     );
     assert_eq!(gone.error_type(), Some("server_absent"));
 
-    let missing = resolve(&inventory, &tool("mcp__files__write"), Budget::default()).await;
+    let missing = resolve::resolve(&inventory, &tool("mcp__files__write"), Budget::default()).await;
     assert_eq!((missing.state, missing.scope), (State::Absent, Scope::Tool));
     assert_eq!(missing.error_type(), Some("tool_absent"));
     assert!(
@@ -462,10 +462,10 @@ fn every_state_and_requiredness_gets_the_seeds_decision() {
     ];
     for (state, when_required, when_optional) in table {
         let v = verdict(state, Scope::Server);
-        assert_eq!(decide(&required, &v).as_str(), when_required, "{state}");
-        assert_eq!(decide(&optional, &v).as_str(), when_optional, "{state}");
+        assert_eq!(required.decide(&v).as_str(), when_required, "{state}");
+        assert_eq!(optional.decide(&v).as_str(), when_optional, "{state}");
     }
-    match decide(&optional, &verdict(State::Absent, Scope::Server)) {
+    match optional.decide(&verdict(State::Absent, Scope::Server)) {
         Decision::Fallback { to, .. } => assert_eq!(to.as_deref(), Some("write-file")),
         other => panic!("expected a fallback, got {other:?}"),
     }
@@ -474,8 +474,8 @@ fn every_state_and_requiredness_gets_the_seeds_decision() {
 #[test]
 fn unauthenticated_and_absent_aborts_name_different_next_steps_and_the_server() {
     let step = Step::required("fetch", "mcp__github__search_issues");
-    let auth = decide(&step, &verdict(State::Unauthenticated, Scope::Server));
-    let absent = decide(&step, &verdict(State::Absent, Scope::Server));
+    let auth = step.decide(&verdict(State::Unauthenticated, Scope::Server));
+    let absent = step.decide(&verdict(State::Absent, Scope::Server));
     assert_ne!(auth.reason(), absent.reason());
     assert!(
         auth.reason()
@@ -490,7 +490,7 @@ fn unauthenticated_and_absent_aborts_name_different_next_steps_and_the_server() 
         "{}",
         absent.reason()
     );
-    let connecting = decide(&step, &verdict(State::Connecting, Scope::Server));
+    let connecting = step.decide(&verdict(State::Connecting, Scope::Server));
     assert!(
         connecting
             .reason()

@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use mcp_readiness::metrics::CallOutcome;
 use mcp_readiness::rmcp::model::CallToolResult;
 use mcp_readiness::rmcp::{ErrorData, ServiceError};
+use mcp_readiness::state::CallOutcome;
 use mcp_readiness::{
     CallFailure, Inventory, Metrics, NotReady, ReadinessLayer, Snapshot, State, ToolCall,
 };
@@ -100,7 +100,7 @@ async fn a_transport_error_on_a_ready_tool_drops_its_entry_so_the_next_call_rech
     let refused = error
         .downcast_ref::<NotReady>()
         .expect("refused by the layer");
-    assert_eq!(refused.state, State::Absent);
+    assert_eq!(refused.state(), State::Absent);
     assert_eq!(
         calls.load(Ordering::SeqCst),
         2,
@@ -147,7 +147,7 @@ async fn without_a_feed_a_ready_verdict_is_trusted_until_its_ttl_ends_unless_a_c
         .await
         .unwrap_err();
     assert_eq!(
-        error.downcast_ref::<NotReady>().map(|r| r.state),
+        error.downcast_ref::<NotReady>().map(|r| r.state()),
         Some(State::Absent)
     );
     assert_eq!(calls.load(Ordering::SeqCst), 3);

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use mcp_readiness::layer::{NotReady, ReadinessLayer, ReadinessLayerBuilder, execute_tool_span};
-use mcp_readiness::metrics::CallOutcome;
+use mcp_readiness::state::CallOutcome;
 use mcp_readiness::{Budget, Metrics, Snapshot, State, StaticInventory, ToolCall, ToolName};
 use rmcp::model::{CallToolResult, ContentBlock};
 use tower::{BoxError, Service, ServiceBuilder, ServiceExt};
@@ -251,7 +251,7 @@ async fn an_unauthenticated_server_is_refused_at_once_without_calling_the_inner_
         .unwrap_err();
     let not_ready = err.downcast_ref::<NotReady>().expect("a NotReady error");
     assert_eq!(
-        (not_ready.state, not_ready.waited),
+        (not_ready.state(), not_ready.waited()),
         (State::Unauthenticated, Duration::ZERO)
     );
     assert_eq!(
@@ -296,8 +296,8 @@ async fn a_connecting_server_is_waited_on_for_the_budget_then_refused_as_a_resol
         .unwrap_err();
     assert_eq!(start.elapsed(), Duration::from_secs(4));
     let not_ready = err.downcast_ref::<NotReady>().unwrap();
-    assert!(not_ready.timed_out);
-    assert_eq!(not_ready.action.as_str(), "extend_wait_budget");
+    assert!(not_ready.timed_out());
+    assert_eq!(not_ready.action().as_str(), "extend_wait_budget");
     assert_eq!(servers.calls.load(Ordering::SeqCst), 0);
 
     let f = capture.only_span().fields;
@@ -469,7 +469,7 @@ async fn the_on_not_ready_hook_sees_every_refusal() {
         .on_not_ready(move |err: &NotReady| {
             seen.lock()
                 .unwrap()
-                .push((err.server().to_owned(), err.state));
+                .push((err.server().to_owned(), err.state()));
         })
         .build();
     let service = ServiceBuilder::new()
@@ -596,7 +596,7 @@ impl mcp_readiness::Inventory for Counted {
         self.asked.fetch_add(1, Ordering::SeqCst);
         self.inner.snapshot()
     }
-    fn changes(&self) -> Option<&mcp_readiness::ChangeFeed> {
+    fn changes(&self) -> Option<&mcp_readiness::resolve::ChangeFeed> {
         self.inner.changes()
     }
 }
@@ -703,7 +703,7 @@ async fn a_tool_withdrawn_from_a_live_server_is_no_longer_served_from_the_ready_
     for _ in 0..3 {
         let refused = call_read_file(&mut service).await.unwrap_err();
         let not_ready = refused.downcast_ref::<NotReady>().expect("a NotReady");
-        assert_eq!(not_ready.state, State::Absent);
+        assert_eq!(not_ready.state(), State::Absent);
     }
     assert_eq!(
         servers.calls.load(Ordering::SeqCst),

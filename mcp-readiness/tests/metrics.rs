@@ -7,10 +7,13 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 use std::{env, fs, path::PathBuf};
 
+use mcp_readiness::State;
 use mcp_readiness::exporter;
-use mcp_readiness::metrics::{CallOutcome, ManualClock, Metrics, MetricsError, names};
-use mcp_readiness::{ConnectResult, ConnectionEvent, EventSink, Scope, State, Verdict};
-use mcp_readiness::{CredentialExpiry, CredentialKind};
+use mcp_readiness::metrics::{ManualClock, Metrics, MetricsError, names};
+use mcp_readiness::resolve::{Scope, Verdict};
+use mcp_readiness::state::{
+    CallOutcome, ConnectResult, ConnectionEvent, CredentialExpiry, CredentialKind, EventSink,
+};
 use prometheus::Registry;
 use proptest::prelude::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -172,7 +175,7 @@ const T0: Duration = Duration::from_secs(1_700_000_000);
 fn handshake(server: &str, protocol: &str) -> ConnectionEvent {
     ConnectionEvent::Handshake {
         server: server.into(),
-        identity: mcp_readiness::ServerIdentity {
+        identity: mcp_readiness::state::ServerIdentity {
             protocol_version: protocol.into(),
             server_name: "fs-server".into(),
             server_version: "1.4.0".into(),

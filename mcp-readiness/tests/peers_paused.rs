@@ -11,7 +11,7 @@ use mcp_readiness::rmcp::model::{
 };
 use mcp_readiness::rmcp::service::{RequestContext, RoleServer};
 use mcp_readiness::rmcp::{ErrorData, ServerHandler, ServiceExt};
-use mcp_readiness::{Inventory, Metrics, Peers, ReadinessLayer, State, ToolCall};
+use mcp_readiness::{Inventory, Metrics, ReadinessLayer, State, ToolCall, supervise::Peers};
 use tower::{ServiceBuilder, ServiceExt as _};
 
 #[derive(Clone)]

@@ -4,14 +4,11 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use mcp_readiness::metrics::{Metrics, PushError, PushTarget};
-use mcp_readiness::plan::{
-    RunSummary, Step, StepOutcome, preflight, record_run, run_span, server_step,
-};
-use mcp_readiness::{Budget, CapabilityCache, Hub};
-use tracing::Instrument;
+use mcp_readiness::plan::{Run, RunSummary, Step, StepOutcome};
+use mcp_readiness::{Budget, Hub, resolve::CapabilityCache};
 
 use mcp_readiness::secret::escape_controls;
 
@@ -90,7 +87,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         config
             .servers
             .iter()
-            .filter_map(|s| server_step(&s.name))
+            .filter_map(|s| Step::server(&s.name))
             .collect()
     } else {
         config.readiness.steps.iter().map(Step::from).collect()
@@ -117,13 +114,13 @@ pub(crate) async fn run(args: Args) -> ExitCode {
             return ExitCode::from(EXIT_INVALID);
         }
     };
-    // The run is one trace: connection attempts and step resolutions are children of this span.
-    let span = run_span(steps.len());
-    span.in_scope(|| hub.connect_all());
+    // The run is one trace: connection attempts and step resolutions are children of its span.
+    let mut run = Run::start(steps);
+    run.in_scope(|| hub.connect_all());
     let cache = CapabilityCache::new(hub.clone()).with_budget(budget);
 
     let work = async {
-        let resolve = preflight(&cache, &steps).instrument(span.clone());
+        let resolve = run.preflight(&cache);
         if std::io::stderr().is_terminal() && !args.json {
             let bar = indicatif::ProgressBar::new_spinner();
             with_progress(&hub, budget, &bar, resolve).await
@@ -131,13 +128,10 @@ pub(crate) async fn run(args: Args) -> ExitCode {
             resolve.await
         }
     };
-    let outcomes = match run_until_stop_signal(&mut signals, &hub, work).await {
-        Ok(outcomes) => outcomes,
-        Err(code) => return code,
-    };
-    let summary = RunSummary::new(SystemTime::now(), outcomes);
-    record_run(&span, &summary);
-    drop(span);
+    if let Err(code) = run_until_stop_signal(&mut signals, &hub, work).await {
+        return code;
+    }
+    let summary = run.finish();
     let mut pushed = true;
     if let Some(target) = &push {
         for server in &config.servers {

@@ -6,16 +6,15 @@
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use mcp_readiness::exporter::{self, MetricsServer};
 use mcp_readiness::layer::ReadinessLayer;
 use mcp_readiness::metrics::Metrics;
-use mcp_readiness::plan::{RunSummary, Step, StepOutcome, record_run, run_span, run_step};
+use mcp_readiness::plan::{Run, RunSummary, Step, StepOutcome};
 use mcp_readiness::{Budget, Hub, HubOptions};
 use mcp_readiness_cli::demo::{self, DemoHttpServers};
 use tower::ServiceBuilder;
-use tracing::Instrument;
 
 use super::common::{EXIT_INVALID, parse_duration, print_stderr, print_stdout, with_progress};
 use super::signals::{StopSignals, run_until_stop_signal};
@@ -255,35 +254,24 @@ where
         + 'static,
     S::Future: Send,
 {
-    let span = run_span(steps.len());
+    let mut run = Run::start(steps.iter().cloned());
     let progress =
         (verbose && std::io::stderr().is_terminal()).then(indicatif::ProgressBar::new_spinner);
-    let work = async {
-        hub.connect_all();
-        futures::future::join_all(steps.iter().map(|step| {
-            let progress = progress.clone();
-            async move {
-                let outcome = run_step(tools.clone(), step).await;
-                if verbose {
-                    let line = step_line(&outcome);
-                    match &progress {
-                        Some(bar) => bar.println(line),
-                        None => print_stderr(&format!("{line}\n")),
-                    }
-                }
-                outcome
+    run.in_scope(|| hub.connect_all());
+    let work = run.steps_each(tools.clone(), |outcome| {
+        if verbose {
+            let line = step_line(outcome);
+            match &progress {
+                Some(bar) => bar.println(line),
+                None => print_stderr(&format!("{line}\n")),
             }
-        }))
-        .await
-    }
-    .instrument(span.clone());
-    let outcomes = match &progress {
+        }
+    });
+    match &progress {
         Some(bar) => with_progress(hub, budget, bar, work).await,
         None => work.await,
-    };
-    let summary = RunSummary::new(SystemTime::now(), outcomes);
-    record_run(&span, &summary);
-    summary
+    }
+    run.finish()
 }
 
 fn step_line(outcome: &StepOutcome) -> String {

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use mcp_readiness::exporter;
 use mcp_readiness::metrics::Metrics;
-use mcp_readiness::{ConnectionEvent, Hub};
+use mcp_readiness::{Hub, state::ConnectionEvent};
 use tokio::signal::unix::{SignalKind, signal};
 
 use super::common::{EXIT_INVALID, hub_options, load_config, print_stdout};
@@ -160,7 +160,10 @@ fn reload(hub: &Hub, metrics: &Metrics, path: &std::path::Path) {
         Err(err) => return refused(&err),
     };
     // Every server must be usable before anything changes.
-    let options = super::common::hub_options(&config).build();
+    let options = match super::common::hub_options(&config).build() {
+        Ok(options) => options,
+        Err(err) => return refused(&format!("{}: {err}", path.display())),
+    };
     for spec in &config.servers {
         if let Err(err) = mcp_readiness::supervise::connector_for(spec, &options) {
             return refused(&format!("{}: {err}", path.display()));

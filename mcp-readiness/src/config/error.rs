@@ -63,6 +63,7 @@ impl ConfigError {
 /// Something legitimate but probably not meant, e.g. a step naming a server that is not configured
 /// (it will resolve as `absent`). Shown by the commands, never fatal.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ConfigWarning {
     /// The file.
     pub file: PathBuf,

@@ -17,9 +17,9 @@ use crate::resolve::{Budget, CacheTtls, CapabilityCache};
 /// ```
 /// use std::time::Duration;
 /// use mcp_readiness::layer::{NotReady, ReadinessLayer};
-/// use mcp_readiness::{Budget, CacheTtls, Metrics, Snapshot, StaticInventory};
+/// use mcp_readiness::{Budget, resolve::CacheTtls, Metrics, Snapshot, StaticInventory};
 ///
-/// # fn main() -> Result<(), mcp_readiness::BudgetError> {
+/// # fn main() -> Result<(), mcp_readiness::resolve::BudgetError> {
 /// let layer = ReadinessLayer::builder(StaticInventory::new(Snapshot::default()))
 ///     .budget(Budget::try_new(Duration::from_secs(15), Duration::from_secs(1))?)
 ///     .ttls(CacheTtls::default())

@@ -7,9 +7,9 @@ use rmcp::model::CallToolResult;
 use tower::BoxError;
 
 use super::NotReady;
-#[cfg(feature = "hub")]
-use crate::CallError;
 use crate::state::CallOutcome;
+#[cfg(feature = "hub")]
+use crate::supervise::CallError;
 
 /// A classified outcome: the metric label, when it failed the span's `error.type`, and whether
 /// the failure says the tool's ready verdict is stale (the connection died, or the server turned
@@ -44,7 +44,7 @@ pub(crate) fn classify_result(result: &Result<CallToolResult, BoxError>) -> Clas
 
 /// Classifies what the layer itself refused ([`NotReady`]) or what the inner service failed
 /// with, looking through the error's `source()` chain (an inner service may wrap its errors):
-/// the hub's and `Peers`' [`CallError`](crate::CallError) carry their own mapping; rmcp's
+/// the hub's and `Peers`' [`CallError`](crate::supervise::CallError) carry their own mapping; rmcp's
 /// `ServiceError` from any other inner service is mapped with the hub's rules (a JSON-RPC error
 /// is the tool's answer, `tool_error`; a 401/403 is `not_ready`; a closed transport is
 /// `transport_error`; rmcp's request timeout is `timeout`); timeouts of tower and tokio are

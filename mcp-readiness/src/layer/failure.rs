@@ -7,20 +7,20 @@ use tower::BoxError;
 
 use super::NotReady;
 use super::classify_result::classify_error;
-#[cfg(feature = "hub")]
-use crate::CallError;
 use crate::state::{Action, CallOutcome, State};
+#[cfg(feature = "hub")]
+use crate::supervise::CallError;
 
 /// A failed call through the readiness layer, seen once: the layer's error is a
 /// `tower::BoxError` that may be the layer's own refusal ([`NotReady`]), the hub's or `Peers`'
-/// [`CallError`](crate::CallError), rmcp's `ServiceError`, a timeout, or anything your inner
+/// [`CallError`](crate::supervise::CallError), rmcp's `ServiceError`, a timeout, or anything your inner
 /// service returned. [`CallFailure::of`] does every downcast; its accessors answer what a caller
 /// decides on.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
 /// use mcp_readiness::layer::CallFailure;
-/// use mcp_readiness::metrics::CallOutcome;
+/// use mcp_readiness::state::CallOutcome;
 /// use mcp_readiness::{Action, ReadinessLayer, Snapshot, State, StaticInventory, ToolCall};
 /// use rmcp::model::CallToolResult;
 /// use tower::{ServiceBuilder, ServiceExt};

@@ -52,10 +52,7 @@ mod span;
 pub use builder::ReadinessLayerBuilder;
 pub use failure::CallFailure;
 pub use future::ResponseFuture;
-pub use hooks::{OnNotReady, OnOutcome};
 pub use not_ready::NotReady;
 pub use readiness_layer::ReadinessLayer;
 pub use service::ReadinessService;
 pub use span::{SPAN_TARGET, execute_tool_span};
-// The request type lives with the shared vocabulary; re-exported where users first met it.
-pub use crate::state::ToolCall;

@@ -9,27 +9,23 @@ use crate::state::{Action, State, ToolName};
 /// ready: what state it is in, who has to do what, and how long the call waited to find out.
 ///
 /// Returned boxed (`tower::BoxError`); recover it with `err.downcast_ref::<NotReady>()`.
+///
+/// Only this crate builds one; read it with the accessors below.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NotReady {
-    /// The tool that was called.
-    pub tool: ToolName,
-    /// Its state.
-    pub state: State,
-    /// Whether the state is a fact about the server or about this tool only.
-    pub scope: Scope,
-    /// What a human has to do.
-    pub action: Action,
-    /// How long the call waited for the verdict.
-    pub waited: Duration,
-    /// Whether the wait budget ran out while the server was still connecting.
-    pub timed_out: bool,
-    /// Why, when the inventory said (never contains secrets).
-    pub reason: Option<Arc<str>>,
+    pub(crate) tool: ToolName,
+    pub(crate) state: State,
+    pub(crate) scope: Scope,
+    pub(crate) action: Action,
+    pub(crate) waited: Duration,
+    pub(crate) timed_out: bool,
+    pub(crate) reason: Option<Arc<str>>,
 }
 
 impl NotReady {
     /// Builds the error from a verdict that is not ready; `None` for a ready one.
-    pub fn from_verdict(tool: &ToolName, verdict: &Verdict) -> Option<NotReady> {
+    pub(crate) fn from_verdict(tool: &ToolName, verdict: &Verdict) -> Option<NotReady> {
         Some(NotReady {
             tool: tool.clone(),
             state: verdict.state,
@@ -39,6 +35,41 @@ impl NotReady {
             timed_out: verdict.timed_out,
             reason: verdict.reason.clone(),
         })
+    }
+
+    /// The tool that was called.
+    pub fn tool(&self) -> &ToolName {
+        &self.tool
+    }
+
+    /// Its state (never [`State::Ready`]).
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// Whether the state is a fact about the server or about this tool only.
+    pub fn scope(&self) -> Scope {
+        self.scope
+    }
+
+    /// What a human has to do.
+    pub fn action(&self) -> Action {
+        self.action
+    }
+
+    /// How long the call waited for the verdict.
+    pub fn waited(&self) -> Duration {
+        self.waited
+    }
+
+    /// Whether the wait budget ran out while the server was still connecting.
+    pub fn timed_out(&self) -> bool {
+        self.timed_out
+    }
+
+    /// Why, when the inventory said (never contains secrets).
+    pub fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
     }
 
     /// The server the tool belongs to.

@@ -5,7 +5,6 @@ use tower::Layer;
 
 use super::builder::ReadinessLayerBuilder;
 use super::handles::LayerShared;
-use super::hooks::{OnNotReady, OnOutcome};
 use super::service::ReadinessService;
 use crate::resolve::{CapabilityCache, Inventory};
 
@@ -47,28 +46,6 @@ impl ReadinessLayer {
 }
 
 impl<N, O> ReadinessLayer<N, O> {
-    /// Calls `hook` for every call refused because its tool is not ready.
-    #[deprecated(
-        note = "set hooks on the builder: `ReadinessLayer::builder(..).on_not_ready(hook)`"
-    )]
-    pub fn on_not_ready<N2: OnNotReady>(self, hook: N2) -> ReadinessLayer<N2, O> {
-        ReadinessLayer {
-            shared: self.shared,
-            on_not_ready: hook,
-            on_outcome: self.on_outcome,
-        }
-    }
-
-    /// Calls `hook` once with every call's outcome.
-    #[deprecated(note = "set hooks on the builder: `ReadinessLayer::builder(..).on_outcome(hook)`")]
-    pub fn on_outcome<O2: OnOutcome>(self, hook: O2) -> ReadinessLayer<N, O2> {
-        ReadinessLayer {
-            shared: self.shared,
-            on_not_ready: self.on_not_ready,
-            on_outcome: hook,
-        }
-    }
-
     /// The capability cache every service of this layer resolves through.
     pub fn cache(&self) -> &Arc<CapabilityCache> {
         &self.shared.cache

@@ -92,7 +92,7 @@ impl MetricsBuilder {
         self
     }
 
-    /// At most `cap` servers that no [`ConnectionEvent::ServerAdded`](crate::ConnectionEvent)
+    /// At most `cap` servers that no [`ConnectionEvent::ServerAdded`](crate::state::ConnectionEvent)
     /// announced (named only by the tool names callers use); later ones are counted as
     /// `server="other"`. Configured servers are never capped. Default
     /// [`DEFAULT_UNCONFIGURED_SERVER_CAP`].

@@ -4,7 +4,7 @@
 //!
 //! - [`names`]: the metric and label names and the histogram buckets (a contract; never change).
 //! - [`Metrics`]: the recorder, set up with [`MetricsBuilder`]. The supervisor's events
-//!   ([`EventSink`](crate::EventSink)) drive the one-hot server state and the connect series;
+//!   ([`EventSink`](crate::state::EventSink)) drive the one-hot server state and the connect series;
 //!   [`Metrics::render`] writes the text exposition.
 //! - The handles, the one way to record a resolution, a call or an operation: [`Metrics::server`]
 //!   gives a server's [`ServerMetrics`] (resolutions, wait budget) and [`ServerMetrics::tool`] a
@@ -63,8 +63,6 @@ pub use builder::{
     MetricsError,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
-// Defined with the shared vocabulary in `state`; re-exported here, where it labels the series.
-pub use crate::state::CallOutcome;
 #[cfg(feature = "hub")]
 pub use push::{
     PushError, PushTarget, RUN_RAN_STEPS, RUN_SERVERS, RUN_STEPS, RUN_TIMESTAMP_SECONDS, push,

@@ -92,9 +92,9 @@ pub const LABEL_SERVER: &str = "server";
 pub const LABEL_STATE: &str = "state";
 /// Label: the tool name as the server lists it (capped; see [`OTHER`]).
 pub const LABEL_TOOL: &str = "tool";
-/// Label: how a call through the layer ended (see [`CallOutcome`](super::CallOutcome)).
+/// Label: how a call through the layer ended (see [`CallOutcome`](crate::state::CallOutcome)).
 pub const LABEL_OUTCOME: &str = "outcome";
-/// Label: how a connection attempt ended (see [`ConnectResult`](crate::ConnectResult)).
+/// Label: how a connection attempt ended (see [`ConnectResult`](crate::state::ConnectResult)).
 pub const LABEL_RESULT: &str = "result";
 /// Label: the crate version in `mcp_readiness_build_info`.
 pub const LABEL_VERSION: &str = "version";

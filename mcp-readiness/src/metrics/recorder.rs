@@ -58,8 +58,8 @@ pub(crate) struct Inner {
 ///   [`Metrics::server`] gives a server's [`ServerMetrics`] (resolutions, its wait budget), and
 ///   [`ServerMetrics::tool`] a tool's [`ToolMetrics`](super::ToolMetrics) (calls, absent tools,
 ///   operations). The layer keeps them per tool.
-/// - The supervisor's [`ConnectionEvent`](crate::ConnectionEvent)s drive the server state, connect
-///   and reconnect series: `Metrics` is an [`EventSink`](crate::EventSink).
+/// - The supervisor's [`ConnectionEvent`](crate::state::ConnectionEvent)s drive the server state, connect
+///   and reconnect series: `Metrics` is an [`EventSink`](crate::state::EventSink).
 /// - [`Metrics::render`] produces the text exposition; the `exporter` module (feature `http`)
 ///   serves it and the status page.
 ///
@@ -71,8 +71,8 @@ pub(crate) struct Inner {
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_readiness::metrics::{CallOutcome, Metrics};
-/// use mcp_readiness::{ConnectionEvent, EventSink, State, Verdict};
+/// use mcp_readiness::{metrics::Metrics, state::CallOutcome};
+/// use mcp_readiness::{state::{ConnectionEvent, EventSink}, State, resolve::Verdict};
 ///
 /// let metrics = Metrics::new();
 /// metrics.on_event(&ConnectionEvent::ServerAdded { server: "files".into(), state: State::Ready });
@@ -200,7 +200,7 @@ impl Metrics {
     ///
     /// ```
     /// use mcp_readiness::metrics::Metrics;
-    /// use mcp_readiness::{ConnectionEvent, EventSink, State};
+    /// use mcp_readiness::{state::{ConnectionEvent, EventSink}, State};
     ///
     /// let metrics = Metrics::new();
     /// metrics.reload(|| {
@@ -385,8 +385,10 @@ mod tests {
     use prometheus::Registry;
 
     use super::*;
-    use crate::metrics::{CallOutcome, ManualClock};
-    use crate::{ConnectionEvent, EventSink, State, Verdict};
+    use crate::metrics::ManualClock;
+    use crate::resolve::Verdict;
+    use crate::state::{CallOutcome, ConnectionEvent, EventSink};
+    use crate::State;
 
     fn record(metrics: &Metrics) {
         let mine = prometheus::IntCounter::new("aaa_mine_total", "mine").unwrap();

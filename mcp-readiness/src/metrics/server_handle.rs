@@ -105,7 +105,7 @@ struct ServerInner {
 /// ```
 ///
 /// A handle keeps recording after its server is removed
-/// ([`ConnectionEvent::ServerRemoved`](crate::ConnectionEvent::ServerRemoved)), but into series that
+/// ([`ConnectionEvent::ServerRemoved`](crate::state::ConnectionEvent::ServerRemoved)), but into series that
 /// are no longer exported; check [`ServerMetrics::is_live`] and fetch a new handle if the server
 /// may come back.
 #[derive(Clone)]

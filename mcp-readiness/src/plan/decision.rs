@@ -9,12 +9,12 @@ use crate::state::{Action, State};
 /// What a step does, with a reason that names the server and the next human step.
 ///
 /// ```
-/// use mcp_readiness::plan::{decide, Decision, Step};
-/// use mcp_readiness::{Scope, State, Verdict};
+/// use mcp_readiness::plan::{Decision, Step};
+/// use mcp_readiness::{resolve::{Scope, Verdict}, State};
 ///
 /// let unauthenticated = Verdict { state: State::Unauthenticated, scope: Scope::Server, ..Verdict::READY };
 /// let step = Step::required("fetch-issues", "mcp__github__search_issues");
-/// let decision = decide(&step, &unauthenticated);
+/// let decision = step.decide(&unauthenticated);
 /// assert_eq!(decision.as_str(), "abort");
 /// assert_eq!(
 ///     decision.reason(),
@@ -87,11 +87,17 @@ impl fmt::Display for Decision {
     }
 }
 
-/// Decides a step from its tool's verdict, per the table of the [`plan`](super) module.
-///
-/// `unauthenticated` and `absent` both abort a required step, with different wording on purpose: one
-/// means redo the authorization, the other means add the connection.
-pub fn decide(step: &Step, verdict: &Verdict) -> Decision {
+impl Step {
+    /// Decides this step from its tool's verdict, per the table of the [`plan`](super) module.
+    ///
+    /// `unauthenticated` and `absent` both abort a required step, with different wording on
+    /// purpose: one means redo the authorization, the other means add the connection.
+    pub fn decide(&self, verdict: &Verdict) -> Decision {
+        decide(self, verdict)
+    }
+}
+
+fn decide(step: &Step, verdict: &Verdict) -> Decision {
     let tool = step.tool.as_str();
     let server = step.tool.server();
     let fallback = || step.fallback.clone();

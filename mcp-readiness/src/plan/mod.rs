@@ -8,14 +8,21 @@
 //! | `connecting` (budget ran out) | retry next run | skip |
 //! | `absent` | abort: add the connection | fallback |
 
+//!
+//! A [`Run`] decides its [`Step`]s (calling their tools, or a pre-flight that only resolves them)
+//! inside the run and step spans, and [`Run::finish`] returns the record, [`RunSummary`].
+
+mod call;
 mod decision;
 mod preflight;
 mod run;
+mod spans;
 mod step;
 mod summary;
 
-pub use decision::{Decision, decide};
-pub use preflight::{SERVER_PROBE_TOOL, preflight, server_step};
-pub use run::{RUN_SPAN_TARGET, record_run, run_span, run_step, run_step_with, run_steps};
+pub use decision::Decision;
+pub use preflight::SERVER_PROBE_TOOL;
+pub use run::Run;
+pub use spans::RUN_SPAN_TARGET;
 pub use step::{Step, StepOutcome};
 pub use summary::RunSummary;

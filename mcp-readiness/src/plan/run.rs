@@ -1,171 +1,175 @@
-//! Running the steps of an unattended run through a service (usually `ReadinessLayer` over a
-//! `Hub`), and the spans that make the run one trace.
+//! [`Run`]: one unattended run, from its root span to its record.
 
-use std::sync::Arc;
+use std::time::SystemTime;
 
 use futures::future::join_all;
 use rmcp::model::CallToolResult;
-use tower::{BoxError, Service, ServiceExt};
-use tracing::field::Empty;
+use tower::{BoxError, Service};
 use tracing::{Instrument, Span};
 
+use super::call::call_step;
+use super::preflight::preflight;
+use super::spans::{record_run, run_span};
 use super::{RunSummary, Step, StepOutcome};
-use crate::layer::NotReady;
-use crate::resolve::{Scope, Verdict};
-use crate::state::State;
+use crate::resolve::CapabilityCache;
 use crate::state::ToolCall;
-#[cfg(feature = "hub")]
-use crate::supervise::CallError;
 
-/// The `target` of the run and step spans.
-pub const RUN_SPAN_TARGET: &str = "mcp_readiness::run";
-
-/// The root span of one unattended run, `readiness run`, with `mcp_readiness.steps` set and
-/// `mcp_readiness.ran` left for [`record_run`]. Open it around the whole run (connecting the
-/// servers included) so that every step and connection attempt becomes its child:
+/// One unattended run: its steps, the root span `readiness run` that makes it one trace, and the
+/// outcomes decided so far; [`finish`](Run::finish) turns it into the run record.
+///
+/// [`start`](Run::start) opens the span, then the steps are decided in their order, each in a
+/// `step {id}` span, child of the run span: all at once by calling their tools
+/// ([`steps`](Run::steps), [`steps_each`](Run::steps_each)) or by resolving them only
+/// ([`preflight`](Run::preflight)), or one by one ([`step`](Run::step),
+/// [`step_with`](Run::step_with), e.g. with arguments). Each of these decides the steps not
+/// decided yet. Work that belongs to the run (connecting the servers) goes in
+/// [`in_scope`](Run::in_scope), so that its spans are children of the run span.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use std::time::SystemTime;
-/// use mcp_readiness::plan::{preflight, record_run, run_span, RunSummary, Step};
-/// use mcp_readiness::{CapabilityCache, Snapshot, StaticInventory};
-/// use tracing::Instrument;
+/// use mcp_readiness::plan::{Run, Step};
+/// use mcp_readiness::resolve::CapabilityCache;
+/// use mcp_readiness::{Snapshot, StaticInventory};
 ///
-/// let cache = CapabilityCache::new(StaticInventory::new(Snapshot::default().with_ready_tool("mcp__files__read")));
-/// let steps = [Step::required("read", "mcp__files__read")];
-/// let span = run_span(steps.len());
-/// let outcomes = preflight(&cache, &steps).instrument(span.clone()).await;
-/// let summary = RunSummary::new(SystemTime::now(), outcomes);
-/// record_run(&span, &summary);
+/// let cache = CapabilityCache::new(StaticInventory::new(
+///     Snapshot::default().with_ready_tool("mcp__files__read").with_unauthenticated_server("github"),
+/// ));
+/// let mut run = Run::start([
+///     Step::required("read", "mcp__files__read"),
+///     Step::required("issues", "mcp__github__search_issues"),
+/// ]);
+/// run.preflight(&cache).await;
+/// let summary = run.finish();
 /// assert_eq!(summary.ran, 1);
+/// assert_eq!(summary.blocked_by_auth, ["github"]);
+/// assert_eq!(summary.outcomes[1].decision.as_str(), "abort");
 /// # }
 /// ```
-pub fn run_span(steps: usize) -> Span {
-    tracing::info_span!(
-        target: RUN_SPAN_TARGET,
-        "readiness run",
-        otel.name = "readiness run",
-        mcp_readiness.steps = i64::try_from(steps).unwrap_or(i64::MAX),
-        mcp_readiness.ran = Empty,
-    )
+#[derive(Debug)]
+pub struct Run {
+    span: Span,
+    steps: Vec<Step>,
+    outcomes: Vec<StepOutcome>,
 }
 
-/// Records how the run ended on its [`run_span`]: `mcp_readiness.ran`.
-pub fn record_run(span: &Span, summary: &RunSummary) {
-    span.record(
-        "mcp_readiness.ran",
-        i64::try_from(summary.ran).unwrap_or(i64::MAX),
-    );
-}
-
-/// The span of one step's resolution, `step {id}`, child of the current span.
-pub(crate) fn step_span(step: &Step) -> Span {
-    tracing::info_span!(
-        target: RUN_SPAN_TARGET,
-        "step",
-        otel.name = %format_args!("step {}", step.id),
-        mcp_readiness.step = %step.id,
-        mcp_readiness.tool = step.tool.as_str(),
-        mcp_readiness.server = step.tool.server(),
-        mcp_readiness.state = Empty,
-        mcp_readiness.waited_ms = Empty,
-        mcp_readiness.decision = Empty,
-        mcp_readiness.action = Empty,
-    )
-}
-
-/// Records a step's outcome on its [`step_span`].
-pub(crate) fn record_step(span: &Span, outcome: &StepOutcome) {
-    span.record("mcp_readiness.state", outcome.state.as_str());
-    span.record(
-        "mcp_readiness.waited_ms",
-        i64::try_from(outcome.waited_ms).unwrap_or(i64::MAX),
-    );
-    span.record("mcp_readiness.decision", outcome.decision.as_str());
-    if let Some(action) = outcome.state.action() {
-        span.record("mcp_readiness.action", action.as_str());
+impl Run {
+    /// Starts a run of `steps`: opens its root span `readiness run` (a child of the current span),
+    /// with `mcp_readiness.steps` set.
+    pub fn start(steps: impl IntoIterator<Item = Step>) -> Run {
+        let steps: Vec<Step> = steps.into_iter().collect();
+        Run {
+            span: run_span(steps.len()),
+            steps,
+            outcomes: Vec::new(),
+        }
     }
-}
 
-/// Runs one step: calls its tool through `service` (with no arguments) and decides from what
-/// came back, inside a `step {id}` span.
-///
-/// - The call returned a result: the step ran ([`Decision::Run`](super::Decision::Run)); `waited`
-///   is how long the call took, resolution included.
-/// - The readiness layer refused it ([`NotReady`]): decided from its state, scope and wait.
-/// - The Hub could not reach the server (a `CallError` whose state is not `ready`): decided from
-///   that state, at server scope.
-/// - Any other failure (the tool's own error, a timeout of a live server): the step ran; the
-///   failure is its `cause`.
-pub async fn run_step<S>(service: S, step: &Step) -> StepOutcome
-where
-    S: Service<ToolCall, Response = CallToolResult>,
-    S::Error: Into<BoxError>,
-{
-    run_step_with(service, step, ToolCall::new(step.tool.clone())).await
-}
-
-/// [`run_step`] with a call of your own (arguments, `idempotent`, metadata) for the step's tool.
-pub async fn run_step_with<S>(service: S, step: &Step, call: ToolCall) -> StepOutcome
-where
-    S: Service<ToolCall, Response = CallToolResult>,
-    S::Error: Into<BoxError>,
-{
-    let span = step_span(step);
-    let started = tokio::time::Instant::now();
-    let result = service.oneshot(call).instrument(span.clone()).await;
-    let verdict = match result {
-        Ok(_) => Verdict {
-            waited: started.elapsed(),
-            ..Verdict::READY
-        },
-        Err(error) => verdict_of_failure(&error.into(), started.elapsed()),
-    };
-    let outcome = StepOutcome::new(step, &verdict);
-    record_step(&span, &outcome);
-    outcome
-}
-
-/// Runs every step at once through clones of `service` (steps on one server share one wait when
-/// the service is a `ReadinessLayer`) and returns their outcomes in step order.
-pub async fn run_steps<S>(service: S, steps: &[Step]) -> Vec<StepOutcome>
-where
-    S: Service<ToolCall, Response = CallToolResult> + Clone,
-    S::Error: Into<BoxError>,
-{
-    join_all(steps.iter().map(|step| run_step(service.clone(), step))).await
-}
-
-fn verdict_of_failure(error: &BoxError, elapsed: std::time::Duration) -> Verdict {
-    if let Some(not_ready) = error.downcast_ref::<NotReady>() {
-        return Verdict {
-            state: not_ready.state,
-            waited: not_ready.waited,
-            timed_out: not_ready.timed_out,
-            scope: not_ready.scope,
-            reason: not_ready.reason.clone(),
-        };
+    /// The run's steps, in order.
+    pub fn planned(&self) -> &[Step] {
+        &self.steps
     }
-    let (state, reason) =
-        hub_failure(error).unwrap_or_else(|| (State::Ready, error.to_string().into()));
-    Verdict {
-        state,
-        waited: elapsed,
-        timed_out: false,
-        scope: Scope::Server,
-        reason: Some(reason),
+
+    /// The outcomes decided so far, in step order.
+    pub fn outcomes(&self) -> &[StepOutcome] {
+        &self.outcomes
     }
-}
 
-/// The state a `Hub` failure implies for its server, and its message.
-#[cfg(feature = "hub")]
-fn hub_failure(error: &BoxError) -> Option<(State, Arc<str>)> {
-    let call = error.downcast_ref::<CallError>()?;
-    Some((call.state(), call.message().into()))
-}
+    /// The root span, `readiness run`.
+    pub fn span(&self) -> &Span {
+        &self.span
+    }
 
-/// Without the `hub` feature no error comes from a `Hub`.
-#[cfg(not(feature = "hub"))]
-fn hub_failure(_error: &BoxError) -> Option<(State, Arc<str>)> {
-    None
+    /// Runs `work` inside the run span, e.g. `run.in_scope(|| hub.connect_all())` so that every
+    /// connection attempt's `initialize` span is a child of the run.
+    pub fn in_scope<R>(&self, work: impl FnOnce() -> R) -> R {
+        self.span.in_scope(work)
+    }
+
+    /// Decides every step not decided yet by calling its tool through `service` (with no
+    /// arguments), all at once through clones of `service`: steps on one server share one wait
+    /// when the service is a `ReadinessLayer`.
+    ///
+    /// - The call returned a result: the step ran ([`Decision::Run`](super::Decision::Run));
+    ///   `waited` is how long the call took, resolution included.
+    /// - The readiness layer refused it ([`NotReady`](crate::NotReady)): decided from its state,
+    ///   scope and wait.
+    /// - The Hub could not reach the server (a `CallError` whose state is not `ready`): decided
+    ///   from that state, at server scope.
+    /// - Any other failure (the tool's own error, a timeout of a live server): the step ran; the
+    ///   failure is its `cause`.
+    pub async fn steps<S>(&mut self, service: S)
+    where
+        S: Service<ToolCall, Response = CallToolResult> + Clone,
+        S::Error: Into<BoxError>,
+    {
+        self.steps_each(service, |_: &StepOutcome| ()).await;
+    }
+
+    /// [`steps`](Run::steps), calling `on_outcome` with each outcome as soon as it is decided
+    /// (e.g. to print a line per step).
+    pub async fn steps_each<S, F>(&mut self, service: S, on_outcome: F)
+    where
+        S: Service<ToolCall, Response = CallToolResult> + Clone,
+        S::Error: Into<BoxError>,
+        F: Fn(&StepOutcome),
+    {
+        let pending = &self.steps[self.outcomes.len()..];
+        let on_outcome = &on_outcome;
+        let decided = join_all(pending.iter().map(|step| {
+            let service = service.clone();
+            async move {
+                let outcome = call_step(service, step, ToolCall::new(step.tool.clone())).await;
+                on_outcome(&outcome);
+                outcome
+            }
+        }))
+        .instrument(self.span.clone())
+        .await;
+        self.outcomes.extend(decided);
+    }
+
+    /// Decides the next step not decided yet by calling its tool through `service` with no
+    /// arguments (see [`steps`](Run::steps)); `None` when every step is decided.
+    pub async fn step<S>(&mut self, service: S) -> Option<&StepOutcome>
+    where
+        S: Service<ToolCall, Response = CallToolResult>,
+        S::Error: Into<BoxError>,
+    {
+        let tool = self.steps.get(self.outcomes.len())?.tool.clone();
+        self.step_with(service, ToolCall::new(tool)).await
+    }
+
+    /// [`step`](Run::step) with a call of your own (arguments, `idempotent`, metadata) for the
+    /// next step's tool.
+    pub async fn step_with<S>(&mut self, service: S, call: ToolCall) -> Option<&StepOutcome>
+    where
+        S: Service<ToolCall, Response = CallToolResult>,
+        S::Error: Into<BoxError>,
+    {
+        let step = self.steps.get(self.outcomes.len())?;
+        let outcome = call_step(service, step, call)
+            .instrument(self.span.clone())
+            .await;
+        self.outcomes.push(outcome);
+        self.outcomes.last()
+    }
+
+    /// Decides every step not decided yet by resolving its tool through `cache`, without calling
+    /// it: the whole pre-flight takes about one budget however many servers there are, and steps
+    /// on one server share one wait. A [`Step::server`] step is ready when its server is.
+    pub async fn preflight(&mut self, cache: &CapabilityCache) {
+        let pending = &self.steps[self.outcomes.len()..];
+        let decided = preflight(cache, pending)
+            .instrument(self.span.clone())
+            .await;
+        self.outcomes.extend(decided);
+    }
+
+    /// Ends the run: summarizes the outcomes decided (now, for the record's `ts`), records
+    /// `mcp_readiness.ran` on the run span and closes it.
+    pub fn finish(self) -> RunSummary {
+        let summary = RunSummary::new(SystemTime::now(), self.outcomes);
+        record_run(&self.span, &summary);
+        summary
+    }
 }

@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::Decision;
+use super::{Decision, SERVER_PROBE_TOOL};
 use crate::resolve::{Scope, Verdict};
 use crate::state::{State, ToolName};
 
@@ -44,6 +44,21 @@ impl Step {
             required: false,
             ..Step::required(id, tool)
         }
+    }
+
+    /// A required step that checks a whole server rather than one tool (a pre-flight with no
+    /// steps configured): its tool is `mcp__<server>__*` ([`SERVER_PROBE_TOOL`]). `None` for a
+    /// server name that cannot be written as `mcp__<server>__...`.
+    ///
+    /// ```
+    /// use mcp_readiness::plan::Step;
+    ///
+    /// let step = Step::server("files").unwrap();
+    /// assert_eq!((step.id.as_str(), step.tool.as_str(), step.required), ("files", "mcp__files__*", true));
+    /// ```
+    pub fn server(server: &str) -> Option<Step> {
+        let tool = ToolName::qualified(server, SERVER_PROBE_TOOL)?;
+        Some(Step::required(server, tool))
     }
 
     /// Sets what the step does instead when its tool is not usable.
@@ -88,7 +103,7 @@ impl StepOutcome {
             state: verdict.state,
             scope: verdict.scope,
             waited_ms: duration_ms(verdict.waited),
-            decision: super::decide(step, verdict),
+            decision: step.decide(verdict),
             cause: verdict.reason.as_deref().map(str::to_owned),
         }
     }

@@ -16,7 +16,7 @@ use crate::state::State;
 /// ```
 /// use std::time::{Duration, SystemTime};
 /// use mcp_readiness::plan::{RunSummary, Step, StepOutcome};
-/// use mcp_readiness::{Scope, State, Verdict};
+/// use mcp_readiness::{resolve::{Scope, Verdict}, State};
 ///
 /// let ready = Verdict::READY;
 /// let unauthenticated = Verdict { state: State::Unauthenticated, scope: Scope::Server, ..Verdict::READY };

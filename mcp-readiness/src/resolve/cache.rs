@@ -68,7 +68,7 @@ impl Default for CacheTtls {
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use mcp_readiness::{CapabilityCache, Snapshot, State, StaticInventory, ToolName};
+/// use mcp_readiness::{resolve::CapabilityCache, Snapshot, State, StaticInventory, ToolName};
 ///
 /// let inventory = Arc::new(StaticInventory::new(Snapshot::default().with_pending_server("search")));
 /// let cache = CapabilityCache::new(inventory.clone());
@@ -197,7 +197,7 @@ impl CapabilityCache {
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// use std::time::Duration;
-    /// use mcp_readiness::{Budget, CapabilityCache, Snapshot, StaticInventory, ToolName};
+    /// use mcp_readiness::{Budget, resolve::CapabilityCache, Snapshot, StaticInventory, ToolName};
     ///
     /// let inventory = StaticInventory::new(
     ///     Snapshot::default().with_pending_server("warehouse").with_pending_server("search"),

@@ -10,7 +10,7 @@ use tokio::sync::Notify;
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// use mcp_readiness::ChangeFeed;
+/// use mcp_readiness::resolve::ChangeFeed;
 ///
 /// let feed = ChangeFeed::new();
 /// let seen = feed.generation();

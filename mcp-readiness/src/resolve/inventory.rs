@@ -26,7 +26,7 @@ pub trait Inventory: Send + Sync + 'static {
     /// being ready at once).
     ///
     /// Without one (the default), waiting resolutions notice changes at their next poll only, and
-    /// cached verdicts are trusted for their whole lifetime ([`CacheTtls`](crate::CacheTtls)):
+    /// cached verdicts are trusted for their whole lifetime ([`CacheTtls`](crate::resolve::CacheTtls)):
     /// a ready tool stays ready for the ready TTL (60 s by default) even if its server dropped,
     /// unless a call on it fails with `transport_error` (or the inner service reports the server
     /// not ready), which drops that tool's ready entry so the next call re-checks. Inventories

@@ -6,7 +6,7 @@ use crate::state::{State, ToolName};
 /// servers are connected, still connecting, or waiting for authorization.
 ///
 /// ```
-/// use mcp_readiness::{classify, Snapshot, State, ToolName};
+/// use mcp_readiness::{resolve::classify, Snapshot, State, ToolName};
 ///
 /// let snapshot = Snapshot::default()
 ///     .with_ready_tool("mcp__files__read")

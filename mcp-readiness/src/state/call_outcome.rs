@@ -3,7 +3,7 @@ use std::fmt;
 /// How one call through the layer ended: the `outcome` label of `mcp_readiness_tool_calls_total`.
 ///
 /// ```
-/// use mcp_readiness::metrics::CallOutcome;
+/// use mcp_readiness::state::CallOutcome;
 ///
 /// assert_eq!(CallOutcome::NotReady.as_str(), "not_ready");
 /// ```

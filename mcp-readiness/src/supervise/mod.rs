@@ -24,7 +24,8 @@
 //!   `subscriptions/listen` stream on 2026-07-28 sessions) refreshes the tool list.
 //!
 //! The rmcp connectors ([`StdioConnector`], [`HttpConnector`]) implement [`Connector`]; anything
-//! else can too. Every transition is a [`ConnectionEvent`] for the configured [`EventSink`]s.
+//! else can too. Every transition is a [`ConnectionEvent`](crate::state::ConnectionEvent) for the configured
+//! [`EventSink`](crate::state::EventSink)s.
 //!
 //! # Rooms
 //!
@@ -50,9 +51,8 @@ mod supervisor;
 #[cfg(test)]
 mod test_support;
 
-pub use crate::state::{ConnectResult, ConnectionEvent, EventSink};
 pub use connectors::connector::{
-    AfterConnect, ConnectError, Connector, MAX_RETRY_AFTER, ServerIdentity, Session, SessionEvents,
+    AfterConnect, ConnectError, Connector, MAX_RETRY_AFTER, Session, SessionEvents,
 };
 pub use connectors::credential_expiry::CredentialState;
 pub use connectors::fd_limit::{OpenFileLimit, raise_open_file_limit};

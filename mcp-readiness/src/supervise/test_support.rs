@@ -11,7 +11,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, Tool};
 use rmcp::{ErrorData, ServiceError};
 use tokio::sync::watch;
 
-use crate::state::ToolCall;
+pub(super) use crate::state::{ConnectResult, ConnectionEvent, ToolCall};
 use crate::supervise::*;
 
 #[derive(Clone, Debug)]

@@ -10,7 +10,7 @@ use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 
 use crate::state::ConnectResult;
-pub use crate::state::ServerIdentity;
+use crate::state::ServerIdentity;
 
 /// A failed connection attempt, classified. The message names the server and what to do next,
 /// and never contains secrets (connectors redact what they know).

@@ -22,7 +22,7 @@ pub struct OpenFileLimit {
 /// supervises many stdio servers (`mcp-readiness serve`, `check` and `demo` do).
 ///
 /// ```
-/// let limit = mcp_readiness::raise_open_file_limit()?;
+/// let limit = mcp_readiness::supervise::raise_open_file_limit()?;
 /// assert!(limit.now >= limit.before);
 /// # Ok::<(), std::io::Error>(())
 /// ```

@@ -30,9 +30,10 @@ use rmcp::service::{
 };
 use rmcp::transport::Transport;
 
-use super::connector::{ConnectError, ServerIdentity};
+use super::connector::ConnectError;
 use super::rmcp_session::SupervisorClient;
 use crate::state::ConnectResult;
+use crate::state::ServerIdentity;
 
 /// A transport lent to one lifecycle attempt and handed back when the attempt drops it (a failed
 /// handshake drops its transport without closing it), so the next attempt continues on the same

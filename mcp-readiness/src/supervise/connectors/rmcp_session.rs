@@ -14,9 +14,10 @@ use rmcp::service::{NotificationContext, QuitReason, RoleClient, RunningService,
 use rmcp::{ClientHandler, Peer, ServiceError};
 use tokio::sync::{Notify, watch};
 
-use super::connector::{ServerIdentity, Session, SessionEvents};
+use super::connector::{Session, SessionEvents};
 use super::lifecycle;
 use super::session_id::SessionIdSlot;
+use crate::state::ServerIdentity;
 
 /// The rmcp client handler: forwards `notifications/tools/list_changed` to the supervisor.
 #[derive(Debug, Clone)]

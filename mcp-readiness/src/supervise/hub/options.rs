@@ -23,8 +23,10 @@ use crate::supervise::connectors::connector::AfterConnect;
 ///     .health_interval(None)
 ///     .reconnect_on_drop(false)
 ///     .crash_backoff(Duration::from_secs(2), Duration::from_secs(120))
-///     .build();
+///     .build()?;
 /// assert_eq!(options.cooldown(), Duration::from_secs(30));
+/// assert!(HubOptions::builder().cooldown(Duration::from_secs(30)).ping_timeout(Duration::ZERO).build().is_err());
+/// # Ok::<(), mcp_readiness::supervise::SpecError>(())
 /// ```
 #[derive(Clone)]
 pub struct HubOptions {
@@ -291,14 +293,14 @@ impl HubOptionsBuilder {
     /// The wait budget for `server`'s tools, instead of the resolver's default (the
     /// configuration's `readiness.servers.<name>.budget`). The Hub offers it through
     /// [`Inventory::wait_budget`](crate::resolve::Inventory::wait_budget), so a
-    /// [`CapabilityCache`](crate::CapabilityCache) (the layer, `check`) over the Hub waits that
+    /// [`CapabilityCache`](crate::resolve::CapabilityCache) (the layer, `check`) over the Hub waits that
     /// long for that server.
     pub fn server_budget(mut self, server: impl Into<String>, budget: Budget) -> Self {
         self.options.server_budgets.insert(server.into(), budget);
         self
     }
 
-    /// Adds a listener for every [`ConnectionEvent`](crate::supervise::ConnectionEvent).
+    /// Adds a listener for every [`ConnectionEvent`](crate::state::ConnectionEvent).
     pub fn event_sink(mut self, sink: impl EventSink) -> Self {
         self.options.sinks.push(Arc::new(sink));
         self
@@ -311,14 +313,18 @@ impl HubOptionsBuilder {
         self
     }
 
-    /// The options.
-    pub fn build(self) -> HubOptions {
-        self.options
+    /// The options, checked as [`Hub::new`](super::Hub::new) checks them: an error names the
+    /// option that cannot work (a zero timeout or interval, a crash backoff whose longest delay is
+    /// shorter than its first).
+    pub fn build(self) -> Result<HubOptions, crate::supervise::SpecError> {
+        self.options.validate()?;
+        Ok(self.options)
     }
 }
 
+/// The options unchecked: [`Hub::new`](super::Hub::new) checks what it is given.
 impl From<HubOptionsBuilder> for HubOptions {
     fn from(builder: HubOptionsBuilder) -> Self {
-        builder.build()
+        builder.options
     }
 }

@@ -74,7 +74,7 @@ impl Drop for HubInner {
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::sync::Arc;
-/// use mcp_readiness::supervise::{AfterConnect, ConnectError, ConnectResult, Hub, HubOptions};
+/// use mcp_readiness::{supervise::{AfterConnect, ConnectError, Hub, HubOptions}, state::ConnectResult};
 /// use mcp_readiness::{ServerSpec, ToolCall, TransportSpec};
 /// use rmcp::model::CallToolRequestParams;
 /// use serde_json::json;

@@ -52,7 +52,7 @@ use slot::{Conn, Slot};
 ///  ```no_run
 ///  use std::time::Duration;
 ///  use mcp_readiness::rmcp::{ServiceExt, transport::TokioChildProcess};
-///  use mcp_readiness::{Metrics, Peers, ReadinessLayer, ToolCall};
+///  use mcp_readiness::{Metrics, supervise::Peers, ReadinessLayer, ToolCall};
 ///  use tower::{ServiceBuilder, ServiceExt as _};
 ///
 ///  # async fn demo() -> Result<(), tower::BoxError> {

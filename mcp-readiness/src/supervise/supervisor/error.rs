@@ -82,6 +82,7 @@ impl CallErrorKind {
 /// server, says what happened and what to do next, and never contains secrets.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{message}")]
+#[non_exhaustive]
 pub struct CallError {
     server: Arc<str>,
     kind: CallErrorKind,
@@ -162,8 +163,8 @@ impl CallError {
     /// `task_failed`; a call that needs input an unattended run cannot give is `input_required`.
     ///
     /// ```
-    /// use mcp_readiness::metrics::CallOutcome;
-    /// # fn check(error: &mcp_readiness::CallError) {
+    /// use mcp_readiness::state::CallOutcome;
+    /// # fn check(error: &mcp_readiness::supervise::CallError) {
     /// if error.outcome() == CallOutcome::NotReady {
     ///     tracing::warn!("{} is {}: {}", error.server(), error.state(), error.error_type());
     /// }
