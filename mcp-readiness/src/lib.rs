@@ -125,7 +125,52 @@ pub use supervise::{CallErrorKind, ConnectError, Peers, RmcpConnector, ServerSta
 #[cfg(feature = "hub")]
 pub use supervise::{OpenFileLimit, raise_open_file_limit};
 
-/// The README's Rust examples, compiled and run as doc tests.
-#[cfg(all(doctest, feature = "hub", feature = "http", feature = "otlp-grpc"))]
-#[doc = include_str!("../../README.md")]
-pub struct ReadmeDoctests;
+/// The README's and `docs/`'s Rust examples, compiled and run as doc tests
+/// (`cargo test -p mcp-readiness --doc --all-features`). Every page is included, so a code block
+/// that is not Rust must name its language (`text`, `toml`, `sh`, `yaml`, `json`...).
+#[cfg(doctest)]
+pub mod doc_pages {
+    /// `README.md`.
+    #[cfg(all(feature = "hub", feature = "http"))]
+    #[doc = include_str!("../../README.md")]
+    pub struct Readme;
+    /// `docs/architecture.md`.
+    #[doc = include_str!("../../docs/architecture.md")]
+    pub struct Architecture;
+    /// `docs/benchmarks.md`.
+    #[doc = include_str!("../../docs/benchmarks.md")]
+    pub struct Benchmarks;
+    /// `docs/configuration.md`.
+    #[doc = include_str!("../../docs/configuration.md")]
+    pub struct Configuration;
+    /// `docs/guarantees.md`.
+    #[doc = include_str!("../../docs/guarantees.md")]
+    pub struct Guarantees;
+    /// `docs/metrics.md`.
+    #[doc = include_str!("../../docs/metrics.md")]
+    pub struct Metrics;
+    /// `docs/oauth.md`.
+    #[doc = include_str!("../../docs/oauth.md")]
+    pub struct Oauth;
+    /// `docs/oncall.md`.
+    #[doc = include_str!("../../docs/oncall.md")]
+    pub struct Oncall;
+    /// `docs/operations.md`.
+    #[doc = include_str!("../../docs/operations.md")]
+    pub struct Operations;
+    /// `docs/own-connections.md`.
+    #[doc = include_str!("../../docs/own-connections.md")]
+    pub struct OwnConnections;
+    /// `docs/protocol.md`.
+    #[doc = include_str!("../../docs/protocol.md")]
+    pub struct Protocol;
+    /// `docs/runbook.md`.
+    #[doc = include_str!("../../docs/runbook.md")]
+    pub struct Runbook;
+    /// `docs/scale.md`.
+    #[doc = include_str!("../../docs/scale.md")]
+    pub struct Scale;
+    /// `docs/supervision.md`.
+    #[doc = include_str!("../../docs/supervision.md")]
+    pub struct Supervision;
+}
