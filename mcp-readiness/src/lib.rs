@@ -77,8 +77,8 @@
 //! - [`metrics`]: the Prometheus recorder ([`Metrics`]) and the `/metrics` endpoint.
 //! - [`telemetry`]: `tracing` + OpenTelemetry OTLP export set-up.
 //! - [`plan`]: step decisions, the pre-flight, running steps through a service, the run and step
-//!   spans, and the run record; [`config`]: the `.mcp.json` file; [`sim`]: the design's
-//!   virtual-clock scenarios; [`demo`]: the demo's MCP servers and its unattended run.
+//!   spans, and the run record; [`config`]: the `.mcp.json` file. The design's virtual-clock
+//!   scenarios (`sim`) and the demo's MCP servers (`demo`) are in the `mcp-readiness-cli` package.
 //!
 //! Feature flags: `hub` ([`supervise`], [`Peers`], [`config`]), `http` (the `/metrics` endpoint
 //! and status page) and `tls` (HTTPS to MCP servers) are on by default; `oauth` (OAuth 2.1 for
