@@ -4,8 +4,8 @@
 //! consistent, idle HTTP clients are shed and hung servers are noticed.
 //!
 //! `MCP_READINESS_BIN` runs these tests against another build of `mcp-readiness` (how each was seen
-//! failing before its fix). `MCP_READINESS_SOAK=1` lengthens the churn and flood tests (see the
-//! docs/reference.md, "Guarantees under hostile input and faults").
+//! failing before its fix). `MCP_READINESS_SOAK=1` lengthens the churn and flood tests (see
+//! docs/guarantees.md).
 
 use mcp_readiness_fixtures as common;
 

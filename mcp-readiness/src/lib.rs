@@ -82,7 +82,8 @@
 //!   [`Peers::peer`](supervise::Peers::peer) for resources and prompts).
 //! - [`rmcp`]: the rmcp this crate is built with (its types are in this crate's API), so a
 //!   service names one version; supported: `>=3.11, <4`.
-//! - [`metrics`]: the Prometheus recorder ([`Metrics`]) and the `/metrics` endpoint.
+//! - [`metrics`]: the Prometheus recorder ([`Metrics`]) and its recording handles; [`exporter`]:
+//!   `/metrics` and the status page (`/status`).
 //! - [`telemetry`]: `tracing` + OpenTelemetry OTLP export set-up.
 //! - [`plan`]: one unattended [`Run`](plan::Run) of [`Step`](plan::Step)s (their decisions, the
 //!   pre-flight or the calls, the run and step spans) and its record,
@@ -96,8 +97,7 @@
 //! command line is the `mcp-readiness-cli` package. MSRV: Rust 1.88.
 //!
 //! All waiting goes through `tokio::time`, so tests run on a paused, virtual clock.
-#![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
-#![forbid(unsafe_code)]
+#![warn(missing_docs, unreachable_pub)]
 
 #[cfg(feature = "hub")]
 pub mod config;
@@ -117,7 +117,7 @@ mod util;
 
 /// The rmcp this crate is built with (its types are in this crate's API): name it as
 /// `mcp_readiness::rmcp` so your service and this crate agree on one version. Supported range:
-/// see the README's "Versions" section.
+/// `docs/own-connections.md`, "Versions".
 pub use rmcp;
 
 // The front door: what a user names. Everything else is at its module path only.
@@ -130,7 +130,52 @@ pub use state::{Action, State, ToolCall, ToolName};
 #[cfg(feature = "hub")]
 pub use supervise::{Hub, HubOptions, ServerSpec, TransportSpec};
 
-/// The README's Rust examples, compiled and run as doc tests.
-#[cfg(all(doctest, feature = "hub", feature = "http", feature = "otlp-grpc"))]
-#[doc = include_str!("../../README.md")]
-pub struct ReadmeDoctests;
+/// The README's and `docs/`'s Rust examples, compiled and run as doc tests
+/// (`cargo test -p mcp-readiness --doc --all-features`). Every page is included, so a code block
+/// that is not Rust must name its language (`text`, `toml`, `sh`, `yaml`, `json`...).
+#[cfg(doctest)]
+pub mod doc_pages {
+    /// `README.md`.
+    #[cfg(all(feature = "hub", feature = "http"))]
+    #[doc = include_str!("../../README.md")]
+    pub struct Readme;
+    /// `docs/architecture.md`.
+    #[doc = include_str!("../../docs/architecture.md")]
+    pub struct Architecture;
+    /// `docs/benchmarks.md`.
+    #[doc = include_str!("../../docs/benchmarks.md")]
+    pub struct Benchmarks;
+    /// `docs/configuration.md`.
+    #[doc = include_str!("../../docs/configuration.md")]
+    pub struct Configuration;
+    /// `docs/guarantees.md`.
+    #[doc = include_str!("../../docs/guarantees.md")]
+    pub struct Guarantees;
+    /// `docs/metrics.md`.
+    #[doc = include_str!("../../docs/metrics.md")]
+    pub struct Metrics;
+    /// `docs/oauth.md`.
+    #[doc = include_str!("../../docs/oauth.md")]
+    pub struct Oauth;
+    /// `docs/oncall.md`.
+    #[doc = include_str!("../../docs/oncall.md")]
+    pub struct Oncall;
+    /// `docs/operations.md`.
+    #[doc = include_str!("../../docs/operations.md")]
+    pub struct Operations;
+    /// `docs/own-connections.md`.
+    #[doc = include_str!("../../docs/own-connections.md")]
+    pub struct OwnConnections;
+    /// `docs/protocol.md`.
+    #[doc = include_str!("../../docs/protocol.md")]
+    pub struct Protocol;
+    /// `docs/runbook.md`.
+    #[doc = include_str!("../../docs/runbook.md")]
+    pub struct Runbook;
+    /// `docs/scale.md`.
+    #[doc = include_str!("../../docs/scale.md")]
+    pub struct Scale;
+    /// `docs/supervision.md`.
+    #[doc = include_str!("../../docs/supervision.md")]
+    pub struct Supervision;
+}

@@ -1,4 +1,4 @@
-//! The seeds' virtual-clock scenarios, run by the real [`resolve`](mcp_readiness::resolve()) and
+//! The seeds' virtual-clock scenarios, run by the real [`resolve`](mcp_readiness::resolve::resolve()) and
 //! [`CapabilityCache`](mcp_readiness::resolve::CapabilityCache) on tokio's paused clock (nothing is computed by
 //! arithmetic: the waits are what the code under test waited).
 //!

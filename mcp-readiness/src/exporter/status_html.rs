@@ -31,7 +31,8 @@ th{background:#f4f4f6;font-weight:600}\
 /// itself every [`STATUS_REFRESH_SECONDS`].
 ///
 /// ```
-/// use mcp_readiness::{ConnectionEvent, EventSink, Metrics, State, exporter};
+/// use mcp_readiness::state::{ConnectionEvent, EventSink};
+/// use mcp_readiness::{Metrics, State, exporter};
 ///
 /// let metrics = Metrics::new();
 /// metrics.on_event(&ConnectionEvent::ServerAdded { server: "github".into(), state: State::Unauthenticated });

@@ -33,8 +33,8 @@
 //!
 //! let err = service.oneshot(ToolCall::new("mcp__chat__send")).await.unwrap_err();
 //! let not_ready = err.downcast_ref::<NotReady>().expect("refused before the server was called");
-//! assert_eq!(not_ready.state, State::Unauthenticated);
-//! assert_eq!(not_ready.action.as_str(), "reauthorize");
+//! assert_eq!(not_ready.state(), State::Unauthenticated);
+//! assert_eq!(not_ready.action().as_str(), "reauthorize");
 //! # Ok(()) }
 //! ```
 

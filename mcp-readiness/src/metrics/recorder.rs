@@ -385,10 +385,10 @@ mod tests {
     use prometheus::Registry;
 
     use super::*;
+    use crate::State;
     use crate::metrics::ManualClock;
     use crate::resolve::Verdict;
     use crate::state::{CallOutcome, ConnectionEvent, EventSink};
-    use crate::State;
 
     fn record(metrics: &Metrics) {
         let mine = prometheus::IntCounter::new("aaa_mine_total", "mine").unwrap();

@@ -87,8 +87,9 @@ struct ServerInner {
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_readiness::metrics::{CallOutcome, Metrics};
-/// use mcp_readiness::Verdict;
+/// use mcp_readiness::metrics::Metrics;
+/// use mcp_readiness::resolve::Verdict;
+/// use mcp_readiness::state::CallOutcome;
 ///
 /// let metrics = Metrics::new();
 /// let files = metrics.server("files");

@@ -14,7 +14,8 @@ use crate::state::{State, ToolName};
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use mcp_readiness::{resolve, Budget, Snapshot, State, StaticInventory, ToolName};
+/// use mcp_readiness::resolve::resolve;
+/// use mcp_readiness::{Budget, Snapshot, State, StaticInventory, ToolName};
 ///
 /// let inventory = StaticInventory::new(Snapshot::default().with_unauthenticated_server("chat"));
 /// let verdict = resolve(&inventory, &ToolName::parse("mcp__chat__send"), Budget::default()).await;

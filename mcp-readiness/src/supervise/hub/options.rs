@@ -313,7 +313,7 @@ impl HubOptionsBuilder {
         self
     }
 
-    /// The options, checked as [`Hub::new`](super::Hub::new) checks them: an error names the
+    /// The options, checked as [`Hub::new`](crate::supervise::Hub::new) checks them: an error names the
     /// option that cannot work (a zero timeout or interval, a crash backoff whose longest delay is
     /// shorter than its first).
     pub fn build(self) -> Result<HubOptions, crate::supervise::SpecError> {
@@ -322,7 +322,7 @@ impl HubOptionsBuilder {
     }
 }
 
-/// The options unchecked: [`Hub::new`](super::Hub::new) checks what it is given.
+/// The options unchecked: [`Hub::new`](crate::supervise::Hub::new) checks what it is given.
 impl From<HubOptionsBuilder> for HubOptions {
     fn from(builder: HubOptionsBuilder) -> Self {
         builder.options
