@@ -6,12 +6,11 @@
 use mcp_readiness_fixtures as common;
 
 use std::collections::BTreeMap;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::fixtures::{stdio_fixture, write_config};
-use common::process::{Guard, http_get, wait_for};
+use common::process::{http_get, wait_for};
 use common::{Scratch, stdio};
 use mcp_readiness::{Hub, State};
 use mcp_readiness::{
@@ -20,10 +19,6 @@ use mcp_readiness::{
 };
 use serde_json::{Value, json};
 use tokio::time::Instant;
-
-fn bin() -> &'static str {
-    common::bin()
-}
 
 /// A hub of one fixture `name` with `env` (logging to `log` in `scratch`), and its events.
 fn one_server(scratch: &Scratch, env: &[(&str, &str)]) -> (Hub, Arc<Mutex<Vec<ConnectionEvent>>>) {
@@ -138,42 +133,6 @@ fn ready(metrics: &str) -> BTreeMap<String, bool> {
         .collect()
 }
 
-/// `bin serve` under `sh -c "<limits>; exec ..."`, its address and its stderr file.
-async fn serve_under(
-    scratch: &Scratch,
-    limits: &str,
-    config: &std::path::Path,
-) -> (Guard, String, std::path::PathBuf) {
-    let out = scratch.path("serve.out");
-    let err = scratch.path("serve.err");
-    let child = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "{limits} exec '{}' serve --listen 127.0.0.1:0 --config '{}'",
-            bin(),
-            config.display()
-        ))
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
-        .expect("start serve");
-    let guard = Guard {
-        child,
-        name: "mcp-readiness serve",
-    };
-    let addr = wait_for("serve's address", Duration::from_secs(30), || {
-        std::fs::read_to_string(&out).ok()?.lines().find_map(|l| {
-            Some(
-                l.strip_prefix("listening on http://")?
-                    .strip_suffix("/metrics")?
-                    .to_owned(),
-            )
-        })
-    })
-    .await;
-    (guard, addr, err)
-}
-
 /// A configuration of `n` fixtures named `s0`.. with `env`.
 fn fleet(
     scratch: &Scratch,
@@ -222,7 +181,7 @@ async fn servers_flooding_notifications_keep_the_exporter_small_and_ready() {
             if i % 2 == 0 { "tools" } else { "log" },
         )]
     });
-    let (guard, addr, err) = serve_under(&scratch, "", &config).await;
+    let (guard, addr, err) = common::serve::serve_under(&scratch, "", &config).await;
     until_all_ready(&addr, n, Duration::from_secs(90), &err).await;
     // Every flooder has sent at least 10,000 notifications more since (the fixture logs
     // `flood <count>` every 10,000).
@@ -249,7 +208,8 @@ async fn the_soft_open_file_limit_is_raised_to_the_hard_one_so_a_fleet_fits() {
     let n = 30;
     let config = fleet(&scratch, n, |_| Vec::new());
     // 48 descriptors cannot hold 30 servers (about four each); the hard limit can.
-    let (_guard, addr, err) = serve_under(&scratch, "ulimit -Sn 48 &&", &config).await;
+    let (_guard, addr, err) =
+        common::serve::serve_under(&scratch, "ulimit -Sn 48 &&", &config).await;
     until_all_ready(&addr, n, Duration::from_secs(90), &err).await;
 }
 
@@ -259,7 +219,8 @@ async fn running_out_of_file_descriptors_is_its_own_reason_not_a_missing_command
     let n = 30;
     let config = fleet(&scratch, n, |_| Vec::new());
     // Soft and hard limit both 48: nothing to raise to.
-    let (_guard, _addr, err) = serve_under(&scratch, "ulimit -n 48 &&", &config).await;
+    let (_guard, _addr, err) =
+        common::serve::serve_under(&scratch, "ulimit -n 48 &&", &config).await;
     let line = wait_for(
         "a server refused for want of descriptors",
         Duration::from_secs(60),

@@ -860,33 +860,8 @@ async fn with_few_file_descriptors_idle_clients_cannot_starve_child_restarts() {
         json!({ "one": stdio_fixture(&scratch, "one", &[]) }),
         json!({ "ping": "off" }),
     );
-    let out = scratch.path("serve.out");
-    let err = scratch.path("serve.err");
-    let child = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -n 64 && exec '{}' serve --listen 127.0.0.1:0 --config '{}'",
-            bin(),
-            config.display()
-        ))
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
-        .expect("start serve under ulimit -n 64");
-    let _serve = Guard {
-        child,
-        name: "serve",
-    };
-    let addr = wait_for("serve's address", Duration::from_secs(20), || {
-        std::fs::read_to_string(&out).ok()?.lines().find_map(|l| {
-            Some(
-                l.strip_prefix("listening on http://")?
-                    .strip_suffix("/metrics")?
-                    .to_owned(),
-            )
-        })
-    })
-    .await;
+    let (_serve, addr, err) =
+        common::serve::serve_under(&scratch, "ulimit -n 64 &&", &config).await;
     let first = wait_for("the child to start", Duration::from_secs(20), || {
         started(&scratch, "one").first().copied()
     })
