@@ -23,6 +23,7 @@ impl<T> Deref for Padded<T> {
 }
 
 /// This thread's cell index (assigned round-robin on first use).
+#[inline]
 pub(crate) fn shard() -> usize {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     thread_local! {
@@ -82,6 +83,7 @@ impl ShardedCells {
 
     /// Cell `index` (below the width) of shard `shard` (below [`SHARDS`]), or `None`: the one
     /// lookup of the hot path.
+    #[inline]
     pub(crate) fn cell(&self, shard: usize, index: usize) -> Option<&AtomicU64> {
         if index >= self.width {
             return None;
@@ -134,6 +136,7 @@ impl<T: Clone> ShardedArc<T> {
     }
 
     /// A reference to this thread's copy.
+    #[inline]
     pub(crate) fn get(&self) -> Arc<Padded<T>> {
         self.copies[shard()].clone()
     }
