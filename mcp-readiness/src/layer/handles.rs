@@ -87,7 +87,7 @@ impl LayerShared {
         tool: &ToolName,
         now: Instant,
     ) -> Option<ReadyHit> {
-        view.with(tool.as_str(), |handles| {
+        view.with(tool.as_arc(), |handles| {
                 if !self.cache.is_ready_at(handles.slot.as_deref()?, now) {
                     return None;
                 }
