@@ -306,6 +306,11 @@ fn print_summary(group: &str, rows: &[Measured]) {
         "  readiness adds {over_bare:.1} ns over bare (goal: at most 75 ns); the minimum adds {minimum_adds:.1} ns"
     );
     println!("  readiness adds {vs_minimum:.2}x what the minimum adds (goal: at most 1x)");
+    println!(
+        "  response future: {} bytes (the bare service's: {})",
+        size_of::<<ReadinessService<Bare> as Service<ToolCall>>::Future>(),
+        size_of::<<Bare as Service<ToolCall>>::Future>(),
+    );
 
     let step = |name: &str, previous: &str| {
         let (row, base) = (index(rows, name), index(rows, previous));
