@@ -24,10 +24,8 @@ fn main() {
     // No subscriber: every span is disabled.
     quiet_rows::bench_rows(&mut criterion, "none");
     // Process-wide, as a service installs it; the layer's spans are `info`, below `warn`.
-    tracing::subscriber::set_global_default(
-        tracing_subscriber::registry().with(LevelFilter::WARN),
-    )
-    .expect("no subscriber installed yet");
+    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(LevelFilter::WARN))
+        .expect("no subscriber installed yet");
     quiet_rows::bench_rows(&mut criterion, "warn");
     criterion.final_summary();
 }

@@ -30,12 +30,16 @@ where
     black_box(future.now_or_never());
 }
 
-/// The readiness layer, with metrics, over the bare service; `tool` is a ready cache hit.
-pub fn readiness_service(tool: &ToolName) -> ReadinessService<Bare> {
+/// The readiness layer (recording into a fresh [`Metrics`] when `metrics`) over the bare
+/// service; `tool` is a ready cache hit.
+pub fn readiness_service(tool: &ToolName, metrics: bool) -> ReadinessService<Bare> {
     let inventory = StaticInventory::new(Snapshot::default().with_ready_tool(tool.as_str()));
-    let layer = ReadinessLayer::builder(inventory)
-        .metrics(Metrics::new())
-        .build();
+    let builder = ReadinessLayer::builder(inventory);
+    let layer = if metrics {
+        builder.metrics(Metrics::new()).build()
+    } else {
+        builder.build()
+    };
     let cache = layer.cache().clone();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()

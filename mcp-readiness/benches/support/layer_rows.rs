@@ -126,7 +126,7 @@ pub fn bench_rows(c: &mut Criterion, subscriber: &str) {
     let histogram =
         prometheus::Histogram::with_opts(prometheus::HistogramOpts::new("minimum", "minimum"))
             .expect("a valid histogram");
-    let readiness = readiness_service(&tool);
+    let readiness = readiness_service(&tool, true);
     let makers: [fn(&ReadinessService<Bare>, &prometheus::Histogram) -> Row; 6] = [
         |_, _| Row::Bare(bare()),
         |_, _| Row::BareHttp(bare_http()),

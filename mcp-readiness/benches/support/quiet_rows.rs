@@ -13,7 +13,9 @@
 //!   `+span` (the outer-span check and the layer's span, entered in `call` and in `poll`),
 //!   `+trace` (the trace-context check of `traceparent` injection);
 //! - `readiness`: `ReadinessLayer` (with metrics) around the bare service, ready cache hit: beyond
-//!   `+trace`, its response future and what ties the pieces together.
+//!   `+trace`, its response future and what ties the pieces together (and its own probe, which
+//!   is cheaper than `lookup`: see `handles.rs`);
+//! - `no_metrics`: the same layer without metrics: what recording costs inside the layer.
 //!
 //! Each row runs on 1 and on 2 long-lived threads (see `threads.rs`), the same number of calls per
 //! thread, timed in each thread's CPU time: on a shared machine, the time other processes take
@@ -150,8 +152,7 @@ impl Parts {
         let elapsed = began.elapsed();
         if upto >= Piece::Recorder {
             self.metrics.observe_call(CallOutcome::Ok);
-            self.metrics
-                .observe_operation("tools/call", None, elapsed);
+            self.metrics.observe_operation("tools/call", None, elapsed);
         } else {
             black_box(elapsed);
         }
@@ -165,6 +166,7 @@ enum Row {
     Minimum(Bare, Minimum),
     Parts(Bare, Parts, Piece),
     Readiness(ReadinessService<Bare>),
+    NoMetrics(ReadinessService<Bare>),
 }
 
 /// This thread's CPU time: the rows are timed in it, so that whatever else runs on a shared
@@ -196,7 +198,7 @@ fn run((row, tool): &mut (Row, ToolName), iters: u64) -> Duration {
                 parts.call(*upto, service, tool);
             }
         }
-        Row::Readiness(service) => {
+        Row::Readiness(service) | Row::NoMetrics(service) => {
             for _ in 0..iters {
                 call_once(service, ToolCall::new(tool.clone()));
             }
@@ -209,6 +211,7 @@ fn run((row, tool): &mut (Row, ToolName), iters: u64) -> Duration {
 #[derive(Clone)]
 struct Makings {
     readiness: ReadinessService<Bare>,
+    no_metrics: ReadinessService<Bare>,
     minimum: Minimum,
     parts: Parts,
 }
@@ -219,6 +222,7 @@ impl Makings {
             "bare" => Row::Bare(bare()),
             "minimum" => Row::Minimum(bare(), self.minimum.clone()),
             "readiness" => Row::Readiness(self.readiness.clone()),
+            "no_metrics" => Row::NoMetrics(self.no_metrics.clone()),
             piece => Row::Parts(
                 bare(),
                 self.parts.clone(),
@@ -235,10 +239,10 @@ impl Makings {
 /// goals' figures and the breakdown, measured in interleaved rounds (see [`Rounds`]).
 pub fn bench_rows(c: &mut Criterion, subscriber: &str) {
     let tool = ToolName::parse("mcp__files__read_file");
-    let readiness = readiness_service(&tool);
     let cache = readiness_cache(&tool);
     let makings = Makings {
-        readiness,
+        readiness: readiness_service(&tool, true),
+        no_metrics: readiness_service(&tool, false),
         minimum: Minimum::new(),
         parts: Parts {
             cache,
@@ -249,7 +253,7 @@ pub fn bench_rows(c: &mut Criterion, subscriber: &str) {
     let names = ["bare", "minimum"]
         .into_iter()
         .chain(Piece::ALL.map(Piece::row))
-        .chain(["readiness"]);
+        .chain(["readiness", "no_metrics"]);
     let rows: Vec<Measured> = names
         .map(|name| {
             let on = |threads| {
@@ -322,9 +326,10 @@ fn print_summary(group: &str, rows: &[Measured]) {
     let span = step("+span", "+recorder");
     let trace = step("+trace", "+span");
     let future = step("readiness", "+trace");
+    let metrics = step("readiness", "no_metrics");
     println!(
         "  where the time goes (1 thread, ns): clock pair {clock:.1}, cache probe {probe:.1}, \
          recorder {recorder:.1}, span {span:.1}, trace-context check {trace:.1}, \
-         future and glue {future:.1}"
+         future and glue {future:.1}; in the layer, metrics {metrics:.1}"
     );
 }

@@ -88,15 +88,15 @@ impl LayerShared {
         now: Instant,
     ) -> Option<ReadyHit> {
         view.with(tool.as_arc(), |handles| {
-                if !self.cache.is_ready_at(handles.slot.as_deref()?, now) {
-                    return None;
-                }
-                Some(ReadyHit {
-                    record: handles.record.as_ref().map(ShardedArc::get),
-                    transport: handles.transport,
-                })
+            if !self.cache.is_ready_at(handles.slot.as_deref()?, now) {
+                return None;
+            }
+            Some(ReadyHit {
+                record: handles.record.as_ref().map(ShardedArc::get),
+                transport: handles.transport,
             })
-            .flatten()
+        })
+        .flatten()
     }
 
     /// The handles for `tool`, created on first use.

@@ -54,9 +54,9 @@ where
         // One clock read serves the freshness check and the call's start.
         let now = Instant::now();
         // Fast path: a fresh ready verdict for this very tool.
-        if let Some(ReadyHit { record, transport }) = self
-            .shared
-            .ready_hit(&mut self.handles, &call.name, now) {
+        if let Some(ReadyHit { record, transport }) =
+            self.shared.ready_hit(&mut self.handles, &call.name, now)
+        {
             let span = call_span(&call.name, transport, Some(&Verdict::READY));
             let recorder = Recorder::new(&call.name, record, self.on_outcome.clone(), now);
             inject_trace_context(&span, &mut call.meta);

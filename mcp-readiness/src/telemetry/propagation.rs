@@ -46,10 +46,7 @@ pub(crate) fn inject_into_optional_meta(
     }
 }
 
-fn inject_into_optional_meta_slow(
-    span: &tracing::Span,
-    meta: &mut Option<Map<String, Value>>,
-) {
+fn inject_into_optional_meta_slow(span: &tracing::Span, meta: &mut Option<Map<String, Value>>) {
     with_trace_to_join(span, |injection| {
         injection.write(meta.get_or_insert_with(Map::new));
     });
