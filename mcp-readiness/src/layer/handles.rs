@@ -41,7 +41,8 @@ pub(crate) struct CallHandles {
 }
 
 /// A service's own view of its layer's handles map: the ready path's probe costs one atomic load
-/// (is the map it read last still the map?) and the lookup.
+/// (is the map it read last still the map?) and the lookup, and calling the tool it called last
+/// again skips the hash probe (see [`CowMapView`]).
 pub(crate) type HandlesView = CowMapView<SharedHandles, ToolHandles>;
 
 /// How a [`HandlesView`] reaches the handles map of the layer it came from.
