@@ -6,8 +6,12 @@
 //!
 //! Run with `cargo bench --bench layer --bench layer_otel`.
 
+#[path = "support/bare.rs"]
+mod bare;
 #[path = "support/layer_rows.rs"]
 mod layer_rows;
+#[path = "support/rounds.rs"]
+mod rounds;
 #[path = "support/threads.rs"]
 mod threads;
 

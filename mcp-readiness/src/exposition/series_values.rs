@@ -10,6 +10,7 @@ use prometheus::proto::MetricType;
 use crate::util::{Padded, SHARDS, ShardedCells, shard};
 
 /// Adds `v` to the `f64` stored as bits in `cell`.
+#[inline]
 fn add_f64(cell: &AtomicU64, v: f64) {
     // The closure always returns `Some`, so this cannot fail.
     let _ = cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |bits| {
@@ -39,6 +40,7 @@ impl Counter {
 pub(crate) struct IntCounter(Arc<[Padded<AtomicU64>; SHARDS]>);
 
 impl IntCounter {
+    #[inline]
     pub(crate) fn inc(&self) {
         self.0[shard()].0.fetch_add(1, Ordering::Relaxed);
     }
@@ -117,6 +119,7 @@ impl Histogram {
     }
 
     /// Counts `v` in the first bucket whose bound is at least `v` (`le` is inclusive).
+    #[inline]
     pub(crate) fn observe(&self, v: f64) {
         let cells = &*self.0;
         // A linear scan, like `prometheus`: most waits are zero (cache hits) and land in the

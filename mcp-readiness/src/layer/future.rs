@@ -130,20 +130,23 @@ impl<O: OnOutcome> Recorder<O> {
     }
 
     fn finish(self, classified: &ClassifiedCall, span: &Span) {
-        let elapsed = self.start.elapsed();
+        let metrics = self
+            .record
+            .as_ref()
+            .and_then(|record| record.metrics.as_ref());
+        // The second clock read, only when something records the duration.
+        let elapsed = (metrics.is_some() || self.tool.is_some()).then(|| self.start.elapsed());
         let error_type = classified.error_type.as_deref();
-        if let Some(record) = &self.record {
-            if let Some(metrics) = &record.metrics {
-                metrics.observe_call(classified.outcome);
-                metrics.observe_operation("tools/call", error_type, elapsed);
-            }
-            // The connection was found dead (or no longer ready): the next call re-checks
-            // instead of trusting the ready entry for the rest of its lifetime.
-            if classified.stale_ready
-                && let Some(slot) = &record.slot
-            {
-                slot.forget_ready();
-            }
+        if let (Some(metrics), Some(elapsed)) = (metrics, elapsed) {
+            metrics.observe_call(classified.outcome);
+            metrics.observe_operation("tools/call", error_type, elapsed);
+        }
+        // The connection was found dead (or no longer ready): the next call re-checks instead
+        // of trusting the ready entry for the rest of its lifetime.
+        if classified.stale_ready
+            && let Some(slot) = self.record.as_ref().and_then(|record| record.slot.as_ref())
+        {
+            slot.forget_ready();
         }
         if let Some(error_type) = error_type {
             record_error(
@@ -152,7 +155,7 @@ impl<O: OnOutcome> Recorder<O> {
                 classified.outcome == CallOutcome::ToolError,
             );
         }
-        if let Some(tool) = &self.tool {
+        if let (Some(tool), Some(elapsed)) = (&self.tool, elapsed) {
             self.on_outcome
                 .on_outcome(tool, classified.outcome, elapsed);
         }

@@ -1,14 +1,16 @@
 //! The layer's hot-path state: what every clone of a layer and its services share, and the
 //! per-tool handles (cache slot, metrics, transport) the ready path finds with one probe.
 
+use std::ops::Deref;
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use tokio::time::Instant;
 
 use crate::metrics::{Metrics, ServerMetrics, ToolMetrics};
 use crate::resolve::{CapabilityCache, ToolSlot, Verdict};
 use crate::state::ToolName;
-use crate::util::{CowMap, Padded, ShardedArc};
+use crate::util::{CowMap, CowMapView, Map, Padded, ShardedArc};
 
 /// What every clone of a layer and its services share.
 pub(crate) struct LayerShared {
@@ -38,6 +40,23 @@ pub(crate) struct CallHandles {
     pub(crate) slot: Option<Arc<ToolSlot>>,
 }
 
+/// A service's own view of its layer's handles map: the ready path's probe costs one atomic load
+/// (is the map it read last still the map?) and the lookup, and calling the tool it called last
+/// again skips the hash probe (see [`CowMapView`]).
+pub(crate) type HandlesView = CowMapView<SharedHandles, ToolHandles>;
+
+/// How a [`HandlesView`] reaches the handles map of the layer it came from.
+#[derive(Clone)]
+pub(crate) struct SharedHandles(Arc<LayerShared>);
+
+impl Deref for SharedHandles {
+    type Target = ArcSwap<Map<ToolHandles>>;
+
+    fn deref(&self) -> &Self::Target {
+        self.0.handles.storage()
+    }
+}
+
 /// What the ready path takes from a fresh hit (the verdict is [`Verdict::READY`]).
 pub(crate) struct ReadyHit {
     pub(crate) record: Option<Arc<Padded<CallHandles>>>,
@@ -54,20 +73,31 @@ impl LayerShared {
         }
     }
 
-    /// The ready path: with one probe of the handles map, a fresh ready verdict for `tool` at
-    /// `now` and this thread's references to its handles. Never waits, allocates or locks.
-    pub(crate) fn ready_hit(&self, tool: &ToolName, now: Instant) -> Option<ReadyHit> {
-        self.handles
-            .with(tool.as_str(), |handles| {
-                if !self.cache.is_ready_at(handles.slot.as_deref()?, now) {
-                    return None;
-                }
-                Some(ReadyHit {
-                    record: handles.record.as_ref().map(ShardedArc::get),
-                    transport: handles.transport,
-                })
+    /// A view of the handles map for one service.
+    pub(crate) fn view(self: &Arc<Self>) -> HandlesView {
+        CowMapView::new(SharedHandles(self.clone()))
+    }
+
+    /// The ready path: with one probe of the handles map (through `view`, a view of this
+    /// layer's), a fresh ready verdict for `tool` at `now` and this thread's references to its
+    /// handles. Never waits, allocates or locks.
+    #[inline]
+    pub(crate) fn ready_hit(
+        &self,
+        view: &mut HandlesView,
+        tool: &ToolName,
+        now: Instant,
+    ) -> Option<ReadyHit> {
+        view.with(tool.as_arc(), |handles| {
+            if !self.cache.is_ready_at(handles.slot.as_deref()?, now) {
+                return None;
+            }
+            Some(ReadyHit {
+                record: handles.record.as_ref().map(ShardedArc::get),
+                transport: handles.transport,
             })
-            .flatten()
+        })
+        .flatten()
     }
 
     /// The handles for `tool`, created on first use.

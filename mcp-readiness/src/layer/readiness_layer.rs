@@ -58,6 +58,7 @@ impl<S, N: Clone, O: Clone> Layer<S> for ReadinessLayer<N, O> {
     fn layer(&self, inner: S) -> Self::Service {
         ReadinessService {
             inner,
+            handles: self.shared.view(),
             shared: self.shared.clone(),
             on_not_ready: self.on_not_ready.clone(),
             on_outcome: self.on_outcome.clone(),

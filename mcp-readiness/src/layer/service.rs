@@ -8,7 +8,7 @@ use tokio::time::Instant;
 use tower::{BoxError, Service};
 
 use super::future::{Recorder, ResponseFuture};
-use super::handles::{LayerShared, ReadyHit, ToolHandles};
+use super::handles::{HandlesView, LayerShared, ReadyHit, ToolHandles};
 use super::hooks::{OnNotReady, OnOutcome};
 use super::not_ready::NotReady;
 use super::span::{call_span, record_verdict};
@@ -28,6 +28,8 @@ use crate::util::ShardedArc;
 pub struct ReadinessService<S, N = (), O = ()> {
     pub(crate) inner: S,
     pub(crate) shared: Arc<LayerShared>,
+    /// This service's view of `shared`'s handles map.
+    pub(crate) handles: HandlesView,
     pub(crate) on_not_ready: N,
     pub(crate) on_outcome: O,
 }
@@ -52,7 +54,9 @@ where
         // One clock read serves the freshness check and the call's start.
         let now = Instant::now();
         // Fast path: a fresh ready verdict for this very tool.
-        if let Some(ReadyHit { record, transport }) = self.shared.ready_hit(&call.name, now) {
+        if let Some(ReadyHit { record, transport }) =
+            self.shared.ready_hit(&mut self.handles, &call.name, now)
+        {
             let span = call_span(&call.name, transport, Some(&Verdict::READY));
             let recorder = Recorder::new(&call.name, record, self.on_outcome.clone(), now);
             inject_trace_context(&span, &mut call.meta);
@@ -106,6 +110,7 @@ impl<S: Clone, N: Clone, O: Clone> Clone for ReadinessService<S, N, O> {
         ReadinessService {
             inner: self.inner.clone(),
             shared: self.shared.clone(),
+            handles: self.handles.clone(),
             on_not_ready: self.on_not_ready.clone(),
             on_outcome: self.on_outcome.clone(),
         }

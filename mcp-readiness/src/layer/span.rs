@@ -59,7 +59,23 @@ fn tool_span(tool: &ToolName, transport: Option<&'static str>, ready: Option<&Ve
 
 /// The span for one call: the current span when it is an `execute_tool` span of ours (enriched),
 /// otherwise a new one. With `ready`, the verdict is recorded too.
+#[inline]
 pub(crate) fn call_span(
+    tool: &ToolName,
+    transport: Option<&'static str>,
+    ready: Option<&Verdict>,
+) -> Span {
+    // No subscriber takes `info` spans (none installed, or all filter them out, as at
+    // `RUST_LOG=warn`): neither ours nor an enclosing one of ours can be recorded, so skip the
+    // outer-span check and the span's fields (inlined: one atomic load and a comparison).
+    if !tracing::level_enabled!(tracing::Level::INFO) {
+        return Span::none();
+    }
+    enabled_call_span(tool, transport, ready)
+}
+
+/// [`call_span`] when `info` spans may be recorded.
+fn enabled_call_span(
     tool: &ToolName,
     transport: Option<&'static str>,
     ready: Option<&Verdict>,

@@ -68,6 +68,7 @@ impl ToolMetrics {
     }
 
     /// Counts one call that ended with `outcome` in `mcp_readiness_tool_calls_total`.
+    #[inline]
     pub fn observe_call(&self, outcome: CallOutcome) {
         let inner = &*self.inner;
         let core = &inner.core;
@@ -128,6 +129,7 @@ impl ToolMetrics {
     ///
     /// `method` and `error_type` must come from small fixed sets: after 32 distinct pairs on one
     /// tool, further pairs are counted with both labels `_OTHER`.
+    #[inline]
     pub fn observe_operation(&self, method: &str, error_type: Option<&str>, duration: Duration) {
         let seconds = duration.as_secs_f64();
         if method == "tools/call" && error_type.is_none() {
@@ -141,7 +143,11 @@ impl ToolMetrics {
             .observe(seconds);
             return;
         }
-        let error_type = error_type.unwrap_or("");
+        self.observe_other_operation(method, error_type.unwrap_or(""), seconds);
+    }
+
+    /// [`ToolMetrics::observe_operation`] for anything but a successful `tools/call`.
+    fn observe_other_operation(&self, method: &str, error_type: &str, seconds: f64) {
         {
             let operations = read(&self.inner.operations);
             if let Some(op) = find(&operations, method, error_type) {

@@ -280,6 +280,7 @@ impl CapabilityCache {
     /// Whether `slot` holds a ready verdict still fresh at `now` (then it is
     /// [`Verdict::READY`]): [`CapabilityCache::lookup`] for the ready path, without the map
     /// probe, the clock read or the clone. Two atomic loads and the inventory's generation.
+    #[inline]
     pub(crate) fn is_ready_at(&self, slot: &ToolSlot, now: Instant) -> bool {
         let until = slot.ready_until.load(Ordering::Acquire);
         self.since_epoch(now) < until
@@ -287,6 +288,7 @@ impl CapabilityCache {
     }
 
     /// `at` as nanoseconds after this cache was made.
+    #[inline]
     fn since_epoch(&self, at: Instant) -> u64 {
         u64::try_from(at.saturating_duration_since(self.epoch).as_nanos()).unwrap_or(u64::MAX)
     }
@@ -344,6 +346,7 @@ impl CapabilityCache {
             .for_each(|slot| slot.cached = None);
     }
 
+    #[inline]
     fn generation(&self) -> u64 {
         self.inventory.changes().map_or(0, |feed| feed.generation())
     }

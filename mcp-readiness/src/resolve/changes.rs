@@ -32,6 +32,7 @@ impl ChangeFeed {
     }
 
     /// The current generation. Cheap: one atomic load.
+    #[inline]
     pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }

@@ -35,10 +35,18 @@ pub(crate) fn join_current_trace(detached: &tracing::Span) {
 
 /// [`inject_trace_context`] into an optional `_meta`, creating it only when there is a trace to
 /// join (so calls without OpenTelemetry carry no empty `_meta`).
+#[inline]
 pub(crate) fn inject_into_optional_meta(
     span: &tracing::Span,
     meta: &mut Option<Map<String, Value>>,
 ) {
+    // Inlined, so a call whose span is disabled costs one comparison.
+    if !span.is_disabled() {
+        inject_into_optional_meta_slow(span, meta);
+    }
+}
+
+fn inject_into_optional_meta_slow(span: &tracing::Span, meta: &mut Option<Map<String, Value>>) {
     with_trace_to_join(span, |injection| {
         injection.write(meta.get_or_insert_with(Map::new));
     });
@@ -46,6 +54,10 @@ pub(crate) fn inject_into_optional_meta(
 
 /// Calls `write` with `span`'s OpenTelemetry span context, when it has a valid one.
 fn with_trace_to_join(span: &tracing::Span, write: impl FnOnce(Injection<'_>)) {
+    // A disabled span has no subscriber, so no OpenTelemetry context: skip building an empty one.
+    if span.is_disabled() {
+        return;
+    }
     let cx = span.context();
     let current = cx.span();
     if !current.span_context().is_valid() {

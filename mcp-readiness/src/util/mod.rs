@@ -3,7 +3,7 @@
 mod cow_map;
 mod per_thread;
 
-pub(crate) use cow_map::CowMap;
+pub(crate) use cow_map::{CowMap, CowMapView, Map};
 pub(crate) use per_thread::{Padded, SHARDS, ShardedArc, ShardedCells, shard};
 
 use std::time::Duration;

@@ -2,6 +2,7 @@
 //! `Arc`) on every call is split into a few cells, each alone on its cache line, and each thread
 //! uses its own. Two cores then do not fight over one line, and the second core adds throughput.
 
+use std::cell::Cell;
 use std::ops::Deref;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -23,12 +24,23 @@ impl<T> Deref for Padded<T> {
 }
 
 /// This thread's cell index (assigned round-robin on first use).
+#[inline]
 pub(crate) fn shard() -> usize {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
+    // Const-initialized (no lazy-initialization state to check on every read); `SHARDS` means
+    // "not assigned yet".
     thread_local! {
-        static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+        static SHARD: Cell<usize> = const { Cell::new(SHARDS) };
     }
-    SHARD.with(|shard| *shard)
+    SHARD.with(|shard| {
+        let index = shard.get();
+        if index < SHARDS {
+            return index;
+        }
+        let index = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+        shard.set(index);
+        index
+    })
 }
 
 /// One cache line of 64-bit cells.
@@ -82,6 +94,7 @@ impl ShardedCells {
 
     /// Cell `index` (below the width) of shard `shard` (below [`SHARDS`]), or `None`: the one
     /// lookup of the hot path.
+    #[inline]
     pub(crate) fn cell(&self, shard: usize, index: usize) -> Option<&AtomicU64> {
         if index >= self.width {
             return None;
@@ -134,6 +147,7 @@ impl<T: Clone> ShardedArc<T> {
     }
 
     /// A reference to this thread's copy.
+    #[inline]
     pub(crate) fn get(&self) -> Arc<Padded<T>> {
         self.copies[shard()].clone()
     }

@@ -1,0 +1,51 @@
+//! What every layer bench wraps: the bare inner service (`ToolCall` in, `CallToolResult` out), a
+//! way to drive one call without a runtime, and the readiness layer around it on a ready cache hit.
+
+use std::convert::Infallible;
+use std::hint::black_box;
+
+use futures::FutureExt;
+use futures::future::{Ready, ready};
+use mcp_readiness::layer::{ReadinessLayer, ReadinessService};
+use mcp_readiness::{Metrics, Snapshot, StaticInventory, ToolCall, ToolName};
+use rmcp::model::CallToolResult;
+use tower::{Layer, Service};
+
+/// The bare inner service: answers at once.
+pub type Bare = tower::util::ServiceFn<fn(ToolCall) -> Ready<Result<CallToolResult, Infallible>>>;
+
+pub fn bare() -> Bare {
+    fn answer(_call: ToolCall) -> Ready<Result<CallToolResult, Infallible>> {
+        ready(Ok(CallToolResult::success(Vec::new())))
+    }
+    tower::service_fn(answer as fn(ToolCall) -> Ready<Result<CallToolResult, Infallible>>)
+}
+
+/// One call through `service`, driven to completion without a runtime (everything is ready).
+pub fn call_once<S, R>(service: &mut S, request: R)
+where
+    S: Service<R>,
+{
+    let future = service.call(request);
+    black_box(future.now_or_never());
+}
+
+/// The readiness layer (recording into a fresh [`Metrics`] when `metrics`) over the bare
+/// service; `tool` is a ready cache hit.
+pub fn readiness_service(tool: &ToolName, metrics: bool) -> ReadinessService<Bare> {
+    let inventory = StaticInventory::new(Snapshot::default().with_ready_tool(tool.as_str()));
+    let builder = ReadinessLayer::builder(inventory);
+    let layer = if metrics {
+        builder.metrics(Metrics::new()).build()
+    } else {
+        builder.build()
+    };
+    let cache = layer.cache().clone();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(cache.resolve(tool));
+    assert!(cache.lookup(tool).is_some_and(|v| v.is_ready()));
+    layer.layer(bare())
+}

@@ -1,0 +1,335 @@
+//! The rows of `benches/layer_quiet.rs`: the ready path when no span is recorded (no subscriber,
+//! or one whose filter drops the layer's `info` span, as `RUST_LOG=warn` does), next to a
+//! hand-built minimum, and a breakdown that adds the layer's pieces one at a time.
+//!
+//! - `bare`: the inner `service_fn` alone;
+//! - `minimum`: what a hand-written tracing + metrics wrapper does at the least: a no-op span
+//!   (the layer's, entered once), an atomic state check, one clock pair, one pre-resolved
+//!   `prometheus` histogram observation and one counter increment;
+//! - the breakdown, each row the previous one plus one piece, built from the library's public
+//!   parts as the layer uses them: `+clock` (one clock pair around the call), `+probe`
+//!   ([`CapabilityCache::lookup`], which reads the clock once more: the summary subtracts half a
+//!   pair), `+recorder` (the tool's [`ToolMetrics`]: one call counted, one duration observed),
+//!   `+span` (the outer-span check and the layer's span, entered in `call` and in `poll`),
+//!   `+trace` (the trace-context check of `traceparent` injection);
+//! - `readiness`: `ReadinessLayer` (with metrics) around the bare service, ready cache hit: beyond
+//!   `+trace`, its response future and what ties the pieces together (and its own probe, which
+//!   is cheaper than `lookup`: see `handles.rs`);
+//! - `no_metrics`: the same layer without metrics: what recording costs inside the layer.
+//!
+//! Each row runs on 1 and on 2 long-lived threads (see `threads.rs`), the same number of calls per
+//! thread, timed in each thread's CPU time: on a shared machine, the time other processes take
+//! the core away does not count (the `layer` benches time wall-clock).
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Duration;
+
+use criterion::Criterion;
+use futures::FutureExt;
+use mcp_readiness::layer::{ReadinessService, SPAN_TARGET, execute_tool_span};
+use mcp_readiness::metrics::ToolMetrics;
+use mcp_readiness::resolve::CapabilityCache;
+use mcp_readiness::state::CallOutcome;
+use mcp_readiness::telemetry::inject_trace_context;
+use mcp_readiness::{Metrics, ToolCall, ToolName};
+use tokio::time::Instant;
+use tower::Service;
+use tracing::Span;
+
+use super::bare::{Bare, bare, call_once, readiness_service};
+use super::rounds::{Measured, Rounds, bench_criterion, index};
+use super::threads::Workers;
+
+/// The hand-built minimum's state check: a tool is callable while this holds `READY`.
+const READY: u8 = 1;
+
+/// What the hand-built minimum holds, resolved before the first call.
+#[derive(Clone)]
+struct Minimum {
+    state: Arc<AtomicU8>,
+    histogram: prometheus::Histogram,
+    counter: prometheus::IntCounter,
+}
+
+impl Minimum {
+    fn new() -> Minimum {
+        Minimum {
+            state: Arc::new(AtomicU8::new(READY)),
+            histogram: prometheus::Histogram::with_opts(prometheus::HistogramOpts::new(
+                "minimum", "minimum",
+            ))
+            .expect("a valid histogram"),
+            counter: prometheus::IntCounter::new("minimum_calls", "minimum").expect("a counter"),
+        }
+    }
+
+    fn call(&self, service: &mut Bare, tool: &ToolName) {
+        if self.state.load(Ordering::Acquire) != READY {
+            return;
+        }
+        let span = execute_tool_span(tool);
+        let _entered = span.enter();
+        let began = Instant::now();
+        call_once(service, ToolCall::new(tool.clone()));
+        self.histogram.observe(began.elapsed().as_secs_f64());
+        self.counter.inc();
+    }
+}
+
+/// The layer's pieces, in the order the breakdown adds them.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Piece {
+    Clock,
+    Probe,
+    Recorder,
+    Span,
+    Trace,
+}
+
+impl Piece {
+    const ALL: [Piece; 5] = [
+        Piece::Clock,
+        Piece::Probe,
+        Piece::Recorder,
+        Piece::Span,
+        Piece::Trace,
+    ];
+
+    fn row(self) -> &'static str {
+        match self {
+            Piece::Clock => "+clock",
+            Piece::Probe => "+probe",
+            Piece::Recorder => "+recorder",
+            Piece::Span => "+span",
+            Piece::Trace => "+trace",
+        }
+    }
+}
+
+/// The breakdown's parts: the cache and the tool's metrics the layer holds, and a `_meta` to
+/// inject into.
+#[derive(Clone)]
+struct Parts {
+    cache: Arc<CapabilityCache>,
+    metrics: ToolMetrics,
+    meta: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Parts {
+    /// One call with the pieces up to `upto`.
+    fn call(&mut self, upto: Piece, service: &mut Bare, tool: &ToolName) {
+        let began = Instant::now();
+        if upto >= Piece::Probe && !self.cache.lookup(tool).is_some_and(|v| v.is_ready()) {
+            return;
+        }
+        let span = if upto >= Piece::Span {
+            // The layer's check for an enclosing span of its own, then its span.
+            let enclosing = tracing::dispatcher::get_default(|dispatch| {
+                dispatch
+                    .current_span()
+                    .metadata()
+                    .is_some_and(|m| m.target() == SPAN_TARGET && m.name() == "tools/call")
+            });
+            black_box(enclosing);
+            execute_tool_span(tool)
+        } else {
+            Span::none()
+        };
+        if upto >= Piece::Trace {
+            inject_trace_context(&span, &mut self.meta);
+            black_box(&self.meta);
+        }
+        let future = {
+            let _entered = span.enter();
+            service.call(ToolCall::new(tool.clone()))
+        };
+        let result = {
+            let _entered = span.enter();
+            future.now_or_never()
+        };
+        let elapsed = began.elapsed();
+        if upto >= Piece::Recorder {
+            self.metrics.observe_call(CallOutcome::Ok);
+            self.metrics.observe_operation("tools/call", None, elapsed);
+        } else {
+            black_box(elapsed);
+        }
+        black_box(result);
+    }
+}
+
+/// What one worker thread owns for its row.
+enum Row {
+    Bare(Bare),
+    Minimum(Bare, Minimum),
+    Parts(Bare, Parts, Piece),
+    Readiness(ReadinessService<Bare>),
+    NoMetrics(ReadinessService<Bare>),
+}
+
+/// This thread's CPU time: the rows are timed in it, so that whatever else runs on a shared
+/// machine (preempting this thread) does not count.
+fn thread_cpu_time() -> Duration {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(
+        u64::try_from(now.tv_sec).unwrap_or(0),
+        u32::try_from(now.tv_nsec).unwrap_or(0),
+    )
+}
+
+/// Runs `iters` calls of the row on this thread; returns the CPU time it took.
+fn run((row, tool): &mut (Row, ToolName), iters: u64) -> Duration {
+    let start = thread_cpu_time();
+    match row {
+        Row::Bare(service) => {
+            for _ in 0..iters {
+                call_once(service, ToolCall::new(tool.clone()));
+            }
+        }
+        Row::Minimum(service, minimum) => {
+            for _ in 0..iters {
+                minimum.call(service, tool);
+            }
+        }
+        Row::Parts(service, parts, upto) => {
+            for _ in 0..iters {
+                parts.call(*upto, service, tool);
+            }
+        }
+        Row::Readiness(service) | Row::NoMetrics(service) => {
+            for _ in 0..iters {
+                call_once(service, ToolCall::new(tool.clone()));
+            }
+        }
+    }
+    thread_cpu_time().saturating_sub(start)
+}
+
+/// What the rows are made from; each worker thread makes its own row from a clone.
+#[derive(Clone)]
+struct Makings {
+    readiness: ReadinessService<Bare>,
+    no_metrics: ReadinessService<Bare>,
+    minimum: Minimum,
+    parts: Parts,
+}
+
+impl Makings {
+    fn make(&self, name: &str) -> Row {
+        match name {
+            "bare" => Row::Bare(bare()),
+            "minimum" => Row::Minimum(bare(), self.minimum.clone()),
+            "readiness" => Row::Readiness(self.readiness.clone()),
+            "no_metrics" => Row::NoMetrics(self.no_metrics.clone()),
+            piece => Row::Parts(
+                bare(),
+                self.parts.clone(),
+                Piece::ALL
+                    .into_iter()
+                    .find(|p| p.row() == piece)
+                    .expect("a piece"),
+            ),
+        }
+    }
+}
+
+/// Benchmarks every row on 1 and 2 threads, in the group `quiet/{subscriber}`; then prints the
+/// goals' figures and the breakdown, measured in interleaved rounds (see [`Rounds`]).
+pub fn bench_rows(c: &mut Criterion, subscriber: &str) {
+    let tool = ToolName::parse("mcp__files__read_file");
+    let cache = readiness_cache(&tool);
+    let makings = Makings {
+        readiness: readiness_service(&tool, true),
+        no_metrics: readiness_service(&tool, false),
+        minimum: Minimum::new(),
+        parts: Parts {
+            cache,
+            metrics: Metrics::new().server(tool.server()).tool(tool.tool()),
+            meta: serde_json::Map::new(),
+        },
+    };
+    let names = ["bare", "minimum"]
+        .into_iter()
+        .chain(Piece::ALL.map(Piece::row))
+        .chain(["readiness", "no_metrics"]);
+    let rows: Vec<Measured> = names
+        .map(|name| {
+            let on = |threads| {
+                let (makings, tool) = (makings.clone(), tool.clone());
+                Workers::start(
+                    threads,
+                    // Each thread owns its row and its name, as each caller would.
+                    move || (makings.make(name), ToolName::parse(tool.as_str())),
+                    run,
+                )
+            };
+            Measured {
+                name,
+                one: on(1),
+                two: on(2),
+            }
+        })
+        .collect();
+    let group = format!("quiet/{subscriber}");
+    bench_criterion(c, &group, &rows);
+    print_summary(&group, &rows);
+}
+
+/// A cache where `tool` is a ready hit, for the breakdown's probe.
+fn readiness_cache(tool: &ToolName) -> Arc<CapabilityCache> {
+    let inventory = mcp_readiness::StaticInventory::new(
+        mcp_readiness::Snapshot::default().with_ready_tool(tool.as_str()),
+    );
+    let cache = Arc::new(CapabilityCache::new(inventory));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(cache.resolve(tool));
+    assert!(cache.lookup(tool).is_some_and(|v| v.is_ready()));
+    cache
+}
+
+/// The goals' figures (what the ready path adds over bare, and over the minimum) and where the
+/// time goes: each breakdown row's cost beyond the previous one, medians of per-round differences.
+fn print_summary(group: &str, rows: &[Measured]) {
+    let measured = Rounds::measure(rows);
+    measured.print_table(group, rows);
+    let (bare, minimum, readiness) = (
+        index(rows, "bare"),
+        index(rows, "minimum"),
+        index(rows, "readiness"),
+    );
+    let added = |row, base, round| measured.added(row, base, round);
+    let over_bare = measured.per_round(&|r| added(readiness, bare, r));
+    let minimum_adds = measured.per_round(&|r| added(minimum, bare, r));
+    let vs_minimum = measured.per_round(&|r| added(readiness, bare, r) / added(minimum, bare, r));
+    println!(
+        "  readiness adds {over_bare:.1} ns over bare (goal: at most 75 ns); the minimum adds {minimum_adds:.1} ns"
+    );
+    println!("  readiness adds {vs_minimum:.2}x what the minimum adds (goal: at most 1x)");
+    println!(
+        "  response future: {} bytes (the bare service's: {})",
+        size_of::<<ReadinessService<Bare> as Service<ToolCall>>::Future>(),
+        size_of::<<Bare as Service<ToolCall>>::Future>(),
+    );
+
+    let step = |name: &str, previous: &str| {
+        let (row, base) = (index(rows, name), index(rows, previous));
+        measured.per_round(&|r| added(row, base, r))
+    };
+    let clock = step("+clock", "bare");
+    let probe = step("+probe", "+clock") - clock / 2.0;
+    let recorder = step("+recorder", "+probe");
+    let span = step("+span", "+recorder");
+    let trace = step("+trace", "+span");
+    let future = step("readiness", "+trace");
+    let metrics = step("readiness", "no_metrics");
+    println!(
+        "  where the time goes (1 thread, ns): clock pair {clock:.1}, cache probe {probe:.1}, \
+         recorder {recorder:.1}, span {span:.1}, trace-context check {trace:.1}, \
+         future and glue {future:.1}; in the layer, metrics {metrics:.1}"
+    );
+}
