@@ -224,6 +224,10 @@ impl ServerMetrics {
             &[&core.name, state.as_str()],
         )
         .observe(waited);
+        #[cfg(feature = "otel-metrics")]
+        if let Some(otel) = &core.fam.otel {
+            otel.resolve_wait(&core.name, state, waited);
+        }
         if state == State::Ready {
             return;
         }
@@ -380,6 +384,10 @@ impl ServerMetrics {
             &[&core.name, result.as_str()],
         )
         .observe(duration.as_secs_f64());
+        #[cfg(feature = "otel-metrics")]
+        if let Some(otel) = &core.fam.otel {
+            otel.connect_duration(&core.name, result, duration);
+        }
     }
 
     pub(crate) fn reconnected(&self) {

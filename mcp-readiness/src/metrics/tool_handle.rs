@@ -6,6 +6,8 @@ use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
 use super::names::OTHER_ERROR_TYPE;
+#[cfg(feature = "otel-metrics")]
+use super::otel_instruments::OtelInstruments;
 use super::server_handle::ServerCore;
 use crate::exposition::{Histogram, IntCounter};
 use crate::state::CallOutcome;
@@ -18,6 +20,9 @@ struct Operation {
     method: Box<str>,
     error_type: Box<str>,
     histogram: Histogram,
+    /// The series' OpenTelemetry attributes, when a meter records it too.
+    #[cfg(feature = "otel-metrics")]
+    otel: Option<Box<[opentelemetry::KeyValue]>>,
 }
 
 struct ToolInner {
@@ -29,6 +34,9 @@ struct ToolInner {
     /// The series every successful call through the layer records into, resolved once: the
     /// hot path takes no lock.
     ok_call: OnceLock<Histogram>,
+    /// The OpenTelemetry attributes of `ok_call`, made once.
+    #[cfg(feature = "otel-metrics")]
+    otel_ok_call: OnceLock<Box<[opentelemetry::KeyValue]>>,
 }
 
 /// Every series of one tool of one server, resolved once: the tool tier of recording (calls,
@@ -58,6 +66,8 @@ impl ToolMetrics {
                 absent: OnceLock::new(),
                 operations: RwLock::new(Vec::new()),
                 ok_call: OnceLock::new(),
+                #[cfg(feature = "otel-metrics")]
+                otel_ok_call: OnceLock::new(),
             }),
         }
     }
@@ -139,13 +149,20 @@ impl ToolMetrics {
                 &["tools/call", &inner.tool, "", &core.name],
             )
             .observe(seconds);
+            #[cfg(feature = "otel-metrics")]
+            if let Some(otel) = &core.fam.otel {
+                let attributes = inner.otel_ok_call.get_or_init(|| {
+                    OtelInstruments::operation_attributes("tools/call", &inner.tool, "", &core.name)
+                });
+                otel.operation(attributes, seconds);
+            }
             return;
         }
         let error_type = error_type.unwrap_or("");
         {
             let operations = read(&self.inner.operations);
             if let Some(op) = find(&operations, method, error_type) {
-                op.histogram.observe(seconds);
+                op.observe(&self.inner.core, seconds);
                 return;
             }
         }
@@ -158,7 +175,7 @@ impl ToolMetrics {
             (method, error_type)
         };
         if let Some(op) = find(&operations, method, error_type) {
-            op.histogram.observe(seconds);
+            op.observe(&self.inner.core, seconds);
             return;
         }
         let core = &self.inner.core;
@@ -166,12 +183,32 @@ impl ToolMetrics {
             &core.fam.operation,
             &[method, &self.inner.tool, error_type, &core.name],
         );
-        histogram.observe(seconds);
-        operations.push(Operation {
+        let op = Operation {
             method: method.into(),
             error_type: error_type.into(),
             histogram,
-        });
+            #[cfg(feature = "otel-metrics")]
+            otel: core.fam.otel.as_ref().map(|_| {
+                OtelInstruments::operation_attributes(
+                    method,
+                    &self.inner.tool,
+                    error_type,
+                    &core.name,
+                )
+            }),
+        };
+        op.observe(core, seconds);
+        operations.push(op);
+    }
+}
+
+impl Operation {
+    fn observe(&self, _core: &ServerCore, seconds: f64) {
+        self.histogram.observe(seconds);
+        #[cfg(feature = "otel-metrics")]
+        if let (Some(otel), Some(attributes)) = (&_core.fam.otel, &self.otel) {
+            otel.operation(attributes, seconds);
+        }
     }
 }
 
