@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use opentelemetry::KeyValue;
-use opentelemetry::metrics::{AsyncInstrument, Histogram, Meter};
+use opentelemetry::metrics::{AsyncInstrument, BoundHistogram, Histogram, Meter};
 
 use super::domain_families::Families;
 use super::names::{OPERATION_BUCKETS, WAIT_BUCKETS};
@@ -178,17 +178,6 @@ impl OtelInstruments {
         }
     }
 
-    /// `mcp_readiness.resolve.wait`, as `mcp_readiness_resolve_wait_seconds` observes it.
-    pub(crate) fn resolve_wait(&self, server: &Arc<str>, state: State, seconds: f64) {
-        self.resolve_wait.record(
-            seconds,
-            &[
-                KeyValue::new(ATTR_SERVER, server.clone()),
-                KeyValue::new("mcp_readiness.state", state.as_str()),
-            ],
-        );
-    }
-
     /// `mcp_readiness.connect.duration`, as `mcp_readiness_connect_duration_seconds` observes it.
     pub(crate) fn connect_duration(
         &self,
@@ -205,20 +194,24 @@ impl OtelInstruments {
         );
     }
 
-    /// `mcp.client.operation.duration` with attributes from [`OtelInstruments::operation_attributes`].
-    pub(crate) fn operation(&self, attributes: &[KeyValue], seconds: f64) {
-        self.operation.record(seconds, attributes);
+    /// One series of `mcp_readiness.resolve.wait`, bound once: what a handle keeps per state.
+    pub(crate) fn resolve_wait_series(&self, server: &Arc<str>, state: State) -> BoundSeries {
+        BoundSeries(self.resolve_wait.bind(&[
+            KeyValue::new(ATTR_SERVER, server.clone()),
+            KeyValue::new("mcp_readiness.state", state.as_str()),
+        ]))
     }
 
-    /// The attributes of one operation series, made once per series: `mcp.method.name`,
+    /// One series of `mcp.client.operation.duration`, bound once: `mcp.method.name`,
     /// `gen_ai.tool.name`, `error.type` when it failed (`error_type` not empty),
     /// `gen_ai.operation.name = execute_tool` on `tools/call`, and `mcp_readiness.server`.
-    pub(crate) fn operation_attributes(
+    pub(crate) fn operation_series(
+        &self,
         method: &str,
         tool: &Arc<str>,
         error_type: &str,
         server: &Arc<str>,
-    ) -> Box<[KeyValue]> {
+    ) -> BoundSeries {
         let mut attributes = vec![
             KeyValue::new(ATTR_MCP_METHOD_NAME, method.to_owned()),
             KeyValue::new(ATTR_GEN_AI_TOOL_NAME, tool.clone()),
@@ -230,6 +223,16 @@ impl OtelInstruments {
             attributes.push(KeyValue::new(ATTR_GEN_AI_OPERATION_NAME, "execute_tool"));
         }
         attributes.push(KeyValue::new(ATTR_SERVER, server.clone()));
-        attributes.into_boxed_slice()
+        BoundSeries(self.operation.bind(&attributes))
+    }
+}
+
+/// One histogram series with its attributes resolved once (the SDK's bound instrument): recording
+/// takes no attribute lookup.
+pub(crate) struct BoundSeries(BoundHistogram<f64>);
+
+impl BoundSeries {
+    pub(crate) fn record(&self, seconds: f64) {
+        self.0.record(seconds);
     }
 }

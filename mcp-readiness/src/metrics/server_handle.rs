@@ -70,6 +70,9 @@ struct ServerInner {
     announced: AtomicBool,
     budget_exhausted: IntCounter,
     resolve_wait: [OnceLock<Histogram>; 4],
+    /// The OpenTelemetry twins of `resolve_wait`, bound once, when a meter records them too.
+    #[cfg(feature = "otel-metrics")]
+    otel_resolve_wait: [OnceLock<super::otel_instruments::BoundSeries>; 4],
     waste: [OnceLock<Counter>; 4],
     avoided: [OnceLock<Counter>; 4],
     connect_duration: [OnceLock<Histogram>; 7],
@@ -149,6 +152,8 @@ impl ServerMetrics {
             budget_exhausted,
             announced: AtomicBool::new(false),
             resolve_wait: Default::default(),
+            #[cfg(feature = "otel-metrics")]
+            otel_resolve_wait: Default::default(),
             waste: Default::default(),
             avoided: Default::default(),
             connect_duration: Default::default(),
@@ -226,7 +231,9 @@ impl ServerMetrics {
         .observe(waited);
         #[cfg(feature = "otel-metrics")]
         if let Some(otel) = &core.fam.otel {
-            otel.resolve_wait(&core.name, state, waited);
+            self.inner.otel_resolve_wait[state.index()]
+                .get_or_init(|| otel.resolve_wait_series(&core.name, state))
+                .record(waited);
         }
         if state == State::Ready {
             return;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::names::OTHER_ERROR_TYPE;
 #[cfg(feature = "otel-metrics")]
-use super::otel_instruments::OtelInstruments;
+use super::otel_instruments::BoundSeries;
 use super::server_handle::ServerCore;
 use crate::exposition::{Histogram, IntCounter};
 use crate::state::CallOutcome;
@@ -20,9 +20,9 @@ struct Operation {
     method: Box<str>,
     error_type: Box<str>,
     histogram: Histogram,
-    /// The series' OpenTelemetry attributes, when a meter records it too.
+    /// The series' OpenTelemetry twin, when a meter records it too.
     #[cfg(feature = "otel-metrics")]
-    otel: Option<Box<[opentelemetry::KeyValue]>>,
+    otel: Option<BoundSeries>,
 }
 
 struct ToolInner {
@@ -34,9 +34,9 @@ struct ToolInner {
     /// The series every successful call through the layer records into, resolved once: the
     /// hot path takes no lock.
     ok_call: OnceLock<Histogram>,
-    /// The OpenTelemetry attributes of `ok_call`, made once.
+    /// The OpenTelemetry twin of `ok_call`, bound once.
     #[cfg(feature = "otel-metrics")]
-    otel_ok_call: OnceLock<Box<[opentelemetry::KeyValue]>>,
+    otel_ok_call: OnceLock<BoundSeries>,
 }
 
 /// Every series of one tool of one server, resolved once: the tool tier of recording (calls,
@@ -151,10 +151,12 @@ impl ToolMetrics {
             .observe(seconds);
             #[cfg(feature = "otel-metrics")]
             if let Some(otel) = &core.fam.otel {
-                let attributes = inner.otel_ok_call.get_or_init(|| {
-                    OtelInstruments::operation_attributes("tools/call", &inner.tool, "", &core.name)
-                });
-                otel.operation(attributes, seconds);
+                inner
+                    .otel_ok_call
+                    .get_or_init(|| {
+                        otel.operation_series("tools/call", &inner.tool, "", &core.name)
+                    })
+                    .record(seconds);
             }
             return;
         }
@@ -162,7 +164,7 @@ impl ToolMetrics {
         {
             let operations = read(&self.inner.operations);
             if let Some(op) = find(&operations, method, error_type) {
-                op.observe(&self.inner.core, seconds);
+                op.observe(seconds);
                 return;
             }
         }
@@ -175,7 +177,7 @@ impl ToolMetrics {
             (method, error_type)
         };
         if let Some(op) = find(&operations, method, error_type) {
-            op.observe(&self.inner.core, seconds);
+            op.observe(seconds);
             return;
         }
         let core = &self.inner.core;
@@ -188,26 +190,21 @@ impl ToolMetrics {
             error_type: error_type.into(),
             histogram,
             #[cfg(feature = "otel-metrics")]
-            otel: core.fam.otel.as_ref().map(|_| {
-                OtelInstruments::operation_attributes(
-                    method,
-                    &self.inner.tool,
-                    error_type,
-                    &core.name,
-                )
+            otel: core.fam.otel.as_ref().map(|otel| {
+                otel.operation_series(method, &self.inner.tool, error_type, &core.name)
             }),
         };
-        op.observe(core, seconds);
+        op.observe(seconds);
         operations.push(op);
     }
 }
 
 impl Operation {
-    fn observe(&self, _core: &ServerCore, seconds: f64) {
+    fn observe(&self, seconds: f64) {
         self.histogram.observe(seconds);
         #[cfg(feature = "otel-metrics")]
-        if let (Some(otel), Some(attributes)) = (&_core.fam.otel, &self.otel) {
-            otel.operation(attributes, seconds);
+        if let Some(otel) = &self.otel {
+            otel.record(seconds);
         }
     }
 }
