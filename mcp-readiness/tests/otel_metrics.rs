@@ -4,6 +4,8 @@
 //! axum) gets every instrument with its name, unit, kind, attributes and bucket bounds, and the
 //! same values as the Prometheus text of the same recorder.
 
+#[path = "support/otlp_metrics.rs"]
+mod otlp_metrics;
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -27,7 +29,7 @@ use opentelemetry_proto::tonic::metrics::v1::{
 };
 use tokio::sync::mpsc;
 
-use support::otlp::{
+use otlp_metrics::{
     ReceivedMetric, flatten_metrics, start_metrics_grpc_receiver, start_metrics_http_receiver,
 };
 
