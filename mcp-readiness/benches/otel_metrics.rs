@@ -64,8 +64,11 @@ fn connecting() -> Verdict {
     }
 }
 
+/// Records once through the handles.
+type Record = fn(&Handles, &Verdict);
+
 /// What each row records once.
-const ROWS: [(&str, fn(&Handles, &Verdict)); 3] = [
+const ROWS: [(&str, Record); 3] = [
     ("observe_call", |h, _| h.tool.observe_call(CallOutcome::Ok)),
     ("observe_operation", |h, _| {
         h.tool
@@ -76,7 +79,7 @@ const ROWS: [(&str, fn(&Handles, &Verdict)); 3] = [
     }),
 ];
 
-fn time(handles: &Handles, verdict: &Verdict, row: fn(&Handles, &Verdict), iters: u64) -> Duration {
+fn time(handles: &Handles, verdict: &Verdict, row: Record, iters: u64) -> Duration {
     let start = Instant::now();
     for _ in 0..iters {
         row(black_box(handles), black_box(verdict));

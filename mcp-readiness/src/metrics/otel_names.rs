@@ -1,10 +1,10 @@
 //! The OpenTelemetry instrument of every metric (feature `otel-metrics`): its name, unit and kind,
-//! and the attribute key of every label. A contract like [`names`](super::names): never change.
+//! and the attribute key of every label. A contract like [`names`]: never change.
 //!
 //! The names are derived from the Prometheus names, so that OpenTelemetry's own translation to
 //! Prometheus (dots to underscores, the unit's suffix, `_total` on a counter; what the Prometheus
 //! OTLP receiver and the Collector's Prometheus exporters apply) gives back exactly the names of
-//! [`names::ALL`](super::names::ALL):
+//! [`names::ALL`]:
 //!
 //! - `mcp_client_operation_duration_seconds` is `mcp.client.operation.duration` (unit `s`), as the
 //!   OpenTelemetry MCP semantic conventions name it;
