@@ -87,6 +87,17 @@ fn time(handles: &Handles, verdict: &Verdict, row: Record, iters: u64) -> Durati
     start.elapsed()
 }
 
+/// `row` on two threads at once, the same series: ns per record per thread.
+fn time_two_threads(handles: &Handles, verdict: &Verdict, row: Record, iters: u64) -> f64 {
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| time(handles, verdict, row, iters));
+        }
+    });
+    start.elapsed().as_nanos() as f64 / iters as f64
+}
+
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
@@ -154,5 +165,23 @@ fn main() {
             median(ratios)
         );
     }
+    // The SDK keeps each histogram series behind a mutex: two threads recording into one series
+    // take turns.
+    let (mut alone, mut both, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    let operation = ROWS[1].1;
+    for _ in 0..rounds.min(11) {
+        let a = time_two_threads(&recorders[0].1, &verdict, operation, iters);
+        let b = time_two_threads(&recorders[1].1, &verdict, operation, iters);
+        alone.push(a);
+        both.push(b);
+        ratios.push(b / a);
+    }
+    println!(
+        "  {:<20} {:>16.1} {:>20.1} {:>7.2}x",
+        "observe_operation 2t",
+        median(alone),
+        median(both),
+        median(ratios)
+    );
     let _ = provider.shutdown();
 }
