@@ -164,7 +164,9 @@ impl ToolMetrics {
         {
             let operations = read(&self.inner.operations);
             if let Some(op) = find(&operations, method, error_type) {
-                op.observe(seconds);
+                op.histogram.observe(seconds);
+                #[cfg(feature = "otel-metrics")]
+                op.observe_otel(seconds);
                 return;
             }
         }
@@ -177,7 +179,9 @@ impl ToolMetrics {
             (method, error_type)
         };
         if let Some(op) = find(&operations, method, error_type) {
-            op.observe(seconds);
+            op.histogram.observe(seconds);
+            #[cfg(feature = "otel-metrics")]
+            op.observe_otel(seconds);
             return;
         }
         let core = &self.inner.core;
@@ -185,24 +189,26 @@ impl ToolMetrics {
             &core.fam.operation,
             &[method, &self.inner.tool, error_type, &core.name],
         );
-        let op = Operation {
+        histogram.observe(seconds);
+        #[cfg(feature = "otel-metrics")]
+        let otel = core.fam.otel.as_ref().map(|otel| {
+            let series = otel.operation_series(method, &self.inner.tool, error_type, &core.name);
+            series.record(seconds);
+            series
+        });
+        operations.push(Operation {
             method: method.into(),
             error_type: error_type.into(),
             histogram,
             #[cfg(feature = "otel-metrics")]
-            otel: core.fam.otel.as_ref().map(|otel| {
-                otel.operation_series(method, &self.inner.tool, error_type, &core.name)
-            }),
-        };
-        op.observe(seconds);
-        operations.push(op);
+            otel,
+        });
     }
 }
 
+#[cfg(feature = "otel-metrics")]
 impl Operation {
-    fn observe(&self, seconds: f64) {
-        self.histogram.observe(seconds);
-        #[cfg(feature = "otel-metrics")]
+    fn observe_otel(&self, seconds: f64) {
         if let Some(otel) = &self.otel {
             otel.record(seconds);
         }
