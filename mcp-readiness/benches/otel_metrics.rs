@@ -98,6 +98,83 @@ fn time_two_threads(handles: &Handles, verdict: &Verdict, row: Record, iters: u6
     start.elapsed().as_nanos() as f64 / iters as f64
 }
 
+/// A fleet on `metrics`: 1,000 servers announced and ready, each with 20 tools called once
+/// through the handles (as `benches/support/fleet.rs` builds it for the render benchmark).
+fn fleet(metrics: &Metrics) {
+    use mcp_readiness::state::{ConnectResult, ConnectionEvent, EventSink};
+    for i in 0..1_000 {
+        let name = format!("server-{i:04}");
+        let server: std::sync::Arc<str> = name.as_str().into();
+        metrics.on_event(&ConnectionEvent::ServerAdded {
+            server: server.clone(),
+            state: State::Connecting,
+        });
+        metrics.on_event(&ConnectionEvent::ConnectAttempt {
+            server: server.clone(),
+            result: ConnectResult::Ok,
+            duration: Duration::from_millis(300),
+        });
+        metrics.on_event(&ConnectionEvent::StateChanged {
+            server: server.clone(),
+            from: State::Connecting,
+            to: State::Ready,
+            reason: None,
+        });
+        metrics.on_event(&ConnectionEvent::ToolsChanged { server, count: 20 });
+        let handle = metrics.server(&name);
+        handle.set_wait_budget(BUDGET);
+        for j in 0..20 {
+            let tool = handle.tool(&format!("tool_{j:02}"));
+            handle.observe_resolution(&Verdict::READY, BUDGET);
+            tool.observe_call(CallOutcome::Ok);
+            tool.observe_operation("tools/call", None, Duration::from_millis(40));
+        }
+    }
+}
+
+/// One collection and export of the fleet (the SDK's callbacks read every series), beside one
+/// render of `/metrics` of the same recorder: medians in ms.
+fn print_fleet_collection(rounds: usize) {
+    let provider = SdkMeterProvider::builder()
+        .with_reader(
+            PeriodicReader::builder(DropExporter)
+                .with_interval(Duration::from_secs(3600))
+                .build(),
+        )
+        // As `telemetry::init_metrics` sets it: the SDK's default of 2,000 series per
+        // instrument is fewer than this fleet has.
+        .with_view(|_: &opentelemetry_sdk::metrics::Instrument| {
+            opentelemetry_sdk::metrics::Stream::builder()
+                .with_cardinality_limit(100_000)
+                .build()
+                .ok()
+        })
+        .build();
+    let metrics = Metrics::builder()
+        .meter(provider.meter("mcp-readiness"))
+        .build()
+        .expect("a fresh registry");
+    fleet(&metrics);
+    let ms = |f: &dyn Fn()| {
+        let start = Instant::now();
+        f();
+        start.elapsed().as_secs_f64() * 1e3
+    };
+    let (mut collect, mut render) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        collect.push(ms(&|| provider.force_flush().expect("a flush")));
+        render.push(ms(&|| {
+            black_box(metrics.render());
+        }));
+    }
+    println!(
+        "  1,000 servers x 20 tools: one OTLP collection {:.1} ms, one /metrics render {:.1} ms",
+        median(collect),
+        median(render)
+    );
+    let _ = provider.shutdown();
+}
+
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
@@ -183,5 +260,6 @@ fn main() {
         median(both),
         median(ratios)
     );
+    print_fleet_collection(if bench_mode { 11 } else { 1 });
     let _ = provider.shutdown();
 }
