@@ -128,7 +128,8 @@ impl MetricsBuilder {
     /// semantic conventions define it. Gauges and counters are asynchronous instruments read from
     /// the recorder when the SDK collects; the histograms are recorded with the Prometheus ones.
     /// `None` (what `telemetry::OtlpMetrics::meter` gives without an
-    /// endpoint) records nothing more.
+    /// endpoint) records nothing more. Give a meter to one recorder only (clone the `Metrics`
+    /// instead of building a second one): two would report the same instruments twice.
     ///
     /// ```
     /// use opentelemetry::metrics::MeterProvider as _;
