@@ -92,7 +92,9 @@
 //!
 //! Feature flags: `hub` ([`supervise`], [`Peers`](supervise::Peers), [`config`]), `http` (the `/metrics` endpoint
 //! and status page) and `tls` (HTTPS to MCP servers) are on by default; `oauth` (OAuth 2.1 for
-//! streamable-HTTP servers) and `otlp-grpc` / `otlp-http` (the [`telemetry`] set-up) are opt-in.
+//! streamable-HTTP servers), `otlp-grpc` / `otlp-http` (the [`telemetry`] set-up) and `otel-metrics`
+//! (the metrics through the OpenTelemetry metrics API too, pushed over OTLP with an `otlp-*`
+//! feature) are opt-in.
 //! With none, the layer, cache, resolver, plans, spans and the metrics recorder are built. The
 //! command line is the `mcp-readiness-cli` package. MSRV: Rust 1.88.
 //!

@@ -57,6 +57,8 @@ pub struct MetricsBuilder {
     server_cap: usize,
     clock: Arc<dyn Clock>,
     scrape_max_age: Duration,
+    #[cfg(feature = "otel-metrics")]
+    meter: Option<opentelemetry::metrics::Meter>,
 }
 
 impl Default for MetricsBuilder {
@@ -67,6 +69,8 @@ impl Default for MetricsBuilder {
             server_cap: DEFAULT_UNCONFIGURED_SERVER_CAP,
             clock: Arc::new(SystemClock),
             scrape_max_age: DEFAULT_SCRAPE_MAX_AGE,
+            #[cfg(feature = "otel-metrics")]
+            meter: None,
         }
     }
 }
@@ -118,6 +122,31 @@ impl MetricsBuilder {
         self
     }
 
+    /// Records every metric through the OpenTelemetry metrics API on `meter` too (feature
+    /// `otel-metrics`), beside the Prometheus series: the instruments of
+    /// [`otel_names::ALL`](super::otel_names::ALL), `mcp.client.operation.duration` as the MCP
+    /// semantic conventions define it. Gauges and counters are asynchronous instruments read from
+    /// the recorder when the SDK collects; the histograms are recorded with the Prometheus ones.
+    /// `None` (what `telemetry::OtlpMetrics::meter` gives without an
+    /// endpoint) records nothing more. Give a meter to one recorder only (clone the `Metrics`
+    /// instead of building a second one): two would report the same instruments twice.
+    ///
+    /// ```
+    /// use opentelemetry::metrics::MeterProvider as _;
+    /// use opentelemetry_sdk::metrics::SdkMeterProvider;
+    /// use mcp_readiness::metrics::Metrics;
+    ///
+    /// // Your service's provider, with its readers and exporters.
+    /// let provider = SdkMeterProvider::builder().build();
+    /// let metrics = Metrics::builder().meter(provider.meter("mcp-readiness")).build()?;
+    /// # Ok::<(), mcp_readiness::metrics::MetricsError>(())
+    /// ```
+    #[cfg(feature = "otel-metrics")]
+    pub fn meter(mut self, meter: impl Into<Option<opentelemetry::metrics::Meter>>) -> Self {
+        self.meter = meter.into();
+        self
+    }
+
     /// Declares and registers every metric. Fails, registering nothing, if the registry already
     /// holds one of the names.
     pub fn build(self) -> Result<Metrics, MetricsError> {
@@ -127,6 +156,16 @@ impl MetricsBuilder {
             None => (Registry::new(), Owner::Recorder),
         };
         fam.register(&registry, owner)?;
+        // Only once nothing can fail: the meter keeps the callbacks for its life.
+        #[cfg(feature = "otel-metrics")]
+        let fam = {
+            let mut fam = fam;
+            fam.otel = self
+                .meter
+                .as_ref()
+                .map(|meter| super::otel_instruments::OtelInstruments::new(meter, &fam));
+            fam
+        };
         fam.build_info
             .get_or_create(&[env!("CARGO_PKG_VERSION")])
             .set(1);

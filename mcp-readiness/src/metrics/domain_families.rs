@@ -43,6 +43,9 @@ pub(crate) struct Families {
     pub(crate) server_info: Arc<Family<IntGauge>>,
     pub(crate) credential_expiry: Arc<Family<Gauge>>,
     pub(crate) operation: Arc<Family<Histogram>>,
+    /// The OpenTelemetry histograms the handles record into too, when a meter was given.
+    #[cfg(feature = "otel-metrics")]
+    pub(crate) otel: Option<super::otel_instruments::OtelInstruments>,
 }
 
 fn plain<M: Child<Opts = ()>>(
@@ -189,6 +192,8 @@ impl Families {
                 ],
                 &OPERATION_BUCKETS,
             )?,
+            #[cfg(feature = "otel-metrics")]
+            otel: None,
         })
     }
 

@@ -12,6 +12,9 @@
 //!   recording on the hot path is an atomic add with no label hashing; the layer keeps them per
 //!   tool.
 //! - [`push`] (feature `hub`): a run's record to a Prometheus Pushgateway.
+//! - Feature `otel-metrics`: the same metrics through the OpenTelemetry metrics API, on the
+//!   `Meter` given to `MetricsBuilder::meter` (`metrics::otel_names` says what each instrument is called),
+//!   exported over OTLP by `telemetry::init_metrics` (with `otlp-grpc` or `otlp-http`).
 //!
 //! # Cardinality
 //!
@@ -51,6 +54,10 @@ mod clock;
 mod domain_families;
 mod events;
 pub mod names;
+#[cfg(feature = "otel-metrics")]
+mod otel_instruments;
+#[cfg(feature = "otel-metrics")]
+pub mod otel_names;
 #[cfg(feature = "hub")]
 mod push;
 mod recorder;

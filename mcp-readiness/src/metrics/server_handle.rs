@@ -70,6 +70,9 @@ struct ServerInner {
     announced: AtomicBool,
     budget_exhausted: IntCounter,
     resolve_wait: [OnceLock<Histogram>; 4],
+    /// The OpenTelemetry twins of `resolve_wait`, bound once, when a meter records them too.
+    #[cfg(feature = "otel-metrics")]
+    otel_resolve_wait: [OnceLock<super::otel_instruments::BoundSeries>; 4],
     waste: [OnceLock<Counter>; 4],
     avoided: [OnceLock<Counter>; 4],
     connect_duration: [OnceLock<Histogram>; 7],
@@ -149,6 +152,8 @@ impl ServerMetrics {
             budget_exhausted,
             announced: AtomicBool::new(false),
             resolve_wait: Default::default(),
+            #[cfg(feature = "otel-metrics")]
+            otel_resolve_wait: Default::default(),
             waste: Default::default(),
             avoided: Default::default(),
             connect_duration: Default::default(),
@@ -224,6 +229,12 @@ impl ServerMetrics {
             &[&core.name, state.as_str()],
         )
         .observe(waited);
+        #[cfg(feature = "otel-metrics")]
+        if let Some(otel) = &core.fam.otel {
+            self.inner.otel_resolve_wait[state.index()]
+                .get_or_init(|| otel.resolve_wait_series(&core.name, state))
+                .record(waited);
+        }
         if state == State::Ready {
             return;
         }
@@ -380,6 +391,10 @@ impl ServerMetrics {
             &[&core.name, result.as_str()],
         )
         .observe(duration.as_secs_f64());
+        #[cfg(feature = "otel-metrics")]
+        if let Some(otel) = &core.fam.otel {
+            otel.connect_duration(&core.name, result, duration);
+        }
     }
 
     pub(crate) fn reconnected(&self) {

@@ -6,6 +6,8 @@ use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
 use super::names::OTHER_ERROR_TYPE;
+#[cfg(feature = "otel-metrics")]
+use super::otel_instruments::BoundSeries;
 use super::server_handle::ServerCore;
 use crate::exposition::{Histogram, IntCounter};
 use crate::state::CallOutcome;
@@ -18,6 +20,9 @@ struct Operation {
     method: Box<str>,
     error_type: Box<str>,
     histogram: Histogram,
+    /// The series' OpenTelemetry twin, when a meter records it too.
+    #[cfg(feature = "otel-metrics")]
+    otel: Option<BoundSeries>,
 }
 
 struct ToolInner {
@@ -29,6 +34,9 @@ struct ToolInner {
     /// The series every successful call through the layer records into, resolved once: the
     /// hot path takes no lock.
     ok_call: OnceLock<Histogram>,
+    /// The OpenTelemetry twin of `ok_call`, bound once.
+    #[cfg(feature = "otel-metrics")]
+    otel_ok_call: OnceLock<BoundSeries>,
 }
 
 /// Every series of one tool of one server, resolved once: the tool tier of recording (calls,
@@ -58,6 +66,8 @@ impl ToolMetrics {
                 absent: OnceLock::new(),
                 operations: RwLock::new(Vec::new()),
                 ok_call: OnceLock::new(),
+                #[cfg(feature = "otel-metrics")]
+                otel_ok_call: OnceLock::new(),
             }),
         }
     }
@@ -141,6 +151,15 @@ impl ToolMetrics {
                 &["tools/call", &inner.tool, "", &core.name],
             )
             .observe(seconds);
+            #[cfg(feature = "otel-metrics")]
+            if let Some(otel) = &core.fam.otel {
+                inner
+                    .otel_ok_call
+                    .get_or_init(|| {
+                        otel.operation_series("tools/call", &inner.tool, "", &core.name)
+                    })
+                    .record(seconds);
+            }
             return;
         }
         self.observe_other_operation(method, error_type.unwrap_or(""), seconds);
@@ -152,6 +171,8 @@ impl ToolMetrics {
             let operations = read(&self.inner.operations);
             if let Some(op) = find(&operations, method, error_type) {
                 op.histogram.observe(seconds);
+                #[cfg(feature = "otel-metrics")]
+                op.observe_otel(seconds);
                 return;
             }
         }
@@ -165,6 +186,8 @@ impl ToolMetrics {
         };
         if let Some(op) = find(&operations, method, error_type) {
             op.histogram.observe(seconds);
+            #[cfg(feature = "otel-metrics")]
+            op.observe_otel(seconds);
             return;
         }
         let core = &self.inner.core;
@@ -173,11 +196,28 @@ impl ToolMetrics {
             &[method, &self.inner.tool, error_type, &core.name],
         );
         histogram.observe(seconds);
+        #[cfg(feature = "otel-metrics")]
+        let otel = core.fam.otel.as_ref().map(|otel| {
+            let series = otel.operation_series(method, &self.inner.tool, error_type, &core.name);
+            series.record(seconds);
+            series
+        });
         operations.push(Operation {
             method: method.into(),
             error_type: error_type.into(),
             histogram,
+            #[cfg(feature = "otel-metrics")]
+            otel,
         });
+    }
+}
+
+#[cfg(feature = "otel-metrics")]
+impl Operation {
+    fn observe_otel(&self, seconds: f64) {
+        if let Some(otel) = &self.otel {
+            otel.record(seconds);
+        }
     }
 }
 

@@ -172,105 +172,145 @@ impl TelemetryConfig {
     /// `..._COMPRESSION` and the `OTEL_BSP_*` batch settings from the process environment.
     pub fn from_env_with(env: impl Fn(&str) -> Option<String>) -> Result<Self, TelemetryError> {
         let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
-        let invalid = |name: &str, value: &str, expected: &str| TelemetryError::InvalidVariable {
-            name: name.to_owned(),
-            value: value.to_owned(),
-            expected: expected.to_owned(),
-        };
         let mut config = TelemetryConfig::default();
         if let Some(filter) = var("RUST_LOG") {
             config.filter = filter;
         }
-
-        for (name, value) in var("OTEL_RESOURCE_ATTRIBUTES")
-            .iter()
-            .flat_map(|v| v.split(','))
-            .filter(|kv| !kv.trim().is_empty())
-            .map(|kv| (kv, kv.split_once('=')))
-        {
-            match value {
-                Some((k, v)) if !k.trim().is_empty() => {
-                    config
-                        .resource_attributes
-                        .push((k.trim().to_owned(), v.trim().to_owned()));
-                }
-                _ => {
-                    let all = var("OTEL_RESOURCE_ATTRIBUTES").unwrap_or_default();
-                    return Err(invalid(
-                        "OTEL_RESOURCE_ATTRIBUTES",
-                        &all,
-                        &format!("key=value pairs separated by commas (`{name}` has no key)"),
-                    ));
-                }
-            }
-        }
-        if let Some(name) = var("OTEL_SERVICE_NAME") {
-            config.service_name = name;
-        } else if let Some((_, name)) = config
-            .resource_attributes
-            .iter()
-            .find(|(k, _)| k == "service.name")
-        {
-            config.service_name = name.clone();
-        }
-
+        (config.service_name, config.resource_attributes) = resource_from_env(&var)?;
         config.sampler = sampler(&var, &invalid)?;
-
-        let protocol_var = [
-            "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
-            "OTEL_EXPORTER_OTLP_PROTOCOL",
-        ]
-        .into_iter()
-        .find_map(|name| var(name).map(|value| (name, value)));
-        let protocol = match protocol_var {
-            None => Protocol::HttpProtobuf,
-            Some((name, value)) => match value.trim() {
-                "grpc" => Protocol::Grpc,
-                "http/protobuf" => Protocol::HttpProtobuf,
-                _ => return Err(invalid(name, &value, "`grpc` or `http/protobuf`")),
-            },
-        };
-
-        let disabled =
-            var("OTEL_SDK_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
-        let exporter_on = match var("OTEL_TRACES_EXPORTER").as_deref().map(str::trim) {
-            None | Some("otlp") => true,
-            Some("none") => false,
-            Some(other) => {
-                return Err(invalid("OTEL_TRACES_EXPORTER", other, "`otlp` or `none`"));
-            }
-        };
-        let endpoint = if let Some(url) = var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
-            Some(("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", url.trim().to_owned()))
-        } else {
-            var("OTEL_EXPORTER_OTLP_ENDPOINT").map(|base| {
-                let base = base.trim();
-                let url = match protocol {
-                    Protocol::Grpc => base.to_owned(),
-                    Protocol::HttpProtobuf => format!("{}/v1/traces", base.trim_end_matches('/')),
-                };
-                ("OTEL_EXPORTER_OTLP_ENDPOINT", url)
-            })
-        };
-        if let Some((name, url)) = endpoint
-            && exporter_on
-            && !disabled
-        {
-            let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
-            if !matches!(scheme.as_deref(), Some("http" | "https")) {
-                return Err(invalid(
-                    name,
-                    &redact(&url, &[]),
-                    "an http:// or https:// URL",
-                ));
-            }
-            config.otlp = Some(OtlpConfig {
-                endpoint: url,
-                protocol,
-            });
-        }
+        config.otlp = otlp_from_env(&var, Signal::TRACES)?;
         Ok(config)
     }
+}
+
+fn invalid(name: &str, value: &str, expected: &str) -> TelemetryError {
+    TelemetryError::InvalidVariable {
+        name: name.to_owned(),
+        value: value.to_owned(),
+        expected: expected.to_owned(),
+    }
+}
+
+/// The resource's `service.name` and other attributes: `OTEL_SERVICE_NAME`,
+/// `OTEL_RESOURCE_ATTRIBUTES`.
+pub(super) fn resource_from_env(
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<(String, Vec<(String, String)>), TelemetryError> {
+    let mut attributes = Vec::new();
+    for (name, value) in var("OTEL_RESOURCE_ATTRIBUTES")
+        .iter()
+        .flat_map(|v| v.split(','))
+        .filter(|kv| !kv.trim().is_empty())
+        .map(|kv| (kv, kv.split_once('=')))
+    {
+        match value {
+            Some((k, v)) if !k.trim().is_empty() => {
+                attributes.push((k.trim().to_owned(), v.trim().to_owned()));
+            }
+            _ => {
+                let all = var("OTEL_RESOURCE_ATTRIBUTES").unwrap_or_default();
+                return Err(invalid(
+                    "OTEL_RESOURCE_ATTRIBUTES",
+                    &all,
+                    &format!("key=value pairs separated by commas (`{name}` has no key)"),
+                ));
+            }
+        }
+    }
+    let service_name = if let Some(name) = var("OTEL_SERVICE_NAME") {
+        name
+    } else if let Some((_, name)) = attributes.iter().find(|(k, _)| k == "service.name") {
+        name.clone()
+    } else {
+        DEFAULT_SERVICE_NAME.to_owned()
+    };
+    Ok((service_name, attributes))
+}
+
+/// One OTLP signal's variables: `OTEL_EXPORTER_OTLP_{name}_ENDPOINT` and `_PROTOCOL`, the generic
+/// endpoint's HTTP path, and the `OTEL_{name}_EXPORTER` switch.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Signal {
+    endpoint: &'static str,
+    protocol: &'static str,
+    http_path: &'static str,
+    exporter: &'static str,
+}
+
+impl Signal {
+    pub(super) const TRACES: Signal = Signal {
+        endpoint: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        protocol: "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+        http_path: "/v1/traces",
+        exporter: "OTEL_TRACES_EXPORTER",
+    };
+    #[cfg(feature = "otel-metrics")]
+    pub(super) const METRICS: Signal = Signal {
+        endpoint: "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+        protocol: "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
+        http_path: "/v1/metrics",
+        exporter: "OTEL_METRICS_EXPORTER",
+    };
+}
+
+/// Where the signal goes: `None` without an endpoint variable, or when `OTEL_SDK_DISABLED=true`
+/// or the signal's exporter is `none`.
+pub(super) fn otlp_from_env(
+    var: &dyn Fn(&str) -> Option<String>,
+    signal: Signal,
+) -> Result<Option<OtlpConfig>, TelemetryError> {
+    let protocol_var = [signal.protocol, "OTEL_EXPORTER_OTLP_PROTOCOL"]
+        .into_iter()
+        .find_map(|name| var(name).map(|value| (name, value)));
+    let protocol = match protocol_var {
+        None => Protocol::HttpProtobuf,
+        Some((name, value)) => match value.trim() {
+            "grpc" => Protocol::Grpc,
+            "http/protobuf" => Protocol::HttpProtobuf,
+            _ => return Err(invalid(name, &value, "`grpc` or `http/protobuf`")),
+        },
+    };
+
+    let disabled = var("OTEL_SDK_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    let exporter_on = match var(signal.exporter).as_deref().map(str::trim) {
+        None | Some("otlp") => true,
+        Some("none") => false,
+        Some(other) => {
+            return Err(invalid(signal.exporter, other, "`otlp` or `none`"));
+        }
+    };
+    let endpoint = if let Some(url) = var(signal.endpoint) {
+        Some((signal.endpoint, url.trim().to_owned()))
+    } else {
+        var("OTEL_EXPORTER_OTLP_ENDPOINT").map(|base| {
+            let base = base.trim();
+            let url = match protocol {
+                Protocol::Grpc => base.to_owned(),
+                Protocol::HttpProtobuf => {
+                    format!("{}{}", base.trim_end_matches('/'), signal.http_path)
+                }
+            };
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", url)
+        })
+    };
+    let Some((name, url)) = endpoint else {
+        return Ok(None);
+    };
+    if !exporter_on || disabled {
+        return Ok(None);
+    }
+    let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    if !matches!(scheme.as_deref(), Some("http" | "https")) {
+        return Err(invalid(
+            name,
+            &redact(&url, &[]),
+            "an http:// or https:// URL",
+        ));
+    }
+    Ok(Some(OtlpConfig {
+        endpoint: url,
+        protocol,
+    }))
 }
 
 fn sampler(

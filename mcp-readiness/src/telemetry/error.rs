@@ -35,6 +35,14 @@ pub enum TelemetryError {
         /// What went wrong (redacted).
         message: String,
     },
+    /// The OTLP metric exporter could not be built or could not export.
+    #[error(
+        "OTLP metric exporter: {message}: check OTEL_EXPORTER_OTLP_METRICS_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT and that the collector is reachable"
+    )]
+    MetricExporter {
+        /// What went wrong (redacted).
+        message: String,
+    },
     /// The configured OTLP protocol's exporter was not compiled in (Cargo feature `otlp-grpc` or
     /// `otlp-http`).
     #[error(

@@ -98,16 +98,7 @@ impl TelemetryConfig {
                 .map_err(|e| TelemetryError::Exporter {
                     message: redact(&e.to_string(), &[]),
                 })?;
-                // The SDK's detectors (service name, `OTEL_RESOURCE_ATTRIBUTES`, telemetry
-                // SDK), then ours on top.
-                let resource = Resource::builder()
-                    .with_attributes(
-                        self.resource_attributes
-                            .iter()
-                            .map(|(k, v)| KeyValue::new(k.clone(), v.clone())),
-                    )
-                    .with_service_name(self.service_name.clone())
-                    .build();
+                let resource = resource(&self.service_name, &self.resource_attributes);
                 Some(
                     SdkTracerProvider::builder()
                         .with_batch_exporter(RedactingExporter(exporter))
@@ -122,6 +113,19 @@ impl TelemetryConfig {
             provider,
         })
     }
+}
+
+/// The SDK's detectors (service name, `OTEL_RESOURCE_ATTRIBUTES`, telemetry SDK), then ours on
+/// top.
+pub(super) fn resource(service_name: &str, attributes: &[(String, String)]) -> Resource {
+    Resource::builder()
+        .with_attributes(
+            attributes
+                .iter()
+                .map(|(k, v)| KeyValue::new(k.clone(), v.clone())),
+        )
+        .with_service_name(service_name.to_owned())
+        .build()
 }
 
 impl Telemetry {

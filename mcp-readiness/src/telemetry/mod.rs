@@ -37,6 +37,10 @@
 //! # Ok(()) }
 //! ```
 //!
+//! With the feature `otel-metrics` too, `init_metrics` pushes the recorder's metrics over OTLP
+//! from the same variables (`OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, `OTEL_METRIC_EXPORT_INTERVAL`,
+//! ...; see `MetricsExportConfig::from_env_with`), for a service without a scrape endpoint.
+//!
 //! Spans whose `otel.kind` field is `"client"` are exported with kind client, and an `otel.name`
 //! field overrides the span name (how a layer names its span `tools/call {tool}`).
 //! [`inject_trace_context`] carries the current trace into an MCP request's `_meta`.
@@ -47,6 +51,11 @@ mod config;
 mod error;
 #[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
 mod install;
+#[cfg(all(
+    feature = "otel-metrics",
+    any(feature = "otlp-grpc", feature = "otlp-http")
+))]
+mod otlp_metrics;
 mod propagation;
 #[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
 mod redaction;
@@ -59,6 +68,14 @@ pub use config::{
 pub use error::TelemetryError;
 #[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
 pub use install::{ExportLayer, Telemetry, TelemetryGuard};
+#[cfg(all(
+    feature = "otel-metrics",
+    any(feature = "otlp-grpc", feature = "otlp-http")
+))]
+pub use otlp_metrics::{
+    CARDINALITY_LIMIT, DEFAULT_METRIC_EXPORT_INTERVAL, MetricsExportConfig, OtlpMetrics,
+    init_metrics,
+};
 pub(crate) use propagation::inject_into_optional_meta;
 #[cfg(feature = "hub")]
 pub(crate) use propagation::join_current_trace;

@@ -1,0 +1,371 @@
+//! Metrics over OTLP (features `otel-metrics` and `otlp-grpc` / `otlp-http`): an SDK meter
+//! provider whose periodic reader exports through an OTLP metric exporter, configured by the
+//! standard `OTEL_*` variables, for a service that pushes metrics and has no scrape endpoint.
+
+use std::fmt;
+use std::time::Duration;
+
+use opentelemetry::InstrumentationScope;
+use opentelemetry::metrics::{Meter, MeterProvider as _};
+use opentelemetry_otlp::{MetricExporter, WithExportConfig};
+use opentelemetry_sdk::metrics::{Instrument, PeriodicReader, SdkMeterProvider, Stream};
+
+use super::config::{OtlpConfig, Protocol, Signal, otlp_from_env, resource_from_env};
+use super::error::TelemetryError;
+use super::install::resource;
+use crate::secret::redact;
+
+/// The export interval when `OTEL_METRIC_EXPORT_INTERVAL` is not set: 60 s, as the specification
+/// says.
+pub const DEFAULT_METRIC_EXPORT_INTERVAL: Duration = Duration::from_secs(60);
+
+/// The most series one instrument of this crate keeps in the SDK (its default is 2,000, fewer than
+/// `mcp_readiness.server.state` has for 500 servers); the recorder's own caps bound them below
+/// this.
+pub const CARDINALITY_LIMIT: usize = 100_000;
+
+/// The instrumentation scope of the meter [`OtlpMetrics::meter`] gives.
+const SCOPE: &str = env!("CARGO_PKG_NAME");
+
+/// Where and how often metrics are pushed; build it from the standard variables
+/// ([`MetricsExportConfig::from_env`]) or by hand.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_readiness::telemetry::{MetricsExportConfig, OtlpConfig};
+///
+/// let env = |name: &str| match name {
+///     "OTEL_EXPORTER_OTLP_ENDPOINT" => Some("http://collector:4318".to_owned()),
+///     "OTEL_METRIC_EXPORT_INTERVAL" => Some("15000".to_owned()),
+///     _ => None,
+/// };
+/// let config = MetricsExportConfig::from_env_with(env).unwrap();
+/// assert_eq!(config.otlp, Some(OtlpConfig::http("http://collector:4318/v1/metrics")));
+/// assert_eq!(config.interval, Duration::from_secs(15));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricsExportConfig {
+    /// Where to push metrics (the HTTP URL with its `/v1/metrics` path); `None` exports nothing.
+    pub otlp: Option<OtlpConfig>,
+    /// How often (`OTEL_METRIC_EXPORT_INTERVAL`, milliseconds; default
+    /// [`DEFAULT_METRIC_EXPORT_INTERVAL`]).
+    pub interval: Duration,
+    /// The resource's `service.name` (`OTEL_SERVICE_NAME`).
+    pub service_name: String,
+    /// More resource attributes (`OTEL_RESOURCE_ATTRIBUTES`).
+    pub resource_attributes: Vec<(String, String)>,
+}
+
+impl Default for MetricsExportConfig {
+    /// No exporter.
+    fn default() -> Self {
+        MetricsExportConfig {
+            otlp: None,
+            interval: DEFAULT_METRIC_EXPORT_INTERVAL,
+            service_name: super::DEFAULT_SERVICE_NAME.to_owned(),
+            resource_attributes: Vec::new(),
+        }
+    }
+}
+
+impl MetricsExportConfig {
+    /// Reads the process environment: see [`MetricsExportConfig::from_env_with`].
+    pub fn from_env() -> Result<Self, TelemetryError> {
+        MetricsExportConfig::from_env_with(|name| std::env::var(name).ok())
+    }
+
+    /// Reads the standard variables through `env` (an empty value counts as unset):
+    ///
+    /// - `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` (used as is) or `OTEL_EXPORTER_OTLP_ENDPOINT`
+    ///   (HTTP appends `/v1/metrics`): without either, nothing is exported;
+    /// - `OTEL_EXPORTER_OTLP_METRICS_PROTOCOL` or `OTEL_EXPORTER_OTLP_PROTOCOL`: `grpc` or
+    ///   `http/protobuf` (the default);
+    /// - `OTEL_METRIC_EXPORT_INTERVAL`: milliseconds between exports (default 60000);
+    /// - `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES` (`key=value,...`);
+    /// - `OTEL_SDK_DISABLED=true` or `OTEL_METRICS_EXPORTER=none` turn the exporter off.
+    ///
+    /// The exporter itself still reads `OTEL_EXPORTER_OTLP_HEADERS`, `..._TIMEOUT`,
+    /// `..._COMPRESSION` (and their `_METRICS_` forms) and
+    /// `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE` (`cumulative` by default, or `delta`)
+    /// from the process environment.
+    pub fn from_env_with(env: impl Fn(&str) -> Option<String>) -> Result<Self, TelemetryError> {
+        let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+        let (service_name, resource_attributes) = resource_from_env(&var)?;
+        let interval = match var("OTEL_METRIC_EXPORT_INTERVAL") {
+            None => DEFAULT_METRIC_EXPORT_INTERVAL,
+            Some(value) => value
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|ms| *ms > 0)
+                .map(Duration::from_millis)
+                .ok_or_else(|| TelemetryError::InvalidVariable {
+                    name: "OTEL_METRIC_EXPORT_INTERVAL".to_owned(),
+                    value: value.clone(),
+                    expected: "a whole number of milliseconds above 0".to_owned(),
+                })?,
+        };
+        Ok(MetricsExportConfig {
+            otlp: otlp_from_env(&var, Signal::METRICS)?,
+            interval,
+            service_name,
+            resource_attributes,
+        })
+    }
+
+    /// Builds the meter provider and its OTLP exporter (none without an endpoint). The gRPC
+    /// exporter must be built inside a Tokio runtime, which must keep running while metrics are
+    /// exported; the reader exports from a thread of its own.
+    pub fn build(self) -> Result<OtlpMetrics, TelemetryError> {
+        let Some(otlp) = &self.otlp else {
+            return Ok(OtlpMetrics { provider: None });
+        };
+        let exporter = match otlp.protocol {
+            #[cfg(feature = "otlp-grpc")]
+            Protocol::Grpc => {
+                tokio::runtime::Handle::try_current().map_err(|_| TelemetryError::NoRuntime)?;
+                MetricExporter::builder()
+                    .with_tonic()
+                    .with_endpoint(&otlp.endpoint)
+                    .build()
+            }
+            #[cfg(feature = "otlp-http")]
+            Protocol::HttpProtobuf => MetricExporter::builder()
+                .with_http()
+                .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
+                .with_endpoint(&otlp.endpoint)
+                .build(),
+            #[allow(unreachable_patterns)]
+            protocol => {
+                return Err(TelemetryError::ProtocolNotBuilt {
+                    protocol: protocol.as_str(),
+                });
+            }
+        }
+        .map_err(|e| TelemetryError::MetricExporter {
+            message: redact(&e.to_string(), &[]),
+        })?;
+        let reader = PeriodicReader::builder(exporter)
+            .with_interval(self.interval)
+            .build();
+        let provider = SdkMeterProvider::builder()
+            .with_reader(reader)
+            .with_resource(resource(&self.service_name, &self.resource_attributes))
+            .with_view(|instrument: &Instrument| {
+                (instrument.scope().name() == SCOPE)
+                    .then(|| {
+                        Stream::builder()
+                            .with_cardinality_limit(CARDINALITY_LIMIT)
+                            .build()
+                            .ok()
+                    })
+                    .flatten()
+            })
+            .build();
+        Ok(OtlpMetrics {
+            provider: Some(provider),
+        })
+    }
+}
+
+/// Sets metrics export up from the environment (see [`MetricsExportConfig::from_env_with`]):
+/// give [`OtlpMetrics::meter`] to
+/// [`MetricsBuilder::meter`](crate::metrics::MetricsBuilder::meter). Call it inside the Tokio
+/// runtime (the gRPC exporter runs on it) and keep the handle until the end of the program.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use mcp_readiness::metrics::Metrics;
+///
+/// let otlp = mcp_readiness::telemetry::init_metrics()?;
+/// let metrics = Metrics::builder().meter(otlp.meter()).build()?;
+/// // ... the layer and the hub record into `metrics` ...
+/// otlp.shutdown().await?; // export what was recorded since the last interval
+/// # Ok(()) }
+/// ```
+pub fn init_metrics() -> Result<OtlpMetrics, TelemetryError> {
+    MetricsExportConfig::from_env()?.build()
+}
+
+/// The meter provider that pushes metrics over OTLP (when an endpoint is configured). Dropping it
+/// exports the last interval and shuts the exporter down, as [`OtlpMetrics::shutdown`] does
+/// (prefer that inside a current-thread runtime: see
+/// [`TelemetryGuard`](super::TelemetryGuard)).
+#[must_use = "dropping it shuts the exporter down: keep it for the life of the program"]
+pub struct OtlpMetrics {
+    provider: Option<SdkMeterProvider>,
+}
+
+impl fmt::Debug for OtlpMetrics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OtlpMetrics")
+            .field("exporting", &self.provider.is_some())
+            .finish()
+    }
+}
+
+impl OtlpMetrics {
+    /// The meter of this crate's scope (`mcp-readiness`, with its version), or `None` when no
+    /// endpoint is configured (so recording costs nothing more).
+    pub fn meter(&self) -> Option<Meter> {
+        self.provider.as_ref().map(|provider| {
+            provider.meter_with_scope(
+                InstrumentationScope::builder(SCOPE)
+                    .with_version(env!("CARGO_PKG_VERSION"))
+                    .build(),
+            )
+        })
+    }
+
+    /// The SDK meter provider, when an endpoint is configured (for your own instruments too).
+    pub fn provider(&self) -> Option<&SdkMeterProvider> {
+        self.provider.as_ref()
+    }
+
+    /// Collects and exports now, without shutting down.
+    pub async fn flush(&self) -> Result<(), TelemetryError> {
+        let Some(provider) = self.provider.clone() else {
+            return Ok(());
+        };
+        run_blocking(move || provider.force_flush()).await
+    }
+
+    /// Exports a last time and shuts the exporter down, without blocking the runtime.
+    pub async fn shutdown(mut self) -> Result<(), TelemetryError> {
+        let Some(provider) = self.provider.take() else {
+            return Ok(());
+        };
+        run_blocking(move || provider.shutdown()).await
+    }
+}
+
+async fn run_blocking(
+    f: impl FnOnce() -> opentelemetry_sdk::error::OTelSdkResult + Send + 'static,
+) -> Result<(), TelemetryError> {
+    let message = match tokio::task::spawn_blocking(f).await {
+        Ok(Ok(())) => return Ok(()),
+        Ok(Err(e)) => redact(&e.to_string(), &[]),
+        Err(e) => e.to_string(),
+    };
+    Err(TelemetryError::MetricExporter { message })
+}
+
+impl Drop for OtlpMetrics {
+    fn drop(&mut self) {
+        use tokio::runtime::{Handle, RuntimeFlavor};
+
+        let Some(provider) = self.provider.take() else {
+            return;
+        };
+        let result = match Handle::try_current() {
+            Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::CurrentThread => {
+                std::thread::spawn(move || provider.shutdown());
+                return;
+            }
+            Ok(_) => tokio::task::block_in_place(|| provider.shutdown()),
+            Err(_) => provider.shutdown(),
+        };
+        if let Err(e) = result {
+            tracing::warn!(error = %redact(&e.to_string(), &[]), "OTLP metric exporter shut down with an error: the last interval may be lost");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn from(vars: &[(&str, &str)]) -> Result<MetricsExportConfig, TelemetryError> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        MetricsExportConfig::from_env_with(move |name| {
+            vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+        })
+    }
+
+    #[test]
+    fn without_an_endpoint_nothing_is_exported() {
+        let config = from(&[("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://t:4318")]).unwrap();
+        assert_eq!(config, MetricsExportConfig::default());
+        assert!(config.build().unwrap().meter().is_none());
+    }
+
+    #[test]
+    fn the_generic_endpoint_gets_the_metrics_path_only_over_http() {
+        let http = from(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318/")]).unwrap();
+        assert_eq!(
+            http.otlp,
+            Some(OtlpConfig::http("http://c:4318/v1/metrics"))
+        );
+        let grpc = from(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4317"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+        ])
+        .unwrap();
+        assert_eq!(grpc.otlp, Some(OtlpConfig::grpc("http://c:4317")));
+    }
+
+    #[test]
+    fn metrics_variables_win_over_the_generic_ones_and_are_used_as_is() {
+        let config = from(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://generic:4317"),
+            (
+                "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+                "http://m:9999/custom",
+            ),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+            ("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "http/protobuf"),
+            ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc"),
+        ])
+        .unwrap();
+        assert_eq!(config.otlp, Some(OtlpConfig::http("http://m:9999/custom")));
+    }
+
+    #[test]
+    fn the_exporter_can_be_switched_off_and_the_interval_set() {
+        for off in [
+            ("OTEL_SDK_DISABLED", "true"),
+            ("OTEL_METRICS_EXPORTER", "none"),
+        ] {
+            let config = from(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"), off]).unwrap();
+            assert_eq!(config.otlp, None, "{off:?}");
+        }
+        let on = from(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
+            ("OTEL_TRACES_EXPORTER", "none"),
+            ("OTEL_METRIC_EXPORT_INTERVAL", "500"),
+            ("OTEL_SERVICE_NAME", "agent"),
+        ])
+        .unwrap();
+        assert!(on.otlp.is_some());
+        assert_eq!(on.interval, Duration::from_millis(500));
+        assert_eq!(on.service_name, "agent");
+    }
+
+    #[test]
+    fn bad_values_name_the_variable_and_hide_credentials() {
+        for (value, expected) in [("0", "above 0"), ("1.5s", "milliseconds")] {
+            let err = from(&[("OTEL_METRIC_EXPORT_INTERVAL", value)])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with(&format!(
+                    "OTEL_METRIC_EXPORT_INTERVAL=\"{value}\" is not valid"
+                )),
+                "{err}"
+            );
+            assert!(err.contains(expected), "{err}");
+        }
+        let err = from(&[("OTEL_METRICS_EXPORTER", "prometheus")]).unwrap_err();
+        assert!(err.to_string().contains("`otlp` or `none`"), "{err}");
+        let err = from(&[(
+            "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+            "ftp://user:hunter2@c",
+        )])
+        .unwrap_err()
+        .to_string();
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+}

@@ -1,0 +1,132 @@
+//! A real OTLP metrics receiver for tests, over gRPC (tonic) and HTTP/protobuf (axum), like the
+//! trace receivers of `otlp.rs` (which the fixtures crate shares, so this one is separate), and a
+//! helper to read what it got.
+
+use std::net::SocketAddr;
+
+use prost::Message;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+
+use crate::support::otlp::string_attr;
+
+use opentelemetry_proto::tonic::collector::metrics::v1::metrics_service_server::{
+    MetricsService, MetricsServiceServer,
+};
+use opentelemetry_proto::tonic::collector::metrics::v1::{
+    ExportMetricsServiceRequest, ExportMetricsServiceResponse,
+};
+use opentelemetry_proto::tonic::metrics::v1::Metric;
+
+/// One metric the receiver got, with the `service.name` and instrumentation scope it came under.
+#[derive(Debug, Clone)]
+pub struct ReceivedMetric {
+    pub service_name: Option<String>,
+    pub scope: String,
+    pub metric: Metric,
+}
+
+pub fn flatten_metrics(request: ExportMetricsServiceRequest) -> Vec<ReceivedMetric> {
+    let mut out = Vec::new();
+    for rm in request.resource_metrics {
+        let service_name = rm
+            .resource
+            .as_ref()
+            .and_then(|r| string_attr(&r.attributes, "service.name"));
+        for sm in rm.scope_metrics {
+            let scope = sm.scope.map(|s| s.name).unwrap_or_default();
+            for metric in sm.metrics {
+                out.push(ReceivedMetric {
+                    service_name: service_name.clone(),
+                    scope: scope.clone(),
+                    metric,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Starts an OTLP/HTTP receiver on a free loopback port: `POST /v1/metrics` with
+/// `application/x-protobuf`. Every export request arrives on the returned channel.
+pub async fn start_metrics_http_receiver() -> (
+    SocketAddr,
+    mpsc::UnboundedReceiver<ExportMetricsServiceRequest>,
+) {
+    use axum::body::Bytes;
+    use axum::extract::State;
+    use axum::http::{StatusCode, header};
+
+    async fn metrics(
+        State(tx): State<mpsc::UnboundedSender<ExportMetricsServiceRequest>>,
+        headers: axum::http::HeaderMap,
+        body: Bytes,
+    ) -> (StatusCode, [(header::HeaderName, &'static str); 1], Vec<u8>) {
+        let protobuf = headers
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| v == "application/x-protobuf");
+        match ExportMetricsServiceRequest::decode(body) {
+            Ok(request) if protobuf => {
+                let _ = tx.send(request);
+                let response = ExportMetricsServiceResponse {
+                    partial_success: None,
+                }
+                .encode_to_vec();
+                (
+                    StatusCode::OK,
+                    [(header::CONTENT_TYPE, "application/x-protobuf")],
+                    response,
+                )
+            }
+            _ => (
+                StatusCode::BAD_REQUEST,
+                [(header::CONTENT_TYPE, "text/plain")],
+                b"not OTLP protobuf".to_vec(),
+            ),
+        }
+    }
+
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("local addr");
+    let (tx, rx) = mpsc::unbounded_channel();
+    let app = axum::Router::new()
+        .route("/v1/metrics", axum::routing::post(metrics))
+        .with_state(tx);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (addr, rx)
+}
+
+struct GrpcMetricsReceiver(mpsc::UnboundedSender<ExportMetricsServiceRequest>);
+
+#[tonic::async_trait]
+impl MetricsService for GrpcMetricsReceiver {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportMetricsServiceRequest>,
+    ) -> Result<tonic::Response<ExportMetricsServiceResponse>, tonic::Status> {
+        let _ = self.0.send(request.into_inner());
+        Ok(tonic::Response::new(ExportMetricsServiceResponse {
+            partial_success: None,
+        }))
+    }
+}
+
+/// Starts an OTLP/gRPC metrics receiver (tonic) on a free loopback port.
+pub async fn start_metrics_grpc_receiver() -> (
+    SocketAddr,
+    mpsc::UnboundedReceiver<ExportMetricsServiceRequest>,
+) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("local addr");
+    let (tx, rx) = mpsc::unbounded_channel();
+    let incoming = futures::stream::unfold(listener, |listener| async move {
+        let conn = listener.accept().await.map(|(stream, _)| stream);
+        Some((conn, listener))
+    });
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(MetricsServiceServer::new(GrpcMetricsReceiver(tx)))
+            .serve_with_incoming(incoming),
+    );
+    (addr, rx)
+}
