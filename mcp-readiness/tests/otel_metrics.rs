@@ -265,7 +265,7 @@ fn otlp_series(metrics: &[ReceivedMetric]) -> BTreeMap<(String, Labels), f64> {
         for point in points {
             let labels = attributes(&point.attributes)
                 .into_iter()
-                .map(|(k, v)| (k.trim_start_matches("mcp_readiness.").to_owned(), v))
+                .map(|(k, v)| (k.replace('.', "_"), v))
                 .collect();
             out.insert((spec.prometheus.to_owned(), labels), number(point));
         }
@@ -318,7 +318,7 @@ fn assert_everything_arrived(metrics: &[ReceivedMetric], prometheus_text: &str, 
             ("mcp.method.name", "tools/call"),
             ("gen_ai.tool.name", "read_file"),
             ("gen_ai.operation.name", "execute_tool"),
-            ("mcp_readiness.server", "files"),
+            ("server", "files"),
         ]),
     );
     assert_eq!((ok.count, ok.sum), (1, Some(0.04)));
@@ -333,7 +333,7 @@ fn assert_everything_arrived(metrics: &[ReceivedMetric], prometheus_text: &str, 
             ("gen_ai.tool.name", "read_file"),
             ("gen_ai.operation.name", "execute_tool"),
             ("error.type", "tool_error"),
-            ("mcp_readiness.server", "files"),
+            ("server", "files"),
         ]),
     );
     assert_eq!((failed.count, failed.sum), (1, Some(1.5)));
@@ -342,8 +342,8 @@ fn assert_everything_arrived(metrics: &[ReceivedMetric], prometheus_text: &str, 
     let connecting = histogram_point(
         wait,
         &labels(&[
-            ("mcp_readiness.server", "files"),
-            ("mcp_readiness.state", "connecting"),
+            ("server", "files"),
+            ("state", "connecting"),
         ]),
     );
     assert_eq!((connecting.count, connecting.sum), (1, Some(2.0)));
@@ -351,8 +351,8 @@ fn assert_everything_arrived(metrics: &[ReceivedMetric], prometheus_text: &str, 
     let ok = histogram_point(
         connect,
         &labels(&[
-            ("mcp_readiness.server", "files"),
-            ("mcp_readiness.result", "ok"),
+            ("server", "files"),
+            ("result", "ok"),
         ]),
     );
     assert_eq!((ok.count, ok.sum), (1, Some(1.5)));

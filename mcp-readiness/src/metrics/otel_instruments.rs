@@ -16,7 +16,7 @@ use opentelemetry::KeyValue;
 use opentelemetry::metrics::{AsyncInstrument, BoundHistogram, Histogram, Meter};
 
 use super::domain_families::Families;
-use super::names::{OPERATION_BUCKETS, WAIT_BUCKETS};
+use super::names::{self, OPERATION_BUCKETS, WAIT_BUCKETS};
 use super::otel_names::{
     self, ATTR_ERROR_TYPE, ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_TOOL_NAME, ATTR_MCP_METHOD_NAME,
     ATTR_SERVER, Instrument,
@@ -189,7 +189,7 @@ impl OtelInstruments {
             duration.as_secs_f64(),
             &[
                 KeyValue::new(ATTR_SERVER, server.clone()),
-                KeyValue::new("mcp_readiness.result", result.as_str()),
+                KeyValue::new(names::LABEL_RESULT, result.as_str()),
             ],
         );
     }
@@ -198,13 +198,13 @@ impl OtelInstruments {
     pub(crate) fn resolve_wait_series(&self, server: &Arc<str>, state: State) -> BoundSeries {
         BoundSeries(self.resolve_wait.bind(&[
             KeyValue::new(ATTR_SERVER, server.clone()),
-            KeyValue::new("mcp_readiness.state", state.as_str()),
+            KeyValue::new(names::LABEL_STATE, state.as_str()),
         ]))
     }
 
     /// One series of `mcp.client.operation.duration`, bound once: `mcp.method.name`,
     /// `gen_ai.tool.name`, `error.type` when it failed (`error_type` not empty),
-    /// `gen_ai.operation.name = execute_tool` on `tools/call`, and `mcp_readiness.server`.
+    /// `gen_ai.operation.name = execute_tool` on `tools/call`, and `server`.
     pub(crate) fn operation_series(
         &self,
         method: &str,

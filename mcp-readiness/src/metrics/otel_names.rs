@@ -12,11 +12,12 @@
 //!   (`_seconds`) and `_total`, `_` between words becoming `.`; a time is unit `s`, a count has an
 //!   annotation such as `{call}` (which no translation turns into a suffix), a 1-or-0 gauge none.
 //!
-//! Attributes: the label `L` of a readiness metric is `mcp_readiness.L` (as on the spans:
-//! `mcp_readiness.server`, `mcp_readiness.state`, ...); the operation histogram's labels are the
+//! Attributes: the label `L` of a readiness metric is the attribute `L` (`server`, `state`,
+//! `tool`, ...), so that the translation also gives back the labels the shipped alerts,
+//! recording rules and dashboards select on; the operation histogram's labels are the
 //! semantic-convention attributes they come from (`mcp.method.name`, `gen_ai.tool.name`,
 //! `error.type`, set only when the operation failed), plus `gen_ai.operation.name =
-//! "execute_tool"` on `tools/call` and `mcp_readiness.server`.
+//! "execute_tool"` on `tools/call` and `server`.
 
 use super::names;
 
@@ -198,27 +199,18 @@ pub const ATTR_GEN_AI_TOOL_NAME: &str = "gen_ai.tool.name";
 pub const ATTR_ERROR_TYPE: &str = "error.type";
 /// Attribute `gen_ai.operation.name`, `execute_tool` on a `tools/call` operation (no label).
 pub const ATTR_GEN_AI_OPERATION_NAME: &str = "gen_ai.operation.name";
-/// Attribute `mcp_readiness.server` (label `server`).
-pub const ATTR_SERVER: &str = "mcp_readiness.server";
+/// Attribute `server` (label `server`).
+pub const ATTR_SERVER: &str = names::LABEL_SERVER;
 
-/// The attribute key of the Prometheus label `label`.
-pub fn attribute_key(label: &str) -> &'static str {
+/// The attribute key of the Prometheus label `label`: the semantic-convention attribute it comes
+/// from for the operation histogram's labels, the label itself for every other one (so that the
+/// OTLP-to-Prometheus translation gives back the labels the shipped rules and dashboards select on).
+pub fn attribute_key(label: &'static str) -> &'static str {
     match label {
         names::LABEL_MCP_METHOD_NAME => ATTR_MCP_METHOD_NAME,
         names::LABEL_GEN_AI_TOOL_NAME => ATTR_GEN_AI_TOOL_NAME,
         names::LABEL_ERROR_TYPE => ATTR_ERROR_TYPE,
-        names::LABEL_SERVER => ATTR_SERVER,
-        names::LABEL_STATE => "mcp_readiness.state",
-        names::LABEL_TOOL => "mcp_readiness.tool",
-        names::LABEL_OUTCOME => "mcp_readiness.outcome",
-        names::LABEL_RESULT => "mcp_readiness.result",
-        names::LABEL_VERSION => "mcp_readiness.version",
-        names::LABEL_CREDENTIAL => "mcp_readiness.credential",
-        names::LABEL_RENEWABLE => "mcp_readiness.renewable",
-        names::LABEL_PROTOCOL_VERSION => "mcp_readiness.protocol_version",
-        names::LABEL_SERVER_NAME => "mcp_readiness.server_name",
-        names::LABEL_SERVER_VERSION => "mcp_readiness.server_version",
-        _ => "mcp_readiness.label",
+        label => label,
     }
 }
 
@@ -274,5 +266,30 @@ mod tests {
             attribute_key(names::LABEL_GEN_AI_TOOL_NAME),
             "gen_ai.tool.name"
         );
+        assert_eq!(attribute_key(names::LABEL_SERVER), "server");
+    }
+
+    /// The translation's label rule (`.` to `_`) gives back every label: the shipped rules and
+    /// dashboards select the same series whether Prometheus scraped `/metrics` or took OTLP in.
+    #[test]
+    fn every_attribute_translates_back_to_its_label() {
+        for label in [
+            names::LABEL_SERVER,
+            names::LABEL_STATE,
+            names::LABEL_TOOL,
+            names::LABEL_OUTCOME,
+            names::LABEL_RESULT,
+            names::LABEL_VERSION,
+            names::LABEL_CREDENTIAL,
+            names::LABEL_RENEWABLE,
+            names::LABEL_PROTOCOL_VERSION,
+            names::LABEL_SERVER_NAME,
+            names::LABEL_SERVER_VERSION,
+            names::LABEL_MCP_METHOD_NAME,
+            names::LABEL_GEN_AI_TOOL_NAME,
+            names::LABEL_ERROR_TYPE,
+        ] {
+            assert_eq!(attribute_key(label).replace('.', "_"), label);
+        }
     }
 }
