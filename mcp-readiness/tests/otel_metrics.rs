@@ -249,7 +249,7 @@ fn prometheus_series(text: &str) -> BTreeMap<(String, Labels), f64> {
 }
 
 /// The counter and gauge points received, as Prometheus series: the instrument's Prometheus
-/// name, and `mcp_readiness.L` attributes as label `L`.
+/// name, and the attributes as labels (`.` to `_`, as the OTLP-to-Prometheus translation does).
 fn otlp_series(metrics: &[ReceivedMetric]) -> BTreeMap<(String, Labels), f64> {
     let mut out = BTreeMap::new();
     for m in metrics {
