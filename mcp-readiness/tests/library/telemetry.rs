@@ -2,8 +2,6 @@
 //! tonic, HTTP/protobuf with axum) receives a span emitted through `tracing`, with its name, kind,
 //! attributes and resource; the `traceparent` injected into `_meta` names the same trace.
 
-mod support;
-
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -29,7 +27,7 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tower::{ServiceBuilder, ServiceExt};
 
-use support::otlp::{Received, attr, flatten, start_http_receiver, string_attr};
+use crate::support::otlp::{Received, attr, flatten, start_http_receiver, string_attr};
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
