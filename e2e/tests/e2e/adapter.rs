@@ -8,7 +8,7 @@ use mcp_readiness_fixtures as common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::fixtures::http_fixture;
+use common::configure::http_fixture;
 use common::process::signal;
 use common::{Scratch, fixture, text};
 use mcp_readiness::rmcp::ServiceExt;

@@ -9,8 +9,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::fixtures::{stdio_fixture, write_config};
-use common::process::{http_get, wait_for};
+use common::configure::{stdio_fixture, write_config};
+use common::eventually;
+use common::http::get;
 use common::{Scratch, stdio};
 use mcp_readiness::{Hub, State};
 use mcp_readiness::{
@@ -18,7 +19,6 @@ use mcp_readiness::{
     supervise::{HubOptions, MAX_TOOL_PAGES},
 };
 use serde_json::{Value, json};
-use tokio::time::Instant;
 
 /// A hub of one fixture `name` with `env` (logging to `log` in `scratch`), and its events.
 fn one_server(scratch: &Scratch, env: &[(&str, &str)]) -> (Hub, Arc<Mutex<Vec<ConnectionEvent>>>) {
@@ -40,15 +40,19 @@ fn one_server(scratch: &Scratch, env: &[(&str, &str)]) -> (Hub, Arc<Mutex<Vec<Co
 /// Connects and waits (at most a minute) until the first attempt ended; its reason.
 async fn first_failure(hub: &Hub, events: &Arc<Mutex<Vec<ConnectionEvent>>>) -> String {
     hub.connect_all();
-    let result = wait_for("the first attempt to end", Duration::from_secs(60), || {
-        events.lock().unwrap().iter().find_map(|e| match e {
-            ConnectionEvent::ConnectAttempt { result, .. } => Some(*result),
-            _ => None,
-        })
-    })
+    let result = eventually(
+        "the first attempt to end",
+        Duration::from_secs(60),
+        async || {
+            events.lock().unwrap().iter().find_map(|e| match e {
+                ConnectionEvent::ConnectAttempt { result, .. } => Some(*result),
+                _ => None,
+            })
+        },
+    )
     .await;
     assert_eq!(result, ConnectResult::ProtocolError);
-    wait_for("the reason", Duration::from_secs(5), || {
+    eventually("the reason", Duration::from_secs(5), async || {
         let status = hub.servers().into_iter().next()?;
         (status.state == State::Absent).then_some(status.reason?)
     })
@@ -155,20 +159,18 @@ fn fleet(
 }
 
 async fn until_all_ready(addr: &str, n: usize, limit: Duration, stderr: &std::path::Path) {
-    let deadline = Instant::now() + limit;
-    loop {
-        let body = http_get(addr, "/metrics").await;
+    eventually("every server to be ready", limit, async || {
+        let body = get(addr, "/metrics").await?.ok_text();
         let ready = ready(&body);
         if ready.len() == n && ready.values().all(|r| *r) {
-            return;
+            return Ok(());
         }
-        assert!(
-            Instant::now() < deadline,
+        Err(format!(
             "not every server became ready: {ready:?}\n{}",
             std::fs::read_to_string(stderr).unwrap_or_default()
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+        ))
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -187,10 +189,10 @@ async fn servers_flooding_notifications_keep_the_exporter_small_and_ready() {
     // `flood <count>` every 10,000).
     let floods = |i: usize| scratch.read(&format!("log-s{i}")).matches("flood ").count();
     let at_ready: Vec<usize> = (0..n).map(floods).collect();
-    wait_for(
+    eventually(
         "10,000 more notifications from every server",
         Duration::from_secs(60),
-        || (0..n).all(|i| floods(i) > at_ready[i]).then_some(()),
+        async || (0..n).all(|i| floods(i) > at_ready[i]).then_some(()),
     )
     .await;
     until_all_ready(&addr, n, Duration::from_secs(30), &err).await;
@@ -221,10 +223,10 @@ async fn running_out_of_file_descriptors_is_its_own_reason_not_a_missing_command
     // Soft and hard limit both 48: nothing to raise to.
     let (_guard, _addr, err) =
         common::serve::serve_under(&scratch, "ulimit -n 48 &&", &config).await;
-    let line = wait_for(
+    let line = eventually(
         "a server refused for want of descriptors",
         Duration::from_secs(60),
-        || {
+        async || {
             std::fs::read_to_string(&err)
                 .ok()?
                 .lines()

@@ -7,15 +7,14 @@
 use mcp_readiness_fixtures as common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::Duration;
 
 use common::Scratch;
 use common::otlp::{attr, flatten, start_http_receiver, string_attr};
-use common::process::{
-    Guard, assert_all_gone, command_line, descendants, http_get, prerequisite, signal, wait_for,
-};
+use common::process::{Guard, assert_all_gone, command_line, descendants, signal};
+use common::{eventually, http::get, tools};
 use opentelemetry_proto::tonic::common::v1::any_value;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
@@ -42,14 +41,11 @@ impl Demo {
             .stderr(std::fs::File::create(scratch.path("stderr")).unwrap())
             .spawn()
             .expect("start mcp-readiness demo");
-        let guard = Guard {
-            child,
-            name: "mcp-readiness demo",
-        };
-        let addr = wait_for(
+        let guard = Guard::adopt("mcp-readiness demo", child);
+        let addr = eventually(
             "the demo's status page address",
             Duration::from_secs(20),
-            || {
+            async || {
                 scratch.read("stdout").lines().find_map(|l| {
                     Some(
                         l.strip_prefix("status page  http://")?
@@ -78,10 +74,10 @@ impl Demo {
     /// The demo's stdio servers (children running `demo-server`), once all three have started.
     async fn demo_servers(&self) -> Vec<u32> {
         let pid = self.guard.pid();
-        wait_for(
+        eventually(
             "three demo-server children",
             Duration::from_secs(20),
-            || {
+            async || {
                 let servers: Vec<u32> = descendants(pid)
                     .into_iter()
                     .filter(|p| command_line(*p).contains("demo-server"))
@@ -94,9 +90,11 @@ impl Demo {
 
     /// Waits until the first run has printed its record.
     async fn first_run_done(&self) {
-        wait_for("the first run's record", Duration::from_secs(40), || {
-            self.stdout().contains("\"by_state\"").then_some(())
-        })
+        eventually(
+            "the first run's record",
+            Duration::from_secs(40),
+            async || self.stdout().contains("\"by_state\"").then_some(()),
+        )
         .await;
     }
 }
@@ -141,14 +139,14 @@ async fn demo_once_shows_all_four_states_while_it_runs_then_exits_0_leaving_no_c
         ("warehouse", "connecting"),
         ("wiki", "ready"),
     ]);
-    let scrape = wait_for_async(&demo.addr, Duration::from_secs(8), |m| {
+    let scrape = scrape_until(&demo.addr, Duration::from_secs(8), |m| {
         let mut seen = states(m);
         seen.remove("calendar");
         seen == while_running
     })
     .await;
     assert!(scrape.contains("mcp_readiness_wait_budget_seconds{server=\"warehouse\"} 10"));
-    let page = http_get(&demo.addr, "/status").await;
+    let page = get(&demo.addr, "/status").await.unwrap().ok_text();
     for (server, state) in &while_running {
         assert!(
             page.contains(&format!(
@@ -210,20 +208,17 @@ async fn demo_once_shows_all_four_states_while_it_runs_then_exits_0_leaving_no_c
     assert!(took < Duration::from_secs(30), "took {took:?}");
 }
 
-/// GETs `/metrics` every 100 ms until `done` holds for it; returns that scrape.
-async fn wait_for_async(addr: &str, limit: Duration, done: impl Fn(&str) -> bool) -> String {
-    let deadline = Instant::now() + limit;
-    loop {
-        let metrics = http_get(addr, "/metrics").await;
+/// GETs `/metrics` until `done` holds for it; returns that scrape.
+async fn scrape_until(addr: &str, limit: Duration, done: impl Fn(&str) -> bool) -> String {
+    eventually("/metrics to show the expected states", limit, async || {
+        let metrics = get(addr, "/metrics").await?.ok_text();
         if done(&metrics) {
-            return metrics;
+            Ok(metrics)
+        } else {
+            Err(format!("last scrape:\n{metrics}"))
         }
-        assert!(
-            Instant::now() < deadline,
-            "/metrics never showed the expected states; last scrape:\n{metrics}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await
 }
 
 async fn stopped_by(signal_name: &str, expected_code: i32) {
@@ -250,15 +245,6 @@ async fn sigint_and_sighup_during_the_run_stop_every_demo_server_and_exit_130_an
     tokio::join!(stopped_by("INT", 130), stopped_by("HUP", 129));
 }
 
-fn chromium() -> Option<PathBuf> {
-    let path = PathBuf::from("/usr/bin/chromium");
-    prerequisite(
-        path.exists(),
-        "/usr/bin/chromium not found: install Debian's `chromium` package (scripts/test does as root)",
-    )
-    .then_some(path)
-}
-
 /// Headless Chromium with the flags this closed network needs, on a fresh profile.
 fn run_chromium(chromium: &Path, profile: &Path, args: &[&str]) -> std::process::Output {
     Command::new(chromium)
@@ -282,7 +268,7 @@ fn run_chromium(chromium: &Path, profile: &Path, args: &[&str]) -> std::process:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn headless_chromium_shows_every_demo_server_in_its_state_then_sigterm_stops_them_with_143() {
-    let Some(chromium) = chromium() else {
+    let Some(chromium) = tools::chromium() else {
         return;
     };
     let mut demo = Demo::start("demo-browser", &[], &[]).await;

@@ -3,7 +3,7 @@
 
 use mcp_readiness_fixtures as common;
 
-use common::{stdio, text};
+use common::{eventually, stdio, text};
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -42,11 +42,13 @@ async fn a_child_that_died_between_calls_is_reconnected_by_the_next_call_through
         .oneshot(ToolCall::new("mcp__fx__exit"))
         .await;
     let noticed = || hub.state("fx") != Some(State::Ready) || hub.generation("fx") > generation;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while !noticed() && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(noticed(), "the drop was detected without a call");
+    let noticed = async || noticed();
+    eventually(
+        "the drop to be detected without a call",
+        Duration::from_secs(10),
+        noticed,
+    )
+    .await;
 
     let second = service
         .oneshot(ToolCall::new("mcp__fx__pid"))

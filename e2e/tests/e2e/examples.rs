@@ -10,7 +10,9 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use common::process::{Guard, http_get, signal, wait_for};
+use common::eventually;
+use common::http::get;
+use common::process::{Guard, signal};
 use common::{Scratch, example};
 use serde_json::Value;
 
@@ -150,11 +152,8 @@ async fn the_fleet_example_is_served_with_each_server_in_its_state() {
         .stderr(Stdio::null())
         .spawn()
         .expect("start serve");
-    let mut guard = Guard {
-        child,
-        name: "serve --config examples/fleet.mcp.json",
-    };
-    let addr = wait_for("serve's address", Duration::from_secs(20), || {
+    let mut guard = Guard::adopt("serve --config examples/fleet.mcp.json", child);
+    let addr = eventually("serve's address", Duration::from_secs(20), async || {
         scratch.read("stdout").lines().find_map(|l| {
             Some(
                 l.strip_prefix("listening on http://")?
@@ -164,23 +163,20 @@ async fn the_fleet_example_is_served_with_each_server_in_its_state() {
         })
     })
     .await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let metrics = http_get(&addr, "/metrics").await;
+    eventually("the fleet to settle", Duration::from_secs(20), async || {
+        let metrics = get(&addr, "/metrics").await?.ok_text();
         let ready = |server: &str, state: &str| {
             metrics.contains(&format!(
                 "mcp_readiness_server_state{{server=\"{server}\",state=\"{state}\"}} 1"
             ))
         };
         if ready("notes", "ready") && ready("calendar", "ready") && ready("tickets", "absent") {
-            break;
+            Ok(())
+        } else {
+            Err(format!("last scrape:\n{metrics}"))
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the fleet never settled:\n{metrics}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    })
+    .await;
     signal(guard.pid(), "TERM");
     let status = guard.exit_within(Duration::from_secs(10)).await;
     assert_eq!(status.code(), Some(0));

@@ -7,16 +7,14 @@
 
 use mcp_readiness_fixtures as common;
 
-use common::fixtures::{self, started, stdio_fixture, write_config};
-use common::process::{
-    Guard, assert_all_gone, command_line, descendants, http_get_any, prerequisite, signal,
-};
+use common::configure::{started, stdio_fixture, write_config};
+use common::process::{Guard, assert_all_gone, command_line, descendants, signal};
 use common::serve::Serve;
-use common::{Scratch, alive};
+use common::{Scratch, alive, eventually, tools};
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -30,34 +28,9 @@ const RIGHT_TOKEN: &str = "right-token-7f3a9c";
 /// The token the configurations send; must never be printed.
 const WRONG_TOKEN: &str = "wrong-token-b41d2e";
 
-/// The npm filesystem server's entry point, or `None` (after a loud message) when not installed.
-fn npm_filesystem() -> Option<PathBuf> {
-    let entry = mcp_readiness_fixtures::repo()
-        .join("e2e/npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
-    prerequisite(
-        entry.exists(),
-        "@modelcontextprotocol/server-filesystem is not installed: run `npm ci --prefix e2e/npm` \
-         (the serve test runs without the npm server)",
-    )
-    .then_some(entry)
-}
-
-/// A Debian `prometheus` package binary (`promtool`, `prometheus`), or `None` when missing.
-fn prometheus_tool(name: &str) -> Option<PathBuf> {
-    let path = PathBuf::from("/usr/bin").join(name);
-    prerequisite(
-        path.exists(),
-        &format!(
-            "{} not found: install Debian's `prometheus` package (apt-get install prometheus)",
-            path.display()
-        ),
-    )
-    .then_some(path)
-}
-
 /// The fixture over streamable HTTP on 127.0.0.1, accepting only `RIGHT_TOKEN`.
 async fn http_fixture(scratch: &Scratch) -> (Guard, u16) {
-    fixtures::http_fixture(scratch, RIGHT_TOKEN).await
+    common::configure::http_fixture(scratch, RIGHT_TOKEN).await
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -504,8 +477,8 @@ impl Scrape {
 
 /// Scrapes until every server is in its expected state; returns that scrape.
 async fn settle(serve: &Serve, expected: &[(&str, &str)], limit: Duration) -> Scrape {
-    let deadline = Instant::now() + limit;
-    loop {
+    let what = format!("the states to settle to {expected:?}");
+    eventually(&what, limit, async || {
         let scrape = scrape_of(serve).await;
         let states: Vec<_> = expected.iter().map(|(s, _)| scrape.state(s)).collect();
         if expected
@@ -513,15 +486,11 @@ async fn settle(serve: &Serve, expected: &[(&str, &str)], limit: Duration) -> Sc
             .zip(&states)
             .all(|((_, want), got)| Some(*want) == *got)
         {
-            return scrape;
+            return Ok(scrape);
         }
-        assert!(
-            Instant::now() < deadline,
-            "states did not settle to {expected:?}: {states:?}\nstderr:\n{}",
-            serve.stderr()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        Err(format!("{states:?}\nstderr:\n{}", serve.stderr()))
+    })
+    .await
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -535,7 +504,7 @@ async fn serve_exports_every_state_reconnects_a_killed_child_reloads_on_sighup_a
     let data = scratch.path("data");
     std::fs::create_dir_all(&data).unwrap();
     std::fs::write(data.join("hello.txt"), "hello").unwrap();
-    let npm = npm_filesystem();
+    let npm = tools::npm_filesystem();
 
     let mut servers = json!({
         "ready": stdio_fixture(&scratch, "ready", &[]),
@@ -612,28 +581,8 @@ async fn serve_exports_every_state_reconnects_a_killed_child_reloads_on_sighup_a
     }
 
     // 2. promtool accepts the real output.
-    if let Some(promtool) = prometheus_tool("promtool") {
-        let mut child = Command::new(promtool)
-            .args(["check", "metrics"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run promtool");
-        use std::io::Write as _;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(scrape.text.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        let report = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(out.status.success(), "promtool failed: {report}");
+    if let Some((ok, report)) = tools::promtool_check_metrics(&scrape.text) {
+        assert!(ok, "promtool failed: {report}");
         assert_eq!(report.trim(), "", "promtool reported problems");
     }
 
@@ -642,20 +591,21 @@ async fn serve_exports_every_state_reconnects_a_killed_child_reloads_on_sighup_a
     assert_eq!(first.len(), 1, "{first:?}");
     signal(first[0], "KILL");
     let killed = Instant::now();
-    let scrape = loop {
+    let reconnected = async || {
         let scrape = scrape_of(&serve).await;
         if scrape.get("mcp_readiness_reconnects_total", &[("server", "ready")]) == Some(1.0)
             && scrape.state("ready") == Some("ready")
         {
-            break scrape;
+            return Ok(scrape);
         }
-        assert!(
-            killed.elapsed() < Duration::from_secs(15),
-            "no reconnect after the kill:\n{}",
-            serve.stderr()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        Err(format!("stderr:\n{}", serve.stderr()))
     };
+    let scrape = eventually(
+        "a reconnect after the kill",
+        Duration::from_secs(15),
+        reconnected,
+    )
+    .await;
     let back = killed.elapsed();
     eprintln!("serve: ready again {back:?} after the kill");
     assert!(back < Duration::from_secs(10), "took {back:?}: not at once");
@@ -758,7 +708,7 @@ async fn serve_exports_every_state_reconnects_a_killed_child_reloads_on_sighup_a
 
 #[tokio::test]
 async fn a_real_prometheus_scrapes_the_exporter_and_sees_the_ready_server() {
-    let Some(prometheus) = prometheus_tool("prometheus") else {
+    let Some(prometheus) = tools::prometheus() else {
         return;
     };
     let scratch = Scratch::new("prometheus");
@@ -795,8 +745,9 @@ async fn a_real_prometheus_scrapes_the_exporter_and_sees_the_ready_server() {
     )
     .unwrap();
     let listen = format!("127.0.0.1:{port}");
-    let prometheus_guard = Guard {
-        child: Command::new(prometheus)
+    let prometheus_guard = Guard::spawn(
+        "prometheus",
+        Command::new(prometheus)
             .arg(format!("--config.file={}", prometheus_yml.display()))
             .arg(format!(
                 "--storage.tsdb.path={}",
@@ -804,36 +755,32 @@ async fn a_real_prometheus_scrapes_the_exporter_and_sees_the_ready_server() {
             ))
             .arg(format!("--web.listen-address={listen}"))
             .stdout(std::fs::File::create(scratch.path("prometheus.out")).unwrap())
-            .stderr(std::fs::File::create(scratch.path("prometheus.err")).unwrap())
-            .spawn()
-            .expect("start prometheus"),
-        name: "prometheus",
-    };
+            .stderr(std::fs::File::create(scratch.path("prometheus.err")).unwrap()),
+    );
 
     let query = "/api/v1/query?query=mcp_readiness_server_state%7Bstate%3D%22ready%22%7D";
     let start = Instant::now();
-    let results = loop {
+    let scraped = async || {
         // Not listening yet, or 503 while its storage starts: ask again.
-        let answer = if tokio::net::TcpStream::connect(&listen).await.is_ok() {
-            let (_, body) = http_get_any(&listen, query).await;
-            serde_json::from_str::<Value>(&body).ok()
-        } else {
-            None
-        };
+        let answer = common::http::get(&listen, query)
+            .await
+            .ok()
+            .and_then(|a| serde_json::from_slice::<Value>(&a.body).ok());
         let results = answer
             .as_ref()
             .and_then(|a| a["data"]["result"].as_array().cloned())
             .unwrap_or_default();
         if results.len() >= 2 {
-            break results;
+            return Ok(results);
         }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "Prometheus did not scrape the exporter: {answer:?}\n{}",
-            scratch.read("prometheus.err")
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        Err(format!("{answer:?}\n{}", scratch.read("prometheus.err")))
     };
+    let results = eventually(
+        "Prometheus to scrape the exporter",
+        Duration::from_secs(30),
+        scraped,
+    )
+    .await;
     eprintln!("prometheus: series visible after {:?}", start.elapsed());
     let value_of = |server: &str| {
         results

@@ -15,10 +15,11 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::fixtures::{http_fixture, started, stdio_fixture, write_config};
-use common::process::{Guard, assert_all_gone, http_get_any, signal, wait_for};
+use common::configure::{http_fixture, started, stdio_fixture, write_config};
+use common::eventually;
+use common::process::{Guard, Reaper, assert_all_gone, signal};
 use common::serve::Serve;
-use common::{Scratch, alive, fixture};
+use common::{Scratch, fixture};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::time::Instant;
@@ -33,21 +34,6 @@ fn soak() -> bool {
 
 // ---------------------------------------------------------------------------------------------
 // helpers: processes
-
-/// Kills pids (the children a test found) on drop, whatever happened.
-struct KillOnDrop(Vec<u32>);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        for pid in &self.0 {
-            if alive(*pid) {
-                let _ = Command::new("kill")
-                    .args(["-KILL", &pid.to_string()])
-                    .status();
-            }
-        }
-    }
-}
 
 struct Run {
     code: Option<i32>,
@@ -76,26 +62,17 @@ async fn run(args: &[&str], env: &[(&str, &str)]) -> Run {
     }
 }
 
-/// A raw HTTP/1.0 GET on 127.0.0.1; returns the body of any answer.
-async fn http_get(addr: &str, target: &str) -> String {
-    http_get_any(addr, target).await.1
-}
-
 /// Scrapes until `done` holds; fails after `limit`.
 async fn scrape_until(serve: &Serve, limit: Duration, done: impl Fn(&str) -> bool) -> String {
-    let deadline = Instant::now() + limit;
-    loop {
+    eventually("the scrapes to settle", limit, async || {
         let body = serve.metrics().await;
         if done(&body) {
-            return body;
+            Ok(body)
+        } else {
+            Err(format!("{body}\nstderr:\n{}", serve.stderr()))
         }
-        assert!(
-            Instant::now() < deadline,
-            "scrapes did not settle:\n{body}\nstderr:\n{}",
-            serve.stderr()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await
 }
 
 /// `mcp_readiness_server_state` by server: state -> value.
@@ -317,14 +294,11 @@ async fn check_stops_every_child_and_its_group_on_sigterm_sigint_and_sighup_and_
             .stderr(std::fs::File::create(scratch.path("check.err")).unwrap())
             .spawn()
             .expect("start check");
-        let mut check = Guard {
-            child,
-            name: "check",
-        };
-        let pids = wait_for(
+        let mut check = Guard::adopt("check", child);
+        let pids = eventually(
             "both children and grandchildren",
             Duration::from_secs(20),
-            || {
+            async || {
                 let pids: Vec<u32> = ["one", "two"]
                     .iter()
                     .flat_map(|n| {
@@ -337,7 +311,7 @@ async fn check_stops_every_child_and_its_group_on_sigterm_sigint_and_sighup_and_
             },
         )
         .await;
-        let _cleanup = KillOnDrop(pids.clone());
+        let _cleanup = Reaper(pids.clone());
         signal(check.pid(), signal_name);
         let status = check.exit_within(Duration::from_secs(10)).await;
         assert_all_gone(
@@ -622,10 +596,10 @@ async fn a_cooldown_of_u64_max_seconds_reads_absent_instead_of_panicking_a_worke
     )
     .expect("a valid hub");
     hub.connect_all();
-    let state = wait_for(
+    let state = eventually(
         "`gone` to leave connecting",
         Duration::from_secs(10),
-        || {
+        async || {
             hub.servers()
                 .into_iter()
                 .find(|s| s.state != State::Connecting)
@@ -662,11 +636,12 @@ async fn a_child_flooding_stderr_without_a_newline_does_not_grow_the_exporter() 
         json!({ "connect_timeout": "120s" }),
     );
     let serve = Serve::start(&scratch, &config, &[("RUST_LOG", "debug")]).await;
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !scratch.read("log-flood").contains("flooded") {
-        assert!(Instant::now() < deadline, "the flood did not finish");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually(
+        "the flood to finish",
+        Duration::from_secs(120),
+        async || scratch.read("log-flood").contains("flooded"),
+    )
+    .await;
     scrape_until(&serve, Duration::from_secs(30), |body| {
         states(body).get("flood").and_then(|s| s.get("ready")) == Some(&1.0)
     })
@@ -717,7 +692,10 @@ async fn every_scrape_during_reload_churn_is_one_hot_and_removed_servers_leave_n
         tokio::spawn(async move {
             let mut n = 0u64;
             while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                let body = http_get(&addr, "/metrics").await;
+                let body = common::http::get(&addr, "/metrics")
+                    .await
+                    .unwrap_or_else(|e| panic!("{e}"))
+                    .text();
                 assert_one_hot(&body, &format!("scrape {n}"));
                 n += 1;
             }
@@ -862,29 +840,29 @@ async fn with_few_file_descriptors_idle_clients_cannot_starve_child_restarts() {
     );
     let (_serve, addr, err) =
         common::serve::serve_under(&scratch, "ulimit -n 64 &&", &config).await;
-    let first = wait_for("the child to start", Duration::from_secs(20), || {
+    let first = eventually("the child to start", Duration::from_secs(20), async || {
         started(&scratch, "one").first().copied()
     })
     .await;
     let _idle = half_sent(&addr, 60).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     signal(first, "KILL");
-    let restarted = Instant::now() + Duration::from_secs(4);
-    while started(&scratch, "one").len() < 2 && Instant::now() < restarted {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let _cleanup = KillOnDrop(started(&scratch, "one"));
-    assert!(
-        started(&scratch, "one").len() >= 2,
-        "the killed child was not restarted while 60 idle clients were connected; stderr:\n{}",
-        std::fs::read_to_string(&err)
-            .unwrap_or_default()
-            .lines()
-            .rev()
-            .take(5)
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
+    let _cleanup = Reaper(vec![first]);
+    let restarted = eventually(
+        "the killed child to be restarted while 60 idle clients are connected",
+        Duration::from_secs(4),
+        async || {
+            let pids = started(&scratch, "one");
+            if pids.len() >= 2 {
+                return Ok(pids);
+            }
+            let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+            let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+            Err(format!("stderr:\n{}", tail.join("\n")))
+        },
+    )
+    .await;
+    let _restarted = Reaper(restarted);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -905,13 +883,16 @@ async fn a_frozen_server_is_noticed_within_about_two_ping_intervals_not_the_call
     })
     .await;
     let first = started(&scratch, "frozen")[0];
-    let _cleanup = KillOnDrop(vec![first]);
+    let _cleanup = Reaper(vec![first]);
     signal(first, "STOP");
     let stopped = Instant::now();
-    let deadline = stopped + Duration::from_secs(6);
-    while !serve.stderr().contains("no answer to the health ping") && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let noticed = async || serve.stderr().contains("no answer to the health ping");
+    eventually(
+        "the frozen server to be noticed",
+        Duration::from_secs(6),
+        noticed,
+    )
+    .await;
     assert!(
         serve
             .stderr()
@@ -1136,7 +1117,7 @@ async fn shutdown_tells_the_event_sinks_so_metrics_stop_reading_ready() {
     )
     .expect("a valid hub");
     hub.connect_all();
-    wait_for("`one` to be ready", Duration::from_secs(20), || {
+    eventually("`one` to be ready", Duration::from_secs(20), async || {
         hub.servers()
             .into_iter()
             .any(|s| s.state == State::Ready)
@@ -1163,11 +1144,8 @@ async fn listening_on_a_non_loopback_address_logs_a_warning() {
         .stderr(std::fs::File::create(&err).unwrap())
         .spawn()
         .expect("start serve");
-    let mut serve = Guard {
-        child,
-        name: "serve",
-    };
-    wait_for("serve's address", Duration::from_secs(20), || {
+    let mut serve = Guard::adopt("serve", child);
+    eventually("serve's address", Duration::from_secs(20), async || {
         std::fs::read_to_string(&out)
             .ok()?
             .contains("listening on")

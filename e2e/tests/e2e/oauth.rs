@@ -9,30 +9,21 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::Scratch;
-use common::oncall::{free_port, poll_until};
-use common::process::{Guard, http_exchange, http_get, http_get_any, signal};
+use common::http::{free_port, get, request};
+use common::process::{Guard, signal};
 use common::serve::Serve;
+use common::{Scratch, eventually};
 use serde_json::{Value, json};
 
-/// The venv `scripts/test` makes (`pip install -r e2e/python/requirements.txt`), or `None`
-/// after a loud message (a failure under `CI=true`).
+/// The venv `scripts/test` makes, or `None` (see `common::tools`).
 fn python() -> Option<PathBuf> {
-    let python = common::oncall::repo().join("e2e/python/.venv/bin/python");
-    if python.exists() {
-        return Some(python);
-    }
-    let message =
-        "e2e/python/.venv is missing: run scripts/test (it installs e2e/python/requirements.txt)";
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "{message}");
-    eprintln!("\n!!!!!!!!!! SKIPPED: {message} !!!!!!!!!!\n");
-    None
+    common::tools::python_sdk()
 }
 
 /// The authorization + resource server on `port`, redirecting logins to `callback`.
 async fn oauth_server(python: &PathBuf, scratch: &Scratch, port: u16, callback: u16) -> Guard {
     let child = Command::new(python)
-        .arg(common::oncall::repo().join("e2e/python/oauth_server.py"))
+        .arg(common::repo().join("e2e/python/oauth_server.py"))
         .args(["--port", &port.to_string()])
         .args([
             "--callback",
@@ -43,23 +34,18 @@ async fn oauth_server(python: &PathBuf, scratch: &Scratch, port: u16, callback: 
         .stderr(std::fs::File::create(scratch.path("oauth-server.err")).unwrap())
         .spawn()
         .expect("start e2e/python/oauth_server.py");
-    let mut guard = Guard {
-        child,
-        name: "the OAuth server",
-    };
+    let mut guard = Guard::adopt("the OAuth server", child);
     let addr = format!("127.0.0.1:{port}");
-    poll_until("the OAuth server", Duration::from_secs(30), async || {
+    eventually("the OAuth server", Duration::from_secs(30), async || {
         if let Ok(Some(status)) = guard.child.try_wait() {
             panic!(
                 "the OAuth server exited ({status}): {}",
                 scratch.read("oauth-server.err")
             );
         }
-        let request =
-            format!("GET /.well-known/oauth-authorization-server HTTP/1.0\r\nHost: {addr}\r\n\r\n");
-        match http_exchange(&addr, request, "AS metadata").await {
-            Ok((head, _)) if head.contains(" 200") => Ok(()),
-            Ok((head, _)) => Err(head),
+        match get(&addr, "/.well-known/oauth-authorization-server").await {
+            Ok(answer) if answer.status == 200 => Ok(()),
+            Ok(answer) => Err(answer.head),
             Err(e) => Err(e),
         }
     })
@@ -68,7 +54,10 @@ async fn oauth_server(python: &PathBuf, scratch: &Scratch, port: u16, callback: 
 }
 
 async fn stats(port: u16) -> Value {
-    serde_json::from_str(&http_get(&format!("127.0.0.1:{port}"), "/admin/stats").await).unwrap()
+    let answer = get(&format!("127.0.0.1:{port}"), "/admin/stats")
+        .await
+        .unwrap();
+    serde_json::from_str(&answer.ok_text()).unwrap()
 }
 
 /// `oauth login` as a user would do it: run it, open the URL it prints (the server approves at
@@ -92,12 +81,9 @@ async fn login(scratch: &Scratch, config: &PathBuf, port: u16, callback: u16, ta
         .stderr(std::fs::File::create(&err).unwrap())
         .spawn()
         .expect("start mcp-readiness oauth login");
-    let mut guard = Guard {
-        child,
-        name: "mcp-readiness oauth login",
-    };
+    let mut guard = Guard::adopt("mcp-readiness oauth login", child);
     let prefix = format!("http://127.0.0.1:{port}");
-    let target = poll_until(
+    let target = eventually(
         "the authorization URL",
         Duration::from_secs(20),
         async || {
@@ -116,20 +102,22 @@ async fn login(scratch: &Scratch, config: &PathBuf, port: u16, callback: u16, ta
         },
     )
     .await;
-    let (head, _) = http_get_any(&format!("127.0.0.1:{port}"), &target).await;
-    let location = head
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("location: ")
-                .or_else(|| l.strip_prefix("Location: "))
-        })
-        .unwrap_or_else(|| panic!("the authorization server redirects: {head}"));
+    let answer = get(&format!("127.0.0.1:{port}"), &target).await.unwrap();
+    let location = answer
+        .header("location")
+        .unwrap_or_else(|| panic!("the authorization server redirects: {}", answer.head));
     let back = location
         .trim()
         .strip_prefix(&format!("http://127.0.0.1:{callback}"))
         .unwrap_or_else(|| panic!("redirect to the callback: {location}"));
-    let (head, body) = http_get_any(&format!("127.0.0.1:{callback}"), back).await;
-    assert!(head.contains(" 200"), "the callback page: {head}\n{body}");
+    let answer = get(&format!("127.0.0.1:{callback}"), back).await.unwrap();
+    assert_eq!(
+        answer.status,
+        200,
+        "the callback page: {}\n{}",
+        answer.head,
+        answer.text()
+    );
     let status = guard.exit_within(Duration::from_secs(20)).await;
     let stderr = std::fs::read_to_string(&err).unwrap_or_default();
     assert!(status.success(), "login failed: {stderr}");
@@ -239,7 +227,7 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
         ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
     ];
     let serve = Serve::start(&scratch, &config, &env).await;
-    poll_until("vault ready", Duration::from_secs(20), async || {
+    eventually("vault ready", Duration::from_secs(20), async || {
         let text = serve.metrics().await;
         (state_of(&text, "vault") == Some("ready"))
             .then_some(())
@@ -271,7 +259,7 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
 
     // The gauge says what the authorization server said.
     let expiry = "mcp_readiness_credential_expiry_timestamp_seconds";
-    poll_until(
+    eventually(
         "the gauge matching the last token issued",
         Duration::from_secs(10),
         async || {
@@ -321,7 +309,7 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
         Some(jwt_exp as f64),
         "a bearer JWT's exp is exported"
     );
-    let page = http_get(&serve.addr, "/status").await;
+    let page = get(&serve.addr, "/status").await.unwrap().ok_text();
     assert!(
         page.contains(r#"data-credential="refresh_token" data-renewable="false""#),
         "{page}"
@@ -332,12 +320,16 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
     );
 
     // Revoked: the next refresh is refused, and the reason says what to run.
-    let request =
-        "POST /admin/revoke HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n".to_owned();
-    http_exchange(&format!("127.0.0.1:{port}"), request, "revoke")
-        .await
-        .unwrap();
-    poll_until(
+    request(
+        &format!("127.0.0.1:{port}"),
+        "POST",
+        "/admin/revoke",
+        &[],
+        b"",
+    )
+    .await
+    .unwrap();
+    eventually(
         "vault unauthenticated",
         Duration::from_secs(15),
         async || {
@@ -348,7 +340,7 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
         },
     )
     .await;
-    let page = http_get(&serve.addr, "/status").await;
+    let page = get(&serve.addr, "/status").await.unwrap().ok_text();
     let row = page
         .lines()
         .find(|l| l.contains(r#"data-server="vault""#))
@@ -367,7 +359,7 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
 
     // Re-authorized: the running exporter picks the new tokens up by itself.
     printed += &login(&scratch, &config, port, callback, "again").await;
-    poll_until("vault ready again", Duration::from_secs(20), async || {
+    eventually("vault ready again", Duration::from_secs(20), async || {
         let text = serve.metrics().await;
         (state_of(&text, "vault") == Some("ready"))
             .then_some(())
@@ -386,7 +378,7 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
     tokens.push(bearer.clone());
     tokens.push(bearer.split('.').nth(1).unwrap().to_owned());
     let metrics = serve.metrics().await;
-    let page = http_get(&serve.addr, "/status").await;
+    let page = get(&serve.addr, "/status").await.unwrap().ok_text();
     let mut serve = serve;
     signal(serve.guard.pid(), "TERM");
     serve.guard.exit_within(Duration::from_secs(20)).await;

@@ -8,11 +8,13 @@
 
 use mcp_readiness_fixtures as common;
 
-use common::Scratch;
+use common::agent_service::AgentService;
+use common::http::get;
 use common::oncall::{
-    AgentService, CONDITIONAL_NAMES, RIGHT_TOKEN, absent_entry, exposition_names, fixture_entry,
-    http_get, poll_until, recording_rule_names, repo, start_serve,
+    CONDITIONAL_NAMES, RIGHT_TOKEN, absent_entry, exposition_names, fixture_entry,
+    recording_rule_names, start_serve,
 };
+use common::{Scratch, eventually, repo};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -433,13 +435,13 @@ async fn every_metric_name_in_dashboards_and_rules_is_served_by_a_running_export
         .cloned()
         .collect();
     assert!(wanted.len() >= 14, "{wanted:?}");
-    let served = poll_until(
+    let served = eventually(
         "every used name to be served",
         Duration::from_secs(30),
         async || {
             let mut served = BTreeSet::new();
             for addr in [&serve_addr, &agent.addr] {
-                let (_, body) = http_get(addr, "/metrics").await?;
+                let body = get(addr, "/metrics").await?.text();
                 served.extend(exposition_names(&body));
             }
             let missing: Vec<_> = wanted.difference(&served).collect();

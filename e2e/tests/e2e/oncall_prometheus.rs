@@ -8,13 +8,16 @@
 
 use mcp_readiness_fixtures as common;
 
-use common::Scratch;
+use common::agent_service::AgentService;
+use common::http::{free_port, get, request};
 use common::oncall::{
-    AgentService, CONDITIONAL_NAMES, KillOnDrop, Prometheus, RIGHT_TOKEN, WRONG_TOKEN,
-    absent_entry, fixture_entry, free_port, http_entry, http_fixture, http_get, http_send_json,
-    jsonnet_python, poll_until, render_mixin, repo, start_serve, start_serve_at, system_tool,
-    wait_ready,
+    CONDITIONAL_NAMES, RIGHT_TOKEN, WRONG_TOKEN, absent_entry, fixture_entry, http_entry,
+    http_fixture, render_mixin, start_serve, start_serve_at,
 };
+use common::process::Guard;
+use common::prometheus::{Prometheus, wait_ready};
+use common::tools::{alertmanager, jsonnet_python};
+use common::{Scratch, eventually, repo};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -114,7 +117,7 @@ fn has_number(result: &[Value]) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_a_live_prometheus_each_server_gets_its_one_action_and_every_dashboard_query_has_data() {
-    let Some(binary) = system_tool("prometheus", "prometheus") else {
+    let Some(binary) = common::tools::prometheus() else {
         return;
     };
     let Some(python) = jsonnet_python() else {
@@ -191,7 +194,7 @@ async fn on_a_live_prometheus_each_server_gets_its_one_action_and_every_dashboar
     .into_iter()
     .map(|(job, server, alert, action)| ((job.into(), server.into()), (alert, action)))
     .collect();
-    let alerts = poll_until(
+    let alerts = eventually(
         "every expected alert",
         Duration::from_secs(90),
         async || {
@@ -269,7 +272,7 @@ async fn on_a_live_prometheus_each_server_gets_its_one_action_and_every_dashboar
 
     // 2. The descriptions render on the real Prometheus: the slow server's quotes the p95,
     //    the budget, the per-server budget key and a suggestion.
-    let rendered = poll_until(
+    let rendered = eventually(
         "the slow server's description",
         Duration::from_secs(20),
         async || {
@@ -311,7 +314,7 @@ async fn on_a_live_prometheus_each_server_gets_its_one_action_and_every_dashboar
     // 3. Every dashboard query succeeds and returns numbers over the test's time range.
     let queries = dashboard_queries();
     let count = queries.len();
-    poll_until(
+    eventually(
         "data for every dashboard query",
         Duration::from_secs(60),
         async || {
@@ -342,7 +345,7 @@ async fn on_a_live_prometheus_each_server_gets_its_one_action_and_every_dashboar
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn several_serve_processes_on_one_prometheus_roll_up_per_server_and_a_lost_one_raises_exporter_down()
  {
-    let Some(binary) = system_tool("prometheus", "prometheus") else {
+    let Some(binary) = common::tools::prometheus() else {
         return;
     };
     let started = now();
@@ -378,7 +381,7 @@ async fn several_serve_processes_on_one_prometheus_roll_up_per_server_and_a_lost
             .unwrap_or(f64::NAN)
     };
     // Worst state per server across the three instances.
-    let worst = poll_until("the fleet roll-up", Duration::from_secs(60), async || {
+    let worst = eventually("the fleet roll-up", Duration::from_secs(60), async || {
         let worst: BTreeMap<String, String> = prometheus
             .query("server:mcp_readiness_server_state:worst == 1")
             .await?
@@ -439,7 +442,7 @@ async fn several_serve_processes_on_one_prometheus_roll_up_per_server_and_a_lost
     assert_eq!(counts, want);
     // The fleet budget advisor pools the replicas' connects of `files` into one p95.
     // (Polled: under load the advisor's rule group can evaluate a scrape after the state rules.)
-    let (files, p95) = poll_until(
+    let (files, p95) = eventually(
         "the fleet p95 of `files`",
         Duration::from_secs(30),
         async || {
@@ -477,7 +480,7 @@ async fn several_serve_processes_on_one_prometheus_roll_up_per_server_and_a_lost
     // without an `action`.
     let (lost, lost_addr) = replicas.pop().unwrap();
     drop(lost);
-    let down = poll_until(
+    let down = eventually(
         "MCPReadinessExporterDown",
         Duration::from_secs(30),
         async || {
@@ -504,13 +507,13 @@ async fn several_serve_processes_on_one_prometheus_roll_up_per_server_and_a_lost
 
 #[tokio::test]
 async fn the_example_alertmanager_pages_criticals_tickets_the_rest_and_inhibits_the_whole_outage() {
-    let Some(binary) = system_tool("prometheus-alertmanager", "prometheus-alertmanager") else {
+    let Some(binary) = alertmanager() else {
         return;
     };
     let scratch = Scratch::new("oncall-alertmanager");
     let addr = format!("127.0.0.1:{}", free_port());
     let err = scratch.path("alertmanager.err");
-    let mut guard = KillOnDrop::spawn(
+    let mut guard = Guard::spawn(
         "alertmanager",
         std::process::Command::new(binary)
             .arg(format!(
@@ -649,21 +652,22 @@ async fn the_example_alertmanager_pages_criticals_tickets_the_rest_and_inhibits_
         .iter()
         .map(|(name, server, action, severity, _, _)| alert(name, server, action, severity))
         .collect();
-    let (head, body) = http_send_json(
+    let answer = request(
         &addr,
         "POST",
         "/api/v2/alerts",
-        &Value::from(sent).to_string(),
+        &[("Content-Type", "application/json")],
+        Value::from(sent).to_string().as_bytes(),
     )
     .await
     .unwrap();
-    assert!(head.contains(" 200"), "{head}\n{body}");
+    assert_eq!(answer.status, 200, "{}\n{}", answer.head, answer.text());
 
     // (alertname, server or instance, severity) -> (state, receivers); until every inhibition
     // is in effect.
     let want_suppressed = cases.iter().filter(|c| c.4 == "suppressed").count();
-    let seen = poll_until("the inhibitions", Duration::from_secs(20), async || {
-        let (_, body) = http_get(&addr, "/api/v2/alerts").await?;
+    let seen = eventually("the inhibitions", Duration::from_secs(20), async || {
+        let body = get(&addr, "/api/v2/alerts").await?.text();
         let alerts: Value = serde_json::from_str(&body).map_err(|e| format!("{e}: {body}"))?;
         let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
         let seen: BTreeMap<(String, String, String), (String, Vec<String>)> = alerts
@@ -749,7 +753,7 @@ async fn replicas_of(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replacing_every_serve_replica_one_after_the_other_keeps_one_continuous_page_per_server() {
-    let Some(binary) = system_tool("prometheus", "prometheus") else {
+    let Some(binary) = common::tools::prometheus() else {
         return;
     };
     let Some(python) = jsonnet_python() else {
@@ -808,7 +812,7 @@ async fn replacing_every_serve_replica_one_after_the_other_keeps_one_continuous_
         ),
     ];
     // 1. Both pages fire once, from replicas a and b.
-    let first = poll_until("both pages firing", Duration::from_secs(60), async || {
+    let first = eventually("both pages firing", Duration::from_secs(60), async || {
         let now = pages(&prometheus).await?;
         let firing: BTreeMap<_, _> = watched
             .iter()
@@ -860,7 +864,7 @@ async fn replacing_every_serve_replica_one_after_the_other_keeps_one_continuous_
     drop(a);
     let (c, _) = start("c", &addrs[2]).await;
     for (_, server, rule) in watched {
-        poll_until("c instead of a", Duration::from_secs(60), async || {
+        eventually("c instead of a", Duration::from_secs(60), async || {
             check(&prometheus).await?;
             let now = replicas_of(&prometheus, rule, server).await?;
             let want = BTreeSet::from([addrs[1].clone(), addrs[2].clone()]);
@@ -880,7 +884,7 @@ async fn replacing_every_serve_replica_one_after_the_other_keeps_one_continuous_
     // 3. Stop b too: only c, which was not there when the pages started, holds them now.
     drop(b);
     for (_, server, rule) in watched {
-        poll_until("c alone", Duration::from_secs(60), async || {
+        eventually("c alone", Duration::from_secs(60), async || {
             check(&prometheus).await?;
             let now = replicas_of(&prometheus, rule, server).await?;
             if now == BTreeSet::from([addrs[2].clone()]) {

@@ -9,10 +9,10 @@ use mcp_readiness_fixtures as common;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::Scratch;
-use common::fixtures::{started, stdio_fixture, write_config};
+use common::configure::{started, stdio_fixture, write_config};
 use common::process::signal;
 use common::serve::Serve;
+use common::{Scratch, eventually};
 use serde_json::json;
 use tokio::time::Instant;
 
@@ -41,19 +41,14 @@ async fn poll_metrics(
     limit: Duration,
     ok: impl Fn(&str) -> bool,
 ) -> String {
-    let deadline = Instant::now() + limit;
-    loop {
+    eventually(what, limit, async || {
         let text = serve.metrics().await;
         if ok(&text) {
-            return text;
+            return Ok(text);
         }
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for {what}:\n{text}\n--- serve stderr:\n{}",
-            serve.stderr()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        Err(format!("{text}\n--- serve stderr:\n{}", serve.stderr()))
+    })
+    .await
 }
 
 #[tokio::test]
@@ -125,7 +120,10 @@ async fn a_server_that_exits_soon_after_each_handshake_is_backed_off_and_reads_a
             && stderr.contains("next attempt in 1s"),
         "{stderr}"
     );
-    let (_, page) = common::process::http_get_any(&serve.addr, "/status").await;
+    let page = common::http::get(&serve.addr, "/status")
+        .await
+        .unwrap()
+        .text();
     assert!(page.contains("keeps exiting"), "{page}");
 }
 

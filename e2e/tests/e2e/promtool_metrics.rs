@@ -1,40 +1,12 @@
 //! `promtool check metrics` (Debian's `prometheus`) on the exposition: the golden file the
 //! library's own tests compare the fixed scenario with, and hostile label values.
 
-use std::io::Write as _;
-use std::process::{Command, Stdio};
-
 use mcp_readiness::{
     Metrics, State,
     state::{CallOutcome, ConnectionEvent, EventSink as _},
 };
-use mcp_readiness_fixtures::oncall::system_tool;
 use mcp_readiness_fixtures::repo;
-
-/// `promtool check metrics` on `text`: whether it passed, and what it said.
-fn promtool_check(text: &str) -> Option<(bool, String)> {
-    let promtool = system_tool("promtool", "prometheus")?;
-    let mut child = Command::new(promtool)
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start promtool");
-    child
-        .stdin
-        .take()
-        .expect("promtool's stdin")
-        .write_all(text.as_bytes())
-        .expect("write to promtool");
-    let out = child.wait_with_output().expect("promtool's output");
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some((out.status.success(), said))
-}
+use mcp_readiness_fixtures::tools::promtool_check_metrics as promtool_check;
 
 #[test]
 fn promtool_check_metrics_reports_nothing_for_the_golden_exposition() {

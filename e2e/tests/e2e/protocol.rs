@@ -11,7 +11,6 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::process::prerequisite;
 use common::{Scratch, fixture, text};
 use mcp_readiness::supervise::{
     CallErrorKind, Hub, HubOptions, HubOptionsBuilder, ServerSpec, TransportSpec,
@@ -28,21 +27,9 @@ fn python_dir() -> PathBuf {
     mcp_readiness_fixtures::repo().join("e2e/python")
 }
 
-/// The venv's Python with the SDK, or `None` after a loud message (a failure under `CI=true`).
+/// The venv's Python with the SDK, or `None` (see `common::tools`).
 fn python() -> Option<PathBuf> {
-    let python = python_dir().join(".venv/bin/python");
-    let found = python.exists()
-        && Command::new(&python)
-            .args(["-c", "import mcp"])
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-    prerequisite(
-        found,
-        "e2e/python/.venv with the Python MCP SDK is missing: run scripts/test (it runs \
-         `python3 -m venv e2e/python/.venv && e2e/python/.venv/bin/pip install mcp==2.3.0`)",
-    )
-    .then_some(python)
+    common::tools::python_sdk()
 }
 
 fn options() -> HubOptionsBuilder {
@@ -73,7 +60,7 @@ fn python_stdio(name: &str, python: &std::path::Path, script: &str, args: &[&str
 }
 
 fn http(name: &str, url: &str, token: Option<&str>) -> ServerSpec {
-    common::fixtures::http_spec(name, url, token)
+    common::configure::http_spec(name, url, token)
 }
 
 /// A Python HTTP server started from `e2e/python/`; returns its guard and port.
@@ -86,7 +73,7 @@ async fn python_http(
     let mut command = Command::new(python);
     command.arg(python_dir().join(script)).args(args);
     let out = scratch.path(&format!("{script}.out"));
-    common::fixtures::serve_http(command, &out, "a Python HTTP server").await
+    common::configure::serve_http(command, &out, "a Python HTTP server").await
 }
 
 fn reason(hub: &Hub, server: &str) -> String {
@@ -142,7 +129,7 @@ async fn a_python_sdk_server_is_ready_on_2026_07_28_and_the_rmcp_fixture_falls_b
     let scratch = Scratch::new("protocol-both");
     let (_guard, port) = python_http(&scratch, &python, "sdk_server.py", &["--http"]).await;
     let py_url = format!("http://127.0.0.1:{port}/mcp");
-    let (fixture_http, fixture_port) = common::fixtures::http_fixture(&scratch, "tok-1").await;
+    let (fixture_http, fixture_port) = common::configure::http_fixture(&scratch, "tok-1").await;
     let metrics = Metrics::new();
 
     let (py_stdio, py_stdio_ms) = connect_time(

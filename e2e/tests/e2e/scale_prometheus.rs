@@ -9,11 +9,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::Scratch;
+use common::agent_service::AgentService;
+use common::http::{free_port, url_encode};
 use common::oncall::{
-    AgentService, KillOnDrop, Prometheus, WRONG_TOKEN, absent_entry, fixture_entry, free_port,
-    http_entry, http_fixture, http_get, repo, start_serve, system_tool, url_encode, wait_ready,
+    WRONG_TOKEN, absent_entry, fixture_entry, http_entry, http_fixture, start_serve,
 };
+use common::process::Guard;
+use common::prometheus::{Prometheus, wait_ready};
+use common::tools::{prometheus, pushgateway};
+use common::{Scratch, eventually, repo};
 use mcp_readiness::State;
 use mcp_readiness::exporter::{self, CONTENT_TYPE};
 use mcp_readiness::metrics::Metrics;
@@ -21,7 +25,6 @@ use mcp_readiness::state::{ConnectionEvent, EventSink};
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::time::Instant;
 
 /// A recorder of `servers` ready servers with 20 tools each and their wait budgets.
 fn fleet(servers: usize) -> Metrics {
@@ -43,22 +46,17 @@ fn fleet(servers: usize) -> Metrics {
     metrics
 }
 
-/// One raw HTTP/1.0 GET with extra header lines; the head and the raw body bytes.
+/// One scrape of `/metrics` with extra header lines (`Name: value\r\n` each); the head (lower
+/// case) and the raw body bytes.
 async fn get(addr: &str, headers: &str) -> (String, Vec<u8>) {
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let request = format!("GET /metrics HTTP/1.0\r\nHost: {addr}\r\n{headers}\r\n");
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut raw))
+    let headers: Vec<(&str, &str)> = headers
+        .split("\r\n")
+        .filter_map(|l| l.split_once(": "))
+        .collect();
+    let answer = common::http::request(addr, "GET", "/metrics", &headers, b"")
         .await
-        .expect("the scrape answers within 30 s")
         .unwrap();
-    let at = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("an HTTP answer");
-    let head = String::from_utf8_lossy(&raw[..at]).to_ascii_lowercase();
-    (head, raw[at + 4..].to_vec())
+    (answer.head.to_ascii_lowercase(), answer.body)
 }
 
 fn gunzip(body: &[u8]) -> String {
@@ -231,7 +229,7 @@ async fn recording_proxy(upstream: String) -> (String, Arc<std::sync::Mutex<Vec<
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_prometheus_scrapes_the_gzipped_exposition_and_stores_every_series() {
-    let Some(binary) = system_tool("prometheus", "prometheus") else {
+    let Some(binary) = prometheus() else {
         return;
     };
     let scratch = Scratch::new("scale-prometheus");
@@ -242,29 +240,31 @@ async fn a_real_prometheus_scrapes_the_gzipped_exposition_and_stores_every_serie
     let (proxy, heads) = recording_proxy(server.local_addr().to_string()).await;
     let rules = vec![repo().join("alerts/rules.yml")];
     let prometheus = Prometheus::start(&binary, &scratch, &[("scale", vec![proxy])], &rules).await;
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let stored = prometheus
-            .query("count(mcp_readiness_server_state{job=\"scale\",state=\"ready\"} == 1)")
-            .await
-            .unwrap_or_default();
-        let fleet_view = prometheus
-            .query("count(server:mcp_readiness_server_state:worst)")
-            .await
-            .unwrap_or_default();
-        let count = |v: &[serde_json::Value]| v.first().map(|s| s["value"][1].clone());
-        if count(&stored) == Some(serde_json::json!(servers.to_string()))
-            && count(&fleet_view).is_some()
-        {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "Prometheus did not store the fleet: {stored:?} {fleet_view:?}\n{}",
-            prometheus.log()
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    eventually(
+        "Prometheus to store the fleet",
+        Duration::from_secs(60),
+        async || {
+            let stored = prometheus
+                .query("count(mcp_readiness_server_state{job=\"scale\",state=\"ready\"} == 1)")
+                .await
+                .unwrap_or_default();
+            let fleet_view = prometheus
+                .query("count(server:mcp_readiness_server_state:worst)")
+                .await
+                .unwrap_or_default();
+            let count = |v: &[serde_json::Value]| v.first().map(|s| s["value"][1].clone());
+            if count(&stored) == Some(serde_json::json!(servers.to_string()))
+                && count(&fleet_view).is_some()
+            {
+                return Ok(());
+            }
+            Err(format!(
+                "Prometheus did not store the fleet: {stored:?} {fleet_view:?}\n{}",
+                prometheus.log()
+            ))
+        },
+    )
+    .await;
     let heads = heads.lock().unwrap().clone();
     let asked = heads
         .iter()
@@ -286,10 +286,10 @@ async fn a_real_prometheus_scrapes_the_gzipped_exposition_and_stores_every_serie
 /// An instant query's result vector, through the raw HTTP helper.
 async fn query(addr: &str, expr: &str) -> Vec<serde_json::Value> {
     let target = format!("/api/v1/query?query={}", url_encode(expr));
-    let Ok((_, body)) = http_get(addr, &target).await else {
+    let Ok(answer) = common::http::get(addr, &target).await else {
         return Vec::new();
     };
-    serde_json::from_str::<serde_json::Value>(&body)
+    serde_json::from_slice::<serde_json::Value>(&answer.body)
         .ok()
         .and_then(|v| v["data"]["result"].as_array().cloned())
         .unwrap_or_default()
@@ -297,16 +297,13 @@ async fn query(addr: &str, expr: &str) -> Vec<serde_json::Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn check_pushes_its_run_to_a_pushgateway_that_prometheus_scrapes_with_the_shipped_rules() {
-    let (Some(prometheus), Some(gateway)) = (
-        system_tool("prometheus", "prometheus"),
-        system_tool("prometheus-pushgateway", "prometheus-pushgateway"),
-    ) else {
+    let (Some(prometheus), Some(gateway)) = (prometheus(), pushgateway()) else {
         return;
     };
     let scratch = Scratch::new("scale-push");
     let gateway_addr = format!("127.0.0.1:{}", free_port());
     let gateway_err = scratch.path("gateway.err");
-    let mut gateway_guard = KillOnDrop::spawn(
+    let mut gateway_guard = Guard::spawn(
         "prometheus-pushgateway",
         std::process::Command::new(gateway)
             .arg(format!("--web.listen-address={gateway_addr}"))
@@ -360,7 +357,7 @@ async fn check_pushes_its_run_to_a_pushgateway_that_prometheus_scrapes_with_the_
     std::fs::write(scratch.path("prometheus.yml"), yml).unwrap();
     let addr = format!("127.0.0.1:{}", free_port());
     let err = scratch.path("prometheus.err");
-    let mut guard = KillOnDrop::spawn(
+    let mut guard = Guard::spawn(
         "prometheus",
         std::process::Command::new(prometheus)
             .arg(format!(
@@ -384,8 +381,7 @@ async fn check_pushes_its_run_to_a_pushgateway_that_prometheus_scrapes_with_the_
     )
     .await;
     let value = |v: &[serde_json::Value]| v.first().map(|s| s["value"][1].clone());
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
+    eventually("Prometheus to get the pushed run", Duration::from_secs(60), async || {
         let ready = query(
             &addr,
             "mcp_readiness_run_steps{job=\"preflight\",team=\"ops/oncall\",state=\"ready\"}",
@@ -412,15 +408,14 @@ async fn check_pushes_its_run_to_a_pushgateway_that_prometheus_scrapes_with_the_
             && value(&servers) == Some(serde_json::json!("1"))
             && value(&worst) == Some(serde_json::json!("1"))
         {
-            break;
+            return Ok(());
         }
-        assert!(
-            Instant::now() < deadline,
+        Err(format!(
             "Prometheus did not get the pushed run: ready {ready:?} absent {absent:?} servers {servers:?} worst {worst:?}\n{}",
             std::fs::read_to_string(&err).unwrap_or_default()
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+        ))
+    })
+    .await;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -434,12 +429,12 @@ async fn prometheus_with(
     tag: &str,
     yml: String,
     args: &[String],
-) -> (KillOnDrop, String) {
+) -> (Guard, String) {
     let config = scratch.path(&format!("{tag}.yml"));
     std::fs::write(&config, yml).unwrap();
     let addr = format!("127.0.0.1:{}", free_port());
     let err = scratch.path(&format!("{tag}.err"));
-    let mut guard = KillOnDrop::spawn(
+    let mut guard = Guard::spawn(
         tag,
         std::process::Command::new(binary)
             .arg(format!("--config.file={}", config.display()))
@@ -462,7 +457,7 @@ fn count(result: &[serde_json::Value]) -> f64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_mode_prometheus_remote_writes_to_a_central_one_where_the_fleet_rules_and_alerts_run()
  {
-    let Some(binary) = system_tool("prometheus", "prometheus") else {
+    let Some(binary) = prometheus() else {
         return;
     };
     let scratch = Scratch::new("two-tier");
@@ -524,8 +519,7 @@ async fn an_agent_mode_prometheus_remote_writes_to_a_central_one_where_the_fleet
     )
     .await;
 
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
+    eventually("the central Prometheus to get the fleet view and the alert", Duration::from_secs(90), async || {
         let worst = query(
             &central,
             "server:mcp_readiness_server_state:worst{job=\"serve\",server=\"github\",state=\"unauthenticated\"}",
@@ -542,14 +536,13 @@ async fn an_agent_mode_prometheus_remote_writes_to_a_central_one_where_the_fleet
         )
         .await;
         if count(&worst) == 1.0 && count(&by_state) >= 1.0 && !alert.is_empty() {
-            break;
+            return Ok(());
         }
-        assert!(
-            Instant::now() < deadline,
+        Err(format!(
             "the central Prometheus did not get the fleet view and the alert: worst {worst:?} by_state {by_state:?} alert {alert:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+        ))
+    })
+    .await;
     // What the fleet costs centrally, and what the fleet rules reduce it to.
     let raw = count(&query(&central, "count({__name__=~\"mcp_.+\"})").await);
     let per_server = count(

@@ -5,7 +5,9 @@
 
 use mcp_readiness_fixtures as common;
 
-use common::{Scratch, alive};
+use common::configure::http_fixture_with_env;
+use common::process::Guard;
+use common::{Scratch, alive, eventually};
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -29,14 +31,13 @@ use tokio::time::Instant;
 
 use common::fixture;
 
+/// How long a test waits for what a hub does by itself.
+const WAIT: Duration = Duration::from_secs(10);
+
 async fn assert_all_gone(pids: &[u32]) {
     assert!(!pids.is_empty(), "the test should have started processes");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while pids.iter().any(|p| alive(*p)) && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let left: Vec<_> = pids.iter().filter(|p| alive(**p)).collect();
-    assert!(left.is_empty(), "processes outlived the hub: {left:?}");
+    common::process::assert_all_gone("the hub's processes to exit", pids, Duration::from_secs(5))
+        .await;
 }
 
 fn stdio(name: &str, scratch: &Scratch, env: &[(&str, &str)]) -> ServerSpec {
@@ -95,14 +96,6 @@ fn text(result: &CallToolResult) -> String {
         .join("")
 }
 
-async fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
 fn provision_account() -> AfterConnect {
     Arc::new(|session| {
         Box::pin(async move {
@@ -123,30 +116,16 @@ fn emails(result: &CallToolResult) -> usize {
     value["emails"].as_array().unwrap().len()
 }
 
-/// Starts the fixture as an HTTP server and returns the child and its URL.
-async fn http_fixture(scratch: &Scratch, token: &str) -> (tokio::process::Child, String) {
-    use tokio::io::AsyncBufReadExt;
-    let mut child = tokio::process::Command::new(fixture())
-        .arg("--http")
-        .env("FIXTURE_TOKEN", token)
-        .env("FIXTURE_LOG", scratch.path("log"))
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = tokio::io::BufReader::new(stdout).lines();
-    let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
-        .await
-        .expect("the fixture prints its port")
-        .unwrap()
-        .unwrap();
-    let port = line.strip_prefix("PORT ").expect("PORT <n>");
-    (child, format!("http://127.0.0.1:{port}/mcp"))
+/// Starts the fixture as an HTTP server (logging to the scratch's `log`) and returns its guard
+/// and URL.
+async fn http_fixture(scratch: &Scratch, token: &str) -> (Guard, String) {
+    let log = scratch.path("log").display().to_string();
+    let (guard, port) = http_fixture_with_env(scratch, token, &[("FIXTURE_LOG", &log)]).await;
+    (guard, format!("http://127.0.0.1:{port}/mcp"))
 }
 
 fn http(name: &str, url: &str, token: Option<&str>) -> ServerSpec {
-    common::fixtures::http_spec(name, url, token)
+    common::configure::http_spec(name, url, token)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -195,7 +174,7 @@ async fn by_default_a_killed_child_is_restarted_in_the_background_and_never_read
     let (opts, events) = recording(options());
     let hub = Hub::new(vec![stdio("mail", &scratch, &[])], opts).unwrap();
     hub.connect_all();
-    wait_for("the first connection", || {
+    eventually("the first connection", WAIT, async || {
         hub.state("mail") == Some(State::Ready)
     })
     .await;
@@ -206,7 +185,7 @@ async fn by_default_a_killed_child_is_restarted_in_the_background_and_never_read
         .args(["-9", &pid.to_string()])
         .status()
         .unwrap();
-    wait_for("the restart without any call", || {
+    eventually("the restart without any call", WAIT, async || {
         hub.generation("mail") == Some(2) && hub.state("mail") == Some(State::Ready)
     })
     .await;
@@ -245,7 +224,7 @@ async fn the_child_dies_between_calls_and_the_state_flips_without_any_call() {
         .status()
         .unwrap();
     // Nothing failed yet and the next use reconnects: `connecting`, not `absent`.
-    wait_for("the drop to be noticed without a call", || {
+    eventually("the drop to be noticed without a call", WAIT, async || {
         hub.state("mail") == Some(State::Connecting)
     })
     .await;
@@ -294,7 +273,10 @@ async fn sixty_four_concurrent_calls_during_a_reconnect_cause_one_handshake() {
         .args(["-9", &pid.to_string()])
         .status()
         .unwrap();
-    wait_for("the drop", || hub.state("mail") == Some(State::Connecting)).await;
+    eventually("the drop", WAIT, async || {
+        hub.state("mail") == Some(State::Connecting)
+    })
+    .await;
 
     let calls = (0..64).map(|i| {
         hub.call(ToolCall::new("mcp__mail__echo").with_arguments(json!({"text": i.to_string()})))
@@ -443,7 +425,7 @@ async fn a_401_is_unauthenticated_after_one_attempt_and_a_revoked_token_is_notic
         assert!(!status.reason.unwrap_or_default().contains(token));
     }
     hub.shutdown().await;
-    server.kill().await.unwrap();
+    server.kill();
 }
 
 #[tokio::test]
@@ -453,7 +435,7 @@ async fn an_http_server_that_goes_away_is_noticed_at_the_next_call_and_then_cool
     let (opts, events) = recording(options());
     let hub = Hub::new(vec![http("web", &url, Some("tok-abcdef"))], opts).unwrap();
     hub.call(ToolCall::new("mcp__web__pid")).await.unwrap();
-    server.kill().await.unwrap();
+    server.kill();
 
     let error = hub
         .call(ToolCall::new("mcp__web__pid").idempotent(true))
@@ -537,7 +519,7 @@ async fn fan_out_over_four_servers_with_one_dead_returns_three_results_and_one_d
     });
     let hub = Hub::new(specs, options()).unwrap();
     hub.connect_all();
-    wait_for("three servers ready", || {
+    eventually("three servers ready", WAIT, async || {
         hub.servers()
             .iter()
             .filter(|s| s.state == State::Ready)
@@ -628,7 +610,7 @@ async fn a_health_ping_finds_a_hung_server_before_any_call() {
         .args(["-STOP", &pid.to_string()])
         .status()
         .unwrap();
-    wait_for("the health ping to drop the connection", || {
+    eventually("the health ping to drop the connection", WAIT, async || {
         hub.state("fx") == Some(State::Connecting)
     })
     .await;
@@ -791,7 +773,7 @@ async fn the_hub_supervises_the_npm_filesystem_server() {
     let (opts, events) = recording(options());
     let hub = Hub::new(vec![spec], opts).unwrap();
     hub.connect_all();
-    wait_for("the filesystem server", || {
+    eventually("the filesystem server", WAIT, async || {
         hub.state("files") == Some(State::Ready)
     })
     .await;
