@@ -5,9 +5,19 @@ mod support;
 
 mod config;
 mod core;
+mod exporter;
+mod exposition {
+    mod golden;
+    mod label_values;
+    mod registry;
+}
 mod inner_service;
 mod layer;
-mod metrics;
+mod metrics {
+    mod caps;
+    mod recorder;
+    mod removal;
+}
 mod peers;
 #[cfg(all(feature = "otlp-grpc", feature = "otlp-http"))]
 mod telemetry;
