@@ -21,7 +21,7 @@ fn the_exposition_of_the_fixed_scenario_matches_the_golden_file() {
     }
     let golden = fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
-            "cannot read {} ({e}): run `UPDATE_GOLDEN=1 cargo test -p mcp-readiness --test library metrics` to create it",
+            "cannot read {} ({e}): run `UPDATE_GOLDEN=1 cargo test -p mcp-readiness --test library exposition::golden` to create it",
             path.display()
         )
     });
