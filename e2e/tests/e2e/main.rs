@@ -7,17 +7,19 @@
 
 mod adapter;
 mod bounded;
+mod cli;
+mod config;
 mod demo;
 mod end_to_end;
 mod examples;
 mod exporter;
-mod hostile;
+mod exposition;
 mod oauth;
 mod oncall_dashboards;
 mod oncall_prometheus;
 mod oncall_truth;
-mod promtool_metrics;
 mod protocol;
 mod run_trace;
 mod scale_prometheus;
+mod secrets;
 mod supervise;

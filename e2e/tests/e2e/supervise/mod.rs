@@ -3,6 +3,8 @@
 //! from the npm registry.
 #![cfg(target_os = "linux")]
 
+mod faults;
+
 use mcp_readiness_fixtures as common;
 
 use common::configure::http_fixture_with_env;

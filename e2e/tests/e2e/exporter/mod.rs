@@ -5,6 +5,8 @@
 //! Prometheus server.
 #![cfg(target_os = "linux")]
 
+mod faults;
+
 use mcp_readiness_fixtures as common;
 
 use common::configure::{started, stdio_fixture, write_config};
