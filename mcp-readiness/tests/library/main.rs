@@ -1,17 +1,16 @@
 //! The library's own tests, hermetic (loopback only, no system tools), in one test binary: one
-//! module per component. `cargo test -p mcp-readiness --test library <module>` runs one room.
+//! module per component (the rooms of `src/`). `cargo test -p mcp-readiness --test library
+//! <module>` runs one room, e.g. `layer::` or `exposition::golden`.
 
 mod support;
 
 mod config;
-mod core;
 mod exporter;
 mod exposition {
     mod golden;
     mod label_values;
     mod registry;
 }
-mod inner_service;
 mod layer;
 mod metrics {
     mod caps;
@@ -19,5 +18,7 @@ mod metrics {
     mod removal;
 }
 mod peers;
+mod plan;
+mod resolve;
 #[cfg(all(feature = "otlp-grpc", feature = "otlp-http"))]
 mod telemetry;
