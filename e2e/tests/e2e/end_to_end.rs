@@ -1,5 +1,5 @@
 //! The readiness layer in front of a real Hub and a real MCP server process: reconnect on use and
-//! absent commands. (Trace propagation has its own binary, `tests/trace_propagation.rs`.)
+//! absent commands. (Trace propagation has its own binary, `e2e/tests/trace_propagation.rs`.)
 
 use mcp_readiness_fixtures as common;
 

@@ -1,5 +1,5 @@
 //! The whole exposition text of a fixed scenario against a golden file (which
-//! `e2e/tests/e2e/promtool_metrics.rs` checks with `promtool check metrics`), and every metric of
+//! `e2e/tests/e2e/exposition.rs` checks with `promtool check metrics`), and every metric of
 //! the design table exposed with its type.
 
 use std::collections::BTreeMap;
