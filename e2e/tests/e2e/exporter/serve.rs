@@ -6,56 +6,98 @@ use super::*;
 #[tokio::test]
 async fn serve_exports_every_state_reconnects_a_killed_child_reloads_on_sighup_and_stops_clean_on_sigterm()
  {
-    let scratch = Scratch::new("serve");
-    let (_http, port) = http_fixture(&scratch).await;
-    let data = scratch.path("data");
-    std::fs::create_dir_all(&data).unwrap();
-    std::fs::write(data.join("hello.txt"), "hello").unwrap();
-    let npm = tools::npm_filesystem();
+    let mut fleet = Fleet::start().await;
+    let scrape = every_server_reads_its_state(&fleet).await;
+    promtool_accepts(&scrape);
+    a_killed_child_is_reconnected_at_once(&fleet).await;
+    sighup_removes_adds_and_reauthorizes(&mut fleet).await;
+    sigterm_exits_0_leaving_no_child(fleet).await;
+}
 
-    let mut servers = json!({
-        "ready": stdio_fixture(&scratch, "ready", &[]),
-        "slow": stdio_fixture(&scratch, "slow", &[("FIXTURE_STARTUP_DELAY_MS", "1500")]),
-        "stuck": stdio_fixture(&scratch, "stuck", &[("FIXTURE_STARTUP_DELAY_MS", "600000")]),
-        "authz": http_entry(port),
-        "gone": absent_entry(),
-    });
-    if let Some(entry) = &npm {
-        servers["files"] = json!({
-            "command": "node",
-            "args": [entry.to_string_lossy(), data.to_string_lossy()],
+/// The scenario's fleet under one `serve`: a ready, a slow, a stuck, an unauthenticated and an
+/// absent server (and the npm filesystem server when installed). Fields drop in order: `serve`
+/// first, the scratch directory last.
+struct Fleet {
+    serve: Serve,
+    _http: Guard,
+    servers: Value,
+    readiness: Value,
+    /// What each server reads once settled.
+    expected: Vec<(&'static str, &'static str)>,
+    npm: bool,
+    scratch: Scratch,
+}
+
+impl Fleet {
+    async fn start() -> Fleet {
+        let scratch = Scratch::new("serve");
+        let (_http, port) = http_fixture(&scratch).await;
+        let data = scratch.path("data");
+        std::fs::create_dir_all(&data).unwrap();
+        std::fs::write(data.join("hello.txt"), "hello").unwrap();
+        let npm = tools::npm_filesystem();
+
+        let mut servers = json!({
+            "ready": stdio_fixture(&scratch, "ready", &[]),
+            "slow": stdio_fixture(&scratch, "slow", &[("FIXTURE_STARTUP_DELAY_MS", "1500")]),
+            "stuck": stdio_fixture(&scratch, "stuck", &[("FIXTURE_STARTUP_DELAY_MS", "600000")]),
+            "authz": http_entry(port),
+            "gone": absent_entry(),
         });
-    }
-    // A long cooldown and connect timeout: a reconnect seen within seconds is the immediate
-    // one, and `stuck` stays connecting for the whole test.
-    let readiness =
-        json!({ "budget": "7s", "poll": "1s", "cooldown": "60s", "connect_timeout": "120s" });
-    let config = write_config(&scratch, "serve.json", servers.clone(), readiness.clone());
-    let mut serve = Serve::start(&scratch, &config, SERVE_ENV).await;
+        if let Some(entry) = &npm {
+            servers["files"] = json!({
+                "command": "node",
+                "args": [entry.to_string_lossy(), data.to_string_lossy()],
+            });
+        }
+        // A long cooldown and connect timeout: a reconnect seen within seconds is the immediate
+        // one, and `stuck` stays connecting for the whole test.
+        let readiness =
+            json!({ "budget": "7s", "poll": "1s", "cooldown": "60s", "connect_timeout": "120s" });
+        let config = write_config(&scratch, "serve.json", servers.clone(), readiness.clone());
+        let serve = Serve::start(&scratch, &config, SERVE_ENV).await;
 
-    // 1. Every server in its state, one-hot; tools and connection attempts by result.
-    let mut expected = vec![
-        ("ready", "ready"),
-        ("slow", "ready"),
-        ("stuck", "connecting"),
-        ("authz", "unauthenticated"),
-        ("gone", "absent"),
-    ];
-    if npm.is_some() {
-        expected.push(("files", "ready"));
+        let mut expected = vec![
+            ("ready", "ready"),
+            ("slow", "ready"),
+            ("stuck", "connecting"),
+            ("authz", "unauthenticated"),
+            ("gone", "absent"),
+        ];
+        if npm.is_some() {
+            expected.push(("files", "ready"));
+        }
+        Fleet {
+            serve,
+            _http,
+            servers,
+            readiness,
+            expected,
+            npm: npm.is_some(),
+            scratch,
+        }
     }
+}
+
+fn tool_count(s: &Scrape, server: &str) -> f64 {
+    s.get("mcp_readiness_server_tools", &[("server", server)])
+        .unwrap_or_else(|| panic!("no tools gauge for {server}"))
+}
+
+/// Step 1: Every server in its state, one-hot; tools and connection attempts by result.
+async fn every_server_reads_its_state(fleet: &Fleet) -> Scrape {
     let settled = Instant::now();
-    let scrape = settle(&serve, &expected, Duration::from_secs(30)).await;
+    let scrape = settle(&fleet.serve, &fleet.expected, Duration::from_secs(30)).await;
     eprintln!("serve: states settled in {:?}", settled.elapsed());
-    let tools = |s: &Scrape, server: &str| {
-        s.get("mcp_readiness_server_tools", &[("server", server)])
-            .unwrap_or_else(|| panic!("no tools gauge for {server}"))
-    };
-    assert_eq!(tools(&scrape, "ready"), 13.0, "the fixture offers 13 tools");
-    assert_eq!(tools(&scrape, "slow"), 13.0);
-    assert_eq!(tools(&scrape, "gone"), 0.0);
-    assert_eq!(tools(&scrape, "authz"), 0.0);
-    assert_eq!(tools(&scrape, "stuck"), 0.0);
+    assert_eq!(
+        tool_count(&scrape, "ready"),
+        13.0,
+        "the fixture offers 13 tools"
+    );
+    assert_eq!(tool_count(&scrape, "slow"), 13.0);
+    assert_eq!(tool_count(&scrape, "gone"), 0.0);
+    assert_eq!(tool_count(&scrape, "authz"), 0.0);
+    assert_eq!(tool_count(&scrape, "stuck"), 0.0);
     for (server, result) in [
         ("ready", "ok"),
         ("slow", "ok"),
@@ -71,8 +113,8 @@ async fn serve_exports_every_state_reconnects_a_killed_child_reloads_on_sighup_a
             "stuck is still connecting"
         );
     }
-    if npm.is_some() {
-        assert!(tools(&scrape, "files") >= 5.0, "{}", scrape.text);
+    if fleet.npm {
+        assert!(tool_count(&scrape, "files") >= 5.0, "{}", scrape.text);
         assert_eq!(scrape.connects("files", "ok"), 1.0);
     }
     for server in ["ready", "slow", "stuck", "authz", "gone"] {
@@ -86,26 +128,31 @@ async fn serve_exports_every_state_reconnects_a_killed_child_reloads_on_sighup_a
             Some(0.0)
         );
     }
+    scrape
+}
 
-    // 2. promtool accepts the real output.
+/// Step 2: promtool accepts the real output.
+fn promtool_accepts(scrape: &Scrape) {
     if let Some((ok, report)) = tools::promtool_check_metrics(&scrape.text) {
         assert!(ok, "promtool failed: {report}");
         assert_eq!(report.trim(), "", "promtool reported problems");
     }
+}
 
-    // 3. Kill the ready fixture: the exporter reconnects at once and counts it.
-    let first = started(&scratch, "ready");
+/// Step 3: Kill the ready fixture: the exporter reconnects at once and counts it.
+async fn a_killed_child_is_reconnected_at_once(fleet: &Fleet) {
+    let first = started(&fleet.scratch, "ready");
     assert_eq!(first.len(), 1, "{first:?}");
     signal(first[0], "KILL");
     let killed = Instant::now();
     let reconnected = async || {
-        let scrape = scrape_of(&serve).await;
+        let scrape = scrape_of(&fleet.serve).await;
         if scrape.get("mcp_readiness_reconnects_total", &[("server", "ready")]) == Some(1.0)
             && scrape.state("ready") == Some("ready")
         {
             return Ok(scrape);
         }
-        Err(format!("stderr:\n{}", serve.stderr()))
+        Err(format!("stderr:\n{}", fleet.serve.stderr()))
     };
     let scrape = eventually(
         "a reconnect after the kill",
@@ -117,8 +164,8 @@ async fn serve_exports_every_state_reconnects_a_killed_child_reloads_on_sighup_a
     eprintln!("serve: ready again {back:?} after the kill");
     assert!(back < Duration::from_secs(10), "took {back:?}: not at once");
     assert_eq!(scrape.connects("ready", "ok"), 2.0);
-    assert_eq!(tools(&scrape, "ready"), 13.0);
-    let ready_pids = started(&scratch, "ready");
+    assert_eq!(tool_count(&scrape, "ready"), 13.0);
+    let ready_pids = started(&fleet.scratch, "ready");
     assert_eq!(ready_pids.len(), 2, "a new child: {ready_pids:?}");
     assert!(!alive(first[0]));
     assert!(alive(ready_pids[1]));
@@ -130,60 +177,67 @@ async fn serve_exports_every_state_reconnects_a_killed_child_reloads_on_sighup_a
         );
     }
     assert!(
-        serve
+        fleet
+            .serve
             .stderr()
             .contains("server `ready` ready -> connecting"),
         "the drop is logged:\n{}",
-        serve.stderr()
+        fleet.serve.stderr()
     );
+}
 
-    // 4. SIGHUP: `stuck` removed (its child stopped, its series gone), `added` started, and
-    //    `authz` given the right token.
-    let stuck_pids = started(&scratch, "stuck");
+/// Step 4: SIGHUP: `stuck` removed (its child stopped, its series gone), `added` started, and
+/// `authz` given the right token.
+async fn sighup_removes_adds_and_reauthorizes(fleet: &mut Fleet) {
+    let stuck_pids = started(&fleet.scratch, "stuck");
     assert_eq!(stuck_pids.len(), 1);
-    let mut reloaded = servers.clone();
+    let mut reloaded = fleet.servers.clone();
     reloaded.as_object_mut().unwrap().remove("stuck");
-    reloaded["added"] = stdio_fixture(&scratch, "added", &[]);
+    reloaded["added"] = stdio_fixture(&fleet.scratch, "added", &[]);
     reloaded["authz"]["headers"]["Authorization"] = json!("Bearer ${MCP_RIGHT_TOKEN}");
-    write_config(&scratch, "serve.json", reloaded, readiness);
-    signal(serve.guard.pid(), "HUP");
-    let mut expected: Vec<(&str, &str)> = expected
-        .into_iter()
-        .filter(|(s, _)| *s != "stuck")
-        .collect();
-    expected.push(("added", "ready"));
+    write_config(
+        &fleet.scratch,
+        "serve.json",
+        reloaded,
+        fleet.readiness.clone(),
+    );
+    signal(fleet.serve.guard.pid(), "HUP");
+    fleet.expected.retain(|(s, _)| *s != "stuck");
+    fleet.expected.push(("added", "ready"));
     // New credentials let the unauthenticated server try again at once (no cooldown).
-    for entry in expected.iter_mut().filter(|(s, _)| *s == "authz") {
+    for entry in fleet.expected.iter_mut().filter(|(s, _)| *s == "authz") {
         entry.1 = "ready";
     }
-    let scrape = settle(&serve, &expected, Duration::from_secs(20)).await;
+    let scrape = settle(&fleet.serve, &fleet.expected, Duration::from_secs(20)).await;
     assert!(!scrape.servers().contains("stuck"), "{}", scrape.text);
     assert!(
         !scrape.text.contains("server=\"stuck\""),
         "the removed server's series are gone"
     );
-    assert_eq!(tools(&scrape, "added"), 13.0);
+    assert_eq!(tool_count(&scrape, "added"), 13.0);
     assert_eq!(scrape.connects("added", "ok"), 1.0);
     assert_eq!(scrape.connects("authz", "ok"), 1.0);
-    assert_eq!(tools(&scrape, "authz"), 13.0);
+    assert_eq!(tool_count(&scrape, "authz"), 13.0);
     assert_eq!(
         scrape.get("mcp_readiness_reconnects_total", &[("server", "ready")]),
         Some(1.0),
         "unchanged servers keep their counters"
     );
     assert_eq!(
-        started(&scratch, "ready").len(),
+        started(&fleet.scratch, "ready").len(),
         2,
         "unchanged `ready` kept its child"
     );
     assert_all_gone("the removed server", &stuck_pids, Duration::from_secs(5)).await;
     assert_no_token("metrics", &scrape.text);
+}
 
-    // 5. SIGTERM: exit 0, and no child left running.
-    let children = descendants(serve.guard.pid());
+/// Step 5: SIGTERM: exit 0, and no child left running.
+async fn sigterm_exits_0_leaving_no_child(mut fleet: Fleet) {
+    let children = descendants(fleet.serve.guard.pid());
     let fixtures: Vec<u32> = ["ready", "slow", "added"]
         .iter()
-        .map(|n| *started(&scratch, n).last().unwrap())
+        .map(|n| *started(&fleet.scratch, n).last().unwrap())
         .collect();
     for pid in &fixtures {
         assert!(
@@ -191,7 +245,7 @@ async fn serve_exports_every_state_reconnects_a_killed_child_reloads_on_sighup_a
             "{pid} is serve's child: {children:?}"
         );
     }
-    if npm.is_some() {
+    if fleet.npm {
         assert!(
             children
                 .iter()
@@ -199,15 +253,15 @@ async fn serve_exports_every_state_reconnects_a_killed_child_reloads_on_sighup_a
             "the npm server runs under serve: {children:?}"
         );
     }
-    signal(serve.guard.pid(), "TERM");
+    signal(fleet.serve.guard.pid(), "TERM");
     let stopping = Instant::now();
-    let status = serve.guard.exit_within(Duration::from_secs(20)).await;
+    let status = fleet.serve.guard.exit_within(Duration::from_secs(20)).await;
     eprintln!("serve: exited {:?} after SIGTERM", stopping.elapsed());
-    assert_eq!(status.code(), Some(0), "{}", serve.stderr());
+    assert_eq!(status.code(), Some(0), "{}", fleet.serve.stderr());
     let all: Vec<u32> = children.into_iter().collect();
     assert_all_gone("after SIGTERM", &all, Duration::from_secs(2)).await;
-    assert_no_token("serve stdout", &serve.stdout());
-    assert_no_token("serve stderr", &serve.stderr());
+    assert_no_token("serve stdout", &fleet.serve.stdout());
+    assert_no_token("serve stderr", &fleet.serve.stderr());
 }
 
 #[tokio::test]
