@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use common::configure::write_config;
 use common::run::{assert_no_panic, assert_no_raw_controls, run};
-use common::{Scratch, bin};
+use common::{Scratch, cli};
 use serde_json::json;
 
 #[tokio::test]
@@ -43,7 +43,7 @@ async fn output_that_cannot_be_written_is_a_clear_error_not_a_panic() {
         vec!["check", "--config", config.to_str().unwrap()],
         vec!["simulate"],
     ] {
-        let output = Command::new(bin())
+        let output = Command::new(cli())
             .args(&args)
             .stdout(
                 std::fs::OpenOptions::new()
@@ -64,7 +64,7 @@ async fn output_that_cannot_be_written_is_a_clear_error_not_a_panic() {
     // `2> /dev/full` with an error to report: the exit code still says what happened.
     let bad = scratch.path("bad.json");
     std::fs::write(&bad, "{").unwrap();
-    let output = Command::new(bin())
+    let output = Command::new(cli())
         .args(["check", "--config", bad.to_str().unwrap()])
         .stderr(
             std::fs::OpenOptions::new()
@@ -81,7 +81,7 @@ async fn output_that_cannot_be_written_is_a_clear_error_not_a_panic() {
         output.status
     );
     // A closed pipe: the reader is gone before anything is written.
-    let mut child = Command::new(bin())
+    let mut child = Command::new(cli())
         .args(["check", "--config", config.to_str().unwrap()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -118,7 +118,7 @@ proptest::proptest! {
             ] },
         });
         std::fs::write(&path, doc.to_string()).unwrap();
-        let output = Command::new(bin())
+        let output = Command::new(cli())
             .args(["check", "--config", path.to_str().unwrap()])
             .env("RUST_LOG", "debug")
             .output()

@@ -32,7 +32,7 @@ struct Demo {
 impl Demo {
     async fn start(name: &str, flags: &[&str], env: &[(&str, String)]) -> Demo {
         let scratch = Scratch::new(name);
-        let child = Command::new(common::bin())
+        let child = Command::new(common::cli())
             .args(["demo", "--listen", "127.0.0.1:0"])
             .args(flags)
             .envs(env.iter().map(|(k, v)| (k, v)))

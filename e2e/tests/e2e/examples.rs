@@ -109,7 +109,7 @@ fn custom_inventory_waits_for_the_pending_server_and_refuses_the_others_at_once(
 
 /// `PATH` with this build's `mcp-readiness` first, as after `cargo install`.
 fn path_with_binary() -> String {
-    let dir = Path::new(common::bin())
+    let dir = Path::new(common::cli())
         .parent()
         .expect("the binary's directory");
     format!(
@@ -125,7 +125,7 @@ fn fleet_config() -> std::path::PathBuf {
 
 #[test]
 fn the_fleet_example_passes_check_with_its_optional_step_falling_back() {
-    let mut command = Command::new(common::bin());
+    let mut command = Command::new(common::cli());
     command
         .args(["check", "--json", "--config"])
         .arg(fleet_config())
@@ -142,7 +142,7 @@ fn the_fleet_example_passes_check_with_its_optional_step_falling_back() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_fleet_example_is_served_with_each_server_in_its_state() {
     let scratch = Scratch::new("fleet-serve");
-    let child = Command::new(common::bin())
+    let child = Command::new(common::cli())
         .args(["serve", "--listen", "127.0.0.1:0", "--config"])
         .arg(fleet_config())
         .env("PATH", path_with_binary())

@@ -65,7 +65,7 @@ async fn stats(port: u16) -> Value {
 async fn login(scratch: &Scratch, config: &PathBuf, port: u16, callback: u16, tag: &str) -> String {
     let err = scratch.path(&format!("login-{tag}.err"));
     let out = scratch.path(&format!("login-{tag}.out"));
-    let child = Command::new(common::bin())
+    let child = Command::new(common::cli())
         .args([
             "oauth",
             "login",

@@ -35,7 +35,7 @@ async fn check_exports_its_run_as_one_trace_of_steps_and_connection_attempts() {
     .unwrap();
     let (receiver, mut received) = start_http_receiver().await;
 
-    let output = tokio::process::Command::new(common::bin())
+    let output = tokio::process::Command::new(common::cli())
         .args(["check", "--json", "--config"])
         .arg(&config)
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://{receiver}"))

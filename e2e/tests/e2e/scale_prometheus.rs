@@ -328,7 +328,7 @@ async fn check_pushes_its_run_to_a_pushgateway_that_prometheus_scrapes_with_the_
         "readiness": { "budget": "10s", "poll": "100ms", "ping": "off" },
     });
     std::fs::write(&config, body.to_string()).unwrap();
-    let output = tokio::process::Command::new(common::bin())
+    let output = tokio::process::Command::new(common::cli())
         .arg("check")
         .arg("--config")
         .arg(&config)

@@ -17,7 +17,7 @@ use common::exposition::assert_one_hot;
 use common::process::{Guard, Reaper, signal};
 use common::run::soak;
 use common::serve::Serve;
-use common::{Scratch, bin};
+use common::{Scratch, cli};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::time::Instant;
@@ -193,7 +193,7 @@ async fn listening_on_a_non_loopback_address_logs_a_warning() {
     let config = write_config(&scratch, "mcp.json", json!({}), json!({}));
     let out = scratch.path("serve.out");
     let err = scratch.path("serve.err");
-    let child = Command::new(bin())
+    let child = Command::new(cli())
         .args(["serve", "--listen", "0.0.0.0:0", "--config"])
         .arg(&config)
         .stdout(std::fs::File::create(&out).unwrap())

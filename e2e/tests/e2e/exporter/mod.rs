@@ -70,7 +70,7 @@ async fn check(config: &Path, flags: &[&str]) -> CheckRun {
     let start = Instant::now();
     let output = tokio::time::timeout(
         Duration::from_secs(60),
-        tokio::process::Command::new(common::bin())
+        tokio::process::Command::new(common::cli())
             .arg("check")
             .arg("--config")
             .arg(config)

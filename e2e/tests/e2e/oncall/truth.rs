@@ -251,7 +251,7 @@ async fn check_waits_a_slow_server_its_own_budget_and_the_others_the_default_one
     });
     let run = |readiness: serde_json::Value| {
         let config = write_config(&scratch, "check.json", servers.clone(), readiness);
-        let out = std::process::Command::new(common::bin())
+        let out = std::process::Command::new(common::cli())
             .args(["check", "--json", "--config"])
             .arg(&config)
             .output()

@@ -15,7 +15,7 @@ use common::exposition::states;
 use common::process::{Guard, Reaper, assert_all_gone, signal};
 use common::run::{run, soak};
 use common::serve::Serve;
-use common::{Scratch, bin};
+use common::{Scratch, cli};
 use serde_json::json;
 use tokio::time::Instant;
 
@@ -45,7 +45,7 @@ async fn check_stops_every_child_and_its_group_on_sigterm_sigint_and_sighup_and_
             }),
             json!({ "budget": "50s", "poll": "1s", "connect_timeout": "55s" }),
         );
-        let child = Command::new(bin())
+        let child = Command::new(cli())
             .args(["check", "--config"])
             .arg(&config)
             .stdout(Stdio::null())
