@@ -14,7 +14,8 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::process::{Guard, prerequisite, wait_for};
+use common::eventually;
+use common::process::Guard;
 use mcp_readiness::layer::ReadinessLayer;
 use mcp_readiness::metrics::names;
 use mcp_readiness::supervise::HubOptions;
@@ -48,18 +49,12 @@ fn string(span: &SpanData, key: &str) -> Option<String> {
 }
 
 fn http(name: &str, url: &str, token: Option<&str>) -> ServerSpec {
-    common::fixtures::http_spec(name, url, token)
+    common::configure::http_spec(name, url, token)
 }
 
 async fn python_sdk_http(out: PathBuf) -> Option<(Guard, u16)> {
     let dir = mcp_readiness_fixtures::repo().join("e2e/python");
-    let python = dir.join(".venv/bin/python");
-    if !prerequisite(
-        python.exists(),
-        "e2e/python/.venv with the Python MCP SDK is missing: run scripts/test",
-    ) {
-        return None;
-    }
+    let python = common::tools::python_sdk()?;
     let child = Command::new(&python)
         .arg(dir.join("sdk_server.py"))
         .arg("--http")
@@ -67,16 +62,17 @@ async fn python_sdk_http(out: PathBuf) -> Option<(Guard, u16)> {
         .stderr(Stdio::null())
         .spawn()
         .expect("start the Python SDK server");
-    let guard = Guard {
-        child,
-        name: "the Python SDK server",
-    };
-    let port = wait_for("the Python server's port", Duration::from_secs(20), || {
-        std::fs::read_to_string(&out)
-            .ok()?
-            .lines()
-            .find_map(|l| l.strip_prefix("PORT ")?.trim().parse::<u16>().ok())
-    })
+    let guard = Guard::adopt("the Python SDK server", child);
+    let port = eventually(
+        "the Python server's port",
+        Duration::from_secs(20),
+        async || {
+            std::fs::read_to_string(&out)
+                .ok()?
+                .lines()
+                .find_map(|l| l.strip_prefix("PORT ")?.trim().parse::<u16>().ok())
+        },
+    )
     .await;
     Some((guard, port))
 }
@@ -88,7 +84,7 @@ async fn the_layer_emits_the_opentelemetry_mcp_conventions_on_both_protocol_gene
         return;
     };
     let rs_log = scratch.path("rs.log");
-    let (_rs, rs_port) = common::fixtures::http_fixture_with_env(
+    let (_rs, rs_port) = common::configure::http_fixture_with_env(
         &scratch,
         "tok-semconv",
         &[("FIXTURE_LOG", &rs_log.to_string_lossy())],

@@ -1,0 +1,255 @@
+//! `mcp-readiness check` as a real process: every state in its record table and note within
+//! about one budget, exit 0 at once when every required step is ready, exit 2 on a bad
+//! configuration or a poll longer than the budget.
+
+use super::*;
+
+#[tokio::test]
+async fn check_names_every_state_in_its_record_table_and_note_within_about_one_budget() {
+    let scratch = Scratch::new("check");
+    let (_http, port) = http_fixture(&scratch).await;
+    let servers = |tag: &str| {
+        json!({
+            "ready": stdio_fixture(&scratch, &format!("ready-{tag}"), &[]),
+            "slow": stdio_fixture(&scratch, &format!("slow-{tag}"), &[("FIXTURE_STARTUP_DELAY_MS", "1000")]),
+            "stuck": stdio_fixture(&scratch, &format!("stuck-{tag}"), &[("FIXTURE_STARTUP_DELAY_MS", "600000")]),
+            "authz": http_entry(port),
+            "gone": absent_entry(),
+        })
+    };
+    let table_config = write_config(&scratch, "table.json", servers("table"), json!({}));
+    let json_config = write_config(&scratch, "json.json", servers("json"), json!({}));
+    let flags = ["--budget", "3s", "--poll", "250ms"];
+    let json_flags = ["--budget", "3s", "--poll", "250ms", "--json"];
+    let (table, record) = tokio::join!(
+        check(&table_config, &flags),
+        check(&json_config, &json_flags)
+    );
+
+    // No child outlives the check: every fixture it started (stuck ones included) is gone.
+    let mut pids = Vec::new();
+    for tag in ["table", "json"] {
+        for name in ["ready", "slow", "stuck"] {
+            let started = started(&scratch, &format!("{name}-{tag}"));
+            assert_eq!(started.len(), 1, "{name}-{tag} started once: {started:?}");
+            pids.extend(started);
+        }
+    }
+    assert_all_gone("after check", &pids, Duration::from_secs(1)).await;
+
+    eprintln!(
+        "check: table run {:?}, --json run {:?} (budget 3 s)",
+        table.wall, record.wall
+    );
+    for run in [&table, &record] {
+        assert_eq!(
+            run.code,
+            Some(1),
+            "stdout:\n{}\nstderr:\n{}",
+            run.stdout,
+            run.stderr
+        );
+        // About one budget: not less (`stuck` is waited for), and far from budget x servers.
+        assert!(
+            run.wall >= Duration::from_millis(2900) && run.wall < Duration::from_secs(10),
+            "wall time {:?}",
+            run.wall
+        );
+        assert_no_token("check stdout", &run.stdout);
+        assert_no_token("check stderr", &run.stderr);
+    }
+
+    // The JSON record: exactly the contract's keys, lists and counts.
+    let value: Value = serde_json::from_str(record.stdout.trim()).expect("one JSON object");
+    let keys: Vec<&str> = value
+        .as_object()
+        .expect("an object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let mut expected_keys = vec![
+        "ts",
+        "ran",
+        "blocked_by_auth",
+        "still_connecting",
+        "absent",
+        "by_state",
+    ];
+    expected_keys.sort_unstable();
+    let mut sorted_keys = keys.clone();
+    sorted_keys.sort_unstable();
+    assert_eq!(sorted_keys, expected_keys, "{value}");
+    assert!(
+        humantime::parse_rfc3339(value["ts"].as_str().unwrap()).is_ok(),
+        "{value}"
+    );
+    assert_eq!(value["ran"], 2, "{value}");
+    assert_eq!(value["blocked_by_auth"], json!(["authz"]));
+    assert_eq!(value["still_connecting"], json!(["stuck"]));
+    assert_eq!(value["absent"], json!(["gone"]));
+    assert_eq!(
+        value["by_state"],
+        json!({"ready": 2, "connecting": 1, "unauthenticated": 1, "absent": 1})
+    );
+    assert_eq!(record.stdout.trim().lines().count(), 1, "only the record");
+
+    // The table: one row per server, with state and decision.
+    let rows = table_rows(&table.stdout);
+    let cell = |id: &str| {
+        rows.get(id)
+            .unwrap_or_else(|| panic!("no row `{id}`:\n{}", table.stdout))
+    };
+    for (id, state, decision) in [
+        ("ready", "ready", "run"),
+        ("slow", "ready", "run"),
+        ("stuck", "connecting", "retry_next_run"),
+        ("authz", "unauthenticated", "abort"),
+        ("gone", "absent", "abort"),
+    ] {
+        let row = cell(id);
+        assert_eq!(row[0], format!("mcp__{id}__*"), "{}", table.stdout);
+        assert_eq!(
+            (row[1].as_str(), row[3].as_str()),
+            (state, decision),
+            "{}",
+            table.stdout
+        );
+    }
+    let waited = |id: &str| cell(id)[2].parse::<u64>().expect("waited ms");
+    assert!((900..2900).contains(&waited("slow")), "{}", table.stdout);
+    assert!((2900..4500).contains(&waited("stuck")), "{}", table.stdout);
+    assert!(waited("authz") < 2000, "{}", table.stdout);
+    assert!(waited("gone") < 2000, "{}", table.stdout);
+
+    // The hand-off note: each blocking server named with its action; ready ones not.
+    let note = table
+        .stdout
+        .split("\n\n")
+        .nth(1)
+        .expect("a note after the table");
+    assert!(note.starts_with("2 of 5 steps ran. Next steps:"), "{note}");
+    let line = |server: &str| {
+        note.lines()
+            .find(|l| l.starts_with(&format!("- `{server}`")))
+            .unwrap_or_else(|| panic!("no line for `{server}` in:\n{note}"))
+    };
+    assert!(line("authz").contains("needs re-authorization"), "{note}");
+    assert!(line("authz").contains("[reauthorize]"), "{note}");
+    assert!(
+        line("authz").contains("Affected steps: authz (abort)."),
+        "{note}"
+    );
+    assert!(line("gone").contains("is absent"), "{note}");
+    assert!(line("gone").contains("[add_connection]"), "{note}");
+    assert!(line("gone").contains("could not start command"), "{note}");
+    assert!(
+        line("stuck").contains("was still connecting when the budget ran out [extend_wait_budget]"),
+        "{note}"
+    );
+    assert!(
+        line("stuck").contains("Affected steps: stuck (retry_next_run)."),
+        "{note}"
+    );
+    assert!(
+        !note.contains("`ready`") && !note.contains("`slow`"),
+        "{note}"
+    );
+    assert_eq!(
+        note.lines().filter(|l| l.starts_with("- ")).count(),
+        3,
+        "{note}"
+    );
+}
+
+#[tokio::test]
+async fn check_exits_0_at_once_when_every_required_step_is_ready() {
+    let scratch = Scratch::new("check-ready");
+    let all_ready = write_config(
+        &scratch,
+        "ready.json",
+        json!({
+            "one": stdio_fixture(&scratch, "one", &[]),
+            "two": stdio_fixture(&scratch, "two", &[]),
+        }),
+        json!({ "budget": "20s", "poll": "1s" }),
+    );
+    let run = check(&all_ready, &[]).await;
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    assert!(run.wall < Duration::from_secs(10), "took {:?}", run.wall);
+    let rows = table_rows(&run.stdout);
+    assert_eq!(rows.len(), 2, "{}", run.stdout);
+    assert!(rows.values().all(|r| r[1] == "ready" && r[3] == "run"));
+    assert!(
+        run.stdout
+            .contains("2 of 2 steps ran. Nothing needs a human."),
+        "{}",
+        run.stdout
+    );
+
+    // Steps: an optional step on an absent server does not fail the check; its fallback runs.
+    let with_steps = write_config(
+        &scratch,
+        "steps.json",
+        json!({
+            "one": stdio_fixture(&scratch, "steps", &[]),
+            "gone": absent_entry(),
+        }),
+        json!({
+            "budget": "5s",
+            "poll": "500ms",
+            "steps": [
+                { "id": "read", "tool": "mcp__one__echo", "required": true },
+                { "id": "archive", "tool": "mcp__gone__write", "required": false, "fallback": "write-local" },
+            ],
+        }),
+    );
+    let run = check(&with_steps, &["--json"]).await;
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let value: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(value["absent"], json!(["gone"]), "{value}");
+    assert_eq!(
+        value["by_state"],
+        json!({"ready": 1, "absent": 1}),
+        "{value}"
+    );
+
+    let pids: Vec<u32> = ["one", "two", "steps"]
+        .iter()
+        .flat_map(|n| started(&scratch, n))
+        .collect();
+    assert_eq!(pids.len(), 3, "{pids:?}");
+    assert_all_gone("after check", &pids, Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
+async fn check_exits_2_on_a_bad_config_or_a_poll_longer_than_the_budget() {
+    let scratch = Scratch::new("check-invalid");
+    let bad = scratch.path("bad.json");
+    std::fs::write(&bad, r#"{"mcpServers": {"x": {"command": ""}}}"#).unwrap();
+    let run = check(&bad, &[]).await;
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("mcpServers.x.command"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+
+    let run = check(&scratch.path("missing.json"), &[]).await;
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(run.stderr.contains("--config"), "{}", run.stderr);
+
+    let good = write_config(
+        &scratch,
+        "good.json",
+        json!({ "one": stdio_fixture(&scratch, "one", &[]) }),
+        json!({}),
+    );
+    let run = check(&good, &["--budget", "1s", "--poll", "2s"]).await;
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(run.stderr.contains("poll"), "{}", run.stderr);
+    assert!(
+        started(&scratch, "one").is_empty(),
+        "invalid input starts no server"
+    );
+}

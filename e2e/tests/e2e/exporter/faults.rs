@@ -1,0 +1,218 @@
+//! The exporter under faults: every scrape during reload churn is one-hot, half-sent requests
+//! are closed by the header timeout, idle clients cannot starve child restarts under a small
+//! file-descriptor limit, and a non-loopback listen address is warned about.
+//!
+//! `MCP_READINESS_SOAK=1` lengthens the churn test (see docs/guarantees.md).
+
+use mcp_readiness_fixtures as common;
+
+use std::collections::BTreeSet;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::configure::{started, stdio_fixture, write_config};
+use common::eventually;
+use common::exposition::assert_one_hot;
+use common::process::{Guard, Reaper, signal};
+use common::run::soak;
+use common::serve::Serve;
+use common::{Scratch, cli};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::time::Instant;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_scrape_during_reload_churn_is_one_hot_and_removed_servers_leave_no_series() {
+    let scratch = Scratch::new("churn");
+    let reloads = if soak() { 2_000 } else { 100 };
+    let set = |names: &[&str]| {
+        let mut servers = serde_json::Map::new();
+        for name in names {
+            servers.insert((*name).into(), stdio_fixture(&scratch, name, &[]));
+        }
+        servers.insert(
+            "gone".into(),
+            json!({ "command": "/nonexistent/mcp-readiness-test/none" }),
+        );
+        Value::Object(servers)
+    };
+    let readiness = json!({ "cooldown": "1s", "ping": "off" });
+    let a = serde_json::to_string(
+        &json!({ "mcpServers": set(&["a1", "a2", "both"]), "readiness": readiness }),
+    )
+    .unwrap();
+    let b = serde_json::to_string(
+        &json!({ "mcpServers": set(&["b1", "b2", "both"]), "readiness": readiness }),
+    )
+    .unwrap();
+    let config = scratch.path("mcp.json");
+    std::fs::write(&config, &a).unwrap();
+    let serve = Serve::start(&scratch, &config, &[("RUST_LOG", "warn")]).await;
+
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let scrapes = {
+        let done = done.clone();
+        let addr = serve.addr.clone();
+        tokio::spawn(async move {
+            let mut n = 0u64;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let body = common::http::get(&addr, "/metrics")
+                    .await
+                    .unwrap_or_else(|e| panic!("{e}"))
+                    .text();
+                assert_one_hot(&body, &format!("scrape {n}"));
+                n += 1;
+            }
+            n
+        })
+    };
+    for i in 0..reloads {
+        std::fs::write(&config, if i % 2 == 0 { &b } else { &a }).unwrap();
+        signal(serve.guard.pid(), "HUP");
+        tokio::time::sleep(Duration::from_millis(15)).await;
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let scraped = scrapes.await.expect("every scrape was one-hot");
+    // The last file written was `a` when `reloads` is even.
+    let last = if reloads % 2 == 0 {
+        ["a1", "a2"]
+    } else {
+        ["b1", "b2"]
+    };
+    let body = serve
+        .scrape_until(Duration::from_secs(30), |body| {
+            let servers: BTreeSet<String> = body
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .filter_map(|l| {
+                    let at = l.find("server=\"")? + 8;
+                    Some(l[at..][..l[at..].find('"')?].to_owned())
+                })
+                .collect();
+            let want: BTreeSet<String> = last
+                .iter()
+                .chain(&["both", "gone"])
+                .map(|s| s.to_string())
+                .collect();
+            servers == want
+        })
+        .await;
+    assert_one_hot(&body, "after the churn");
+    eprintln!("{reloads} reloads, {scraped} scrapes, all one-hot");
+    assert!(scraped > 10, "only {scraped} scrapes ran during the churn");
+}
+
+/// Opens `n` connections that send half a request and never finish it.
+async fn half_sent(addr: &str, n: usize) -> Vec<tokio::net::TcpStream> {
+    let mut streams = Vec::new();
+    for _ in 0..n {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        stream
+            .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+            .await
+            .expect("write half a request");
+        streams.push(stream);
+    }
+    streams
+}
+
+#[tokio::test]
+async fn half_sent_requests_are_closed_by_the_header_timeout_and_scrapes_keep_working() {
+    let scratch = Scratch::new("idle");
+    let config = write_config(
+        &scratch,
+        "mcp.json",
+        json!({ "one": stdio_fixture(&scratch, "one", &[]) }),
+        json!({}),
+    );
+    let serve = Serve::start(&scratch, &config, &[]).await;
+    let mut idle = half_sent(&serve.addr, 60).await;
+    // Scrapes are served meanwhile.
+    let body = serve.metrics().await;
+    assert!(body.contains("mcp_readiness_build_info"), "{body}");
+    // Every half-sent request is closed by the server within the header-read timeout (5 s).
+    let start = Instant::now();
+    for (i, stream) in idle.iter_mut().enumerate() {
+        let mut buf = Vec::new();
+        let closed =
+            tokio::time::timeout(Duration::from_secs(15), stream.read_to_end(&mut buf)).await;
+        assert!(
+            closed.is_ok(),
+            "connection {i} was still open {:?} after sending half a request",
+            start.elapsed()
+        );
+    }
+    eprintln!("60 half-sent requests closed after {:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(9),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn with_few_file_descriptors_idle_clients_cannot_starve_child_restarts() {
+    let scratch = Scratch::new("fd-limit");
+    let config = write_config(
+        &scratch,
+        "mcp.json",
+        json!({ "one": stdio_fixture(&scratch, "one", &[]) }),
+        json!({ "ping": "off" }),
+    );
+    let (_serve, addr, err) =
+        common::serve::serve_under(&scratch, "ulimit -n 64 &&", &config).await;
+    let first = eventually("the child to start", Duration::from_secs(20), async || {
+        started(&scratch, "one").first().copied()
+    })
+    .await;
+    let _idle = half_sent(&addr, 60).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    signal(first, "KILL");
+    let _cleanup = Reaper(vec![first]);
+    let restarted = eventually(
+        "the killed child to be restarted while 60 idle clients are connected",
+        Duration::from_secs(4),
+        async || {
+            let pids = started(&scratch, "one");
+            if pids.len() >= 2 {
+                return Ok(pids);
+            }
+            let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+            let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+            Err(format!("stderr:\n{}", tail.join("\n")))
+        },
+    )
+    .await;
+    let _restarted = Reaper(restarted);
+}
+
+#[tokio::test]
+async fn listening_on_a_non_loopback_address_logs_a_warning() {
+    let scratch = Scratch::new("wildcard");
+    let config = write_config(&scratch, "mcp.json", json!({}), json!({}));
+    let out = scratch.path("serve.out");
+    let err = scratch.path("serve.err");
+    let child = Command::new(cli())
+        .args(["serve", "--listen", "0.0.0.0:0", "--config"])
+        .arg(&config)
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .expect("start serve");
+    let mut serve = Guard::adopt("serve", child);
+    eventually("serve's address", Duration::from_secs(20), async || {
+        std::fs::read_to_string(&out)
+            .ok()?
+            .contains("listening on")
+            .then_some(())
+    })
+    .await;
+    signal(serve.pid(), "TERM");
+    serve.exit_within(Duration::from_secs(10)).await;
+    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+    assert!(
+        stderr.contains("WARN") && stderr.contains("other machines can reach"),
+        "{stderr}"
+    );
+}

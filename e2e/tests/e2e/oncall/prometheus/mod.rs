@@ -1,0 +1,121 @@
+//! alerts/ and dashboards/ on a live Prometheus (Debian's package, started by the test on a free
+//! loopback port, scraping every second and evaluating the real rule files every second):
+//! `serve` over fixture servers in every state plus one that connects slower than its budget, and
+//! an agent service calling tools through the `ReadinessLayer`. The alerts' real `for` values are
+//! kept, so they are checked as pending (`ALERTS{alertstate="pending"}`) or firing; the firing
+//! side and the `for` edges are covered by `promtool test rules` on alerts/tests/.
+#![cfg(target_os = "linux")]
+
+mod actions;
+mod alertmanager;
+mod replicas;
+mod roll_up;
+
+use mcp_readiness_fixtures as common;
+
+use common::agent_service::AgentService;
+use common::http::{free_port, get, request};
+use common::oncall::{
+    CONDITIONAL_NAMES, RIGHT_TOKEN, WRONG_TOKEN, absent_entry, fixture_entry, http_entry,
+    http_fixture, render_mixin, start_serve, start_serve_at,
+};
+use common::process::Guard;
+use common::prometheus::{Prometheus, wait_ready};
+use common::tools::{alertmanager, jsonnet_python};
+use common::{Scratch, eventually, repo};
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+fn rule_files() -> Vec<std::path::PathBuf> {
+    vec![
+        repo().join("alerts/rules.yml"),
+        repo().join("alerts/alerts.yml"),
+    ]
+}
+
+fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+fn label<'a>(series: &'a Value, name: &str) -> &'a str {
+    series["metric"][name].as_str().unwrap_or_default()
+}
+
+/// `(job, server) -> [(alertname, action, alertstate, severity)]` of the MCP alerts now.
+type AlertsByServer = BTreeMap<(String, String), Vec<(String, String, String, String)>>;
+
+async fn alerts_by_server(prometheus: &Prometheus) -> Result<AlertsByServer, String> {
+    let mut by_server: BTreeMap<_, Vec<_>> = BTreeMap::new();
+    for series in prometheus.query(r#"ALERTS{alertname=~"MCP.*"}"#).await? {
+        by_server
+            .entry((
+                label(&series, "job").into(),
+                label(&series, "server").into(),
+            ))
+            .or_default()
+            .push((
+                label(&series, "alertname").into(),
+                label(&series, "action").into(),
+                label(&series, "alertstate").into(),
+                label(&series, "severity").into(),
+            ));
+    }
+    Ok(by_server)
+}
+
+/// Every dashboard target's expression with Grafana's variables filled in as "All" and
+/// `$__rate_interval` as Grafana computes it for a 1 s scrape interval (4 x scrape interval).
+fn dashboard_queries() -> Vec<(String, String)> {
+    let mut queries = Vec::new();
+    for file in ["mcp-readiness-fleet.json", "mcp-readiness-server.json"] {
+        let text = std::fs::read_to_string(repo().join("dashboards").join(file)).unwrap();
+        let dashboard: Value = serde_json::from_str(&text).unwrap();
+        let mut panels: Vec<&Value> = Vec::new();
+        for panel in dashboard["panels"].as_array().unwrap() {
+            panels.push(panel);
+            panels.extend(panel["panels"].as_array().into_iter().flatten());
+        }
+        for panel in panels {
+            for target in panel["targets"].as_array().into_iter().flatten() {
+                let raw = target["expr"].as_str().unwrap();
+                // Metrics these fixtures never make the exporter serve have no data to show.
+                if CONDITIONAL_NAMES.iter().any(|n| raw.contains(n)) {
+                    continue;
+                }
+                let expr = raw
+                    .replace("$__rate_interval", "4s")
+                    .replace("$job", ".+")
+                    .replace("$instance", ".+")
+                    .replace("$server", ".+");
+                queries.push((
+                    format!("{file}: `{}` {}", panel["title"], target["refId"]),
+                    expr,
+                ));
+            }
+        }
+    }
+    assert!(queries.len() > 25, "{} queries", queries.len());
+    queries
+}
+
+/// Whether a range-query result holds at least one number (not NaN).
+fn has_number(result: &[Value]) -> bool {
+    result.iter().any(|series| {
+        series["values"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|point| {
+                point[1]
+                    .as_str()
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .is_some_and(|v| !v.is_nan())
+            })
+    })
+}

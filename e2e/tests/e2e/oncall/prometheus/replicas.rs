@@ -1,0 +1,215 @@
+//! Replacing every `serve` replica one after the other keeps one continuous page per server.
+
+use super::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replacing_every_serve_replica_one_after_the_other_keeps_one_continuous_page_per_server() {
+    let Some(binary) = common::tools::prometheus() else {
+        return;
+    };
+    let Some(python) = jsonnet_python() else {
+        return;
+    };
+    let started = now();
+    let scratch = Scratch::new("oncall-rollout");
+    // The mixin rendered with short `for`s and a 10 s blip window, so a rollout fits in a
+    // minute; everything else as committed.
+    let rules = render_mixin(
+        &python,
+        &scratch.path("mixin"),
+        &json!({
+            "stateBlipWindow": "10s",
+            "for": { "MCPServerUnauthenticated": "5s", "MCPServerAbsent": "5s" },
+        }),
+    );
+    let (_http, port) = http_fixture(&scratch, "rollout").await;
+    // Every replica has the same servers: `authz` with a token the server refuses, `gone` whose
+    // command does not exist.
+    let servers = json!({ "authz": http_entry(port), "gone": absent_entry() });
+    let addrs: Vec<String> = (0..3)
+        .map(|_| format!("127.0.0.1:{}", free_port()))
+        .collect();
+    let start = |tag: &'static str, addr: &String| {
+        start_serve_at(
+            &scratch,
+            tag,
+            servers.clone(),
+            json!({}),
+            WRONG_TOKEN,
+            addr.clone(),
+        )
+    };
+    let (a, _) = start("a", &addrs[0]).await;
+    let (b, _) = start("b", &addrs[1]).await;
+    // Replica c's address is a target from the start (down until it runs, as in a rollout).
+    let prometheus = Prometheus::start(
+        &binary,
+        &scratch,
+        &[("mcp-readiness", addrs.clone())],
+        &rules,
+    )
+    .await;
+
+    let watched = [
+        (
+            "MCPServerUnauthenticated",
+            "authz",
+            "instance_server:mcp_readiness_server_state:unauthenticated",
+        ),
+        (
+            "MCPServerAbsent",
+            "gone",
+            "instance_server:mcp_readiness_server_state:absent",
+        ),
+    ];
+    // 1. Both pages fire once, from replicas a and b.
+    let first = eventually("both pages firing", Duration::from_secs(60), async || {
+        let now = pages(&prometheus).await?;
+        let firing: BTreeMap<_, _> = watched
+            .iter()
+            .filter_map(|(alert, server, _)| {
+                let key = (alert.to_string(), server.to_string());
+                now.get(&key)
+                    .filter(|(state, _)| state == "firing")
+                    .map(|v| (key, v.1.clone()))
+            })
+            .collect();
+        if firing.len() == watched.len() {
+            Ok(firing)
+        } else {
+            Err(format!("{now:?}"))
+        }
+    })
+    .await;
+    let for_state = async || -> Result<BTreeMap<String, String>, String> {
+        Ok(prometheus
+            .query(r#"ALERTS_FOR_STATE{alertname=~"MCPServerUnauthenticated|MCPServerAbsent",severity="warning"}"#)
+            .await?
+            .iter()
+            .map(|s| (label(s, "alertname").to_owned(), s["value"][1].as_str().unwrap_or_default().to_owned()))
+            .collect())
+    };
+    let active_since = for_state().await.unwrap();
+    eprintln!(
+        "oncall rollout: both pages firing after {:.1} s: {first:?}",
+        now() - started
+    );
+
+    // Every observation from now on: each page still firing, with the same activeAt.
+    let mut observations = 0;
+    let mut check = async |prometheus: &Prometheus| -> Result<(), String> {
+        let now = pages(prometheus).await?;
+        for (key, active_at) in &first {
+            let seen = now.get(key);
+            assert_eq!(
+                seen,
+                Some(&("firing".to_owned(), active_at.clone())),
+                "{key:?} resolved or re-fired during the rollout: {now:?}"
+            );
+        }
+        observations += 1;
+        Ok(())
+    };
+
+    // 2. Replace a by c: stop a, start c; wait until c reports both and a's evidence expired.
+    drop(a);
+    let (c, _) = start("c", &addrs[2]).await;
+    for (_, server, rule) in watched {
+        eventually("c instead of a", Duration::from_secs(60), async || {
+            check(&prometheus).await?;
+            let now = replicas_of(&prometheus, rule, server).await?;
+            let want = BTreeSet::from([addrs[1].clone(), addrs[2].clone()]);
+            if now == want {
+                Ok(())
+            } else {
+                Err(format!("{rule} {server}: {now:?}"))
+            }
+        })
+        .await;
+    }
+    eprintln!(
+        "oncall rollout: a replaced by c after {:.1} s",
+        now() - started
+    );
+
+    // 3. Stop b too: only c, which was not there when the pages started, holds them now.
+    drop(b);
+    for (_, server, rule) in watched {
+        eventually("c alone", Duration::from_secs(60), async || {
+            check(&prometheus).await?;
+            let now = replicas_of(&prometheus, rule, server).await?;
+            if now == BTreeSet::from([addrs[2].clone()]) {
+                Ok(())
+            } else {
+                Err(format!("{rule} {server}: {now:?}"))
+            }
+        })
+        .await;
+    }
+    for _ in 0..5 {
+        check(&prometheus).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    // The same activeAt in Prometheus' own record of the alerts' state.
+    assert_eq!(for_state().await.unwrap(), active_since);
+    // And the description names the replica that sees it now.
+    let data = prometheus.api("/api/v1/alerts").await.unwrap();
+    let description = data["alerts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| {
+            a["labels"]["alertname"] == "MCPServerUnauthenticated"
+                && a["labels"]["severity"] == "warning"
+        })
+        .and_then(|a| a["annotations"]["description"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        description.contains(&format!("replicas ({}):", addrs[2])),
+        "{description}"
+    );
+    eprintln!(
+        "oncall rollout: one continuous page per server through a, b -> c ({observations} observations) after {:.1} s",
+        now() - started
+    );
+    drop(c);
+    drop(prometheus);
+}
+
+/// `(alertname, server) -> (state, activeAt)` of the warning-severity MCP alerts now.
+async fn pages(
+    prometheus: &Prometheus,
+) -> Result<BTreeMap<(String, String), (String, String)>, String> {
+    let data = prometheus.api("/api/v1/alerts").await?;
+    Ok(data["alerts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|a| a["labels"]["severity"] == "warning" && a["labels"]["server"].is_string())
+        .map(|a| {
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+            (
+                (
+                    text(&a["labels"]["alertname"]),
+                    text(&a["labels"]["server"]),
+                ),
+                (text(&a["state"]), text(&a["activeAt"])),
+            )
+        })
+        .collect())
+}
+
+/// The instances of a per-replica condition rule's series for `server`.
+async fn replicas_of(
+    prometheus: &Prometheus,
+    rule: &str,
+    server: &str,
+) -> Result<BTreeSet<String>, String> {
+    Ok(prometheus
+        .query(&format!(r#"{rule}{{server="{server}"}}"#))
+        .await?
+        .iter()
+        .map(|s| label(s, "instance").to_owned())
+        .collect())
+}

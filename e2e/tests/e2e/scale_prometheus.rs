@@ -1,0 +1,568 @@
+//! Scrapes at scale: concurrent scrapes share one render, a scraper that accepts gzip gets it
+//! gzipped (a real Prometheus among them, watched through a recording proxy), and a scraper that
+//! asks for OpenMetrics gets the text format 0.0.4 with its own `Content-Type`.
+
+use mcp_readiness_fixtures as common;
+
+use std::io::Read as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use common::agent_service::AgentService;
+use common::http::{free_port, url_encode};
+use common::oncall::{
+    WRONG_TOKEN, absent_entry, fixture_entry, http_entry, http_fixture, start_serve,
+};
+use common::process::Guard;
+use common::prometheus::{Prometheus, wait_ready};
+use common::tools::{prometheus, pushgateway};
+use common::{Scratch, eventually, repo};
+use mcp_readiness::State;
+use mcp_readiness::exporter::{self, CONTENT_TYPE};
+use mcp_readiness::metrics::Metrics;
+use mcp_readiness::state::{ConnectionEvent, EventSink};
+use prometheus::core::{Collector, Desc};
+use prometheus::proto::MetricFamily;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+/// A recorder of `servers` ready servers with 20 tools each and their wait budgets.
+fn fleet(servers: usize) -> Metrics {
+    let metrics = Metrics::new();
+    for i in 0..servers {
+        let server = format!("server-{i:05}");
+        metrics.on_event(&ConnectionEvent::ServerAdded {
+            server: server.as_str().into(),
+            state: State::Ready,
+        });
+        metrics.on_event(&ConnectionEvent::ToolsChanged {
+            server: server.as_str().into(),
+            count: 20,
+        });
+        metrics
+            .server(&server)
+            .set_wait_budget(Duration::from_secs(20));
+    }
+    metrics
+}
+
+/// One scrape of `/metrics` with extra header lines (`Name: value\r\n` each); the head (lower
+/// case) and the raw body bytes.
+async fn get(addr: &str, headers: &str) -> (String, Vec<u8>) {
+    let headers: Vec<(&str, &str)> = headers
+        .split("\r\n")
+        .filter_map(|l| l.split_once(": "))
+        .collect();
+    let answer = common::http::request(addr, "GET", "/metrics", &headers, b"")
+        .await
+        .unwrap();
+    (answer.head.to_ascii_lowercase(), answer.body)
+}
+
+fn gunzip(body: &[u8]) -> String {
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(body)
+        .read_to_string(&mut text)
+        .expect("a gzip body");
+    text
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scrape_that_accepts_gzip_gets_the_same_text_gzipped_to_under_a_tenth() {
+    let server = exporter::serve(fleet(1_000), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let addr = server.local_addr().to_string();
+    let (plain_head, plain) = get(&addr, "").await;
+    assert!(plain_head.contains(" 200"), "{plain_head}");
+    assert!(!plain_head.contains("content-encoding"), "{plain_head}");
+    assert!(plain_head.contains("vary: accept-encoding"), "{plain_head}");
+    let (head, zipped) = get(&addr, "Accept-Encoding: gzip, deflate\r\n").await;
+    assert!(head.contains("content-encoding: gzip"), "{head}");
+    assert!(
+        head.contains(&format!(
+            "content-type: {}",
+            CONTENT_TYPE.to_ascii_lowercase()
+        )),
+        "{head}"
+    );
+    let text = String::from_utf8(plain).unwrap();
+    assert_eq!(gunzip(&zipped), text);
+    let ratio = zipped.len() as f64 / text.len() as f64;
+    eprintln!(
+        "1,000 servers: text {} bytes, gzip {} bytes ({:.1} %)",
+        text.len(),
+        zipped.len(),
+        ratio * 100.0
+    );
+    assert!(ratio < 0.10, "gzip is {:.1} % of the text", ratio * 100.0);
+    let (refused, _) = get(&addr, "Accept-Encoding: gzip;q=0, br\r\n").await;
+    assert!(!refused.contains("content-encoding"), "{refused}");
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scrape_that_asks_for_openmetrics_gets_text_0_0_4_with_its_content_type() {
+    let server = exporter::serve(fleet(3), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let addr = server.local_addr().to_string();
+    for accept in [
+        "application/openmetrics-text; version=1.0.0",
+        "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+    ] {
+        let (head, body) = get(&addr, &format!("Accept: {accept}\r\n")).await;
+        assert!(head.contains(" 200"), "{accept}: {head}");
+        assert!(
+            head.contains("content-type: text/plain; version=0.0.4; charset=utf-8"),
+            "{accept}: {head}"
+        );
+        let body = String::from_utf8(body).unwrap();
+        assert!(!body.contains("# EOF"), "text 0.0.4 has no EOF marker");
+        assert!(
+            body.contains("mcp_readiness_server_state{server=\"server-00002\",state=\"ready\"} 1")
+        );
+    }
+    server.shutdown().await.unwrap();
+}
+
+/// A collector that counts how often the registry is gathered: once per render.
+struct GatherCount(Arc<AtomicUsize>, Vec<Desc>);
+
+impl Collector for GatherCount {
+    fn desc(&self) -> Vec<&Desc> {
+        self.1.iter().collect()
+    }
+    fn collect(&self) -> Vec<MetricFamily> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Vec::new()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_concurrent_scrapes_share_one_render() {
+    let metrics = fleet(5_000);
+    let renders = Arc::new(AtomicUsize::new(0));
+    metrics
+        .registry()
+        .register(Box::new(GatherCount(renders.clone(), Vec::new())))
+        .unwrap();
+    let server = exporter::serve(metrics, "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let addr = server.local_addr().to_string();
+    let scrapes: Vec<_> = (0..20)
+        .map(|i| {
+            let addr = addr.clone();
+            tokio::spawn(async move {
+                let gzip = if i % 2 == 0 {
+                    "Accept-Encoding: gzip\r\n"
+                } else {
+                    ""
+                };
+                get(&addr, gzip).await
+            })
+        })
+        .collect();
+    let mut texts = Vec::new();
+    for scrape in scrapes {
+        let (head, body) = scrape.await.unwrap();
+        texts.push(if head.contains("content-encoding: gzip") {
+            gunzip(&body)
+        } else {
+            String::from_utf8(body).unwrap()
+        });
+    }
+    let renders = renders.load(Ordering::SeqCst);
+    eprintln!("20 concurrent scrapes of 5,000 servers: {renders} render(s)");
+    // The scrapes connect over a few milliseconds; a render of 5,000 servers takes longer, so
+    // nearly all of them join the first (never 20 renders, as before).
+    assert!(renders <= 3, "{renders} renders for 20 concurrent scrapes");
+    assert!(texts.iter().all(|t| t == &texts[0] && t.len() > 1_000_000));
+    server.shutdown().await.unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// Relays `from` to `to`, keeping the head of the first chunk in `seen`.
+async fn relay(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    seen: Arc<std::sync::Mutex<Vec<String>>>,
+) {
+    let mut buf = vec![0; 64 * 1024];
+    let mut first = true;
+    while let Ok(n) = from.read(&mut buf).await {
+        if n == 0 || to.write_all(&buf[..n]).await.is_err() {
+            break;
+        }
+        if first {
+            first = false;
+            let text = String::from_utf8_lossy(&buf[..n.min(2048)]);
+            let head = text.split("\r\n\r\n").next().unwrap_or("").to_owned();
+            seen.lock().unwrap().push(head.to_ascii_lowercase());
+        }
+    }
+    let _ = to.shutdown().await;
+}
+
+/// A TCP proxy on loopback in front of `upstream` that keeps the head of every request and
+/// answer it relays, to see what a real scraper asked for and got.
+async fn recording_proxy(upstream: String) -> (String, Arc<std::sync::Mutex<Vec<String>>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let heads: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let seen = heads.clone();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let Ok(server) = tokio::net::TcpStream::connect(&upstream).await else {
+                continue;
+            };
+            let (client_read, client_write) = client.into_split();
+            let (server_read, server_write) = server.into_split();
+            tokio::spawn(relay(client_read, server_write, seen.clone()));
+            tokio::spawn(relay(server_read, client_write, seen.clone()));
+        }
+    });
+    (addr, heads)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_prometheus_scrapes_the_gzipped_exposition_and_stores_every_series() {
+    let Some(binary) = prometheus() else {
+        return;
+    };
+    let scratch = Scratch::new("scale-prometheus");
+    let servers = 200;
+    let server = exporter::serve(fleet(servers), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let (proxy, heads) = recording_proxy(server.local_addr().to_string()).await;
+    let rules = vec![repo().join("alerts/rules.yml")];
+    let prometheus = Prometheus::start(&binary, &scratch, &[("scale", vec![proxy])], &rules).await;
+    eventually(
+        "Prometheus to store the fleet",
+        Duration::from_secs(60),
+        async || {
+            let stored = prometheus
+                .query("count(mcp_readiness_server_state{job=\"scale\",state=\"ready\"} == 1)")
+                .await
+                .unwrap_or_default();
+            let fleet_view = prometheus
+                .query("count(server:mcp_readiness_server_state:worst)")
+                .await
+                .unwrap_or_default();
+            let count = |v: &[serde_json::Value]| v.first().map(|s| s["value"][1].clone());
+            if count(&stored) == Some(serde_json::json!(servers.to_string()))
+                && count(&fleet_view).is_some()
+            {
+                return Ok(());
+            }
+            Err(format!(
+                "Prometheus did not store the fleet: {stored:?} {fleet_view:?}\n{}",
+                prometheus.log()
+            ))
+        },
+    )
+    .await;
+    let heads = heads.lock().unwrap().clone();
+    let asked = heads
+        .iter()
+        .find(|h| h.starts_with("get /metrics"))
+        .expect("Prometheus's request");
+    assert!(asked.contains("accept-encoding: gzip"), "{asked}");
+    let answered = heads
+        .iter()
+        .find(|h| h.starts_with("http/1.1 200"))
+        .expect("the answer");
+    assert!(answered.contains("content-encoding: gzip"), "{answered}");
+    server.shutdown().await.unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Short runs push: `check --push` to Debian's Pushgateway, scraped by a real Prometheus that loads
+// the shipped rules and alerts.
+
+/// An instant query's result vector, through the raw HTTP helper.
+async fn query(addr: &str, expr: &str) -> Vec<serde_json::Value> {
+    let target = format!("/api/v1/query?query={}", url_encode(expr));
+    let Ok(answer) = common::http::get(addr, &target).await else {
+        return Vec::new();
+    };
+    serde_json::from_slice::<serde_json::Value>(&answer.body)
+        .ok()
+        .and_then(|v| v["data"]["result"].as_array().cloned())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_pushes_its_run_to_a_pushgateway_that_prometheus_scrapes_with_the_shipped_rules() {
+    let (Some(prometheus), Some(gateway)) = (prometheus(), pushgateway()) else {
+        return;
+    };
+    let scratch = Scratch::new("scale-push");
+    let gateway_addr = format!("127.0.0.1:{}", free_port());
+    let gateway_err = scratch.path("gateway.err");
+    let mut gateway_guard = Guard::spawn(
+        "prometheus-pushgateway",
+        std::process::Command::new(gateway)
+            .arg(format!("--web.listen-address={gateway_addr}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&gateway_err).unwrap()),
+    );
+    wait_ready(
+        "the Pushgateway",
+        &mut gateway_guard,
+        &gateway_addr,
+        &gateway_err,
+        Duration::from_secs(30),
+    )
+    .await;
+
+    let config = scratch.path("mcp.json");
+    let body = serde_json::json!({
+        "mcpServers": {
+            "files": fixture_entry(&[]),
+            "gone": { "command": scratch.path("no-such-server").to_string_lossy(), "args": [] },
+        },
+        "readiness": { "budget": "10s", "poll": "100ms", "ping": "off" },
+    });
+    std::fs::write(&config, body.to_string()).unwrap();
+    let output = tokio::process::Command::new(common::cli())
+        .arg("check")
+        .arg("--config")
+        .arg(&config)
+        .args(["--json", "--push", &format!("http://{gateway_addr}")])
+        .args(["--push-job", "preflight", "--push-label", "team=ops/oncall"])
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("Pushgateway"), "the push failed: {stderr}");
+    let record: serde_json::Value = serde_json::from_slice(&output.stdout).expect("the run record");
+    assert_eq!(record["absent"], serde_json::json!(["gone"]));
+
+    let rules: Vec<std::path::PathBuf> = ["rules.yml", "alerts.yml"]
+        .iter()
+        .map(|f| repo().join("alerts").join(f))
+        .collect();
+    let yml = format!(
+        "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files:\n{}scrape_configs:\n  - job_name: pushgateway\n    honor_labels: true\n    static_configs:\n      - targets: ['{gateway_addr}']\n",
+        rules
+            .iter()
+            .map(|r| format!("  - '{}'\n", r.display()))
+            .collect::<String>()
+    );
+    std::fs::write(scratch.path("prometheus.yml"), yml).unwrap();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let err = scratch.path("prometheus.err");
+    let mut guard = Guard::spawn(
+        "prometheus",
+        std::process::Command::new(prometheus)
+            .arg(format!(
+                "--config.file={}",
+                scratch.path("prometheus.yml").display()
+            ))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                scratch.path("tsdb").display()
+            ))
+            .arg(format!("--web.listen-address={addr}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&err).unwrap()),
+    );
+    wait_ready(
+        "Prometheus",
+        &mut guard,
+        &addr,
+        &err,
+        Duration::from_secs(60),
+    )
+    .await;
+    let value = |v: &[serde_json::Value]| v.first().map(|s| s["value"][1].clone());
+    eventually("Prometheus to get the pushed run", Duration::from_secs(60), async || {
+        let ready = query(
+            &addr,
+            "mcp_readiness_run_steps{job=\"preflight\",team=\"ops/oncall\",state=\"ready\"}",
+        )
+        .await;
+        let absent = query(
+            &addr,
+            "mcp_readiness_run_steps{job=\"preflight\",state=\"absent\"}",
+        )
+        .await;
+        let servers = query(
+            &addr,
+            "mcp_readiness_run_servers{job=\"preflight\",list=\"absent\"}",
+        )
+        .await;
+        // The fleet recording rules evaluate on the pushed states too.
+        let worst = query(
+            &addr,
+            "server:mcp_readiness_server_state:worst{job=\"preflight\",server=\"gone\",state=\"absent\"}",
+        )
+        .await;
+        if value(&ready) == Some(serde_json::json!("1"))
+            && value(&absent) == Some(serde_json::json!("1"))
+            && value(&servers) == Some(serde_json::json!("1"))
+            && value(&worst) == Some(serde_json::json!("1"))
+        {
+            return Ok(());
+        }
+        Err(format!(
+            "Prometheus did not get the pushed run: ready {ready:?} absent {absent:?} servers {servers:?} worst {worst:?}\n{}",
+            std::fs::read_to_string(&err).unwrap_or_default()
+        ))
+    })
+    .await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A two-tier Prometheus: an agent-mode Prometheus next to the exporters remote-writes to a central
+// one that loads alerts/; the fleet rules and a state alert run on the central side.
+
+/// A Prometheus with `args` and `yml` as its configuration; waits until it is ready.
+async fn prometheus_with(
+    binary: &std::path::Path,
+    scratch: &Scratch,
+    tag: &str,
+    yml: String,
+    args: &[String],
+) -> (Guard, String) {
+    let config = scratch.path(&format!("{tag}.yml"));
+    std::fs::write(&config, yml).unwrap();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let err = scratch.path(&format!("{tag}.err"));
+    let mut guard = Guard::spawn(
+        tag,
+        std::process::Command::new(binary)
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!("--web.listen-address={addr}"))
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&err).unwrap()),
+    );
+    wait_ready(tag, &mut guard, &addr, &err, Duration::from_secs(60)).await;
+    (guard, addr)
+}
+
+fn count(result: &[serde_json::Value]) -> f64 {
+    result
+        .first()
+        .and_then(|s| s["value"][1].as_str()?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_mode_prometheus_remote_writes_to_a_central_one_where_the_fleet_rules_and_alerts_run()
+ {
+    let Some(binary) = prometheus() else {
+        return;
+    };
+    let scratch = Scratch::new("two-tier");
+    let (_http, port) = http_fixture(&scratch, "tier").await;
+    let servers = serde_json::json!({
+        "files": fixture_entry(&[]),
+        "github": http_entry(port),
+        "gone": absent_entry(),
+    });
+    let (_serve, serve_addr) = start_serve(
+        &scratch,
+        "tier",
+        servers,
+        serde_json::json!({ "ping": "1s" }),
+        WRONG_TOKEN,
+    )
+    .await;
+    let agent_service = AgentService::start().await;
+
+    let rules: String = ["rules.yml", "alerts.yml"]
+        .iter()
+        .map(|f| format!("  - '{}'\n", repo().join("alerts").join(f).display()))
+        .collect();
+    let central_yml =
+        format!("global:\n  evaluation_interval: 1s\nrule_files:\n{rules}scrape_configs: []\n");
+    let (_central, central) = prometheus_with(
+        &binary,
+        &scratch,
+        "central",
+        central_yml,
+        &[
+            "--web.enable-remote-write-receiver".into(),
+            format!(
+                "--storage.tsdb.path={}",
+                scratch.path("central-tsdb").display()
+            ),
+        ],
+    )
+    .await;
+    let agent_yml = format!(
+        "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  external_labels:\n    cluster: edge-1\n\
+         scrape_configs:\n  - job_name: serve\n    static_configs:\n      - targets: ['{serve_addr}']\n\
+         \x20 - job_name: agent\n    static_configs:\n      - targets: ['{}']\n\
+         remote_write:\n  - url: http://{central}/api/v1/write\n    queue_config:\n      batch_send_deadline: 1s\n",
+        agent_service.addr
+    );
+    let (_agent, _agent_addr) = prometheus_with(
+        &binary,
+        &scratch,
+        "agent",
+        agent_yml,
+        &[
+            "--enable-feature=agent".into(),
+            format!(
+                "--storage.agent.path={}",
+                scratch.path("agent-wal").display()
+            ),
+        ],
+    )
+    .await;
+
+    eventually("the central Prometheus to get the fleet view and the alert", Duration::from_secs(90), async || {
+        let worst = query(
+            &central,
+            "server:mcp_readiness_server_state:worst{job=\"serve\",server=\"github\",state=\"unauthenticated\"}",
+        )
+        .await;
+        let by_state = query(
+            &central,
+            "state:mcp_readiness_server_state:servers{job=\"agent\",state=\"absent\"}",
+        )
+        .await;
+        let alert = query(
+            &central,
+            "ALERTS{alertname=\"MCPServerUnauthenticated\",job=\"serve\",server=\"github\",cluster=\"edge-1\"}",
+        )
+        .await;
+        if count(&worst) == 1.0 && count(&by_state) >= 1.0 && !alert.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "the central Prometheus did not get the fleet view and the alert: worst {worst:?} by_state {by_state:?} alert {alert:?}"
+        ))
+    })
+    .await;
+    // What the fleet costs centrally, and what the fleet rules reduce it to.
+    let raw = count(&query(&central, "count({__name__=~\"mcp_.+\"})").await);
+    let per_server = count(
+        &query(
+            &central,
+            "count({__name__=~\"mcp_.+\",server=\"github\",job=\"serve\"})",
+        )
+        .await,
+    );
+    let fleet = count(&query(&central, "count({__name__=~\"server:mcp_readiness_server_state:worst|state:mcp_readiness_server_state:servers\"})").await);
+    let fleet_per_server = count(
+        &query(
+            &central,
+            "count(server:mcp_readiness_server_state:worst{server=\"github\",job=\"serve\"})",
+        )
+        .await,
+    );
+    eprintln!(
+        "central series: {raw} raw mcp_* series (one server of serve: {per_server}); fleet view: {fleet} series (one server: {fleet_per_server})"
+    );
+    assert!(fleet < raw && fleet_per_server == 4.0);
+    agent_service.stop().await;
+}

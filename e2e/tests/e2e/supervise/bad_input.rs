@@ -1,0 +1,115 @@
+//! Bad input: a command that does not exist, a non-HTTP URL, garbage on stdout, a refused
+//! connection, secrets echoed by a server, and no child outliving its hub.
+
+use super::*;
+
+#[tokio::test]
+async fn a_command_that_does_not_exist_is_absent_with_spawn_failed_naming_the_command() {
+    let spec = ServerSpec {
+        name: "ghost".into(),
+        transport: TransportSpec::Stdio {
+            command: "mcp-server-that-does-not-exist".into(),
+            args: vec![],
+            env: BTreeMap::new(),
+            cwd: None,
+        },
+    };
+    let (opts, events) = recording(options());
+    let hub = Hub::new(vec![spec], opts).unwrap();
+    let error = hub.call(ToolCall::new("mcp__ghost__x")).await.unwrap_err();
+    assert_eq!(error.connect_result(), Some(ConnectResult::SpawnFailed));
+    assert_eq!(error.state(), State::Absent);
+    assert!(
+        error.to_string().contains("mcp-server-that-does-not-exist"),
+        "{error}"
+    );
+    assert_eq!(hub.state("ghost"), Some(State::Absent));
+    assert_eq!(attempts(&events, ConnectResult::SpawnFailed), 1);
+}
+
+#[tokio::test]
+async fn a_non_http_url_is_a_configuration_error() {
+    let spec = http("files", "file:///etc/passwd", None);
+    let error = Hub::new(vec![spec], options()).unwrap_err();
+    assert!(matches!(error, SpecError::UrlScheme { .. }), "{error}");
+    let hub = Hub::new(vec![], options()).unwrap();
+    assert!(
+        hub.add_server(http("x", "ws://127.0.0.1:1/mcp", None))
+            .is_err()
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_writes_garbage_to_stdout_is_a_protocol_error_without_panic() {
+    let scratch = Scratch::new("garbage");
+    let (opts, events) = recording(options().connect_timeout(Duration::from_secs(2)));
+    let hub = Hub::new(
+        vec![stdio("noisy", &scratch, &[("FIXTURE_GARBAGE", "1")])],
+        opts,
+    )
+    .unwrap();
+    let error = hub.call(ToolCall::new("mcp__noisy__x")).await.unwrap_err();
+    assert_eq!(
+        error.connect_result(),
+        Some(ConnectResult::ProtocolError),
+        "{error}"
+    );
+    assert!(error.to_string().contains("not JSON-RPC"), "{error}");
+    assert_eq!(attempts(&events, ConnectResult::ProtocolError), 1);
+    assert_all_gone(&scratch.pids()).await;
+}
+
+#[tokio::test]
+async fn a_refused_http_connection_is_refused() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let hub = Hub::new(
+        vec![http("down", &format!("http://127.0.0.1:{port}/mcp"), None)],
+        options(),
+    )
+    .unwrap();
+    let error = hub.call(ToolCall::new("mcp__down__x")).await.unwrap_err();
+    assert_eq!(
+        error.connect_result(),
+        Some(ConnectResult::Refused),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn secrets_echoed_by_a_server_are_redacted_from_call_errors() {
+    let scratch = Scratch::new("redact");
+    let token = "tok-echoed-secret-42";
+    let hub = Hub::new(
+        vec![stdio("fx", &scratch, &[("FIXTURE_TOKEN", token)])],
+        options(),
+    )
+    .unwrap();
+    let error = hub
+        .call(ToolCall::new("mcp__fx__echo_token_error"))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), CallErrorKind::Protocol);
+    assert!(error.to_string().contains("[redacted]"), "{error}");
+    assert!(!error.to_string().contains(token), "{error}");
+    assert!(!error.json_rpc_error().unwrap().message.contains(token));
+    hub.shutdown().await;
+    assert_all_gone(&scratch.pids()).await;
+}
+
+#[tokio::test]
+async fn no_stdio_child_or_grandchild_outlives_the_hub_that_started_it() {
+    let scratch = Scratch::new("drop");
+    let hub = Hub::new(
+        vec![stdio("fx", &scratch, &[("FIXTURE_GRANDCHILD", "1")])],
+        options(),
+    )
+    .unwrap();
+    hub.call(ToolCall::new("mcp__fx__pid")).await.unwrap();
+    let pids = scratch.pids();
+    assert_eq!(pids.len(), 2, "child and grandchild: {pids:?}");
+    assert!(pids.iter().all(|p| alive(*p)));
+    drop(hub); // the last handle: no explicit shutdown
+    assert_all_gone(&pids).await;
+}

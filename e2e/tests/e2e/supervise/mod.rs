@@ -1,0 +1,138 @@
+//! The supervisor's room: supervised connections proven on real MCP servers, the fixture server
+//! (`fixtures/src/server.rs`, rmcp) over real stdio and real HTTP on 127.0.0.1 and a third-party
+//! server from the npm registry. Restarts ([`restarts`]), authorization over HTTP ([`authorization`]),
+//! isolation and what the hub hears by itself ([`isolation`]), bad input ([`bad_input`]), faults
+//! with the real binary ([`faults`]), the npm server ([`npm`]). The helpers they share are here.
+#![cfg(target_os = "linux")]
+
+mod authorization;
+mod bad_input;
+mod faults;
+mod isolation;
+mod npm;
+mod restarts;
+
+use mcp_readiness_fixtures as common;
+
+use common::configure::http_fixture_with_env;
+use common::process::Guard;
+use common::{Scratch, alive, eventually};
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_readiness::secret::Secret;
+use mcp_readiness::{Inventory, State, ToolCall};
+use mcp_readiness::{
+    state::{ConnectResult, ConnectionEvent},
+    supervise::{
+        AfterConnect, CallErrorKind, ConnectError, Hub, HubOptions, HubOptionsBuilder,
+        NotConnected, ServerSpec, SpecError, TransportSpec,
+    },
+};
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+// ---------------------------------------------------------------------------------------------
+// helpers
+
+use common::fixture;
+
+/// How long a test waits for what a hub does by itself.
+const WAIT: Duration = Duration::from_secs(10);
+
+async fn assert_all_gone(pids: &[u32]) {
+    assert!(!pids.is_empty(), "the test should have started processes");
+    common::process::assert_all_gone("the hub's processes to exit", pids, Duration::from_secs(5))
+        .await;
+}
+
+fn stdio(name: &str, scratch: &Scratch, env: &[(&str, &str)]) -> ServerSpec {
+    let mut vars: BTreeMap<String, Secret> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), Secret::new(*v)))
+        .collect();
+    vars.insert(
+        "FIXTURE_LOG".into(),
+        Secret::new(scratch.path("log").to_string_lossy()),
+    );
+    ServerSpec {
+        name: name.into(),
+        transport: TransportSpec::Stdio {
+            command: fixture().to_string_lossy().into_owned(),
+            args: vec![],
+            env: vars,
+            cwd: None,
+        },
+    }
+}
+
+fn options() -> HubOptionsBuilder {
+    HubOptions::builder()
+        .connect_timeout(Duration::from_secs(20))
+        .call_timeout(Duration::from_secs(20))
+        .health_interval(None)
+}
+
+type Events = Arc<Mutex<Vec<ConnectionEvent>>>;
+
+fn recording(options: HubOptionsBuilder) -> (HubOptionsBuilder, Events) {
+    let events: Events = Arc::default();
+    let sink = {
+        let events = events.clone();
+        move |e: &ConnectionEvent| events.lock().unwrap().push(e.clone())
+    };
+    (options.event_sink(sink), events)
+}
+
+fn attempts(events: &Events, result: ConnectResult) -> usize {
+    events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e, ConnectionEvent::ConnectAttempt { result: r, .. } if *r == result))
+        .count()
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("")
+}
+
+fn provision_account() -> AfterConnect {
+    Arc::new(|session| {
+        Box::pin(async move {
+            let params = CallToolRequestParams::new("add_account")
+                .with_arguments(json!({"account": "yahoo"}).as_object().cloned().unwrap());
+            session.call_tool(params).await.map(|_| ()).map_err(|e| {
+                ConnectError::new(
+                    ConnectResult::ProtocolError,
+                    format!("provisioning failed: {e}"),
+                )
+            })
+        })
+    })
+}
+
+fn emails(result: &CallToolResult) -> usize {
+    let value: Value = serde_json::from_str(&text(result)).unwrap();
+    value["emails"].as_array().unwrap().len()
+}
+
+/// Starts the fixture as an HTTP server (logging to the scratch's `log`) and returns its guard
+/// and URL.
+async fn http_fixture(scratch: &Scratch, token: &str) -> (Guard, String) {
+    let log = scratch.path("log").display().to_string();
+    let (guard, port) = http_fixture_with_env(scratch, token, &[("FIXTURE_LOG", &log)]).await;
+    (guard, format!("http://127.0.0.1:{port}/mcp"))
+}
+
+fn http(name: &str, url: &str, token: Option<&str>) -> ServerSpec {
+    common::configure::http_spec(name, url, token)
+}

@@ -1,0 +1,324 @@
+//! The recorder: what each connection event, verdict and call observation records, state changes
+//! counted by the state entered, series that exist at zero from the start, and the reload gauges.
+
+use std::env;
+use std::time::Duration;
+
+use mcp_readiness::State;
+use mcp_readiness::metrics::{ManualClock, Metrics, names};
+use mcp_readiness::state::{ConnectResult, ConnectionEvent, EventSink};
+
+use crate::support::events::*;
+use crate::support::exposition::*;
+
+#[test]
+fn state_changes_are_counted_by_the_state_entered_from_zero_for_every_configured_server() {
+    let metrics = Metrics::new();
+    metrics.on_event(&added("flaky", State::Connecting));
+    let count = |state: State| {
+        value(
+            &parse(&metrics.render()),
+            names::SERVER_STATE_CHANGES_TOTAL,
+            &[("server", "flaky"), ("state", state.as_str())],
+        )
+    };
+    for state in State::ALL {
+        assert_eq!(
+            count(state),
+            Some(0.0),
+            "{state} exists at 0 from the start"
+        );
+    }
+    // A crash loop through ready: every cycle enters ready, absent and connecting once.
+    for _ in 0..3 {
+        metrics.on_event(&changed("flaky", State::Connecting, State::Ready));
+        metrics.on_event(&changed("flaky", State::Ready, State::Absent));
+        metrics.on_event(&changed("flaky", State::Absent, State::Connecting));
+    }
+    assert_eq!(count(State::Ready), Some(3.0));
+    assert_eq!(count(State::Absent), Some(3.0));
+    assert_eq!(count(State::Connecting), Some(3.0));
+    assert_eq!(count(State::Unauthenticated), Some(0.0));
+    // Removed with the server.
+    metrics.on_event(&ConnectionEvent::ServerRemoved {
+        server: "flaky".into(),
+    });
+    assert_eq!(count(State::Ready), None);
+}
+
+#[test]
+fn the_series_a_first_connect_or_first_call_creates_exist_at_zero_from_the_start() {
+    let metrics = Metrics::new();
+    metrics.on_event(&added("files", State::Connecting));
+    metrics.server("files").tool("write_file").declare();
+    let samples = parse(&metrics.render());
+    let ok = [("server", "files"), ("result", "ok")];
+    assert_eq!(
+        value(
+            &samples,
+            &format!("{}_count", names::CONNECT_DURATION_SECONDS),
+            &ok
+        ),
+        Some(0.0)
+    );
+    assert_eq!(value(&samples, names::CONNECTS_TOTAL, &ok), Some(0.0));
+    assert_eq!(
+        value(
+            &samples,
+            names::TOOL_ABSENT_TOTAL,
+            &[("server", "files"), ("tool", "write_file")]
+        ),
+        Some(0.0)
+    );
+    // The first event then counts from that zero.
+    metrics.on_event(&connect("files", ConnectResult::Ok, 1_500));
+    metrics.server("files").tool("write_file").observe_absent();
+    let samples = parse(&metrics.render());
+    assert_eq!(
+        value(
+            &samples,
+            &format!("{}_count", names::CONNECT_DURATION_SECONDS),
+            &ok
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(
+            &samples,
+            names::TOOL_ABSENT_TOTAL,
+            &[("server", "files"), ("tool", "write_file")]
+        ),
+        Some(1.0)
+    );
+}
+
+#[test]
+fn the_reload_gauges_say_whether_the_last_reload_succeeded_and_when_the_last_one_did() {
+    let clock = ManualClock::new(T0);
+    let metrics = Metrics::builder().clock(clock.clone()).build().unwrap();
+    let read = |m: &Metrics| {
+        let samples = parse(&m.render());
+        (
+            value(&samples, names::CONFIG_LAST_RELOAD_SUCCESSFUL, &[]),
+            value(
+                &samples,
+                names::CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS,
+                &[],
+            ),
+        )
+    };
+    assert_eq!(read(&metrics), (None, None), "nothing before a first load");
+    metrics.config_reloaded(true);
+    assert_eq!(read(&metrics), (Some(1.0), Some(1_700_000_000.0)));
+    clock.advance(Duration::from_secs(90));
+    metrics.config_reloaded(false);
+    assert_eq!(
+        read(&metrics),
+        (Some(0.0), Some(1_700_000_000.0)),
+        "a refused reload keeps the time of the last success"
+    );
+    clock.advance(Duration::from_secs(10));
+    metrics.config_reloaded(true);
+    assert_eq!(read(&metrics), (Some(1.0), Some(1_700_000_100.0)));
+}
+
+#[test]
+fn the_scenario_records_what_each_event_and_observation_means() {
+    let samples = parse(&scenario().render());
+    let v = |name: &str, pairs: &[(&str, &str)]| value(&samples, name, pairs);
+
+    // One-hot state, one server per state.
+    for (server, state) in [
+        ("files", "ready"),
+        ("slow", "connecting"),
+        ("github", "unauthenticated"),
+        ("gone", "absent"),
+    ] {
+        for s in State::ALL {
+            let want = if s.as_str() == state { 1.0 } else { 0.0 };
+            assert_eq!(
+                v(
+                    names::SERVER_STATE,
+                    &[("server", server), ("state", s.as_str())]
+                ),
+                Some(want),
+                "{server} {s}"
+            );
+        }
+    }
+    // State-change time from the injected clock: files last changed at T0 + 1.7 + 0.3 + 1 + 60 + 0.25 s.
+    assert_eq!(
+        v(
+            names::SERVER_STATE_CHANGED_TIMESTAMP_SECONDS,
+            &[("server", "files")]
+        ),
+        Some(1_700_000_063.25)
+    );
+    assert_eq!(
+        v(
+            names::SERVER_STATE_CHANGED_TIMESTAMP_SECONDS,
+            &[("server", "slow")]
+        ),
+        Some(1_700_000_002.0)
+    );
+    assert_eq!(v(names::SERVER_TOOLS, &[("server", "files")]), Some(3.0));
+    // Waste: only the non-ready verdicts' waits.
+    assert_eq!(
+        v(
+            names::WASTE_SECONDS_TOTAL,
+            &[("server", "slow"), ("state", "connecting")]
+        ),
+        Some(20.0)
+    );
+    assert_eq!(
+        v(
+            names::WASTE_SECONDS_TOTAL,
+            &[("server", "gone"), ("state", "absent")]
+        ),
+        Some(2.0)
+    );
+    assert_eq!(
+        v(
+            names::WASTE_SECONDS_TOTAL,
+            &[("server", "files"), ("state", "ready")]
+        ),
+        None
+    );
+    // Avoided: budget minus wait, only for states that do not heal.
+    assert_eq!(
+        v(
+            names::AVOIDED_WAIT_SECONDS_TOTAL,
+            &[("server", "github"), ("state", "unauthenticated")]
+        ),
+        Some(20.0)
+    );
+    assert_eq!(
+        v(
+            names::AVOIDED_WAIT_SECONDS_TOTAL,
+            &[("server", "gone"), ("state", "absent")]
+        ),
+        Some(18.0)
+    );
+    assert_eq!(
+        v(
+            names::AVOIDED_WAIT_SECONDS_TOTAL,
+            &[("server", "slow"), ("state", "connecting")]
+        ),
+        None
+    );
+    // Budget exhausted: the connecting verdict that timed out.
+    assert_eq!(
+        v(names::BUDGET_EXHAUSTED_TOTAL, &[("server", "slow")]),
+        Some(1.0)
+    );
+    assert_eq!(
+        v(names::BUDGET_EXHAUSTED_TOTAL, &[("server", "files")]),
+        Some(0.0)
+    );
+    // Resolve wait histogram by verdict.
+    assert_eq!(
+        v(
+            "mcp_readiness_resolve_wait_seconds_count",
+            &[("server", "files"), ("state", "ready")]
+        ),
+        Some(2.0)
+    );
+    assert_eq!(
+        v(
+            "mcp_readiness_resolve_wait_seconds_sum",
+            &[("server", "files"), ("state", "ready")]
+        ),
+        Some(1.5)
+    );
+    // Calls: every outcome label.
+    let call = |tool: &str, outcome: &str| {
+        v(
+            names::TOOL_CALLS_TOTAL,
+            &[
+                (
+                    "server",
+                    if tool == "search_issues" {
+                        "github"
+                    } else if tool == "query" {
+                        "slow"
+                    } else {
+                        "files"
+                    },
+                ),
+                ("tool", tool),
+                ("outcome", outcome),
+            ],
+        )
+    };
+    assert_eq!(call("read_file", "ok"), Some(2.0));
+    assert_eq!(call("write_file", "tool_error"), Some(1.0));
+    assert_eq!(call("search_issues", "not_ready"), Some(1.0));
+    assert_eq!(call("read_file", "transport_error"), Some(1.0));
+    assert_eq!(call("query", "timeout"), Some(1.0));
+    assert_eq!(call("read_file", "cancelled"), Some(1.0));
+    assert_eq!(
+        v(
+            names::TOOL_ABSENT_TOTAL,
+            &[("server", "files"), ("tool", "delete_everything")]
+        ),
+        Some(1.0)
+    );
+    // Connects by result, durations, reconnects, cooldown.
+    assert_eq!(
+        v(
+            names::CONNECTS_TOTAL,
+            &[("server", "files"), ("result", "ok")]
+        ),
+        Some(2.0)
+    );
+    assert_eq!(
+        v(
+            names::CONNECTS_TOTAL,
+            &[("server", "files"), ("result", "closed")]
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        v(
+            names::CONNECTS_TOTAL,
+            &[("server", "github"), ("result", "refused")]
+        ),
+        Some(0.0)
+    );
+    assert_eq!(
+        v(
+            "mcp_readiness_connect_duration_seconds_sum",
+            &[("server", "files"), ("result", "ok")]
+        ),
+        Some(1.45)
+    );
+    assert_eq!(
+        v(names::RECONNECTS_TOTAL, &[("server", "files")]),
+        Some(1.0)
+    );
+    assert_eq!(
+        v(names::COOLDOWN_REJECTIONS_TOTAL, &[("server", "gone")]),
+        Some(1.0)
+    );
+    assert_eq!(
+        v(names::WAIT_BUDGET_SECONDS, &[("server", "slow")]),
+        Some(20.0)
+    );
+    // The semantic-convention histogram: empty error_type on success.
+    assert_eq!(
+        v(
+            "mcp_client_operation_duration_seconds_count",
+            &[
+                ("mcp_method_name", "tools/call"),
+                ("gen_ai_tool_name", "read_file"),
+                ("error_type", ""),
+                ("server", "files"),
+            ]
+        ),
+        Some(2.0)
+    );
+    assert_eq!(
+        v(names::BUILD_INFO, &[("version", env!("CARGO_PKG_VERSION"))]),
+        Some(1.0)
+    );
+}

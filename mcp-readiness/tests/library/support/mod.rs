@@ -1,0 +1,8 @@
+//! Helpers of the library's own tests (hermetic: loopback only).
+#![allow(dead_code)]
+
+pub mod events;
+pub mod exposition;
+pub mod otlp;
+#[cfg(all(feature = "otel-metrics", feature = "otlp-grpc", feature = "otlp-http"))]
+pub mod otlp_metrics;

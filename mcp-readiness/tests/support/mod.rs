@@ -1,4 +1,0 @@
-//! Helpers of the library's own tests (hermetic: loopback only).
-#![allow(dead_code)]
-
-pub mod otlp;
