@@ -337,20 +337,11 @@ fn assert_everything_arrived(metrics: &[ReceivedMetric], prometheus_text: &str, 
     let wait = by_name(metrics, "mcp_readiness.resolve.wait");
     let connecting = histogram_point(
         wait,
-        &labels(&[
-            ("server", "files"),
-            ("state", "connecting"),
-        ]),
+        &labels(&[("server", "files"), ("state", "connecting")]),
     );
     assert_eq!((connecting.count, connecting.sum), (1, Some(2.0)));
     let connect = by_name(metrics, "mcp_readiness.connect.duration");
-    let ok = histogram_point(
-        connect,
-        &labels(&[
-            ("server", "files"),
-            ("result", "ok"),
-        ]),
-    );
+    let ok = histogram_point(connect, &labels(&[("server", "files"), ("result", "ok")]));
     assert_eq!((ok.count, ok.sum), (1, Some(1.5)));
 
     // Every counter and gauge series, with the value the Prometheus text has.
