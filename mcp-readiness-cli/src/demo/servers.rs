@@ -71,13 +71,8 @@ pub const HTTP_SERVERS: [DemoServer; 2] = [
     },
 ];
 
-/// Looks up a demo server by name, stdio or HTTP.
-///
-/// ```
-/// let notes = mcp_readiness_cli::demo::server("notes").unwrap();
-/// assert!(notes.tools.iter().any(|(tool, _)| *tool == "search_notes"));
-/// assert!(mcp_readiness_cli::demo::server("nope").is_none());
-/// ```
+/// Looks up a demo server by name, stdio or HTTP (`server("notes")`; `None` for a name that is
+/// not a demo server).
 pub fn server(name: &str) -> Option<DemoServer> {
     STDIO_SERVERS
         .iter()
@@ -241,4 +236,14 @@ async fn require_bearer(
         return response;
     }
     next.run(request).await
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_demo_server_is_found_by_name_and_an_unknown_name_is_none() {
+        let notes = super::server("notes").unwrap();
+        assert!(notes.tools.iter().any(|(tool, _)| *tool == "search_notes"));
+        assert!(super::server("nope").is_none());
+    }
 }

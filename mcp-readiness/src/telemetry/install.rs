@@ -240,22 +240,12 @@ async fn run_blocking(
 
 impl Drop for TelemetryGuard {
     fn drop(&mut self) {
-        use tokio::runtime::{Handle, RuntimeFlavor};
-
-        let Some(provider) = self.provider.take() else {
-            return;
-        };
-        let result = match Handle::try_current() {
-            Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::CurrentThread => {
-                std::thread::spawn(move || provider.shutdown());
-                return;
-            }
-            Ok(_) => tokio::task::block_in_place(|| provider.shutdown()),
-            Err(_) => provider.shutdown(),
-        };
-        if let Err(e) = result {
+        if let Some(provider) = self.provider.take() {
             // Only reached after a failed export; the message is redacted.
-            tracing::warn!(error = %redact(&e.to_string(), &[]), "OTLP exporter shut down with an error: some spans may be lost");
+            super::shutdown::shut_down_on_drop(
+                move || provider.shutdown(),
+                "OTLP exporter shut down with an error: some spans may be lost",
+            );
         }
     }
 }

@@ -59,6 +59,8 @@ mod otlp_metrics;
 mod propagation;
 #[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
 mod redaction;
+#[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
+mod shutdown;
 
 #[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
 pub use config::{

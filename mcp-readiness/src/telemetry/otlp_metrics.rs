@@ -252,21 +252,11 @@ async fn run_blocking(
 
 impl Drop for OtlpMetrics {
     fn drop(&mut self) {
-        use tokio::runtime::{Handle, RuntimeFlavor};
-
-        let Some(provider) = self.provider.take() else {
-            return;
-        };
-        let result = match Handle::try_current() {
-            Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::CurrentThread => {
-                std::thread::spawn(move || provider.shutdown());
-                return;
-            }
-            Ok(_) => tokio::task::block_in_place(|| provider.shutdown()),
-            Err(_) => provider.shutdown(),
-        };
-        if let Err(e) = result {
-            tracing::warn!(error = %redact(&e.to_string(), &[]), "OTLP metric exporter shut down with an error: the last interval may be lost");
+        if let Some(provider) = self.provider.take() {
+            super::shutdown::shut_down_on_drop(
+                move || provider.shutdown(),
+                "OTLP metric exporter shut down with an error: the last interval may be lost",
+            );
         }
     }
 }
