@@ -72,32 +72,7 @@ impl TelemetryConfig {
         let provider = match &self.otlp {
             None => None,
             Some(otlp) => {
-                let exporter = match otlp.protocol {
-                    #[cfg(feature = "otlp-grpc")]
-                    Protocol::Grpc => {
-                        tokio::runtime::Handle::try_current()
-                            .map_err(|_| TelemetryError::NoRuntime)?;
-                        SpanExporter::builder()
-                            .with_tonic()
-                            .with_endpoint(&otlp.endpoint)
-                            .build()
-                    }
-                    #[cfg(feature = "otlp-http")]
-                    Protocol::HttpProtobuf => SpanExporter::builder()
-                        .with_http()
-                        .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
-                        .with_endpoint(&otlp.endpoint)
-                        .build(),
-                    #[allow(unreachable_patterns)]
-                    protocol => {
-                        return Err(TelemetryError::ProtocolNotBuilt {
-                            protocol: protocol.as_str(),
-                        });
-                    }
-                }
-                .map_err(|e| TelemetryError::Exporter {
-                    message: redact(&e.to_string(), &[]),
-                })?;
+                let exporter = otlp_exporter!(SpanExporter, otlp, Exporter);
                 let resource = resource(&self.service_name, &self.resource_attributes);
                 Some(
                     SdkTracerProvider::builder()

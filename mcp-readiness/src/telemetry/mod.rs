@@ -45,6 +45,42 @@
 //! field overrides the span name (how a layer names its span `tools/call {tool}`).
 //! [`inject_trace_context`] carries the current trace into an MCP request's `_meta`.
 
+/// The OTLP exporter `$exporter` (`SpanExporter`, `MetricExporter`) for `$otlp`'s protocol, or
+/// `return`s the error: gRPC needs a tokio runtime, a protocol whose feature is off is
+/// `ProtocolNotBuilt`, and a build error becomes `$error` with its message redacted. One choice
+/// for every signal (the builders are distinct types, hence a macro).
+#[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
+macro_rules! otlp_exporter {
+    ($exporter:ty, $otlp:expr, $error:ident) => {{
+        let otlp = $otlp;
+        match otlp.protocol {
+            #[cfg(feature = "otlp-grpc")]
+            Protocol::Grpc => {
+                tokio::runtime::Handle::try_current().map_err(|_| TelemetryError::NoRuntime)?;
+                <$exporter>::builder()
+                    .with_tonic()
+                    .with_endpoint(&otlp.endpoint)
+                    .build()
+            }
+            #[cfg(feature = "otlp-http")]
+            Protocol::HttpProtobuf => <$exporter>::builder()
+                .with_http()
+                .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
+                .with_endpoint(&otlp.endpoint)
+                .build(),
+            #[allow(unreachable_patterns)]
+            protocol => {
+                return Err(TelemetryError::ProtocolNotBuilt {
+                    protocol: protocol.as_str(),
+                });
+            }
+        }
+        .map_err(|e| TelemetryError::$error {
+            message: crate::secret::redact(&e.to_string(), &[]),
+        })?
+    }};
+}
+
 #[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
 mod config;
 #[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]

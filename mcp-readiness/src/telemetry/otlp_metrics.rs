@@ -120,31 +120,7 @@ impl MetricsExportConfig {
         let Some(otlp) = &self.otlp else {
             return Ok(OtlpMetrics { provider: None });
         };
-        let exporter = match otlp.protocol {
-            #[cfg(feature = "otlp-grpc")]
-            Protocol::Grpc => {
-                tokio::runtime::Handle::try_current().map_err(|_| TelemetryError::NoRuntime)?;
-                MetricExporter::builder()
-                    .with_tonic()
-                    .with_endpoint(&otlp.endpoint)
-                    .build()
-            }
-            #[cfg(feature = "otlp-http")]
-            Protocol::HttpProtobuf => MetricExporter::builder()
-                .with_http()
-                .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
-                .with_endpoint(&otlp.endpoint)
-                .build(),
-            #[allow(unreachable_patterns)]
-            protocol => {
-                return Err(TelemetryError::ProtocolNotBuilt {
-                    protocol: protocol.as_str(),
-                });
-            }
-        }
-        .map_err(|e| TelemetryError::MetricExporter {
-            message: redact(&e.to_string(), &[]),
-        })?;
+        let exporter = otlp_exporter!(MetricExporter, otlp, MetricExporter);
         let reader = PeriodicReader::builder(exporter)
             .with_interval(self.interval)
             .build();

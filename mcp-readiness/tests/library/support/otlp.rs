@@ -53,29 +53,39 @@ pub async fn start_http_receiver() -> (
     SocketAddr,
     mpsc::UnboundedReceiver<ExportTraceServiceRequest>,
 ) {
+    start_protobuf_receiver::<ExportTraceServiceRequest, ExportTraceServiceResponse>("/v1/traces")
+        .await
+}
+
+/// Starts an OTLP/HTTP receiver of `Request`s on a free loopback port: `POST path` with
+/// `application/x-protobuf`, answered with an empty `Response` (no partial success). Every
+/// export request arrives on the returned channel; anything else is a 400.
+pub async fn start_protobuf_receiver<Request, Response>(
+    path: &'static str,
+) -> (SocketAddr, mpsc::UnboundedReceiver<Request>)
+where
+    Request: Message + Default + Send + 'static,
+    Response: Message + Default + 'static,
+{
     use axum::body::Bytes;
     use axum::extract::State;
     use axum::http::{StatusCode, header};
 
-    async fn traces(
-        State(tx): State<mpsc::UnboundedSender<ExportTraceServiceRequest>>,
+    async fn receive<Request: Message + Default, Response: Message + Default>(
+        State(tx): State<mpsc::UnboundedSender<Request>>,
         headers: axum::http::HeaderMap,
         body: Bytes,
     ) -> (StatusCode, [(header::HeaderName, &'static str); 1], Vec<u8>) {
         let protobuf = headers
             .get(header::CONTENT_TYPE)
             .is_some_and(|v| v == "application/x-protobuf");
-        match ExportTraceServiceRequest::decode(body) {
+        match Request::decode(body) {
             Ok(request) if protobuf => {
                 let _ = tx.send(request);
-                let response = ExportTraceServiceResponse {
-                    partial_success: None,
-                }
-                .encode_to_vec();
                 (
                     StatusCode::OK,
                     [(header::CONTENT_TYPE, "application/x-protobuf")],
-                    response,
+                    Response::default().encode_to_vec(),
                 )
             }
             _ => (
@@ -90,7 +100,7 @@ pub async fn start_http_receiver() -> (
     let addr = listener.local_addr().expect("local addr");
     let (tx, rx) = mpsc::unbounded_channel();
     let app = axum::Router::new()
-        .route("/v1/traces", axum::routing::post(traces))
+        .route(path, axum::routing::post(receive::<Request, Response>))
         .with_state(tx);
     tokio::spawn(async move { axum::serve(listener, app).await });
     (addr, rx)

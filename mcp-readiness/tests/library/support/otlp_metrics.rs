@@ -4,7 +4,6 @@
 
 use std::net::SocketAddr;
 
-use prost::Message;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
@@ -53,47 +52,10 @@ pub async fn start_metrics_http_receiver() -> (
     SocketAddr,
     mpsc::UnboundedReceiver<ExportMetricsServiceRequest>,
 ) {
-    use axum::body::Bytes;
-    use axum::extract::State;
-    use axum::http::{StatusCode, header};
-
-    async fn metrics(
-        State(tx): State<mpsc::UnboundedSender<ExportMetricsServiceRequest>>,
-        headers: axum::http::HeaderMap,
-        body: Bytes,
-    ) -> (StatusCode, [(header::HeaderName, &'static str); 1], Vec<u8>) {
-        let protobuf = headers
-            .get(header::CONTENT_TYPE)
-            .is_some_and(|v| v == "application/x-protobuf");
-        match ExportMetricsServiceRequest::decode(body) {
-            Ok(request) if protobuf => {
-                let _ = tx.send(request);
-                let response = ExportMetricsServiceResponse {
-                    partial_success: None,
-                }
-                .encode_to_vec();
-                (
-                    StatusCode::OK,
-                    [(header::CONTENT_TYPE, "application/x-protobuf")],
-                    response,
-                )
-            }
-            _ => (
-                StatusCode::BAD_REQUEST,
-                [(header::CONTENT_TYPE, "text/plain")],
-                b"not OTLP protobuf".to_vec(),
-            ),
-        }
-    }
-
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("local addr");
-    let (tx, rx) = mpsc::unbounded_channel();
-    let app = axum::Router::new()
-        .route("/v1/metrics", axum::routing::post(metrics))
-        .with_state(tx);
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (addr, rx)
+    super::otlp::start_protobuf_receiver::<ExportMetricsServiceRequest, ExportMetricsServiceResponse>(
+        "/v1/metrics",
+    )
+    .await
 }
 
 struct GrpcMetricsReceiver(mpsc::UnboundedSender<ExportMetricsServiceRequest>);
