@@ -4,14 +4,17 @@
 //!
 //! - `bare`: the inner `service_fn` alone;
 //! - `minimum`: what a hand-written tracing + metrics wrapper does at the least: a no-op span
-//!   (the layer's, entered once), an atomic state check, one clock pair, one pre-resolved
-//!   `prometheus` histogram observation and one counter increment;
+//!   (the layer's, entered once), an atomic state check, one clock pair (tokio's `Instant`, as
+//!   hand-written code under tokio reads it), one pre-resolved `prometheus` histogram
+//!   observation and one counter increment;
 //! - the breakdown, each row the previous one plus one piece, built from the library's public
-//!   parts as the layer uses them: `+clock` (one clock pair around the call), `+probe`
-//!   ([`CapabilityCache::lookup`], which reads the clock once more: the summary subtracts half a
-//!   pair), `+recorder` (the tool's [`ToolMetrics`]: one call counted, one duration observed),
-//!   `+span` (the outer-span check and the layer's span, entered in `call` and in `poll`),
-//!   `+trace` (the trace-context check of `traceparent` injection);
+//!   parts as the layer uses them: `+clock` (one pair of reads of the counter clock the ready path
+//!   times calls with, `quanta`), `+probe` ([`CapabilityCache::lookup`], which reads tokio's clock
+//!   once and clones the verdict: the summary subtracts the `tokio_read` row, one tokio clock
+//!   read around the bare call), `+recorder` ([`ToolMetrics::observe_tool_call`]: one call
+//!   counted and timed, two atomic adds), `+span` (the outer-span check and the layer's span,
+//!   entered in `call` and in `poll`), `+trace` (the trace-context check of `traceparent`
+//!   injection);
 //! - `readiness`: `ReadinessLayer` (with metrics) around the bare service, ready cache hit: beyond
 //!   `+trace`, its response future and what ties the pieces together (and its own probe, which
 //!   is cheaper than `lookup`: see `handles.rs`);
@@ -78,6 +81,13 @@ impl Minimum {
     }
 }
 
+/// One read of tokio's clock around the bare call: what [`CapabilityCache::lookup`] reads beyond
+/// the layer's own probe.
+fn tokio_read(service: &mut Bare, tool: &ToolName) {
+    black_box(Instant::now());
+    call_once(service, ToolCall::new(tool.clone()));
+}
+
 /// The layer's pieces, in the order the breakdown adds them.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Piece {
@@ -108,10 +118,11 @@ impl Piece {
     }
 }
 
-/// The breakdown's parts: the cache and the tool's metrics the layer holds, and a `_meta` to
-/// inject into.
+/// The breakdown's parts: the counter clock, the cache and the tool's metrics the layer holds,
+/// and a `_meta` to inject into.
 #[derive(Clone)]
 struct Parts {
+    clock: quanta::Clock,
     cache: Arc<CapabilityCache>,
     metrics: ToolMetrics,
     meta: serde_json::Map<String, serde_json::Value>,
@@ -120,7 +131,7 @@ struct Parts {
 impl Parts {
     /// One call with the pieces up to `upto`.
     fn call(&mut self, upto: Piece, service: &mut Bare, tool: &ToolName) {
-        let began = Instant::now();
+        let began = self.clock.raw();
         if upto >= Piece::Probe && !self.cache.lookup(tool).is_some_and(|v| v.is_ready()) {
             return;
         }
@@ -149,10 +160,10 @@ impl Parts {
             let _entered = span.enter();
             future.now_or_never()
         };
-        let elapsed = began.elapsed();
+        let elapsed = self.clock.delta(began, self.clock.raw());
         if upto >= Piece::Recorder {
-            self.metrics.observe_call(CallOutcome::Ok);
-            self.metrics.observe_operation("tools/call", None, elapsed);
+            self.metrics
+                .observe_tool_call(CallOutcome::Ok, None, elapsed);
         } else {
             black_box(elapsed);
         }
@@ -163,6 +174,7 @@ impl Parts {
 /// What one worker thread owns for its row.
 enum Row {
     Bare(Bare),
+    TokioRead(Bare),
     Minimum(Bare, Minimum),
     Parts(Bare, Parts, Piece),
     Readiness(ReadinessService<Bare>),
@@ -186,6 +198,11 @@ fn run((row, tool): &mut (Row, ToolName), iters: u64) -> Duration {
         Row::Bare(service) => {
             for _ in 0..iters {
                 call_once(service, ToolCall::new(tool.clone()));
+            }
+        }
+        Row::TokioRead(service) => {
+            for _ in 0..iters {
+                tokio_read(service, tool);
             }
         }
         Row::Minimum(service, minimum) => {
@@ -220,6 +237,7 @@ impl Makings {
     fn make(&self, name: &str) -> Row {
         match name {
             "bare" => Row::Bare(bare()),
+            "tokio_read" => Row::TokioRead(bare()),
             "minimum" => Row::Minimum(bare(), self.minimum.clone()),
             "readiness" => Row::Readiness(self.readiness.clone()),
             "no_metrics" => Row::NoMetrics(self.no_metrics.clone()),
@@ -245,6 +263,7 @@ pub fn bench_rows(c: &mut Criterion, subscriber: &str) {
         no_metrics: readiness_service(&tool, false),
         minimum: Minimum::new(),
         parts: Parts {
+            clock: quanta::Clock::new(),
             cache,
             metrics: Metrics::new().server(tool.server()).tool(tool.tool()),
             meta: serde_json::Map::new(),
@@ -253,7 +272,7 @@ pub fn bench_rows(c: &mut Criterion, subscriber: &str) {
     let names = ["bare", "minimum"]
         .into_iter()
         .chain(Piece::ALL.map(Piece::row))
-        .chain(["readiness", "no_metrics"]);
+        .chain(["tokio_read", "readiness", "no_metrics"]);
     let rows: Vec<Measured> = names
         .map(|name| {
             let on = |threads| {
@@ -321,15 +340,19 @@ fn print_summary(group: &str, rows: &[Measured]) {
         measured.per_round(&|r| added(row, base, r))
     };
     let clock = step("+clock", "bare");
-    let probe = step("+probe", "+clock") - clock / 2.0;
+    let probe = step("+probe", "+clock") - step("tokio_read", "bare");
     let recorder = step("+recorder", "+probe");
     let span = step("+span", "+recorder");
     let trace = step("+trace", "+span");
-    let future = step("readiness", "+trace");
     let metrics = step("readiness", "no_metrics");
     println!(
-        "  where the time goes (1 thread, ns): clock pair {clock:.1}, cache probe {probe:.1}, \
-         recorder {recorder:.1}, span {span:.1}, trace-context check {trace:.1}, \
-         future and glue {future:.1}; in the layer, metrics {metrics:.1}"
+        "  where the time goes (1 thread, ns): clock pair {clock:.1}, cache probe (lookup) \
+         {probe:.1}, recorder {recorder:.1}, span {span:.1}, trace-context check {trace:.1}; \
+         in the layer, metrics (second clock read and recorder) {metrics:.1}"
+    );
+    println!(
+        "  the clock pair and the recorder alone, what any layer that times and counts each call \
+         pays here: {:.1} ns",
+        clock + recorder
     );
 }

@@ -2,8 +2,9 @@
 //! them and the family that exposes them. Far smaller than a `prometheus` metric object (which
 //! carries its own descriptor and label copies). A scrape reads each as a [`Reading`].
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use prometheus::proto::MetricType;
 
@@ -35,21 +36,44 @@ impl Counter {
     }
 }
 
-/// A counter of events, sharded per thread (see [`SHARDS`]).
+/// A counter of events, sharded per thread (see [`SHARDS`]). It may also count the observations
+/// of one histogram ([`IntCounter::counts`]): one atomic add then serves both series.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct IntCounter(Arc<[Padded<AtomicU64>; SHARDS]>);
+pub(crate) struct IntCounter(Arc<IntCounterCells>);
+
+#[derive(Debug, Default)]
+struct IntCounterCells {
+    shards: [Padded<AtomicU64>; SHARDS],
+    /// The histogram whose own observations this counter also counts.
+    counted: OnceLock<Histogram>,
+}
 
 impl IntCounter {
     #[inline]
     pub(crate) fn inc(&self) {
-        self.0[shard()].0.fetch_add(1, Ordering::Relaxed);
+        self.0.shards[shard()].0.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn get(&self) -> u64 {
-        self.0
+        let own: u64 = self
+            .0
+            .shards
             .iter()
             .map(|cell| cell.0.load(Ordering::Relaxed))
-            .sum()
+            .sum();
+        own + self.0.counted.get().map_or(0, Histogram::own_count)
+    }
+
+    /// Whether this counter counts `histogram`'s own observations (linking them if it counts
+    /// none yet): then [`Histogram::observe`] counts one here too, and an observation that is not
+    /// an event of this counter goes to [`Histogram::uncounted`]. Both values only grow, so the
+    /// sum never goes down.
+    #[inline]
+    pub(crate) fn counts(&self, histogram: &Histogram) -> bool {
+        Arc::ptr_eq(
+            &self.0.counted.get_or_init(|| histogram.clone()).0,
+            &histogram.0,
+        )
     }
 }
 
@@ -84,13 +108,18 @@ impl IntGauge {
 #[derive(Debug)]
 struct HistogramCells {
     bounds: Arc<[f64]>,
-    /// Per shard: the sum (as `f64` bits), then one count per bound, then the `+Inf` bucket (not
+    /// The bounds in whole nanoseconds: an observation is a [`Duration`], compared as an integer.
+    bounds_nanos: Box<[u64]>,
+    /// Per shard: the sum (in nanoseconds), then one count per bound, then the `+Inf` bucket (not
     /// cumulative); each shard on cache lines of its own, all in one allocation. The sum sits next
     /// to the first buckets, so the usual observation (a wait of zero) touches one line.
     cells: ShardedCells,
+    /// Observations a counter that counts this histogram's must not count (see
+    /// [`IntCounter::counts`]); merged into every reading.
+    uncounted: OnceLock<Histogram>,
 }
 
-/// A histogram with fixed bucket bounds.
+/// A histogram of durations with fixed bucket bounds (in seconds, as exposed).
 #[derive(Debug, Clone)]
 pub(crate) struct Histogram(Arc<HistogramCells>);
 
@@ -111,58 +140,110 @@ impl HistogramSnapshot {
 const SUM: usize = 0;
 const BUCKETS: usize = 1;
 
+/// Nanoseconds in a second.
+const NANOS_PER_SECOND: f64 = 1e9;
+
 impl Histogram {
     pub(crate) fn new(bounds: Arc<[f64]>) -> Histogram {
         // The sum (0.0 is all-zero bits), the buckets and `+Inf`.
         let cells = ShardedCells::new(BUCKETS + bounds.len() + 1);
-        Histogram(Arc::new(HistogramCells { bounds, cells }))
+        // `as` saturates (an infinite bound is `u64::MAX`) and maps NaN to 0.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let bounds_nanos = bounds
+            .iter()
+            .map(|bound| (bound * NANOS_PER_SECOND).round() as u64)
+            .collect();
+        Histogram(Arc::new(HistogramCells {
+            bounds,
+            bounds_nanos,
+            cells,
+            uncounted: OnceLock::new(),
+        }))
     }
 
-    /// Counts `v` in the first bucket whose bound is at least `v` (`le` is inclusive).
+    /// Where observations go that a counter counting this histogram's (see
+    /// [`IntCounter::counts`]) must not count: read together with this one.
+    pub(crate) fn uncounted(&self) -> &Histogram {
+        self.0
+            .uncounted
+            .get_or_init(|| Histogram::new(self.0.bounds.clone()))
+    }
+
+    /// The observations made on this histogram itself (not on [`Histogram::uncounted`]).
+    fn own_count(&self) -> u64 {
+        self.0
+            .cells
+            .shards()
+            .flat_map(|shard| shard.iter().skip(BUCKETS))
+            .map(|cell| cell.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// Counts `d` in the first bucket whose bound is at least `d` (`le` is inclusive). Two atomic
+    /// adds: the bucket and the sum, kept in whole nanoseconds (exact, and no compare-and-swap
+    /// loop as an `f64` sum needs).
     #[inline]
-    pub(crate) fn observe(&self, v: f64) {
+    pub(crate) fn observe(&self, d: Duration) {
+        self.observe_nanos(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+    }
+
+    /// [`Histogram::observe`] for a duration in nanoseconds.
+    #[inline]
+    pub(crate) fn observe_nanos(&self, nanos: u64) {
         let cells = &*self.0;
         // A linear scan, like `prometheus`: most waits are zero (cache hits) and land in the
-        // first bucket; NaN lands in `+Inf`.
+        // first bucket.
         let index = cells
-            .bounds
+            .bounds_nanos
             .iter()
-            .position(|bound| v <= *bound)
-            .unwrap_or(cells.bounds.len());
+            .position(|bound| nanos <= *bound)
+            .unwrap_or(cells.bounds_nanos.len());
         let mine = shard();
         if let Some(bucket) = cells.cells.cell(mine, BUCKETS + index) {
             bucket.fetch_add(1, Ordering::Relaxed);
         }
         if let Some(sum) = cells.cells.cell(mine, SUM) {
-            add_f64(sum, v);
+            sum.fetch_add(nanos, Ordering::Relaxed);
         }
     }
 
     /// The count is the `+Inf` bucket, so the two always agree; the sum of an observation in
     /// flight may show one scrape later.
     pub(crate) fn snapshot(&self) -> HistogramSnapshot {
-        // Per bucket (and `+Inf`) across shards, one pass over each shard's lines.
         let mut cumulative = vec![0u64; self.0.bounds.len() + 1];
-        let mut sum = 0.0;
-        for shard in self.0.cells.shards() {
-            for (i, cell) in shard.iter().enumerate() {
-                let value = cell.load(Ordering::Relaxed);
-                match i.checked_sub(BUCKETS) {
-                    Some(bucket) => {
-                        if let Some(count) = cumulative.get_mut(bucket) {
-                            *count += value;
-                        }
-                    }
-                    None => sum += f64::from_bits(value),
-                }
-            }
+        let mut sum = self.add_own(&mut cumulative);
+        if let Some(uncounted) = self.0.uncounted.get() {
+            sum += uncounted.add_own(&mut cumulative);
         }
         let mut total = 0;
         for count in &mut cumulative {
             total += *count;
             *count = total;
         }
+        #[allow(clippy::cast_precision_loss)]
+        let sum = sum as f64 / NANOS_PER_SECOND;
         HistogramSnapshot { cumulative, sum }
+    }
+
+    /// Adds this histogram's own bucket counts (not cumulative) to `counts`; returns its sum in
+    /// nanoseconds.
+    fn add_own(&self, counts: &mut [u64]) -> u64 {
+        // Per bucket (and `+Inf`) across shards, one pass over each shard's lines.
+        let mut sum = 0u64;
+        for shard in self.0.cells.shards() {
+            for (i, cell) in shard.iter().enumerate() {
+                let value = cell.load(Ordering::Relaxed);
+                match i.checked_sub(BUCKETS) {
+                    Some(bucket) => {
+                        if let Some(count) = counts.get_mut(bucket) {
+                            *count += value;
+                        }
+                    }
+                    None => sum = sum.saturating_add(value),
+                }
+            }
+        }
+        sum
     }
 }
 
@@ -232,9 +313,9 @@ mod tests {
     #[test]
     fn a_value_on_a_bound_counts_in_that_bucket_and_above() {
         let h = Histogram::new(Arc::from([0.5, 1.0]));
-        h.observe(0.5);
-        h.observe(0.75);
-        h.observe(7.0);
+        h.observe(Duration::from_millis(500));
+        h.observe(Duration::from_millis(750));
+        h.observe(Duration::from_secs(7));
         let s = h.snapshot();
         assert_eq!(s.cumulative, [1, 2, 3]);
         assert_eq!(s.count(), 3);
@@ -249,7 +330,7 @@ mod tests {
             for _ in 0..8 {
                 scope.spawn(|| {
                     for _ in 0..1000 {
-                        h.observe(0.5);
+                        h.observe(Duration::from_millis(500));
                         c.inc();
                     }
                 });
@@ -258,6 +339,24 @@ mod tests {
         let s = h.snapshot();
         assert_eq!((s.count(), s.cumulative[0], s.sum), (8000, 8000, 4000.0));
         assert_eq!(c.get(), 8000);
+    }
+
+    #[test]
+    fn a_counter_that_counts_a_histogram_counts_its_observations_but_not_the_uncounted_ones() {
+        let (h, c, other) = (
+            Histogram::new(Arc::from([1.0])),
+            IntCounter::default(),
+            Histogram::new(Arc::from([1.0])),
+        );
+        assert!(c.counts(&h));
+        assert!(c.counts(&h), "linked once, for good");
+        assert!(!c.counts(&other), "one histogram per counter");
+        h.observe(Duration::from_millis(500));
+        h.uncounted().observe(Duration::from_secs(2));
+        c.inc();
+        assert_eq!(c.get(), 2, "one counted observation and one own event");
+        let s = h.snapshot();
+        assert_eq!((s.cumulative.as_slice(), s.sum), ([1, 2].as_slice(), 2.5));
     }
 
     #[test]

@@ -213,8 +213,8 @@ mod tests {
             counters.get_or_create(&[tool, server]).inc();
             let _ = gauges.get_or_create(&[server]);
             let h = histograms.get_or_create(&[server, "ready"]);
-            h.observe(0.25);
-            h.observe(1_700_000_000.125);
+            h.observe(std::time::Duration::from_millis(250));
+            h.observe(std::time::Duration::from_millis(1_700_000_000_125));
         }
         let values = [
             -0.0,

@@ -32,6 +32,7 @@ impl ClassifiedCall {
     }
 }
 
+#[inline]
 pub(crate) fn classify_result(result: &Result<CallToolResult, BoxError>) -> ClassifiedCall {
     match result {
         Ok(result) if result.is_error == Some(true) => {

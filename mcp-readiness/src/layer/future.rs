@@ -3,11 +3,11 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use pin_project_lite::pin_project;
 use rmcp::model::CallToolResult;
-use tokio::time::Instant;
 use tower::BoxError;
 use tracing::Span;
 
@@ -16,7 +16,7 @@ use super::handles::CallHandles;
 use super::hooks::OnOutcome;
 use super::span::record_error;
 use crate::state::{CallOutcome, ToolName};
-use crate::util::Padded;
+use crate::util::{CallStart, Padded};
 
 pin_project! {
     /// The response future of [`ReadinessService`](super::ReadinessService). Polled inside the
@@ -109,7 +109,7 @@ pub(crate) struct Recorder<O> {
     /// For the hook; `None` when it observes nothing.
     tool: Option<ToolName>,
     record: Option<Arc<Padded<CallHandles>>>,
-    start: Instant,
+    start: CallStart,
     on_outcome: O,
 }
 
@@ -119,7 +119,7 @@ impl<O: OnOutcome> Recorder<O> {
         tool: &ToolName,
         record: Option<Arc<Padded<CallHandles>>>,
         on_outcome: O,
-        start: Instant,
+        start: CallStart,
     ) -> Self {
         Recorder {
             tool: O::OBSERVES.then(|| tool.clone()),
@@ -135,11 +135,11 @@ impl<O: OnOutcome> Recorder<O> {
             .as_ref()
             .and_then(|record| record.metrics.as_ref());
         // The second clock read, only when something records the duration.
-        let elapsed = (metrics.is_some() || self.tool.is_some()).then(|| self.start.elapsed());
+        let elapsed =
+            (metrics.is_some() || self.tool.is_some()).then(|| self.start.elapsed_nanos());
         let error_type = classified.error_type.as_deref();
         if let (Some(metrics), Some(elapsed)) = (metrics, elapsed) {
-            metrics.observe_call(classified.outcome);
-            metrics.observe_operation("tools/call", error_type, elapsed);
+            metrics.observe_tool_call_nanos(classified.outcome, error_type, elapsed);
         }
         // The connection was found dead (or no longer ready): the next call re-checks instead
         // of trusting the ready entry for the rest of its lifetime.
@@ -157,7 +157,10 @@ impl<O: OnOutcome> Recorder<O> {
         }
         if let (Some(tool), Some(elapsed)) = (&self.tool, elapsed) {
             self.on_outcome
-                .on_outcome(tool, classified.outcome, elapsed);
+                .on_outcome(tool, classified.outcome, Duration::from_nanos(elapsed));
+        }
+        if let Some(record) = self.record {
+            super::recycled::give_back(record);
         }
     }
 }

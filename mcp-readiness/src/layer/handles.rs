@@ -4,13 +4,11 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
-use arc_swap::ArcSwap;
-use tokio::time::Instant;
-
 use crate::metrics::{Metrics, ServerMetrics, ToolMetrics};
 use crate::resolve::{CapabilityCache, ToolSlot, Verdict};
 use crate::state::ToolName;
-use crate::util::{CowMap, CowMapView, Map, Padded, ShardedArc};
+use crate::util::{CallStart, CowMap, CowMapView, Map, Padded, ShardedArc};
+use arc_swap::ArcSwap;
 
 /// What every clone of a layer and its services share.
 pub(crate) struct LayerShared {
@@ -59,6 +57,8 @@ impl Deref for SharedHandles {
 
 /// What the ready path takes from a fresh hit (the verdict is [`Verdict::READY`]).
 pub(crate) struct ReadyHit {
+    /// When the call started (the freshness check's clock read).
+    pub(crate) start: CallStart,
     pub(crate) record: Option<Arc<Padded<CallHandles>>>,
     pub(crate) transport: Option<&'static str>,
 }
@@ -79,21 +79,15 @@ impl LayerShared {
     }
 
     /// The ready path: with one probe of the handles map (through `view`, a view of this
-    /// layer's), a fresh ready verdict for `tool` at `now` and this thread's references to its
-    /// handles. Never waits, allocates or locks.
+    /// layer's), a fresh ready verdict for `tool`, the call's start and this thread's references
+    /// to its handles. Never waits, allocates or locks.
     #[inline]
-    pub(crate) fn ready_hit(
-        &self,
-        view: &mut HandlesView,
-        tool: &ToolName,
-        now: Instant,
-    ) -> Option<ReadyHit> {
+    pub(crate) fn ready_hit(&self, view: &mut HandlesView, tool: &ToolName) -> Option<ReadyHit> {
         view.with(tool.as_arc(), |handles| {
-            if !self.cache.is_ready_at(handles.slot.as_deref()?, now) {
-                return None;
-            }
+            let start = self.cache.ready_now(handles.slot.as_deref()?)?;
             Some(ReadyHit {
-                record: handles.record.as_ref().map(ShardedArc::get),
+                start,
+                record: handles.record.as_ref().map(super::recycled::take),
                 transport: handles.transport,
             })
         })

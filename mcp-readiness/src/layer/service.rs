@@ -4,7 +4,6 @@ use std::task::{Context, Poll};
 
 use futures::FutureExt;
 use rmcp::model::CallToolResult;
-use tokio::time::Instant;
 use tower::{BoxError, Service};
 
 use super::future::{Recorder, ResponseFuture};
@@ -15,7 +14,7 @@ use super::span::{call_span, record_verdict};
 use crate::resolve::{Scope, Verdict};
 use crate::state::{State, ToolCall};
 use crate::telemetry::inject_into_optional_meta as inject_trace_context;
-use crate::util::ShardedArc;
+use crate::util::CallStart;
 
 /// The service [`ReadinessLayer`](super::ReadinessLayer) produces.
 ///
@@ -51,14 +50,16 @@ where
     }
 
     fn call(&mut self, mut call: ToolCall) -> Self::Future {
-        // One clock read serves the freshness check and the call's start.
-        let now = Instant::now();
-        // Fast path: a fresh ready verdict for this very tool.
-        if let Some(ReadyHit { record, transport }) =
-            self.shared.ready_hit(&mut self.handles, &call.name, now)
+        // Fast path: a fresh ready verdict for this very tool (one clock read serves the
+        // freshness check and the call's start).
+        if let Some(ReadyHit {
+            start,
+            record,
+            transport,
+        }) = self.shared.ready_hit(&mut self.handles, &call.name)
         {
             let span = call_span(&call.name, transport, Some(&Verdict::READY));
-            let recorder = Recorder::new(&call.name, record, self.on_outcome.clone(), now);
+            let recorder = Recorder::new(&call.name, record, self.on_outcome.clone(), start);
             inject_trace_context(&span, &mut call.meta);
             let future = {
                 let _entered = span.enter();
@@ -71,10 +72,11 @@ where
         let ToolHandles {
             record, transport, ..
         } = self.shared.handles(&call.name);
-        let record = record.as_ref().map(ShardedArc::get);
+        let record = record.as_ref().map(super::recycled::take);
         let span = call_span(&call.name, transport, None);
         let absent_counter = record.clone();
-        let recorder = Recorder::new(&call.name, record, self.on_outcome.clone(), now);
+        let start = CallStart::tokio_now();
+        let recorder = Recorder::new(&call.name, record, self.on_outcome.clone(), start);
         let ready_inner = {
             let clone = self.inner.clone();
             std::mem::replace(&mut self.inner, clone)

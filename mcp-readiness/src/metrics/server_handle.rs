@@ -228,7 +228,7 @@ impl ServerMetrics {
             &core.fam.resolve_wait,
             &[&core.name, state.as_str()],
         )
-        .observe(waited);
+        .observe(verdict.waited);
         #[cfg(feature = "otel-metrics")]
         if let Some(otel) = &core.fam.otel {
             self.inner.otel_resolve_wait[state.index()]
@@ -390,7 +390,7 @@ impl ServerMetrics {
             &core.fam.connect_duration,
             &[&core.name, result.as_str()],
         )
-        .observe(duration.as_secs_f64());
+        .observe(duration);
         #[cfg(feature = "otel-metrics")]
         if let Some(otel) = &core.fam.otel {
             otel.connect_duration(&core.name, result, duration);

@@ -141,38 +141,118 @@ impl ToolMetrics {
     /// tool, further pairs are counted with both labels `_OTHER`.
     #[inline]
     pub fn observe_operation(&self, method: &str, error_type: Option<&str>, duration: Duration) {
-        let seconds = duration.as_secs_f64();
         if method == "tools/call" && error_type.is_none() {
-            let inner = &*self.inner;
-            let core = &inner.core;
-            core.lazy(
-                &inner.ok_call,
-                &core.fam.operation,
-                &["tools/call", &inner.tool, "", &core.name],
-            )
-            .observe(seconds);
-            #[cfg(feature = "otel-metrics")]
-            if let Some(otel) = &core.fam.otel {
-                inner
-                    .otel_ok_call
-                    .get_or_init(|| {
-                        otel.operation_series("tools/call", &inner.tool, "", &core.name)
-                    })
-                    .record(seconds);
-            }
+            // Not a counted call (see `observe_tool_call`): the series' uncounted half.
+            self.ok_call().uncounted().observe(duration);
+            self.observe_ok_call_otel(duration);
             return;
         }
-        self.observe_other_operation(method, error_type.unwrap_or(""), seconds);
+        self.observe_other_operation(method, error_type.unwrap_or(""), duration);
+    }
+
+    /// One tool call that ended with `outcome` after `duration`, as the readiness layer records
+    /// it: [`ToolMetrics::observe_call`] and [`ToolMetrics::observe_operation`] (`tools/call`,
+    /// with `error_type` the OpenTelemetry `error.type`, `None` on success) together. A
+    /// successful call costs two atomic adds (its bucket and the sum): the `ok` series of
+    /// `mcp_readiness_tool_calls_total` counts the observations of the successful `tools/call`
+    /// series instead of making a third. Calls recorded either way add up.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_readiness::metrics::Metrics;
+    /// use mcp_readiness::state::CallOutcome;
+    ///
+    /// let metrics = Metrics::new();
+    /// let read = metrics.server("files").tool("read");
+    /// read.observe_tool_call(CallOutcome::Ok, None, Duration::from_millis(40));
+    /// read.observe_call(CallOutcome::Ok);
+    /// assert!(metrics.render().contains(
+    ///     r#"mcp_readiness_tool_calls_total{outcome="ok",server="files",tool="read"} 2"#
+    /// ));
+    /// ```
+    #[inline]
+    pub fn observe_tool_call(
+        &self,
+        outcome: CallOutcome,
+        error_type: Option<&str>,
+        duration: Duration,
+    ) {
+        self.observe_tool_call_nanos(
+            outcome,
+            error_type,
+            u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX),
+        );
+    }
+
+    /// [`ToolMetrics::observe_tool_call`] with the duration in nanoseconds (the layer's clock
+    /// reads them).
+    #[inline]
+    pub(crate) fn observe_tool_call_nanos(
+        &self,
+        outcome: CallOutcome,
+        error_type: Option<&str>,
+        nanos: u64,
+    ) {
+        if outcome != CallOutcome::Ok || error_type.is_some() {
+            self.observe_call(outcome);
+            self.observe_operation("tools/call", error_type, Duration::from_nanos(nanos));
+            return;
+        }
+        let inner = &*self.inner;
+        let core = &inner.core;
+        let histogram = self.ok_call();
+        let counter = core.lazy(
+            &inner.calls[CallOutcome::Ok.index()],
+            &core.fam.tool_calls,
+            &[&core.name, &inner.tool, CallOutcome::Ok.as_str()],
+        );
+        if counter.counts(histogram) {
+            histogram.observe_nanos(nanos);
+        } else {
+            // The counter counts another histogram (one of a server removed and added again).
+            counter.inc();
+            histogram.uncounted().observe_nanos(nanos);
+        }
+        #[cfg(feature = "otel-metrics")]
+        self.observe_ok_call_otel(Duration::from_nanos(nanos));
+    }
+
+    /// The series of successful `tools/call` operations.
+    #[inline]
+    fn ok_call(&self) -> &Histogram {
+        let inner = &*self.inner;
+        let core = &inner.core;
+        core.lazy(
+            &inner.ok_call,
+            &core.fam.operation,
+            &["tools/call", &inner.tool, "", &core.name],
+        )
+    }
+
+    #[inline]
+    fn observe_ok_call_otel(&self, duration: Duration) {
+        #[cfg(feature = "otel-metrics")]
+        if let Some(otel) = &self.inner.core.fam.otel {
+            let inner = &*self.inner;
+            inner
+                .otel_ok_call
+                .get_or_init(|| {
+                    otel.operation_series("tools/call", &inner.tool, "", &inner.core.name)
+                })
+                .record(duration.as_secs_f64());
+        }
+        #[cfg(not(feature = "otel-metrics"))]
+        let _ = duration;
     }
 
     /// [`ToolMetrics::observe_operation`] for anything but a successful `tools/call`.
-    fn observe_other_operation(&self, method: &str, error_type: &str, seconds: f64) {
+    fn observe_other_operation(&self, method: &str, error_type: &str, duration: Duration) {
         {
             let operations = read(&self.inner.operations);
             if let Some(op) = find(&operations, method, error_type) {
-                op.histogram.observe(seconds);
+                op.histogram.observe(duration);
                 #[cfg(feature = "otel-metrics")]
-                op.observe_otel(seconds);
+                op.observe_otel(duration.as_secs_f64());
                 return;
             }
         }
@@ -185,9 +265,9 @@ impl ToolMetrics {
             (method, error_type)
         };
         if let Some(op) = find(&operations, method, error_type) {
-            op.histogram.observe(seconds);
+            op.histogram.observe(duration);
             #[cfg(feature = "otel-metrics")]
-            op.observe_otel(seconds);
+            op.observe_otel(duration.as_secs_f64());
             return;
         }
         let core = &self.inner.core;
@@ -195,11 +275,11 @@ impl ToolMetrics {
             &core.fam.operation,
             &[method, &self.inner.tool, error_type, &core.name],
         );
-        histogram.observe(seconds);
+        histogram.observe(duration);
         #[cfg(feature = "otel-metrics")]
         let otel = core.fam.otel.as_ref().map(|otel| {
             let series = otel.operation_series(method, &self.inner.tool, error_type, &core.name);
-            series.record(seconds);
+            series.record(duration.as_secs_f64());
             series
         });
         operations.push(Operation {

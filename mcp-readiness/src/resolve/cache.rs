@@ -11,7 +11,7 @@ use tokio::time::Instant;
 
 use super::{Budget, Inventory, Scope, Verdict, classify, resolve};
 use crate::state::{State, ToolName};
-use crate::util::CowMap;
+use crate::util::{CallStart, CowMap};
 
 /// How long a verdict is reused, by state.
 ///
@@ -94,16 +94,23 @@ pub struct CapabilityCache {
     /// The most server slots kept (see [`CapabilityCache::with_max_servers`]).
     max_servers: usize,
     next_flight: AtomicU64,
-    /// When the cache was made: the ready path keeps expiries as nanoseconds after it.
+    /// When the cache was made: the ready path keeps expiries as nanoseconds after it, on
+    /// tokio's clock or on the counter clock (see `util::call_clock`).
     epoch: Instant,
+    counter_epoch: u64,
 }
+
+/// The bit of [`ToolSlot::ready_until`] that says its expiry is on tokio's clock (the entry was
+/// written while tokio's clock was paused); without it, the expiry is on the counter clock.
+const ON_TOKIO_CLOCK: u64 = 1 << 63;
 
 /// One tool's cached verdict (`ready`, or `absent` at the grain of the tool).
 #[derive(Default)]
 pub(crate) struct ToolSlot {
     entry: ArcSwapOption<Entry>,
     /// The ready path's copy of a ready `entry`: its expiry in nanoseconds after the cache's
-    /// epoch (0 when the entry is not a ready one) and its generation.
+    /// epoch, on the counter clock or (with [`ON_TOKIO_CLOCK`]) on tokio's (0 when the entry is
+    /// not a ready one), and its generation.
     ready_until: AtomicU64,
     ready_generation: AtomicU64,
 }
@@ -182,6 +189,10 @@ impl CapabilityCache {
             max_servers: Self::DEFAULT_MAX_SERVERS,
             next_flight: AtomicU64::new(0),
             epoch: Instant::now(),
+            counter_epoch: {
+                crate::util::calibrate();
+                crate::util::counter().raw()
+            },
         }
     }
 
@@ -277,20 +288,46 @@ impl CapabilityCache {
             .get_or_insert_with(tool.as_arc(), Default::default)
     }
 
-    /// Whether `slot` holds a ready verdict still fresh at `now` (then it is
-    /// [`Verdict::READY`]): [`CapabilityCache::lookup`] for the ready path, without the map
-    /// probe, the clock read or the clone. Two atomic loads and the inventory's generation.
+    /// If `slot` holds a ready verdict that is still fresh (then it is [`Verdict::READY`]), now,
+    /// as the start of the call it admits: [`CapabilityCache::lookup`] for the ready path,
+    /// without the map probe or the clone. Two atomic loads, the inventory's generation and one
+    /// read of the clock the entry's expiry is on (see `util::call_clock`).
     #[inline]
-    pub(crate) fn is_ready_at(&self, slot: &ToolSlot, now: Instant) -> bool {
+    pub(crate) fn ready_now(&self, slot: &ToolSlot) -> Option<CallStart> {
         let until = slot.ready_until.load(Ordering::Acquire);
-        self.since_epoch(now) < until
-            && slot.ready_generation.load(Ordering::Relaxed) == self.generation()
+        let now = if until & ON_TOKIO_CLOCK == 0 {
+            let clock = crate::util::counter();
+            let raw = clock.raw();
+            (clock.delta_as_nanos(self.counter_epoch, raw) < until)
+                .then_some(CallStart::Counter(raw))
+        } else {
+            let now = Instant::now();
+            (self.since_epoch(now) < until & !ON_TOKIO_CLOCK).then_some(CallStart::Tokio(now))
+        }?;
+        (slot.ready_generation.load(Ordering::Relaxed) == self.generation()).then_some(now)
     }
 
-    /// `at` as nanoseconds after this cache was made.
+    /// `at` as nanoseconds after this cache was made, on tokio's clock.
     #[inline]
     fn since_epoch(&self, at: Instant) -> u64 {
         u64::try_from(at.saturating_duration_since(self.epoch).as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// The ready path's copy of the expiry of a ready entry that lives `ttl` from now (see
+    /// [`ToolSlot::ready_until`]).
+    fn ready_until(&self, expires: Instant, ttl: Duration) -> u64 {
+        // Below the flag, and never 0 (not ready).
+        let bounded = |nanos: u64| nanos.clamp(1, ON_TOKIO_CLOCK - 1);
+        if crate::util::tokio_clock_runs() {
+            let clock = crate::util::counter();
+            bounded(
+                clock
+                    .delta_as_nanos(self.counter_epoch, clock.raw())
+                    .saturating_add(u64::try_from(ttl.as_nanos()).unwrap_or(u64::MAX)),
+            )
+        } else {
+            bounded(self.since_epoch(expires)) | ON_TOKIO_CLOCK
+        }
     }
 
     /// Resolves `tool`: from the cache when a fresh verdict is there, otherwise by (joining) a
@@ -432,7 +469,7 @@ impl CapabilityCache {
         }));
         if let Some(slot) = self.tool_slot(tool) {
             let ready_until = if entry.verdict.is_ready() {
-                self.since_epoch(entry.expires)
+                self.ready_until(entry.expires, self.ttls.ready)
             } else {
                 0
             };
@@ -512,5 +549,64 @@ mod tests {
         let tool = ToolName::parse("mcp__invented99999__t");
         assert!(cache.lock_servers().contains_key("invented99999"));
         assert_eq!(cache.resolve(&tool).await.state, State::Absent);
+    }
+
+    /// A cache where `mcp__files__read` is ready, with a ready lifetime of `ready`.
+    fn ready_cache(ready: Duration) -> (CapabilityCache, ToolName, Arc<ToolSlot>) {
+        let tool = ToolName::parse("mcp__files__read");
+        let cache = CapabilityCache::new(StaticInventory::new(
+            Snapshot::default().with_ready_tool(tool.as_str()),
+        ))
+        .with_ttls(CacheTtls {
+            ready,
+            ..CacheTtls::default()
+        });
+        let slot = cache.tool_slot(&tool).expect("room for one tool");
+        (cache, tool, slot)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn on_a_paused_clock_the_ready_path_expires_and_times_calls_on_tokios_clock() {
+        let (cache, tool, slot) = ready_cache(Duration::from_secs(60));
+        assert!(cache.resolve(&tool).await.is_ready());
+        assert!(matches!(cache.ready_now(&slot), Some(CallStart::Tokio(_))));
+        tokio::time::advance(Duration::from_nanos(59_999_999_999)).await;
+        assert!(
+            cache.ready_now(&slot).is_some(),
+            "fresh 1 ns before its lifetime ends"
+        );
+        tokio::time::advance(Duration::from_nanos(1)).await;
+        assert!(cache.ready_now(&slot).is_none(), "expired at 60 s");
+    }
+
+    #[tokio::test]
+    async fn on_a_running_clock_the_ready_path_expires_on_the_counter_clock() {
+        // Real time, as in production: a lifetime of 1 ms, waited out by spinning on tokio's
+        // clock (no sleep; the counter clock is what is under test).
+        let (cache, tool, slot) = ready_cache(Duration::from_millis(1));
+        let written = Instant::now();
+        assert!(cache.resolve(&tool).await.is_ready());
+        let start = cache.ready_now(&slot);
+        assert!(
+            matches!(start, Some(CallStart::Counter(_)))
+                || written.elapsed() >= Duration::from_millis(1),
+            "a fresh entry admits the call on the counter clock"
+        );
+        while written.elapsed() < Duration::from_millis(2) {
+            std::hint::spin_loop();
+        }
+        assert!(
+            cache.ready_now(&slot).is_none(),
+            "expired after its 1 ms lifetime"
+        );
+        assert!(cache.lookup(&tool).is_none(), "and so did the entry itself");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_lifetime_too_long_for_the_clock_saturates_instead_of_expiring_at_once() {
+        let (cache, tool, slot) = ready_cache(Duration::MAX);
+        assert!(cache.resolve(&tool).await.is_ready());
+        tokio::time::advance(Duration::from_secs(86_400 * 365)).await;
+        assert!(cache.ready_now(&slot).is_some(), "a year later");
     }
 }

@@ -1,8 +1,10 @@
 //! Small internal building blocks.
 
+mod call_clock;
 mod cow_map;
 mod per_thread;
 
+pub(crate) use call_clock::{CallStart, calibrate, counter, tokio_clock_runs};
 pub(crate) use cow_map::{CowMap, CowMapView, Map};
 pub(crate) use per_thread::{Padded, SHARDS, ShardedArc, ShardedCells, shard};
 

@@ -132,7 +132,7 @@ impl<'a> Cells<'a> {
     }
 }
 
-/// [`SHARDS`] clones of a value, each behind its own `Arc`: [`ShardedArc::get`] bumps the
+/// [`SHARDS`] clones of a value, each behind its own `Arc`: a clone of [`ShardedArc::local`] bumps the
 /// reference count of this thread's copy only, so threads taking a reference on every call do not
 /// bounce one count between cores.
 pub(crate) struct ShardedArc<T> {
@@ -146,10 +146,10 @@ impl<T: Clone> ShardedArc<T> {
         }
     }
 
-    /// A reference to this thread's copy.
+    /// This thread's copy (clone it for a reference that counts on this copy only).
     #[inline]
-    pub(crate) fn get(&self) -> Arc<Padded<T>> {
-        self.copies[shard()].clone()
+    pub(crate) fn local(&self) -> &Arc<Padded<T>> {
+        &self.copies[shard()]
     }
 }
 
@@ -168,7 +168,7 @@ mod tests {
     #[test]
     fn every_copy_is_the_value_and_on_its_own_line() {
         let sharded = ShardedArc::new(7u8);
-        assert_eq!(**sharded.get(), 7);
+        assert_eq!(**sharded.local().clone(), 7);
         let lines: std::collections::HashSet<usize> = sharded
             .copies
             .iter()
@@ -216,9 +216,15 @@ mod tests {
         let other = std::thread::spawn(shard).join().unwrap();
         assert!(other < SHARDS);
         let sharded = ShardedArc::new(1u8);
-        assert!(Arc::ptr_eq(&sharded.get(), &sharded.get()));
-        assert!(Arc::ptr_eq(&sharded.get(), &sharded.copies[shard()]));
+        assert!(Arc::ptr_eq(
+            &sharded.local().clone(),
+            &sharded.local().clone()
+        ));
+        assert!(Arc::ptr_eq(
+            &sharded.local().clone(),
+            &sharded.copies[shard()]
+        ));
         // A clone shares the copies, so a thread's reference count stays its own.
-        assert!(Arc::ptr_eq(&sharded.clone().get(), &sharded.get()));
+        assert!(Arc::ptr_eq(sharded.clone().local(), sharded.local()));
     }
 }

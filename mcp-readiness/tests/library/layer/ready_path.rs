@@ -130,3 +130,34 @@ async fn a_tool_withdrawn_from_a_live_server_is_no_longer_served_from_the_ready_
         "only the first call"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn calls_counted_by_the_layer_and_by_hand_add_up_in_both_series() {
+    // The layer counts a successful call through its duration series (one add fewer per call);
+    // what a service records by hand on the same series must add up with it, not double.
+    let metrics = Metrics::new();
+    let mut service = ServiceBuilder::new()
+        .layer(layer(&metrics))
+        .service(Servers::default());
+    for _ in 0..3 {
+        assert!(call_read(&mut service).await);
+        tokio::time::advance(Duration::from_millis(10)).await;
+    }
+    let read = metrics.server("files").tool("read");
+    read.observe_operation("tools/call", None, Duration::from_millis(40));
+    read.observe_call(CallOutcome::Ok);
+    read.observe_call(CallOutcome::Ok);
+    let ok = r#"{outcome="ok",server="files",tool="read"}"#;
+    assert_metric(&metrics, &format!("mcp_readiness_tool_calls_total{ok} 5"));
+    let series =
+        r#"{error_type="",gen_ai_tool_name="read",mcp_method_name="tools/call",server="files"}"#;
+    assert_metric(
+        &metrics,
+        &format!("mcp_client_operation_duration_seconds_count{series} 4"),
+    );
+    // The three calls through the layer took no virtual time; the one by hand 40 ms.
+    assert_metric(
+        &metrics,
+        &format!("mcp_client_operation_duration_seconds_sum{series} 0.04"),
+    );
+}
