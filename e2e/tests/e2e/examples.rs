@@ -82,13 +82,18 @@ fn custom_inventory_waits_for_the_pending_server_and_refuses_the_others_at_once(
             .collect::<Vec<_>>()
             .join(" ")
     };
-    assert_eq!(line("mcp__files__read_file"), "ran after 0 ms");
-    let search = line("mcp__search__query");
-    let waited: u64 = search
-        .strip_prefix("ran after ")
-        .and_then(|s| s.strip_suffix(" ms"))
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("search: {search}"));
+    // Wall-clock milliseconds after the calls started (a loaded machine may take a few for the
+    // first call; the point is that it did not wait on the pending server).
+    let ran_after = |tool: &str| -> u64 {
+        let line = line(tool);
+        line.strip_prefix("ran after ")
+            .and_then(|s| s.strip_suffix(" ms"))
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("{tool}: {line}"))
+    };
+    let files = ran_after("mcp__files__read_file");
+    assert!(files < 500, "ran at once, not after a wait: {files} ms");
+    let waited = ran_after("mcp__search__query");
     assert!(
         (1500..2400).contains(&waited),
         "woken when the host connected it (1.5 s), not at a later poll: {waited} ms"

@@ -43,15 +43,31 @@ pub(crate) struct IntCounter(Arc<IntCounterCells>);
 
 #[derive(Debug, Default)]
 struct IntCounterCells {
-    shards: [Padded<AtomicU64>; SHARDS],
-    /// The histogram whose own observations this counter also counts.
+    shards: [Padded<CounterShard>; SHARDS],
+}
+
+/// One shard of an [`IntCounter`]: its count, and (used in the first shard only, where it fits in
+/// the cache line's padding, so a counter is no bigger for it) the histogram whose own
+/// observations the counter also counts.
+#[derive(Debug, Default)]
+struct CounterShard {
+    count: AtomicU64,
     counted: OnceLock<Histogram>,
+}
+
+impl IntCounterCells {
+    fn counted(&self) -> &OnceLock<Histogram> {
+        &self.shards[0].0.counted
+    }
 }
 
 impl IntCounter {
     #[inline]
     pub(crate) fn inc(&self) {
-        self.0.shards[shard()].0.fetch_add(1, Ordering::Relaxed);
+        self.0.shards[shard()]
+            .0
+            .count
+            .fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn get(&self) -> u64 {
@@ -59,9 +75,9 @@ impl IntCounter {
             .0
             .shards
             .iter()
-            .map(|cell| cell.0.load(Ordering::Relaxed))
+            .map(|cell| cell.0.count.load(Ordering::Relaxed))
             .sum();
-        own + self.0.counted.get().map_or(0, Histogram::own_count)
+        own + self.0.counted().get().map_or(0, Histogram::own_count)
     }
 
     /// Whether this counter counts `histogram`'s own observations (linking them if it counts
@@ -71,7 +87,7 @@ impl IntCounter {
     #[inline]
     pub(crate) fn counts(&self, histogram: &Histogram) -> bool {
         Arc::ptr_eq(
-            &self.0.counted.get_or_init(|| histogram.clone()).0,
+            &self.0.counted().get_or_init(|| histogram.clone()).0,
             &histogram.0,
         )
     }
@@ -357,6 +373,11 @@ mod tests {
         assert_eq!(c.get(), 2, "one counted observation and one own event");
         let s = h.snapshot();
         assert_eq!((s.cumulative.as_slice(), s.sum), ([1, 2].as_slice(), 2.5));
+    }
+
+    #[test]
+    fn a_counter_is_one_cache_line_per_shard_link_included() {
+        assert_eq!(size_of::<IntCounterCells>(), SHARDS * 64);
     }
 
     #[test]

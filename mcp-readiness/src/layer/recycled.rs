@@ -111,9 +111,10 @@ mod tests {
         // Taken and given back on another thread, a reference is that thread's spare.
         let tool = handles();
         let reference = take(&tool);
-        std::thread::scope(|scope| {
-            scope.spawn(|| give_back(reference));
-        });
+        // Joined (unlike a scoped thread) only once the thread has exited, its spares dropped.
+        std::thread::spawn(move || give_back(reference))
+            .join()
+            .expect("the thread gave its reference back");
         assert_eq!(
             Arc::strong_count(tool.local()),
             1,

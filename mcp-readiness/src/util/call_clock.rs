@@ -109,15 +109,19 @@ mod tests {
     #[tokio::test]
     async fn a_running_tokio_clock_is_seen_as_running_and_the_counter_agrees_with_it() {
         assert!(tokio_clock_runs());
-        // Spin (no sleep) for 2 ms of tokio's clock; the counter measures the same stretch.
-        let (tokio_start, counter_start) = (Instant::now(), CallStart::Counter(counter().raw()));
+        // Spin (no sleep) for 2 ms of tokio's clock; the counter measures the same stretch, read
+        // between two reads of tokio's clock (so a preemption between the reads is bracketed).
+        let tokio_start = Instant::now();
+        let counter_start = CallStart::Counter(counter().raw());
         while tokio_start.elapsed() < Duration::from_millis(2) {
             std::hint::spin_loop();
         }
-        let (by_counter, by_tokio) = (counter_start.elapsed(), tokio_start.elapsed());
+        let before = tokio_start.elapsed();
+        let by_counter = counter_start.elapsed();
+        let after = tokio_start.elapsed();
         assert!(
-            by_counter >= by_tokio.mul_f64(0.9) && by_counter <= by_tokio.mul_f64(1.1),
-            "the counter measured {by_counter:?} while tokio's clock measured {by_tokio:?}"
+            by_counter >= before.mul_f64(0.9) && by_counter <= after.mul_f64(1.1),
+            "the counter measured {by_counter:?}, tokio's clock {before:?} to {after:?}"
         );
     }
 
