@@ -25,7 +25,8 @@ pub(crate) struct LayerShared {
 pub(crate) struct ToolHandles {
     /// `None` past the cache's tool-name cap (such tools always take the slow path).
     pub(crate) slot: Option<Arc<ToolSlot>>,
-    /// One copy per thread shard: every call takes a reference to it for its recorder.
+    /// One copy per thread shard: every call takes a reference to it for its recorder (one this
+    /// thread kept from a finished call, when it has one: see `recycled.rs`).
     pub(crate) record: Option<ShardedArc<CallHandles>>,
     pub(crate) transport: Option<&'static str>,
 }
