@@ -200,7 +200,7 @@ impl Histogram {
     /// loop as an `f64` sum needs).
     #[inline]
     pub(crate) fn observe(&self, d: Duration) {
-        self.observe_nanos(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        self.observe_nanos(crate::util::nanos(d));
     }
 
     /// [`Histogram::observe`] for a duration in nanoseconds.

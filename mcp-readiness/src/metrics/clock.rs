@@ -51,13 +51,13 @@ impl ManualClock {
 
     /// Sets the time (saturating at about the year 2554).
     pub fn set(&self, now: Duration) {
-        let nanos = u64::try_from(now.as_nanos()).unwrap_or(u64::MAX);
+        let nanos = crate::util::nanos(now);
         self.nanos.store(nanos, Ordering::Relaxed);
     }
 
     /// Moves the time forward by `by`.
     pub fn advance(&self, by: Duration) {
-        let by = u64::try_from(by.as_nanos()).unwrap_or(u64::MAX);
+        let by = crate::util::nanos(by);
         let _ = self
             .nanos
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {

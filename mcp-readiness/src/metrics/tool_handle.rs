@@ -177,11 +177,7 @@ impl ToolMetrics {
         error_type: Option<&str>,
         duration: Duration,
     ) {
-        self.observe_tool_call_nanos(
-            outcome,
-            error_type,
-            u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX),
-        );
+        self.observe_tool_call_nanos(outcome, error_type, crate::util::nanos(duration));
     }
 
     /// [`ToolMetrics::observe_tool_call`] with the duration in nanoseconds (the layer's clock

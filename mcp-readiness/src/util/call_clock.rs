@@ -18,16 +18,11 @@ use std::sync::OnceLock;
 use tokio::time::Instant;
 
 /// The process's counter clock, calibrated on first use (between half a millisecond and 200 ms
-/// of spinning, once per process: [`calibrate`] does it where waiting is expected).
+/// of spinning, once per process; a cache reads it when it is built, so no call pays for it).
 #[inline]
 pub(crate) fn counter() -> &'static quanta::Clock {
     static COUNTER: OnceLock<quanta::Clock> = OnceLock::new();
     COUNTER.get_or_init(quanta::Clock::new)
-}
-
-/// Calibrates the counter clock now (when a layer or cache is built), so no call pays for it.
-pub(crate) fn calibrate() {
-    let _ = counter();
 }
 
 /// When a call started, on the clock that times it.
@@ -45,12 +40,6 @@ impl CallStart {
         CallStart::Tokio(Instant::now())
     }
 
-    /// How long ago the call started, on the clock it started on.
-    #[cfg(test)]
-    fn elapsed(self) -> std::time::Duration {
-        std::time::Duration::from_nanos(self.elapsed_nanos())
-    }
-
     /// How long ago the call started, on the clock it started on, in nanoseconds (saturating at
     /// about 584 years).
     #[inline]
@@ -60,9 +49,7 @@ impl CallStart {
                 let clock = counter();
                 clock.delta_as_nanos(start, clock.raw())
             }
-            CallStart::Tokio(start) => {
-                u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
-            }
+            CallStart::Tokio(start) => super::nanos(start.elapsed()),
         }
     }
 }
@@ -101,7 +88,7 @@ mod tests {
         assert!(!tokio_clock_runs());
         let start = CallStart::tokio_now();
         tokio::time::advance(Duration::from_millis(1500)).await;
-        assert_eq!(start.elapsed(), Duration::from_millis(1500));
+        assert_eq!(start.elapsed_nanos(), 1_500_000_000);
         // Advancing does not make the clock run.
         assert!(!tokio_clock_runs());
     }
@@ -117,7 +104,7 @@ mod tests {
             std::hint::spin_loop();
         }
         let before = tokio_start.elapsed();
-        let by_counter = counter_start.elapsed();
+        let by_counter = Duration::from_nanos(counter_start.elapsed_nanos());
         let after = tokio_start.elapsed();
         assert!(
             by_counter >= before.mul_f64(0.9) && by_counter <= after.mul_f64(1.1),

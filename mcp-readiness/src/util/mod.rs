@@ -4,7 +4,7 @@ mod call_clock;
 mod cow_map;
 mod per_thread;
 
-pub(crate) use call_clock::{CallStart, calibrate, counter, tokio_clock_runs};
+pub(crate) use call_clock::{CallStart, counter, tokio_clock_runs};
 pub(crate) use cow_map::{CowMap, CowMapView, Map};
 pub(crate) use per_thread::{Padded, SHARDS, ShardedArc, ShardedCells, shard};
 
@@ -14,6 +14,12 @@ use tokio::time::Instant;
 /// About 30 years: how far "never" is when a configured duration does not fit in an instant
 /// (tokio's own `sleep` uses the same horizon).
 const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
+
+/// `d` in whole nanoseconds, saturating at `u64::MAX` (about 584 years).
+#[inline]
+pub(crate) fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
 
 /// `start + after`, saturating at about 30 years from `start` instead of panicking when a
 /// configured duration (`u64::MAX` seconds) does not fit.
