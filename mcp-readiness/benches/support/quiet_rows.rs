@@ -20,6 +20,9 @@
 //!   is cheaper than `lookup`: see `handles.rs`);
 //! - `no_metrics`: the same layer without metrics: what recording costs inside the layer.
 //!
+//! The summary names where the time goes: each piece's step, metrics inside the layer, and the
+//! rest of what the layer adds beyond the pieces (its own probe, the response future, the glue).
+//!
 //! Each row runs on 1 and on 2 long-lived threads (see `threads.rs`), the same number of calls per
 //! thread, timed in each thread's CPU time: on a shared machine, the time other processes take
 //! the core away does not count (the `layer` benches time wall-clock).
@@ -354,5 +357,12 @@ fn print_summary(group: &str, rows: &[Measured]) {
         "  the clock pair and the recorder alone, what any layer that times and counts each call \
          pays here: {:.1} ns",
         clock + recorder
+    );
+    // What the pieces above leave of the layer's addition: its own probe (not `lookup`'s), the
+    // response future (built, moved, polled and dropped) and what ties the pieces together.
+    println!(
+        "  the rest of what the layer adds (its own cache probe, the response future, the glue): \
+         {:.1} ns",
+        over_bare - clock - recorder - span - trace
     );
 }
