@@ -249,6 +249,123 @@ mod tests {
         assert_eq!(slot.get().as_deref(), Some("s-2"));
     }
 
+    /// A loopback HTTP/1.1 server that answers every request with `answer(path)`; the request
+    /// heads and bodies it read come out of the channel.
+    async fn serve(
+        answer: impl Fn(&str) -> String + Send + Sync + 'static,
+    ) -> (u16, tokio::sync::mpsc::UnboundedReceiver<String>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (seen, requests) = tokio::sync::mpsc::unbounded_channel();
+        let answer = Arc::new(answer);
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let (seen, answer) = (seen.clone(), answer.clone());
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    // One request: the head, then a body of its Content-Length.
+                    loop {
+                        let Ok(n) = stream.read(&mut chunk).await else {
+                            return;
+                        };
+                        if n == 0 {
+                            return;
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                        let text = String::from_utf8_lossy(&buf).into_owned();
+                        if let Some(end) = text.find("\r\n\r\n") {
+                            let length = text[..end]
+                                .lines()
+                                .find_map(|l| {
+                                    l.to_ascii_lowercase()
+                                        .strip_prefix("content-length:")
+                                        .map(|v| v.trim().to_owned())
+                                })
+                                .and_then(|v| v.parse::<usize>().ok())
+                                .unwrap_or(0);
+                            if buf.len() >= end + 4 + length {
+                                let path = text.split(' ').nth(1).unwrap_or_default().to_owned();
+                                let _ = seen.send(text);
+                                let _ = stream.write_all(answer(&path).as_bytes()).await;
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        (port, requests)
+    }
+
+    fn redirect(status: &str, location: &str) -> String {
+        format!(
+            "HTTP/1.1 {status}\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+    }
+
+    const OK: &str = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+
+    async fn post(client: &reqwest::Client, port: u16, path: &str) -> reqwest::StatusCode {
+        client
+            .post(format!("http://127.0.0.1:{port}{path}"))
+            .header("mcp-session-id", "s-secret")
+            .body("{\"jsonrpc\":\"2.0\"}")
+            .send()
+            .await
+            .expect("an answer")
+            .status()
+    }
+
+    /// What both HTTP paths (bearer headers and OAuth) send requests with: a 307 / 308 on the
+    /// same origin is followed with the body; a cross-origin hop (which would replay the session
+    /// id and custom headers to another host) and a 302 (which would turn the POST into a bodyless
+    /// GET) come back as the redirect itself.
+    #[tokio::test]
+    async fn the_http_client_follows_only_same_origin_307_and_308_with_the_body() {
+        let client = default_http_client().unwrap();
+        let (elsewhere, mut elsewhere_saw) = serve(|_| OK.to_owned()).await;
+        let (port, mut saw) = serve(move |path| match path {
+            "/moved" => redirect("307 Temporary Redirect", "/mcp"),
+            "/gone" => redirect(
+                "308 Permanent Redirect",
+                &format!("http://127.0.0.1:{elsewhere}/mcp"),
+            ),
+            "/found" => redirect("302 Found", "/mcp"),
+            _ => OK.to_owned(),
+        })
+        .await;
+
+        assert_eq!(post(&client, port, "/moved").await, reqwest::StatusCode::OK);
+        assert!(saw.recv().await.unwrap().starts_with("POST /moved "));
+        let followed = saw.recv().await.unwrap();
+        assert!(followed.starts_with("POST /mcp "), "{followed}");
+        assert!(followed.ends_with("{\"jsonrpc\":\"2.0\"}"), "{followed}");
+
+        assert_eq!(
+            post(&client, port, "/gone").await,
+            reqwest::StatusCode::PERMANENT_REDIRECT
+        );
+        assert_eq!(
+            post(&client, port, "/found").await,
+            reqwest::StatusCode::FOUND
+        );
+        for path in ["/gone", "/found"] {
+            assert!(
+                saw.recv()
+                    .await
+                    .unwrap()
+                    .starts_with(&format!("POST {path} "))
+            );
+        }
+        assert!(saw.try_recv().is_err(), "the 302 was not followed as a GET");
+        assert!(
+            elsewhere_saw.try_recv().is_err(),
+            "nothing reached the other origin"
+        );
+    }
+
     #[test]
     fn an_empty_session_id_is_no_session() {
         let slot = SessionIdSlot::default();
