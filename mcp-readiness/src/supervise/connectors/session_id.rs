@@ -16,6 +16,9 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::Sse;
 
+use super::connector::ConnectError;
+use crate::state::ConnectResult;
+
 /// Where a connection's session id is kept: written by [`SessionIdClient`], read by the session.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SessionIdSlot(Arc<Mutex<Option<Arc<str>>>>);
@@ -57,13 +60,20 @@ impl<C> SessionIdClient<C> {
     }
 }
 
-/// The reqwest client rmcp's `StreamableHttpClientTransport::from_config` builds: no idle pooled
-/// connections (avoids Delayed-ACK stalls) and only same-origin 307 / 308 redirects, at most 10.
-pub(crate) fn default_http_client() -> Result<reqwest::Client, reqwest::Error> {
+/// The reqwest client rmcp's `StreamableHttpClientTransport::from_config` builds, for `server`'s
+/// MCP requests (with bearer headers or through OAuth): no idle pooled connections (avoids
+/// Delayed-ACK stalls) and only same-origin 307 / 308 redirects, at most 10.
+pub(crate) fn default_http_client(server: &str) -> Result<reqwest::Client, ConnectError> {
     reqwest::Client::builder()
         .pool_max_idle_per_host(0)
         .redirect(same_origin_redirect_policy())
         .build()
+        .map_err(|e| {
+            ConnectError::new(
+                ConnectResult::ProtocolError,
+                format!("server `{server}`: the HTTP client could not be built ({e})"),
+            )
+        })
 }
 
 /// How many redirects one request follows (rmcp's `MAX_REDIRECTS`).
@@ -324,7 +334,7 @@ mod tests {
     /// GET) come back as the redirect itself.
     #[tokio::test]
     async fn the_http_client_follows_only_same_origin_307_and_308_with_the_body() {
-        let client = default_http_client().unwrap();
+        let client = default_http_client("files").unwrap();
         let (elsewhere, mut elsewhere_saw) = serve(|_| OK.to_owned()).await;
         let (port, mut saw) = serve(move |path| match path {
             "/moved" => redirect("307 Temporary Redirect", "/mcp"),

@@ -151,12 +151,7 @@ impl HttpConnector {
                 let quiet = Quiet::new(transport, server.clone());
                 return Ok(lifecycle::handshake(client, quiet).await);
             }
-            let http = session_id::default_http_client().map_err(|e| {
-                ConnectError::new(
-                    ConnectResult::ProtocolError,
-                    format!("server `{server}`: the HTTP client could not be built ({e})"),
-                )
-            })?;
+            let http = session_id::default_http_client(server)?;
             let http = SessionIdClient::new(http, session_id.clone());
             let transport = StreamableHttpClientTransport::with_client(http, config);
             let quiet = Quiet::new(transport, server.clone());

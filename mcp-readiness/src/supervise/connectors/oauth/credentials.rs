@@ -97,16 +97,7 @@ impl OAuthCredentials {
         // The client the bearer-header path uses too (rmcp's defaults): no idle pooled
         // connections, and only same-origin 307 / 308 redirects, so a redirect never replays the
         // session id or a custom header to another host.
-        let http =
-            crate::supervise::connectors::session_id::default_http_client().map_err(|e| {
-                ConnectError::new(
-                    ConnectResult::ProtocolError,
-                    format!(
-                        "server `{}`: the HTTP client could not be built ({e})",
-                        self.server
-                    ),
-                )
-            })?;
+        let http = crate::supervise::connectors::session_id::default_http_client(&self.server)?;
         let client = AuthClient::new(http, manager);
         *slot = Some(client.clone());
         Ok(client)
