@@ -4,11 +4,12 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
+
 use crate::metrics::{Metrics, ServerMetrics, ToolMetrics};
 use crate::resolve::{CapabilityCache, ToolSlot, Verdict};
 use crate::state::ToolName;
 use crate::util::{CallStart, CowMap, CowMapView, Map, Padded, ShardedArc};
-use arc_swap::ArcSwap;
 
 /// What every clone of a layer and its services share.
 pub(crate) struct LayerShared {

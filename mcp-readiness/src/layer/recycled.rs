@@ -2,8 +2,8 @@
 //!
 //! A call's recorder holds a reference to its tool's handles (the response future is `'static`,
 //! so it cannot borrow them from the service), and taking and dropping one is two atomic
-//! read-modify-writes: on the machines measured, a fifth of what the whole ready path adds
-//! (`docs/benchmarks.md`). So a thread keeps the last few references its finished calls held,
+//! read-modify-writes: on the slower machine measured, a fifth of what the whole ready path
+//! adds (`docs/benchmarks.md`). So a thread keeps the last few references its finished calls held,
 //! and a call on that thread to one of those tools takes one back instead of cloning: in steady
 //! state a call touches no reference count. At most [`SPARES`] references per thread are kept
 //! (the oldest goes first), so the handles of a layer dropped long ago are not kept for long.

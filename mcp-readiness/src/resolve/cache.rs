@@ -311,17 +311,18 @@ impl CapabilityCache {
         crate::util::nanos(at.saturating_duration_since(self.epoch))
     }
 
-    /// The ready path's copy of the expiry of a ready entry that lives `ttl` from now (see
-    /// [`ToolSlot::ready_until`]).
-    fn ready_until(&self, expires: Instant, ttl: Duration) -> u64 {
+    /// The ready path's copy of a ready entry's expiry `expires` (see
+    /// [`ToolSlot::ready_until`]): on the counter clock, now plus what is left of its lifetime.
+    fn ready_until(&self, expires: Instant) -> u64 {
         // Below the flag, and never 0 (not ready).
         let bounded = |nanos: u64| nanos.clamp(1, ON_TOKIO_CLOCK - 1);
         if crate::util::tokio_clock_runs() {
+            let left = crate::util::nanos(expires.saturating_duration_since(Instant::now()));
             let clock = crate::util::counter();
             bounded(
                 clock
                     .delta_as_nanos(self.counter_epoch, clock.raw())
-                    .saturating_add(crate::util::nanos(ttl)),
+                    .saturating_add(left),
             )
         } else {
             bounded(self.since_epoch(expires)) | ON_TOKIO_CLOCK
@@ -467,7 +468,7 @@ impl CapabilityCache {
         }));
         if let Some(slot) = self.tool_slot(tool) {
             let ready_until = if entry.verdict.is_ready() {
-                self.ready_until(entry.expires, self.ttls.ready)
+                self.ready_until(entry.expires)
             } else {
                 0
             };

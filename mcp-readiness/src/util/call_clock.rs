@@ -3,8 +3,9 @@
 //! A call's duration needs two clock reads, and the ready path checks its cache entry's expiry
 //! with the first. Through tokio (`clock_gettime`) the pair costs more than the rest of the ready
 //! path together on the machines measured (`docs/benchmarks.md`), so the ready path reads the
-//! CPU's time-stamp counter through [`quanta`] instead: a third of the cost, calibrated once per
-//! process against the OS clock (falling back to the OS clock where the counter is not stable).
+//! CPU's time-stamp counter through [`quanta`] instead: a third of the cost on one machine
+//! measured, a thirteenth on another. It is calibrated once per process against the OS clock,
+//! and falls back to the OS clock where the counter is not stable.
 //!
 //! Tokio's clock stays the truth whenever it is paused (`#[tokio::test(start_paused = true)]`,
 //! `mcp-readiness simulate`): the cache checks, when it writes a ready entry, whether tokio's

@@ -168,7 +168,7 @@ mod tests {
     #[test]
     fn every_copy_is_the_value_and_on_its_own_line() {
         let sharded = ShardedArc::new(7u8);
-        assert_eq!(**sharded.local().clone(), 7);
+        assert_eq!(***sharded.local(), 7);
         let lines: std::collections::HashSet<usize> = sharded
             .copies
             .iter()
@@ -216,14 +216,8 @@ mod tests {
         let other = std::thread::spawn(shard).join().unwrap();
         assert!(other < SHARDS);
         let sharded = ShardedArc::new(1u8);
-        assert!(Arc::ptr_eq(
-            &sharded.local().clone(),
-            &sharded.local().clone()
-        ));
-        assert!(Arc::ptr_eq(
-            &sharded.local().clone(),
-            &sharded.copies[shard()]
-        ));
+        assert!(Arc::ptr_eq(sharded.local(), sharded.local()));
+        assert!(Arc::ptr_eq(sharded.local(), &sharded.copies[shard()]));
         // A clone shares the copies, so a thread's reference count stays its own.
         assert!(Arc::ptr_eq(sharded.clone().local(), sharded.local()));
     }
