@@ -31,6 +31,11 @@ enum Command {
     /// Unattended pre-flight: resolve every step (or server) within the budget and say who has to
     /// do what. Exit 0 when every required step is ready, 1 otherwise, 2 on invalid input.
     Check(commands::check::Args),
+    /// One tool call (`mcp__server__tool`) through the readiness layer and the Hub, as a service
+    /// would make it: prints the state, the time waited and the result, or why it is not ready and
+    /// the action. Exit 0 when the call ran and its result is not an error, 1 when the server is
+    /// not ready or the call failed, 2 on invalid input.
+    Call(commands::call::Args),
     /// Standalone exporter: supervise a configured fleet and serve /metrics. SIGHUP reloads.
     Serve(commands::serve::Args),
     /// Replay the design's virtual-clock scenarios and print their tables.
@@ -92,6 +97,7 @@ fn main() -> ExitCode {
         let code = match cli.command {
             Command::Demo(args) => commands::demo::run(args).await,
             Command::Check(args) => commands::check::run(args).await,
+            Command::Call(args) => commands::call::run(args).await,
             Command::Serve(args) => commands::serve::run(args).await,
             Command::Oauth(args) => commands::oauth::run(args).await,
             Command::Simulate(_) | Command::DemoServer(_) => ExitCode::SUCCESS,

@@ -7,6 +7,7 @@
 
 mod adapter;
 mod bounded;
+mod call;
 mod cli;
 mod config;
 mod demo;

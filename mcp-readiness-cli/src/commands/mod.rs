@@ -1,5 +1,6 @@
 //! One file per subcommand.
 
+pub(crate) mod call;
 pub(crate) mod check;
 pub(crate) mod common;
 pub(crate) mod demo;

@@ -30,6 +30,10 @@ pub(super) struct ScriptedSession {
     pub(super) script: Mutex<VecDeque<CallStep>>,
     pub(super) default_step: CallStep,
     pub(super) ping_fails: bool,
+    /// `ping` is never answered (the server ignores it), while `tools/list` is.
+    pub(super) ping_hangs: bool,
+    /// Once set, nothing is answered any more: `ping` and `tools/list` hang.
+    pub(super) frozen: std::sync::atomic::AtomicBool,
     pub(super) tools: Vec<String>,
 }
 
@@ -79,12 +83,22 @@ impl Session for ScriptedSession {
             .iter()
             .map(|t| Tool::new(t.clone(), "t", Arc::new(serde_json::Map::new())))
             .collect();
-        Box::pin(async move { Ok(tools) })
+        let frozen = self.frozen.load(Ordering::SeqCst);
+        Box::pin(async move {
+            if frozen {
+                futures::future::pending::<()>().await;
+            }
+            Ok(tools)
+        })
     }
 
     fn ping(&self) -> BoxFuture<'_, Result<(), ServiceError>> {
         let fails = self.ping_fails;
+        let hangs = self.ping_hangs || self.frozen.load(Ordering::SeqCst);
         Box::pin(async move {
+            if hangs {
+                futures::future::pending::<()>().await;
+            }
             if fails {
                 Err(ServiceError::TransportClosed)
             } else {
@@ -144,6 +158,7 @@ pub(super) struct ScriptedConnector {
     pub(super) delay: Duration,
     pub(super) default_step: CallStep,
     pub(super) ping_fails: bool,
+    pub(super) ping_hangs: bool,
     pub(super) tools: Vec<String>,
 }
 
@@ -154,6 +169,7 @@ impl ScriptedConnector {
             delay: Duration::ZERO,
             default_step: CallStep::Ok,
             ping_fails: false,
+            ping_hangs: false,
             tools: vec!["read".into(), "write".into()],
         }
     }
@@ -190,6 +206,8 @@ impl Connector for ScriptedConnector {
                 script: Mutex::new(std::mem::take(&mut *self.script.calls.lock().unwrap())),
                 default_step: self.default_step.clone(),
                 ping_fails: self.ping_fails,
+                ping_hangs: self.ping_hangs,
+                frozen: Default::default(),
                 tools: self.tools.clone(),
             });
             self.script.sessions.lock().unwrap().push(session.clone());

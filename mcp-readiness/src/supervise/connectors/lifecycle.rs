@@ -3,27 +3,37 @@
 //!
 //! - **2026-07-28** has no `initialize`: the client probes with `server/discover` and sends its
 //!   version, identity and capabilities in every request's `_meta`.
-//! - **Older servers** (2024-11-05 … 2025-11-25) answer `server/discover` with a JSON-RPC error
-//!   (method not found, or an HTTP 4xx that rmcp turns into one); the client then falls back to
-//!   `initialize` on the same connection, offering 2025-11-25.
+//! - **Older servers** (2024-11-05 … 2025-11-25) do not know `server/discover`. They answer it
+//!   with a JSON-RPC error (method not found; over HTTP a 4xx or 405 that rmcp turns into one), or
+//!   with anything but a discover result: an empty result `{}`, a body that is not JSON-RPC, or no
+//!   answer at all. Every one of those falls back to `initialize` (offering 2025-11-25) on the
+//!   same connection ([`falls_back`]).
 //!
 //! The probe therefore costs a server that speaks 2026-07-28 nothing (one round trip, like
-//! `initialize`), and an older server one extra round trip (the rejected `server/discover`).
+//! `initialize`), an older server that answers it one extra round trip, and a server that ignores
+//! it [`PROBE_WAIT`] (not the whole connect timeout).
 //!
-//! The probe waits as long as the connect timeout allows. rmcp's own `Auto` lifecycle gives the
-//! probe 10 s and then sends `initialize` on the same pipe; a stdio server still starting (an
-//! `npx` download, a slow import) answers the probe late and the handshake fails on the response
-//! id. So the two steps are run here, one after the other on one transport ([`Handoff`]):
-//! `Discover`, then, only for a server that rejected it, `Initialize`.
+//! **A probe that goes unanswered.** After [`PROBE_WAIT`] the client sends `initialize` on the same
+//! pipe. A stdio server that was only slow to start (an `npx` download, a slow import) then reads
+//! both requests and answers both, the probe first: so from that point the requests of this
+//! connection carry ids moved out of the probe's range ([`Handoff`] renumbers them, and gives rmcp
+//! the ids it sent), and a late answer to the abandoned probe is dropped instead of being taken for
+//! the answer to `initialize`. If the server then refuses `initialize` after answering the probe
+//! late, it speaks 2026-07-28 and was only slow: the probe is sent once more (it answers at once
+//! now).
 //!
 //! A server whose version is not one of ours (e.g. `2027-03-01` from `initialize`, or a
 //! `server/discover` that lists only versions we do not speak) is refused with a reason that
 //! names both lists, as the specification asks of a client that does not support the version.
 
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use rmcp::model::{ErrorCode, ProtocolVersion, ServerPeerInfo};
+use rmcp::model::{
+    ClientNotification, ErrorCode, JsonRpcMessage, NumberOrString, ProtocolVersion, ServerPeerInfo,
+};
 use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt as _, RoleClient, RunningService,
     RxJsonRpcMessage, TxJsonRpcMessage,
@@ -31,25 +41,105 @@ use rmcp::service::{
 use rmcp::transport::Transport;
 
 use super::connector::ConnectError;
+use super::rmcp_errors::classify_init_error;
 use super::rmcp_session::SupervisorClient;
 use crate::state::ConnectResult;
 use crate::state::ServerIdentity;
 
+/// How long `server/discover` may go unanswered before `initialize` follows on the same
+/// connection. Servers that answer it (with a result or an error) answer within one round trip
+/// (about 1 ms over stdio, 3 ms over loopback HTTP, measured in `docs/protocol.md`); a server that
+/// ignores unknown methods costs this much once per connection. It is short because a late
+/// answer is harmless (see the module docs): a slow starter gets both requests. 5 s, not less: the
+/// conformance suite's 33 servers and clients started at once on 2 cores took over 2 s to answer
+/// the first request.
+pub(crate) const PROBE_WAIT: Duration = Duration::from_secs(5);
+
+/// Request ids of the `n`th attempt on one connection start at `n << ID_EPOCH_SHIFT`; answers with
+/// lower ids belong to an abandoned attempt. rmcp numbers requests from 0 with a `u32` counter, so
+/// the ranges never meet.
+const ID_EPOCH_SHIFT: u32 = 32;
+
 /// A transport lent to one lifecycle attempt and handed back when the attempt drops it (a failed
 /// handshake drops its transport without closing it), so the next attempt continues on the same
-/// pipe or HTTP client.
+/// pipe or HTTP client. From the second attempt after an unanswered probe on, it moves the ids of
+/// its requests into the attempt's own range and drops answers to earlier attempts.
 pub(crate) struct Handoff<T> {
     slot: Arc<Mutex<Option<T>>>,
     inner: Option<T>,
+    /// What this attempt adds to the request ids it sends (0: ids pass unchanged).
+    offset: i64,
+    /// Set when an answer to an earlier attempt arrived (the server answers `server/discover`).
+    late_answer: Arc<AtomicBool>,
 }
 
 impl<T> Handoff<T> {
-    fn lend(slot: &Arc<Mutex<Option<T>>>) -> Option<Handoff<T>> {
+    fn lend(
+        slot: &Arc<Mutex<Option<T>>>,
+        epoch: u32,
+        late_answer: &Arc<AtomicBool>,
+    ) -> Option<Handoff<T>> {
         let inner = slot.lock().unwrap_or_else(|p| p.into_inner()).take()?;
         Some(Handoff {
             slot: slot.clone(),
             inner: Some(inner),
+            offset: i64::from(epoch) << ID_EPOCH_SHIFT,
+            late_answer: late_answer.clone(),
         })
+    }
+
+    /// Moves the ids this client chose (its requests, and the request a cancellation names) into
+    /// this attempt's range. Responses to the server's own requests keep the server's ids.
+    fn outgoing(&self, mut item: TxJsonRpcMessage<RoleClient>) -> TxJsonRpcMessage<RoleClient> {
+        if self.offset == 0 {
+            return item;
+        }
+        match &mut item {
+            JsonRpcMessage::Request(request) => shift(&mut request.id, self.offset),
+            JsonRpcMessage::Notification(notification) => {
+                if let ClientNotification::CancelledNotification(cancelled) =
+                    &mut notification.notification
+                    && let Some(id) = &mut cancelled.params.request_id
+                {
+                    shift(id, self.offset);
+                }
+            }
+            JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {}
+        }
+        item
+    }
+
+    /// Gives rmcp back the ids it sent; `None` for an answer to an earlier, abandoned attempt.
+    fn incoming(
+        &self,
+        mut item: RxJsonRpcMessage<RoleClient>,
+    ) -> Option<RxJsonRpcMessage<RoleClient>> {
+        if self.offset == 0 {
+            return Some(item);
+        }
+        let id = match &mut item {
+            JsonRpcMessage::Response(response) => Some(&mut response.id),
+            JsonRpcMessage::Error(error) => error.id.as_mut(),
+            JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => None,
+        };
+        if let Some(NumberOrString::Number(n)) = id {
+            if *n < self.offset {
+                self.late_answer.store(true, Ordering::Relaxed);
+                tracing::debug!(
+                    id = *n,
+                    "dropped a late answer to an abandoned handshake attempt"
+                );
+                return None;
+            }
+            *n -= self.offset;
+        }
+        Some(item)
+    }
+}
+
+fn shift(id: &mut NumberOrString, offset: i64) {
+    if let NumberOrString::Number(n) = id {
+        *n = n.saturating_add(offset);
     }
 }
 
@@ -74,6 +164,7 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let item = self.outgoing(item);
         let sent = self.inner.as_mut().map(|inner| inner.send(item));
         async move {
             match sent {
@@ -84,9 +175,11 @@ where
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        match self.inner.as_mut() {
-            Some(inner) => inner.receive().await,
-            None => None,
+        loop {
+            let item = self.inner.as_mut()?.receive().await?;
+            if let Some(item) = self.incoming(item) {
+                return Some(item);
+            }
         }
     }
 
@@ -98,46 +191,86 @@ where
     }
 }
 
-/// Whether a failed `server/discover` says "I am an older server": a correlated JSON-RPC error
-/// that is not one of 2026-07-28's own rejections (rmcp's rule for its `Auto` lifecycle).
-fn rejected_as_legacy(error: &ClientInitializeError) -> bool {
-    matches!(
-        error,
-        ClientInitializeError::JsonRpcError(data)
-            if data.code != ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+/// Whether a failed `server/discover` says "I am an older server": anything but a discover
+/// result that lists versions, from a server that did answer. A JSON-RPC error (except
+/// 2026-07-28's own rejections, which a modern server sends), any other result (an empty `{}`),
+/// an answer with another id, or a body that is not JSON-RPC (an HTTP 4xx / 405 reaches here as a
+/// JSON-RPC error). Not a version refusal, an authorization failure, a refused or dropped
+/// connection, or a throttled one: `initialize` would meet the same.
+fn falls_back(error: &ClientInitializeError) -> bool {
+    match error {
+        ClientInitializeError::JsonRpcError(data) => {
+            data.code != ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
                 && data.code != ErrorCode::HEADER_MISMATCH
-    )
+        }
+        ClientInitializeError::ExpectedInitResult(_)
+        | ClientInitializeError::ExpectedInitResponse(Some(_))
+        | ClientInitializeError::ConflictInitResponseId(..)
+        | ClientInitializeError::UncorrelatedErrorResponse { .. } => true,
+        ClientInitializeError::TransportError { .. } => {
+            classify_init_error(error, 0) == ConnectResult::ProtocolError
+                && super::retry_after::requested(&format!("{error:?}")).is_none()
+        }
+        _ => false,
+    }
 }
 
 /// Opens the lifecycle on `transport`: `server/discover` offering 2026-07-28; for a server that
-/// rejects it, `initialize` offering 2025-11-25 (from [`SupervisorClient`]'s info) on the same
-/// transport. The caller bounds the whole with the connect timeout.
+/// answers it with anything but a discover result, or not within `probe_wait`, `initialize`
+/// offering 2025-11-25 (from [`SupervisorClient`]'s info) on the same transport. The caller bounds
+/// the whole with the connect timeout.
 pub(crate) async fn handshake<T>(
     client: SupervisorClient,
     transport: T,
+    probe_wait: Duration,
 ) -> Result<RunningService<RoleClient, SupervisorClient>, ClientInitializeError>
 where
     T: Transport<RoleClient> + 'static,
     T::Error: From<std::io::Error>,
 {
     let slot = Arc::new(Mutex::new(Some(transport)));
-    let lent = Handoff::lend(&slot).ok_or(ClientInitializeError::Cancelled)?;
-    let discover = ClientLifecycleMode::Discover {
+    let late_answer = Arc::new(AtomicBool::new(false));
+    let discover = || ClientLifecycleMode::Discover {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
     };
-    let probe = match client.clone().serve_with_lifecycle(lent, discover).await {
-        Ok(running) => return Ok(running),
-        Err(error) if rejected_as_legacy(&error) => error,
-        Err(error) => return Err(error),
+    let lent = Handoff::lend(&slot, 0, &late_answer).ok_or(ClientInitializeError::Cancelled)?;
+    let probe = client.clone().serve_with_lifecycle(lent, discover());
+    // `None`: the probe went unanswered, and its answer may still come.
+    let rejected = match tokio::time::timeout(probe_wait, probe).await {
+        Ok(Ok(running)) => return Ok(running),
+        Ok(Err(error)) if falls_back(&error) => Some(error),
+        Ok(Err(error)) => return Err(error),
+        Err(_unanswered) => {
+            tracing::debug!(
+                ?probe_wait,
+                "server/discover unanswered; initialize follows"
+            );
+            None
+        }
     };
-    let lent = Handoff::lend(&slot).ok_or(ClientInitializeError::Cancelled)?;
-    client
+    let epoch = u32::from(rejected.is_none());
+    let lent = Handoff::lend(&slot, epoch, &late_answer).ok_or(ClientInitializeError::Cancelled)?;
+    let fallback = match client
+        .clone()
         .serve_with_lifecycle(lent, ClientLifecycleMode::Initialize)
         .await
-        .map_err(|fallback| ClientInitializeError::LegacyFallbackFailed {
-            discover: Box::new(probe),
-            fallback: Box::new(fallback),
-        })
+    {
+        Ok(running) => return Ok(running),
+        Err(fallback) => fallback,
+    };
+    // The abandoned probe was answered late, and `initialize` refused: a 2026-07-28 server that
+    // was slow (to start, or under load). It answers the probe at once now.
+    if rejected.is_none() && late_answer.load(Ordering::Relaxed) {
+        let lent = Handoff::lend(&slot, 2, &late_answer).ok_or(ClientInitializeError::Cancelled)?;
+        return client.serve_with_lifecycle(lent, discover()).await;
+    }
+    let discover = rejected.unwrap_or(ClientInitializeError::ConnectionClosed(format!(
+        "server/discover went unanswered for {probe_wait:?}"
+    )));
+    Err(ClientInitializeError::LegacyFallbackFailed {
+        discover: Box::new(discover),
+        fallback: Box::new(fallback),
+    })
 }
 
 /// The protocol versions this client speaks, oldest first.
@@ -245,6 +378,202 @@ pub(crate) fn identity(info: &ServerPeerInfo) -> ServerIdentity {
 /// `Mcp-Session-Id` over HTTP and un-subscribed `notifications/tools/list_changed`).
 pub(crate) fn has_initialize(version: &str) -> bool {
     version < ProtocolVersion::NO_INITIALIZE.as_str()
+}
+
+#[cfg(test)]
+mod handshake_tests {
+    //! The handshake against a scripted JSON-RPC peer over an in-memory pipe, on paused time: each
+    //! way an older server can answer (or not answer) `server/discover`.
+
+    use super::*;
+    use crate::supervise::connectors::connector::SessionEvents;
+    use rmcp::transport::async_rw::AsyncRwTransport;
+    use serde_json::{Value, json};
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+
+    /// How the scripted server answers.
+    #[derive(Clone, Copy)]
+    enum Peer {
+        /// `server/discover` → `{}` (an empty result), then an ordinary `initialize`.
+        EmptyDiscover,
+        /// `server/discover` → no answer at all, then an ordinary `initialize`.
+        IgnoresDiscover,
+        /// Reads nothing for `delay`, then: discover → method not found, `initialize` → result.
+        SlowLegacy { delay: Duration },
+        /// Reads nothing for `delay`, then: discover → a 2026-07-28 result, `initialize` →
+        /// method not found (it has no `initialize`).
+        SlowModern { delay: Duration },
+    }
+
+    fn answer(peer: Peer, message: &Value) -> Option<Value> {
+        let id = message.get("id")?.clone();
+        let method = message.get("method")?.as_str()?;
+        let not_found = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}});
+        let initialized = json!({"jsonrpc": "2.0", "id": id, "result": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "scripted", "version": "1.0.0"}
+        }});
+        let discovered = json!({"jsonrpc": "2.0", "id": id, "result": {
+            "resultType": "complete",
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": {"tools": {}},
+            "ttlMs": 0,
+            "cacheScope": "private",
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "scripted", "version": "2.0.0"}}
+        }});
+        match (peer, method) {
+            (Peer::EmptyDiscover, "server/discover") => {
+                Some(json!({"jsonrpc": "2.0", "id": id, "result": {}}))
+            }
+            (Peer::IgnoresDiscover, "server/discover") => None,
+            (Peer::SlowLegacy { .. }, "server/discover") => Some(not_found),
+            (Peer::SlowModern { .. }, "server/discover") => Some(discovered),
+            (Peer::SlowModern { .. }, "initialize") => Some(not_found),
+            (_, "initialize") => Some(initialized),
+            (_, "tools/list") => Some(json!({"jsonrpc": "2.0", "id": id, "result": {"tools": []}})),
+            _ => Some(not_found),
+        }
+    }
+
+    /// Serves `peer` on one end of a pipe; the seen methods are returned when the pipe closes.
+    fn serve(peer: Peer, io: tokio::io::DuplexStream) -> tokio::task::JoinHandle<Vec<String>> {
+        tokio::spawn(async move {
+            if let Peer::SlowLegacy { delay } | Peer::SlowModern { delay } = peer {
+                tokio::time::sleep(delay).await;
+            }
+            let (read, mut write) = tokio::io::split(io);
+            let mut lines = BufReader::new(read).lines();
+            let mut seen = Vec::new();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let message: Value = serde_json::from_str(&line).expect("the client sends JSON");
+                if let Some(method) = message.get("method").and_then(Value::as_str) {
+                    seen.push(method.to_owned());
+                }
+                if let Some(reply) = answer(peer, &message) {
+                    let mut text = reply.to_string();
+                    text.push('\n');
+                    if write.write_all(text.as_bytes()).await.is_err() {
+                        break;
+                    }
+                }
+            }
+            seen
+        })
+    }
+
+    /// Runs the handshake against `peer`; the version negotiated and the virtual time it took.
+    async fn connect(peer: Peer) -> (Result<String, String>, Duration, Vec<String>) {
+        let (ours, theirs) = tokio::io::duplex(64 * 1024);
+        let server = serve(peer, theirs);
+        let (read, write) = tokio::io::split(ours);
+        let transport = AsyncRwTransport::<RoleClient, _, _>::new_client(read, write);
+        let client = SupervisorClient::new(SessionEvents::ignore());
+        let started = tokio::time::Instant::now();
+        let result = handshake(client, transport, PROBE_WAIT).await;
+        let took = started.elapsed();
+        let version = match result {
+            Ok(running) => {
+                let version = running
+                    .peer()
+                    .peer_info()
+                    .map(|info| info.protocol_version.as_str().to_owned())
+                    .unwrap_or_default();
+                // A request on the live session proves the ids line up after the handshake.
+                let listed = running.peer().list_tools(None).await;
+                drop(running);
+                listed.map(|_| version).map_err(|e| e.to_string())
+            }
+            Err(e) => Err(e.to_string()),
+        };
+        let seen = server.await.unwrap_or_default();
+        (version, took, seen)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_server_that_answers_discover_with_an_empty_result_gets_initialize_at_once() {
+        let (version, took, seen) = connect(Peer::EmptyDiscover).await;
+        assert_eq!(version.as_deref(), Ok("2025-11-25"));
+        assert_eq!(
+            took,
+            Duration::ZERO,
+            "no probe wait for a server that answered"
+        );
+        assert_eq!(seen[..2], ["server/discover", "initialize"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_server_that_ignores_discover_gets_initialize_after_the_probe_wait_not_the_connect_timeout()
+     {
+        let (version, took, seen) = connect(Peer::IgnoresDiscover).await;
+        assert_eq!(version.as_deref(), Ok("2025-11-25"));
+        assert_eq!(took, PROBE_WAIT);
+        assert_eq!(seen[..2], ["server/discover", "initialize"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_legacy_server_slower_than_the_probe_wait_is_ready_and_its_late_error_is_dropped() {
+        let delay = PROBE_WAIT * 3;
+        let (version, took, seen) = connect(Peer::SlowLegacy { delay }).await;
+        assert_eq!(
+            version.as_deref(),
+            Ok("2025-11-25"),
+            "tools/list answered too"
+        );
+        assert_eq!(took, delay);
+        assert_eq!(seen[..2], ["server/discover", "initialize"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_modern_server_slower_than_the_probe_wait_is_probed_again_after_refusing_initialize()
+    {
+        let delay = PROBE_WAIT + Duration::from_millis(1);
+        let (version, took, seen) = connect(Peer::SlowModern { delay }).await;
+        assert_eq!(
+            version.as_deref(),
+            Ok("2026-07-28"),
+            "tools/list answered too"
+        );
+        assert_eq!(took, delay);
+        assert_eq!(
+            seen[..3],
+            ["server/discover", "initialize", "server/discover"]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_server_answering_within_the_probe_wait_is_not_sent_initialize() {
+        let delay = PROBE_WAIT - Duration::from_millis(1);
+        let (version, took, seen) = connect(Peer::SlowModern { delay }).await;
+        assert_eq!(version.as_deref(), Ok("2026-07-28"));
+        assert_eq!(took, delay);
+        assert!(!seen.iter().any(|m| m == "initialize"), "{seen:?}");
+    }
+
+    #[test]
+    fn only_answers_that_say_nothing_about_the_connection_fall_back() {
+        let empty = ClientInitializeError::ExpectedInitResult(None);
+        assert!(falls_back(&empty));
+        let not_found = ClientInitializeError::JsonRpcError(rmcp::ErrorData::method_not_found::<
+            rmcp::model::DiscoverRequestMethod,
+        >());
+        assert!(falls_back(&not_found));
+        let modern = ClientInitializeError::JsonRpcError(rmcp::ErrorData::new(
+            ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            "needs sampling",
+            None,
+        ));
+        assert!(!falls_back(&modern));
+        assert!(!falls_back(&ClientInitializeError::ConnectionClosed(
+            "eof".into()
+        )));
+        assert!(!falls_back(
+            &ClientInitializeError::NoCompatibleProtocolVersion {
+                client_supported: vec![ProtocolVersion::V_2026_07_28],
+                server_supported: vec![],
+            }
+        ));
+    }
 }
 
 #[cfg(test)]

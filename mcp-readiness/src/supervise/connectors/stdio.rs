@@ -144,7 +144,11 @@ impl StdioConnector {
         let handshake = tokio::time::timeout(self.init_timeout, async {
             let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(reader, stdin)
                 .with_max_line_length(MAX_STDOUT_LINE);
-            let serve = lifecycle::handshake(client, Quiet::new(transport, server.clone()));
+            let serve = lifecycle::handshake(
+                client,
+                Quiet::new(transport, server.clone()),
+                lifecycle::PROBE_WAIT,
+            );
             tokio::pin!(serve);
             // A server that writes lines that are not JSON-RPC gets a short grace (a banner
             // before a real handshake is forgiven) and is then a protocol error, at once rather

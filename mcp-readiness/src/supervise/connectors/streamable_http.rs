@@ -149,13 +149,13 @@ impl HttpConnector {
                 let http = SessionIdClient::new(oauth.client().await?, session_id.clone());
                 let transport = StreamableHttpClientTransport::with_client(http, config);
                 let quiet = Quiet::new(transport, server.clone());
-                return Ok(lifecycle::handshake(client, quiet).await);
+                return Ok(lifecycle::handshake(client, quiet, lifecycle::PROBE_WAIT).await);
             }
             let http = session_id::default_http_client(server)?;
             let http = SessionIdClient::new(http, session_id.clone());
             let transport = StreamableHttpClientTransport::with_client(http, config);
             let quiet = Quiet::new(transport, server.clone());
-            Ok::<_, ConnectError>(lifecycle::handshake(client, quiet).await)
+            Ok::<_, ConnectError>(lifecycle::handshake(client, quiet, lifecycle::PROBE_WAIT).await)
         };
         match tokio::time::timeout(self.connect_timeout, serve).await {
             Ok(Err(early)) => Err(early),

@@ -34,19 +34,46 @@ impl Supervisor {
     /// `server/discover` on 2026-07-28 sessions, see `Session::ping`); a failed or unanswered
     /// probe marks it lost. Rejected credentials drop the session for one fresh handshake with the
     /// same credentials, which decides whether the server is unauthenticated. A frozen server is
-    /// noticed at most one interval plus the ping timeout after it froze.
+    /// noticed at most one interval plus the ping timeout after it froze (two ping timeouts for a
+    /// server that never answered `ping`, below).
+    ///
+    /// A server that serves requests but ignores `ping` (some do: `ping` is optional to answer in
+    /// practice, and an unanswered one looks like a frozen server) is not dropped: an unanswered
+    /// ping is followed by `tools/list`, which every server answers, within the same timeout. An
+    /// answer proves the server alive, and from then on this connection is probed with
+    /// `tools/list`.
     pub(super) fn spawn_health(self: &Arc<Self>, generation: u64, interval: Duration) {
         let weak = Arc::downgrade(self);
         let timeout = self.shared.options.ping_timeout;
         tokio::spawn(async move {
             let mut ticker =
                 tokio::time::interval_at(crate::util::later(Instant::now(), interval), interval);
+            // Set once `ping` went unanswered while `tools/list` was answered.
+            let mut ping_ignored = false;
             loop {
                 ticker.tick().await;
                 let Some(session) = weak.upgrade().and_then(|s| s.session_of(generation)) else {
                     return;
                 };
-                let outcome = tokio::time::timeout(timeout, session.ping()).await;
+                let mut outcome = if ping_ignored {
+                    tokio::time::timeout(timeout, session.list_tools())
+                        .await
+                        .map(|listed| listed.map(drop))
+                } else {
+                    tokio::time::timeout(timeout, session.ping()).await
+                };
+                if outcome.is_err() && !ping_ignored {
+                    // Unanswered: frozen, or alive and ignoring `ping`. Ask what it must answer.
+                    let listed = tokio::time::timeout(timeout, session.list_tools()).await;
+                    if matches!(listed, Ok(Ok(_))) {
+                        tracing::debug!(
+                            generation,
+                            "the server ignores ping and answers tools/list; probing with tools/list"
+                        );
+                        ping_ignored = true;
+                    }
+                    outcome = listed.map(|listed| listed.map(drop));
+                }
                 drop(session);
                 let Some(supervisor) = weak.upgrade() else {
                     return;
@@ -68,7 +95,10 @@ impl Supervisor {
                         return;
                     }
                     Err(_) => {
-                        let why = format!("no answer to the health ping within {}", Human(timeout));
+                        let why = format!(
+                            "no answer to the health ping within {}, nor to tools/list",
+                            Human(timeout)
+                        );
                         supervisor.connection_lost(generation, &why);
                         return;
                     }

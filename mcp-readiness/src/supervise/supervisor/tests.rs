@@ -278,6 +278,59 @@ async fn a_failing_health_ping_drops_the_connection_before_any_call() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_server_that_never_answers_ping_stays_ready_under_the_health_probe() {
+    let script = Arc::new(Script::default());
+    let mut connector = ScriptedConnector::new(&script);
+    connector.ping_hangs = true;
+    let hub = hub_with(connector, HubOptions::builder().reconnect_on_drop(false));
+    hub.call(read()).await.unwrap();
+    let timeout = HubOptions::default().ping_timeout();
+
+    // The first probe: ping unanswered for the whole timeout, then tools/list answered.
+    for step in [Duration::from_secs(30), timeout] {
+        tokio::time::advance(step).await;
+        settle().await;
+    }
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+    // Ten more intervals, probed with tools/list: still the first connection, still ready.
+    for _ in 0..10 {
+        tokio::time::advance(Duration::from_secs(30)).await;
+        settle().await;
+        assert_eq!(hub.state("mail"), Some(State::Ready));
+    }
+    assert_eq!(script.connects.load(Ordering::SeqCst), 1);
+    hub.call(read()).await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_frozen_server_is_dropped_once_ping_and_then_tools_list_go_unanswered() {
+    let script = Arc::new(Script::default());
+    let connector = ScriptedConnector::new(&script);
+    let hub = hub_with(connector, HubOptions::builder().reconnect_on_drop(false));
+    hub.call(read()).await.unwrap();
+    script.sessions.lock().unwrap()[0]
+        .frozen
+        .store(true, Ordering::SeqCst);
+    let timeout = HubOptions::default().ping_timeout();
+
+    // The probe at 30 s: ping unanswered until 30 s + timeout, then tools/list as long again.
+    for step in [
+        Duration::from_secs(30),
+        timeout,
+        timeout - Duration::from_millis(1),
+    ] {
+        tokio::time::advance(step).await;
+        settle().await;
+        assert_eq!(hub.state("mail"), Some(State::Ready));
+    }
+    tokio::time::advance(Duration::from_millis(1)).await;
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Connecting));
+    let reason = reason(&hub);
+    assert!(reason.contains("nor to tools/list"), "{reason}");
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_connect_that_hangs_times_out_at_the_connect_timeout() {
     let script = Arc::new(Script::default());
     script.steps.lock().unwrap().push_back(ConnectStep::Hang);

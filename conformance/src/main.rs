@@ -1,0 +1,110 @@
+//! `conformance-client`: the MCP client that the official conformance suite
+//! (npm `@modelcontextprotocol/conformance`, `client` mode) drives, built on mcp-readiness's own
+//! stack: the scenario's server is supervised by a [`Hub`](mcp_readiness::Hub), every tool call
+//! goes through the [`ReadinessLayer`](mcp_readiness::ReadinessLayer), and the auth scenarios log
+//! in with the library's `oauth login` flow and its credential store.
+//!
+//! The suite runs `conformance-client <server URL>` with the scenario in
+//! `MCP_CONFORMANCE_SCENARIO` and its context (tool calls, a pre-registered client) as JSON in
+//! `MCP_CONFORMANCE_CONTEXT`, then judges what the client did on the wire. The client exits 0
+//! when the scenario ran to its end, 1 with the reason on stderr otherwise.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use mcp_readiness::{ServerSpec, TransportSpec};
+use tracing_subscriber::EnvFilter;
+
+mod arguments;
+mod auth;
+mod browser;
+mod context;
+mod stack;
+
+use context::Context;
+use stack::{SERVER, Stack};
+
+/// The suite kills a client after 30 s; end before that with a reason of our own.
+const SCENARIO_DEADLINE: Duration = Duration::from_secs(25);
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let Some(url) = std::env::args().skip(1).last() else {
+        eprintln!("usage: conformance-client <server URL> (the suite passes it)");
+        return ExitCode::from(2);
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("error: could not start the async runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(async {
+        let context = Context::from_env()?;
+        tracing::info!(scenario, url, "scenario starts");
+        tokio::time::timeout(SCENARIO_DEADLINE, run(&scenario, &url, &context))
+            .await
+            .map_err(|_| {
+                format!("scenario `{scenario}` did not end within {SCENARIO_DEADLINE:?}")
+            })?
+    });
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs one scenario: authorize where it asks, connect through the Hub, list the tools, call the
+/// scenario's tools (or every tool) through the layer, close.
+async fn run(scenario: &str, url: &str, context: &Context) -> Result<(), String> {
+    let scratch;
+    let spec = if scenario.starts_with("auth/") {
+        scratch = auth::Scratch::new()?;
+        auth::login(url, context, &scratch).await?
+    } else {
+        ServerSpec::new(SERVER, TransportSpec::http(url.to_owned()))
+    };
+    let stack = Stack::start(spec)?;
+    let result = exercise(scenario, &stack, context).await;
+    stack.shutdown().await;
+    result
+}
+
+/// Lists the tools and calls the scenario's (or every one, with arguments from its schema).
+async fn exercise(scenario: &str, stack: &Stack, context: &Context) -> Result<(), String> {
+    let tools = stack.ready_tools().await?;
+    tracing::info!(tools = tools.len(), "listed tools");
+    if scenario == "json-schema-2020-12-preservation" {
+        // The scenario asks for the focal tool's inputSchema, as this client holds it, back
+        // through its echo tool: what the Hub keeps of a schema is what the suite judges.
+        let focal = tools
+            .iter()
+            .find(|t| t.name == "json_schema_2020_12_tool")
+            .ok_or("the scenario's server lists no json_schema_2020_12_tool")?;
+        let mut arguments = serde_json::Map::new();
+        arguments.insert(
+            "schema".to_owned(),
+            serde_json::Value::Object((*focal.input_schema).clone()),
+        );
+        stack.call("json_schema_echo", Some(arguments)).await?;
+        return Ok(());
+    }
+    if context.tool_calls.is_empty() {
+        for tool in &tools {
+            stack.call(&tool.name, arguments::for_tool(tool)).await?;
+        }
+    } else {
+        for call in &context.tool_calls {
+            stack.call(&call.name, call.arguments.clone()).await?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,138 @@
+//! `mcp-readiness call`: one tool call through the layer and the Hub, against real fixture servers
+//! over stdio and HTTP, with the exit code and the state, action and result it prints.
+
+use mcp_readiness_fixtures as common;
+
+use common::Scratch;
+use common::configure::{http_fixture, stdio_fixture, write_config};
+use common::run::{Run, assert_no_panic, run};
+use serde_json::{Value, json};
+
+async fn call(config: &std::path::Path, args: &[&str]) -> Run {
+    let mut all = vec!["call", "--config", config.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let run = run(&all, &[]).await;
+    assert_no_panic("mcp-readiness call", &run);
+    run
+}
+
+fn json_of(run: &Run) -> Value {
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
+}
+
+#[tokio::test]
+async fn a_ready_server_runs_the_call_and_prints_its_result_with_exit_0() {
+    let scratch = Scratch::new("call-ready");
+    let (_server, port) = http_fixture(&scratch, "good-token").await;
+    let config = write_config(
+        &scratch,
+        "mcp.json",
+        json!({
+            "mail": stdio_fixture(&scratch, "mail", &[]),
+            "web": { "type": "http", "url": format!("http://127.0.0.1:{port}/mcp"),
+                     "headers": { "Authorization": "Bearer good-token" } },
+        }),
+        json!({ "budget": "10s", "poll": "100ms" }),
+    );
+    let text = call(
+        &config,
+        &["mcp__mail__echo", "--args", r#"{"text": "hello"}"#],
+    )
+    .await;
+    assert_eq!(text.code, Some(0), "{}\n{}", text.stdout, text.stderr);
+    assert!(
+        text.stdout.starts_with("mcp__mail__echo: ready"),
+        "{}",
+        text.stdout
+    );
+    assert!(text.stdout.contains("hello"), "{}", text.stdout);
+
+    let over_http = call(
+        &config,
+        &["mcp__web__echo", "--args", r#"{"text": "x"}"#, "--json"],
+    )
+    .await;
+    assert_eq!(over_http.code, Some(0), "{}", over_http.stderr);
+    let record = json_of(&over_http);
+    assert_eq!(record["state"], "ready");
+    assert_eq!(record["outcome"], "ok");
+    assert_eq!(record["result"]["content"][0]["text"], "x");
+    // Only the named server was started: `mail` logged no start for the HTTP call.
+    assert_eq!(common::configure::started(&scratch, "mail").len(), 1);
+}
+
+#[tokio::test]
+async fn a_tool_error_or_a_server_that_is_not_ready_exits_1_with_the_action() {
+    let scratch = Scratch::new("call-not-ready");
+    let (_server, port) = http_fixture(&scratch, "good-token").await;
+    let config = write_config(
+        &scratch,
+        "mcp.json",
+        json!({
+            "mail": stdio_fixture(&scratch, "mail", &[]),
+            "slow": stdio_fixture(&scratch, "slow", &[("FIXTURE_STARTUP_DELAY_MS", "20000")]),
+            "gone": { "command": "/nonexistent/mcp-readiness-test/none" },
+            "web": { "type": "http", "url": format!("http://127.0.0.1:{port}/mcp"),
+                     "headers": { "Authorization": "Bearer stale-token" } },
+        }),
+        json!({ "budget": "10s", "poll": "100ms" }),
+    );
+    let failed = call(&config, &["mcp__mail__fail", "--json"]).await;
+    assert_eq!(failed.code, Some(1), "{}", failed.stderr);
+    assert_eq!(json_of(&failed)["outcome"], "tool_error");
+
+    let expectations = [
+        (
+            vec!["mcp__web__echo"],
+            "unauthenticated",
+            "reauthorize",
+            false,
+        ),
+        (vec!["mcp__gone__echo"], "absent", "add_connection", false),
+        (vec!["mcp__nobody__echo"], "absent", "add_connection", false),
+        (
+            vec!["mcp__slow__echo", "--budget", "1s"],
+            "connecting",
+            "extend_wait_budget",
+            true,
+        ),
+    ];
+    for (args, state, action, timed_out) in expectations {
+        let mut args = args.clone();
+        args.push("--json");
+        let run = call(&config, &args).await;
+        assert_eq!(run.code, Some(1), "{args:?}: {}", run.stderr);
+        let record = json_of(&run);
+        assert_eq!(record["state"], state, "{args:?}: {record}");
+        assert_eq!(record["action"], action, "{args:?}: {record}");
+        assert_eq!(record["outcome"], "not_ready", "{args:?}: {record}");
+        assert_eq!(record["timed_out"], timed_out, "{args:?}: {record}");
+        assert!(record["reason"].is_string(), "{args:?}: {record}");
+        assert!(!run.stdout.contains("stale-token"), "{}", run.stdout);
+        if !timed_out {
+            assert!(record["waited_ms"].as_u64().unwrap() < 1000, "{record}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn bad_input_exits_2_with_what_to_write() {
+    let scratch = Scratch::new("call-bad-input");
+    let config = write_config(&scratch, "mcp.json", json!({}), json!({}));
+    for (args, says) in [
+        (vec!["search"], "mcp__<server>__<tool>"),
+        (vec!["mcp__a__b", "--args", "[1]"], "expected a JSON object"),
+        (vec!["mcp__a__b", "--args", "{"], "not valid JSON"),
+        (vec!["mcp__a__b", "--budget", "soon"], "not a duration"),
+    ] {
+        let run = call(&config, &args).await;
+        assert_eq!(run.code, Some(2), "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains(says), "{args:?}: {}", run.stderr);
+    }
+    let missing = run(
+        &["call", "--config", "/nonexistent/mcp.json", "mcp__a__b"],
+        &[],
+    )
+    .await;
+    assert_eq!(missing.code, Some(2), "{}", missing.stderr);
+}
