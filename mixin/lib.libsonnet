@@ -16,6 +16,8 @@
     exporter: cfg.exporterSelector,
     blip: cfg.stateBlipWindow,
     evidence: cfg.evidenceWindow,
+    refused_window: cfg.refusedWindow,
+    stuck_window: cfg.stuckConnectingWindow,
     crash_window: cfg.crashLoopWindow,
     crash_restarts: cfg.crashLoopRestarts,
     tool_window: cfg.toolAbsentWindow,
@@ -23,6 +25,11 @@
     failure_window: cfg.callFailureWindow,
     failure_ratio: cfg.callFailureRatio,
     failure_min: cfg.callFailureMinCalls,
+    tool_error_ratio: cfg.callToolErrorRatio,
+    renewal_overdue_secs: cfg.credentialRenewalOverdueMinutes * 60,
+    renewable_s: if cfg.selector == '' then '{renewable="true"}' else '{%s, renewable="true"}' % cfg.selector,
+    // A replica whose exporter is down now (its target still discovered, `up` 0).
+    down: '(up == 0)',
     cred: if cfg.credentialExpirySelector == '' then cfg.selector
     else if cfg.selector == '' then cfg.credentialExpirySelector
     else cfg.selector + ', ' + cfg.credentialExpirySelector,
