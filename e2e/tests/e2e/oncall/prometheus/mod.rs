@@ -29,13 +29,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
-fn rule_files() -> Vec<std::path::PathBuf> {
-    vec![
-        repo().join("alerts/rules.yml"),
-        repo().join("alerts/alerts.yml"),
-    ]
-}
-
 fn now() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
