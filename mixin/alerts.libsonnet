@@ -17,7 +17,9 @@ local lib = import 'lib.libsonnet';
     local w = cfg.groupLabels + ['job'],
     local r = cfg.groupLabels + ['job'] + cfg.replicaLabels,
     local fig(labels, expr, fmt='%.0f', otherwise='0') = lib.figure(cfg, labels, expr, fmt, otherwise),
-    local list(expr, label) = lib.list(cfg, ws, expr, label),
+    local list(expr, label, otherwise='none') = lib.list(cfg, ws, expr, label, otherwise),
+    // The replicas a workload alert names: instance, and the pod where there is one.
+    local replicaList(expr, otherwise='none') = lib.list(cfg, ws, expr, 'instance', otherwise, 'pod'),
     local where = lib.where(cfg),
     local forOf(name) = cfg['for'][name],
     local annotations(name, summary, description, server=true) = {
@@ -63,7 +65,7 @@ local lib = import 'lib.libsonnet';
         'MCPServerUnauthenticated',
         'MCP server `{{ $labels.server }}` needs re-authorization',
         who + ' is unauthenticated ' + replicas
-        + ' (' + list('instance_server:mcp_readiness_server_state:unauthenticated{{M}}', 'instance') + '): '
+        + ' (' + replicaList('instance_server:mcp_readiness_server_state:unauthenticated{{M}}', 'restarted since and still connecting: the verdict holds until one reads it ready') + '): '
         + 'its credentials are missing, expired or revoked (HTTP 401, or 403 with a challenge), and waiting will not heal it. '
         + refused + '. '
         + 'Next step: re-authorize `{{ $labels.server }}` (a new token in its headers or env, or a new OAuth grant), then reload the exporter (SIGHUP to `serve`, or restart the agent service).',
@@ -80,7 +82,7 @@ local lib = import 'lib.libsonnet';
         'MCPServerAbsent',
         'MCP server `{{ $labels.server }}` is absent',
         who + ' is absent ' + replicas
-        + ' (' + list('instance_server:mcp_readiness_server_state:absent{{M}}', 'instance') + '): '
+        + ' (' + replicaList('instance_server:mcp_readiness_server_state:absent{{M}}') + '): '
         + 'it is not configured there, fails to start or to answer its handshake (unreachable, or throttling every one), exits, or keeps crashing. '
         + fig(ws, "sum(instance_server:mcp_readiness_connects_total:failed_recently{{M}})")
         + ' connection attempts failed in the last ' + cfg.evidenceWindow + ', '

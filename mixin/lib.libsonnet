@@ -54,10 +54,13 @@
     % [std.strReplace(expr, '{M}', m.format), m.args, fmt, otherwise],
 
   // `{{ ... }}` that lists the label `label` of every series of `expr`, sorted, comma-separated.
-  list(cfg, labels, expr, label, otherwise='none')::
+  // `also` (a label name or ''): printed after each in parentheses where the series has it
+  // (the pod of an instance, so the runbook's commands can name each one).
+  list(cfg, labels, expr, label, otherwise='none', also='')::
     local m = self.matcher(cfg, labels);
-    '{{ with printf "%s" %s | query }}{{ range $i, $s := . | sortByLabel "%s" }}{{ if $i }}, {{ end }}{{ $s.Labels.%s }}{{ end }}{{ else }}%s{{ end }}'
-    % [std.strReplace(expr, '{M}', m.format), m.args, label, label, otherwise],
+    local extra = if also == '' then '' else '{{ with $s.Labels.%s }} (%s {{ . }}){{ end }}' % [also, also];
+    '{{ with printf "%s" %s | query }}{{ range $i, $s := . | sortByLabel "%s" }}{{ if $i }}, {{ end }}{{ $s.Labels.%s }}%s{{ end }}{{ else }}%s{{ end }}'
+    % [std.strReplace(expr, '{M}', m.format), m.args, label, label, extra, otherwise],
 
   // ", cluster c, namespace n" for the group labels the alert has.
   where(cfg)::
