@@ -124,10 +124,10 @@ local lib = import 'lib.libsonnet';
               (
                 max without (state) (
                   (
-                  (max_over_time(mcp_readiness_server_state{state="absent"%(c)s}[%(blip)s]) == 1)
-                  or
-                  (instance_server:mcp_readiness_server_state:last3m{state="absent"} == 1)
-                )
+                    (max_over_time(mcp_readiness_server_state{state="absent"%(c)s}[%(blip)s]) == 1)
+                    or
+                    (instance_server:mcp_readiness_server_state:last3m{state="absent"} == 1)
+                  )
                   unless ignoring (state)
                   (instance_server:mcp_readiness_server_state:last3m{state=~"ready|unauthenticated"} == 1)
                 )
