@@ -98,14 +98,15 @@ local lib = import 'lib.libsonnet';
           },
           {
             // 1 while the replica sees the server unauthenticated: unauthenticated at least once
-            // within the blip window and not ready now (a restart's `connecting` keeps it).
+            // within the blip window (or last, while its exporter is down) and not ready now (a
+            // restart's `connecting` keeps it).
             record: 'instance_server:mcp_readiness_server_state:unauthenticated',
             expr: |||
               max without (state) (
                 (
                   (max_over_time(mcp_readiness_server_state{state="unauthenticated"%(c)s}[%(blip)s]) == 1)
                   or
-                  (instance_server:mcp_readiness_server_state:last3m{state="unauthenticated"} == 1)
+                  (instance_server:mcp_readiness_server_state:last3m{state="unauthenticated"} == 1 and on (%(r)s) %(down)s)
                 )
                 unless ignoring (state)
                 (instance_server:mcp_readiness_server_state:last3m{state="ready"} == 1)
@@ -126,7 +127,7 @@ local lib = import 'lib.libsonnet';
                   (
                     (max_over_time(mcp_readiness_server_state{state="absent"%(c)s}[%(blip)s]) == 1)
                     or
-                    (instance_server:mcp_readiness_server_state:last3m{state="absent"} == 1)
+                    (instance_server:mcp_readiness_server_state:last3m{state="absent"} == 1 and on (%(r)s) %(down)s)
                   )
                   unless ignoring (state)
                   (instance_server:mcp_readiness_server_state:last3m{state=~"ready|unauthenticated"} == 1)
