@@ -36,6 +36,10 @@
     // A state seen at least once within this window still counts: one blip of another state
     // (an exporter restart, one odd scrape) neither resolves nor restarts a state alert.
     stateBlipWindow: '3m',
+    // A replica's last reported state (and its build info) counts for this long after its last
+    // scrape, so a missed scrape neither hides nor invents a state; a replica gone from service
+    // discovery stops counting after it (one whose exporter is down keeps it until it is back).
+    stateStaleWindow: '3m',
     // Evidence window: failed connects this recent make `absent` worth an alert.
     evidenceWindow: '1h',
     // Calls refused as not ready within this window make `absent` worth an alert and a state

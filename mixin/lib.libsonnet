@@ -15,6 +15,7 @@
     r: std.join(', ', cfg.groupLabels + ['job'] + cfg.replicaLabels),
     exporter: cfg.exporterSelector,
     blip: cfg.stateBlipWindow,
+    stale: cfg.stateStaleWindow,
     evidence: cfg.evidenceWindow,
     refused_window: cfg.refusedWindow,
     stuck_window: cfg.stuckConnectingWindow,

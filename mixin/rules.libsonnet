@@ -33,14 +33,14 @@ local lib = import 'lib.libsonnet';
           // is called), and to tell a replica that is gone from one that is down.
           heldRule(
             'instance:mcp_readiness_build_info:present',
-            'max without (version) (last_over_time(mcp_readiness_build_info%(s)s[3m]))\n' % v,
+            'max without (version) (last_over_time(mcp_readiness_build_info%(s)s[%(stale)s]))\n' % v,
           ),
-          // Held: the state each exporter reported last, for up to 3 minutes after its last
-          // scrape (a missed scrape neither hides the state nor invents one), and for as long as
-          // its exporter is down. One-hot like the source.
+          // Held: the state each exporter reported last, for up to `stateStaleWindow` (3m) after
+          // its last scrape (a missed scrape neither hides the state nor invents one), and for as
+          // long as its exporter is down. One-hot like the source.
           heldRule(
             'instance_server:mcp_readiness_server_state:last3m',
-            'last_over_time(mcp_readiness_server_state%(s)s[3m])\n' % v,
+            'last_over_time(mcp_readiness_server_state%(s)s[%(stale)s])\n' % v,
           ),
           {
             // The same as one number, worst first: 0 ready, 1 connecting, 2 absent, 3 unauthenticated.

@@ -7,6 +7,7 @@
 #![cfg(target_os = "linux")]
 
 mod actions;
+mod agents;
 mod alertmanager;
 mod replicas;
 mod roll_up;
