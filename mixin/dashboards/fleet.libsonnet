@@ -10,12 +10,13 @@ function(cfg)
   local override(name, props) = { matcher: { id: 'byName', options: name }, properties: props };
   local serverLink = '/d/%s?var-job=${__data.fields.job}&var-server=${__value.raw}&${__url_time_range}' % cfg.dashboardUIDs.server;
 
-  local firing = 'ALERTS{alertname=~"MCP.*", alertstate="firing", server!="", %s}' % sel;
+  local firingWith(extra) = 'ALERTS{alertname=~"MCP.*", alertstate="firing", server!="", %s%s}' % [sel, extra];
+  local firing = firingWith('');
   // The servers that need a human: a firing alert, or a worst state other than ready.
   local needs = '(max by (%s) (server:mcp_readiness_server_state:worst_rank{%s}) > 0 or max by (%s) (%s))' % [ws, sel, ws, firing];
   local only(expr) = '(%s) and on (%s) %s' % [expr, ws, needs];
   // 3 critical, 2 warning, 1 info, 0 no firing alert.
-  local severity = 'max by (%s) (3 * %s{severity="critical"} or 2 * %s{severity="warning"} or %s{severity="info"})' % [ws, firing, firing, firing];
+  local severity = 'max by (%s) (3 * %s or 2 * %s or %s)' % [ws, firingWith(', severity="critical"'), firingWith(', severity="warning"'), firingWith(', severity="info"')];
   local table = g.panel(
     2, 'table', 'Servers that need a human',
     'Only the servers of the selected jobs with a firing alert or a worst state other than ready, firing first, then by severity, then by state: the worst state across replicas, the alert (its action when it has one), its severity, since when (the alert\'s start, else the last state change), replicas that do not see it ready, and the calls refused as not ready or failed (transport error, timeout, isError) in the last hour. Click a server for its dashboard, an alert for its runbook.',

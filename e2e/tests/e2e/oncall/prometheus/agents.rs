@@ -125,12 +125,13 @@ async fn an_agent_service_fleet_calling_tools_while_its_replicas_are_replaced_ke
     };
     check(&prometheus).await.unwrap();
 
-    // 2. Replace a by c, then b by d, as a rollout does: the new replica first, then the old
-    // one out of discovery and stopped. Each time, wait until the per-replica verdicts name the
+    // 2. Replace a by c, then b by e, as a rollout does: the new replica first, then the old
+    // one out of discovery (its endpoint removed), then stopped. Each time, wait until the per-replica verdicts name the
     // live replicas only, then 25 s more (past the state window and the `for`, when the gone
     // replica's refused calls would have paged).
     let c = AgentService::start().await;
     prometheus.set_targets(job, &[b.addr.clone(), c.addr.clone()]);
+    out_of_discovery(&prometheus, &mut check, &a.addr).await;
     a.stop().await;
     wait_for_replicas(&prometheus, &mut check, &[&b.addr, &c.addr]).await;
     eprintln!(
@@ -139,6 +140,7 @@ async fn an_agent_service_fleet_calling_tools_while_its_replicas_are_replaced_ke
     );
     let e = AgentService::start().await;
     prometheus.set_targets(job, &[c.addr.clone(), e.addr.clone()]);
+    out_of_discovery(&prometheus, &mut check, &b.addr).await;
     b.stop().await;
     wait_for_replicas(&prometheus, &mut check, &[&c.addr, &e.addr]).await;
     eprintln!(
@@ -148,6 +150,27 @@ async fn an_agent_service_fleet_calling_tools_while_its_replicas_are_replaced_ke
     c.stop().await;
     e.stop().await;
     drop(prometheus);
+}
+
+/// Waits until Prometheus no longer scrapes `addr` (no `up` series for it), checking every
+/// 500 ms.
+async fn out_of_discovery(
+    prometheus: &Prometheus,
+    check: &mut impl AsyncFnMut(&Prometheus) -> Result<(), String>,
+    addr: &str,
+) {
+    eventually("the replica out of discovery", Duration::from_secs(30), async || {
+        check(prometheus).await?;
+        let up = prometheus
+            .query(&format!(r#"up{{instance="{addr}"}}"#))
+            .await?;
+        if up.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{up:?}"))
+        }
+    })
+    .await;
 }
 
 /// Waits until the absent verdict of `gone` names exactly `live`, checking every 500 ms, then
