@@ -217,6 +217,16 @@ local lib = import 'lib.libsonnet';
             expr: 'sum by (%(ws)s) (instance_server:mcp_readiness_tool_calls_total:refused_recently)\n' % v,
           },
           {
+            // For the fleet table: calls refused as not ready, and calls that failed (transport
+            // error, timeout, isError), in the last hour; only where there are some.
+            record: 'server:mcp_readiness_tool_calls_total:refused_1h',
+            expr: 'sum by (%(ws)s) (increase(mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s}[1h])) > 0\n' % v,
+          },
+          {
+            record: 'server:mcp_readiness_tool_calls_total:failed_1h',
+            expr: 'sum by (%(ws)s) (increase(mcp_readiness_tool_calls_total{outcome=~"transport_error|timeout|tool_error"%(c)s}[1h])) > 0\n' % v,
+          },
+          {
             // Calls to tools a ready server does not offer, by tool, on the replicas where the
             // server is ready now.
             record: 'server_tool:mcp_readiness_tool_absent_total:recently',

@@ -27,8 +27,8 @@ function(cfg)
       g.target(only('(min by (%s) (ALERTS_FOR_STATE{alertname=~"MCP.*", %s}) or max by (%s) (mcp_readiness_server_state_changed_timestamp_seconds{%s})) * 1000' % [ws, sel, ws, isel]), instant=true, format='table'),
       g.target(only('sum by (%s) (1 - instance_server:mcp_readiness_server_state:last3m{state="ready", %s})' % [ws, isel]), instant=true, format='table'),
       g.target(only('count by (%s) (instance_server:mcp_readiness_server_state:last3m{state="ready", %s})' % [ws, isel]), instant=true, format='table'),
-      g.target(only('sum by (%s) (increase(mcp_readiness_tool_calls_total{outcome="not_ready", %s}[1h])) or 0 * max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})' % [ws, isel, ws, sel]), instant=true, format='table'),
-      g.target(only('sum by (%s) (increase(mcp_readiness_tool_calls_total{outcome=~"transport_error|timeout|tool_error", %s}[1h])) or 0 * max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})' % [ws, isel, ws, sel]), instant=true, format='table'),
+      g.target(only('sum by (%s) (server:mcp_readiness_tool_calls_total:refused_1h{%s}) or 0 * max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})' % [ws, sel, ws, sel]), instant=true, format='table'),
+      g.target(only('sum by (%s) (server:mcp_readiness_tool_calls_total:failed_1h{%s}) or 0 * max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})' % [ws, sel, ws, sel]), instant=true, format='table'),
       g.target(only('%s or 0 * max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})' % [severity, ws, sel]), instant=true, format='table'),
       // The sort key: firing and severity first, then the state.
       g.target(only('10 * (%s or 0 * max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})) + on (%s) group_left max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})' % [severity, ws, sel, ws, ws, sel]), instant=true, format='table'),

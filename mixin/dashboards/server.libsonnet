@@ -51,10 +51,10 @@ function(cfg)
       }] } },
       g.row(8, 'Connecting and waiting', 19),
       g.timeseries(9, 'Connect time p95 vs wait budget',
-                   'Budget advisor for the selected servers: p95 of successful connects per replica (last hour, or lifetime) beside the wait budget, and the recorded advice across the replicas (server:mcp_readiness_wait_budget_seconds:suggested). Raise the budget when the p95 stays above it and calls run out of it.',
+                   'Budget advisor for the selected servers (recorded every 3 minutes across the replicas): p95 of successful connects (last hour, or lifetime), the wait budget in force on each replica, and a suggested one (server:mcp_readiness_wait_budget_seconds:suggested). Raise the budget when the p95 stays above it and calls run out of it.',
                    [8, 12, 0, 20],
                    [
-                     g.target('(histogram_quantile(0.95, sum without (result) (increase(mcp_readiness_connect_duration_seconds_bucket{result="ok", %s}[1h]))) >= 0) or histogram_quantile(0.95, sum without (result) (mcp_readiness_connect_duration_seconds_bucket{result="ok", %s}))' % [isel, isel], '{{server}} @ {{instance}} p95 connect'),
+                     g.target('server:mcp_readiness_connect_duration_seconds:p95{job=~"$job", server=~"$server"}', '{{server}} p95 connect'),
                      g.target('mcp_readiness_wait_budget_seconds{%s}' % isel, '{{server}} @ {{instance}} budget'),
                      g.target('server:mcp_readiness_wait_budget_seconds:suggested{job=~"$job", server=~"$server"}', '{{server}} suggested budget'),
                    ], 's'),

@@ -125,8 +125,8 @@ fn the_fleet_table_comes_first_and_lists_only_who_must_act_for_which_alert_since
         "alertname, action) (ALERTS{alertname=~\"MCP.*\", alertstate=\"firing\"",
         "ALERTS_FOR_STATE",
         "instance_server:mcp_readiness_server_state:last3m{state=\"ready\"",
-        "mcp_readiness_tool_calls_total{outcome=\"not_ready\"",
-        "mcp_readiness_tool_calls_total{outcome=~\"transport_error|timeout|tool_error\"",
+        "server:mcp_readiness_tool_calls_total:refused_1h",
+        "server:mcp_readiness_tool_calls_total:failed_1h",
     ] {
         assert!(
             exprs.iter().any(|e| e.contains(needle)),
@@ -136,7 +136,8 @@ fn the_fleet_table_comes_first_and_lists_only_who_must_act_for_which_alert_since
     // Only servers with a firing alert or a state other than ready: every query is filtered.
     for expr in &exprs {
         assert!(
-            expr.contains("server:mcp_readiness_server_state:worst_rank{") && expr.contains(") > 0 or max by"),
+            expr.contains("server:mcp_readiness_server_state:worst_rank{")
+                && expr.contains(") > 0 or max by"),
             "{expr}"
         );
     }

@@ -17,7 +17,11 @@ async fn server_alerts(
         .map(|a| {
             let l = &a["labels"];
             (
-                (text(&l["alertname"]), text(&l["server"]), text(&l["severity"])),
+                (
+                    text(&l["alertname"]),
+                    text(&l["server"]),
+                    text(&l["severity"]),
+                ),
                 (text(&a["state"]), text(&a["activeAt"])),
             )
         })
@@ -159,17 +163,21 @@ async fn out_of_discovery(
     check: &mut impl AsyncFnMut(&Prometheus) -> Result<(), String>,
     addr: &str,
 ) {
-    eventually("the replica out of discovery", Duration::from_secs(30), async || {
-        check(prometheus).await?;
-        let up = prometheus
-            .query(&format!(r#"up{{instance="{addr}"}}"#))
-            .await?;
-        if up.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("{up:?}"))
-        }
-    })
+    eventually(
+        "the replica out of discovery",
+        Duration::from_secs(30),
+        async || {
+            check(prometheus).await?;
+            let up = prometheus
+                .query(&format!(r#"up{{instance="{addr}"}}"#))
+                .await?;
+            if up.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("{up:?}"))
+            }
+        },
+    )
     .await;
 }
 
@@ -181,20 +189,24 @@ async fn wait_for_replicas(
     live: &[&String],
 ) {
     let want: BTreeSet<String> = live.iter().map(|s| (*s).clone()).collect();
-    eventually("the live replicas only", Duration::from_secs(60), async || {
-        check(prometheus).await?;
-        let now: BTreeSet<String> = prometheus
-            .query(r#"instance_server:mcp_readiness_server_state:absent{server="gone"}"#)
-            .await?
-            .iter()
-            .map(|s| label(s, "instance").to_owned())
-            .collect();
-        if now == want {
-            Ok(())
-        } else {
-            Err(format!("{now:?}"))
-        }
-    })
+    eventually(
+        "the live replicas only",
+        Duration::from_secs(60),
+        async || {
+            check(prometheus).await?;
+            let now: BTreeSet<String> = prometheus
+                .query(r#"instance_server:mcp_readiness_server_state:absent{server="gone"}"#)
+                .await?
+                .iter()
+                .map(|s| label(s, "instance").to_owned())
+                .collect();
+            if now == want {
+                Ok(())
+            } else {
+                Err(format!("{now:?}"))
+            }
+        },
+    )
     .await;
     for _ in 0..50 {
         check(prometheus).await.unwrap();

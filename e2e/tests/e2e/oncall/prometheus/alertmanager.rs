@@ -6,7 +6,7 @@ use super::*;
 
 #[tokio::test]
 async fn the_example_alertmanager_pages_criticals_once_per_workload_tickets_the_rest_and_inhibits_the_whole_outage()
-{
+ {
     let Some(binary) = alertmanager() else {
         return;
     };
@@ -247,7 +247,12 @@ async fn the_example_alertmanager_pages_criticals_once_per_workload_tickets_the_
                 .as_array()
                 .into_iter()
                 .flatten()
-                .map(|a| a["labels"]["server"].as_str().unwrap_or_default().to_owned())
+                .map(|a| {
+                    a["labels"]["server"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned()
+                })
                 .collect();
             servers.sort();
             servers
