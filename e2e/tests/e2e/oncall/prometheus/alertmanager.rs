@@ -267,4 +267,13 @@ async fn the_example_alertmanager_pages_criticals_once_per_workload_tickets_the_
         ]],
         "{body}"
     );
+    // One ticket for a configuration refused on several replicas of the workload, listing them.
+    let tickets: Vec<usize> = groups
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|g| g["labels"]["alertname"] == "MCPReadinessConfigReloadFailed")
+        .map(|g| g["alerts"].as_array().map_or(0, Vec::len))
+        .collect();
+    assert_eq!(tickets, vec![2], "{body}");
 }
