@@ -1,9 +1,12 @@
 // Alerts, keyed to symptoms with evidence, at the level of the workload that owns a server
 // (`job`, `server` and the group labels), so replacing a replica neither resolves nor re-fires
 // a page. Only five alerts carry an `action`; for one server at one moment at most one action
-// holds: each condition yields to the ones before it (unauthenticated, absent, credential
-// expiring, tool absent, budget exhausted). `severity` is `warning` unless calls were actually
-// refused (then a `critical` twin fires; alertmanager.example.yml lets it inhibit the warning).
+// holds: each condition yields to the ones before it, present states before future ones and a
+// higher severity before a lower one: unauthenticated; absent with refused calls; a credential
+// expiring within a day (or expired); absent; tool absent; budget exhausted; a credential
+// expiring within days (or failing to renew). `severity` is `warning` unless calls were
+// actually refused (then a `critical` twin fires; alertmanager.example.yml lets it inhibit the
+// warning).
 local lib = import 'lib.libsonnet';
 
 {
@@ -14,7 +17,9 @@ local lib = import 'lib.libsonnet';
     local w = cfg.groupLabels + ['job'],
     local r = cfg.groupLabels + ['job'] + cfg.replicaLabels,
     local fig(labels, expr, fmt='%.0f', otherwise='0') = lib.figure(cfg, labels, expr, fmt, otherwise),
-    local list(expr, label) = lib.list(cfg, ws, expr, label),
+    local list(expr, label, otherwise='none') = lib.list(cfg, ws, expr, label, otherwise),
+    // The replicas a workload alert names: instance, and the pod where there is one.
+    local replicaList(expr, otherwise='none') = lib.list(cfg, ws, expr, 'instance', otherwise, 'pod'),
     local where = lib.where(cfg),
     local forOf(name) = cfg['for'][name],
     local annotations(name, summary, description, server=true) = {
@@ -23,23 +28,31 @@ local lib = import 'lib.libsonnet';
       runbook_url: lib.runbook(cfg, name),
     } + lib.dashboard(cfg, server),
 
-    // The workload conditions, each yielding to the ones before it.
+    // The workload conditions.
     local U = '(server:mcp_readiness_server_state:unauthenticated_replicas > 0)',
     local A = '(server:mcp_readiness_server_state:absent_replicas > 0)',
     local R = '(server:mcp_readiness_tool_calls_total:refused_recently > 0)',
-    local C(secs) = '(((server:mcp_readiness_credential_expiry_timestamp_seconds:min - time()) > 0) < %d)' % secs,
+    // Seconds to the expiry of a credential that cannot renew itself, below `secs` (negative:
+    // expired, and it keeps firing until the credential is replaced).
+    local C(secs) = '((server:mcp_readiness_credential_expiry_timestamp_seconds:min - time()) < %d)' % secs,
+    // A credential that renews itself, expired for a while though the exporter still holds it.
+    local renewalFailing = '(min by (%(ws)s, renewable) (last_over_time(mcp_readiness_credential_expiry_timestamp_seconds%(renewable_s)s[3m])) - time() < -%(renewal_overdue_secs)d)' % v,
     local T = '(sum by (%(ws)s) (server_tool:mcp_readiness_tool_absent_total:recently) > 0)' % v,
     local B = '(sum by (%(ws)s) (instance_server:mcp_readiness_budget_exhausted_total:recently) > 0)' % v,
     local unless(cond, before) =
       cond + std.join('', ['\nunless on (%s)\n%s' % [v.ws, b] for b in before]) + '\n',
     local critical(cond) = '(\n' + cond + ')\nand on (%s)\n%s\n' % [v.ws, R],
+    // The effective conditions, in order.
+    local absentCritical = '(\n' + A + '\nand on (%s)\n%s\n)' % [v.ws, R],
+    local credentialCritical = '(\n' + unless(C(v.crit_secs), [U, absentCritical]) + ')',
+    local toolAbsent = '(\n' + unless(T, [U, A, credentialCritical]) + ')',
 
     // "on N of M replicas" for a workload alert whose value is N.
     local replicas = 'on {{ $value | printf "%.0f" }} of '
                      + fig(w, 'job:mcp_readiness_build_info:replicas{{M}}', otherwise='?')
                      + ' replicas',
     local refused = fig(ws, 'server:mcp_readiness_tool_calls_total:refused_recently{{M}}')
-                    + ' calls to it were refused as not ready in the last ' + cfg.evidenceWindow,
+                    + ' calls to it were refused as not ready in the last ' + cfg.refusedWindow,
     local who = '`{{ $labels.server }}` (job {{ $labels.job }}' + where + ')',
 
     local unauthenticated(severity, expr) = {
@@ -52,7 +65,7 @@ local lib = import 'lib.libsonnet';
         'MCPServerUnauthenticated',
         'MCP server `{{ $labels.server }}` needs re-authorization',
         who + ' is unauthenticated ' + replicas
-        + ' (' + list('instance_server:mcp_readiness_server_state:unauthenticated{{M}}', 'instance') + '): '
+        + ' (' + replicaList('instance_server:mcp_readiness_server_state:unauthenticated{{M}}', 'restarted since and still connecting: the verdict holds until one reads it ready') + '): '
         + 'its credentials are missing, expired or revoked (HTTP 401, or 403 with a challenge), and waiting will not heal it. '
         + refused + '. '
         + 'Next step: re-authorize `{{ $labels.server }}` (a new token in its headers or env, or a new OAuth grant), then reload the exporter (SIGHUP to `serve`, or restart the agent service).',
@@ -69,33 +82,39 @@ local lib = import 'lib.libsonnet';
         'MCPServerAbsent',
         'MCP server `{{ $labels.server }}` is absent',
         who + ' is absent ' + replicas
-        + ' (' + list('instance_server:mcp_readiness_server_state:absent{{M}}', 'instance') + '): '
-        + 'it is not configured there, fails to start, exits, or keeps crashing. '
-        + 'In the last ' + cfg.evidenceWindow + ' '
+        + ' (' + replicaList('instance_server:mcp_readiness_server_state:absent{{M}}') + '): '
+        + 'it is not configured there, fails to start or to answer its handshake (unreachable, or throttling every one), exits, or keeps crashing. '
         + fig(ws, "sum(instance_server:mcp_readiness_connects_total:failed_recently{{M}})")
-        + ' connection attempts failed and '
+        + ' connection attempts failed in the last ' + cfg.evidenceWindow + ', '
         + fig(ws, 'server:mcp_readiness_tool_calls_total:refused_recently{{M}}')
-        + ' calls were refused; '
-        + fig(ws, 'sum(instance_server:mcp_readiness_server_state:crash_loop{{M}})')
-        + ' restarts in the last ' + cfg.crashLoopWindow + ' (a crash loop from ' + cfg.crashLoopRestarts + '). '
+        + ' calls were refused in the last ' + cfg.refusedWindow + ', and the supervisor backed off '
+        + fig(ws, 'sum(instance_server:mcp_readiness_server_state_changes_total:crash_loop{{M}})')
+        + ' times in the last ' + cfg.crashLoopWindow + ' (a crash loop from ' + cfg.crashLoopRestarts + '). '
         + 'Next step: add or repair the `{{ $labels.server }}` connection (command, URL, installation), then reload the exporter.',
       ),
     },
 
-    local credential(severity, secs, before) = {
+    local ago = '{{ $value | humanizeDuration | reReplaceAll "^-" "" }}',
+    local credential(severity, expr) = {
       alert: 'MCPCredentialExpiringSoon',
-      // Value: seconds until the first replica's credential for the server expires.
-      expr: unless(C(secs), before),
+      // Value: seconds until the first replica's credential for the server expires (negative:
+      // it expired that long ago).
+      expr: expr,
       'for': forOf('MCPCredentialExpiringSoon'),
       labels: { severity: severity, action: 'reauthorize' },
       annotations: annotations(
         'MCPCredentialExpiringSoon',
-        'The credential of MCP server `{{ $labels.server }}` expires in {{ $value | humanizeDuration }}',
-        who + ' uses a credential that expires in {{ $value | humanizeDuration }} '
+        '{{ if lt $value 0.0 }}The credential of MCP server `{{ $labels.server }}` expired ' + ago + ' ago'
+        + '{{ else }}The credential of MCP server `{{ $labels.server }}` expires in {{ $value | humanizeDuration }}{{ end }}',
+        who
+        + '{{ if $labels.renewable }} renews its credential itself, but its expiry passed ' + ago + ' ago and it was not renewed: '
+        + 'the renewal is failing (a revoked refresh token, an unreachable identity provider), and when the exporter next needs the credential the server reads unauthenticated. '
+        + 'Next step: read the exporter log for the refresh error, then re-authorize `{{ $labels.server }}` (a new OAuth grant for its credential store) and reload the exporter.'
+        + '{{ else }}{{ if lt $value 0.0 }} uses a credential that expired ' + ago + ' ago{{ else }} uses a credential that expires in {{ $value | humanizeDuration }}{{ end }} '
         + '(at {{ with printf "server:mcp_readiness_credential_expiry_timestamp_seconds:min{%s}" %s | query }}{{ . | first | value | humanizeTimestamp }}{{ end }}) '
           % [lib.matcher(cfg, ws).format, lib.matcher(cfg, ws).args]
-        + 'and cannot renew itself: when it does, the server reads unauthenticated and its calls are refused. '
-        + 'Next step: re-authorize `{{ $labels.server }}` now (a new token, or a new OAuth grant for its credential store), then reload the exporter.',
+        + 'and cannot renew itself: once expired, the server reads unauthenticated and its calls are refused. '
+        + 'Next step: re-authorize `{{ $labels.server }}` now (a new token, or a new OAuth grant for its credential store), then reload the exporter.{{ end }}',
       ),
     },
 
@@ -106,13 +125,15 @@ local lib = import 'lib.libsonnet';
           unauthenticated('critical', critical(U + '\n')),
           unauthenticated('warning', U + '\n'),
           absent('critical', critical(unless(A, [U]))),
-          absent('warning', unless(A, [U])),
-          credential('critical', v.crit_secs, [U, A]),
-          credential('warning', v.warn_secs, [U, A]),
+          absent('warning', unless(A, [U, credentialCritical])),
+          credential('critical', credentialCritical + '\n'),
+          // The warning twin of the critical one, or days ahead / a failing renewal when no
+          // present failure of the server asks for another action.
+          credential('warning', unless('(\n' + C(v.warn_secs) + '\nor\n' + renewalFailing + '\n)', [U, A, T, B]) + 'or\n' + credentialCritical + '\n'),
           {
             alert: 'MCPToolAbsent',
             // Value: calls in the tool window that named tools the ready server does not offer.
-            expr: unless(T, [U, A, C(v.warn_secs)]),
+            expr: toolAbsent + '\n',
             'for': forOf('MCPToolAbsent'),
             labels: { severity: 'warning', action: 'add_connection' },
             annotations: annotations(
@@ -127,7 +148,7 @@ local lib = import 'lib.libsonnet';
           {
             alert: 'MCPResolveBudgetExhausted',
             // Value: resolutions that ran out of budget within the window.
-            expr: unless(B, [U, A, C(v.warn_secs), T]),
+            expr: unless(B, [U, A, credentialCritical, toolAbsent]),
             'for': forOf('MCPResolveBudgetExhausted'),
             labels: { severity: 'warning', action: 'extend_wait_budget' },
             annotations: annotations(
@@ -149,7 +170,7 @@ local lib = import 'lib.libsonnet';
             // longer than the budget. Value: p95 connect time / budget.
             expr: unless(
               '(server:mcp_readiness_connect_duration_seconds:p95 / on (%(ws)s) server:mcp_readiness_wait_budget_seconds:max > 1)' % v,
-              [U, A, C(v.warn_secs), T, B]
+              [U, A, T, B]
             ),
             'for': forOf('MCPWaitBudgetBelowConnectTime'),
             labels: { severity: 'info' },
@@ -167,16 +188,20 @@ local lib = import 'lib.libsonnet';
           },
           {
             alert: 'MCPToolCallsFailing',
-            // A ready server whose calls fail in transport or time out: none of the three
-            // actions applies (no `action`). Value: failed share of the calls.
-            expr: unless('(server:mcp_readiness_tool_calls_total:failure_ratio > %(failure_ratio)s)' % v, [U, A]),
+            // A ready server whose calls fail in transport or time out, or return `isError`
+            // (its backend is down): none of the three actions applies (no `action`).
+            // Value: the failed share of the calls (transport errors and timeouts, else isError).
+            expr: unless('(\n(server:mcp_readiness_tool_calls_total:failure_ratio > %(failure_ratio)s)\nor\n(server:mcp_readiness_tool_calls_total:tool_error_ratio >= %(tool_error_ratio)s)\n)' % v, [U, A]),
             'for': forOf('MCPToolCallsFailing'),
             labels: { severity: 'warning' },
             annotations: annotations(
               'MCPToolCallsFailing',
               'Calls to MCP server `{{ $labels.server }}` fail although it is ready',
-              who + ' is ready, but {{ $value | humanizePercentage }} of its calls in the last ' + cfg.callFailureWindow
-              + ' failed in transport or timed out. The server accepts connections and lists its tools but does not answer calls. '
+              who + ' is ready, but of its calls in the last ' + cfg.callFailureWindow + ' '
+              + fig(ws, 'server:mcp_readiness_tool_calls_total:failure_ratio{{M}} * 100')
+              + '% failed in transport or timed out and '
+              + fig(ws, 'server:mcp_readiness_tool_calls_total:tool_error_ratio{{M}} * 100')
+              + '% returned an error result (isError). The server accepts connections and lists its tools but its calls fail: it is frozen, overloaded, or the backend it calls is down. '
               + 'Next step: look at the server itself (its logs, load, the backend it calls); restart it if it is frozen.',
             ),
           },
@@ -187,9 +212,11 @@ local lib = import 'lib.libsonnet';
         rules: [
           {
             alert: 'MCPReadinessExporterDown',
-            // A target of the exporter jobs that does not answer, for as long as it lasts
-            // (never scraped successfully included).
-            expr: 'up{%(exporter)s} == 0\n' % v,
+            // A target that exported mcp_readiness_build_info (whatever its job is called) and
+            // does not answer now, for as long as it lasts; and a target of the
+            // `exporterSelector` jobs that was never scraped successfully.
+            expr: '(up == 0) and on (%(r)s) instance:mcp_readiness_build_info:present\n' % v
+                  + (if cfg.exporterSelector == '' then '' else 'or\n(up{%(exporter)s} == 0)\n' % v),
             'for': forOf('MCPReadinessExporterDown'),
             labels: { severity: 'warning' },
             annotations: annotations(
@@ -204,13 +231,17 @@ local lib = import 'lib.libsonnet';
           },
           {
             alert: 'MCPReadinessExporterAbsent',
-            // No target of the exporter jobs in service discovery at all.
-            expr: 'absent(up{%(exporter)s})\n' % v,
+            // No target exports mcp_readiness_build_info (nor is down after it did), and no
+            // target of the `exporterSelector` jobs is discovered.
+            expr: 'absent(instance:mcp_readiness_build_info:present)\n'
+                  + (if cfg.exporterSelector == '' then '' else 'unless on ()\nup{%(exporter)s}\n' % v),
             'for': forOf('MCPReadinessExporterAbsent'),
             labels: { severity: 'warning' },
             annotations: {
               summary: 'No mcp-readiness exporter is discovered',
-              description: 'Prometheus has no scrape target matching `' + cfg.exporterSelector + '`: no readiness of any MCP server is known and no MCP alert can fire. '
+              description: 'No scrape target exports `mcp_readiness_build_info`'
+                           + (if cfg.exporterSelector == '' then '' else ' and none matches `' + cfg.exporterSelector + '`')
+                           + ': no readiness of any MCP server is known and no MCP alert can fire. '
                            + 'Next step: check the scrape configuration (static targets, ServiceMonitor / PodMonitor labels) and that the exporters run.',
               runbook_url: lib.runbook(cfg, 'MCPReadinessExporterAbsent'),
             },

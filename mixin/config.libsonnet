@@ -6,8 +6,10 @@
     // Extra label matchers for every mcp_readiness_* series the rules read, e.g.
     // 'namespace="agents"'. Empty: every series (the metric names are the project's own).
     selector: '',
-    // The scrape jobs whose targets are mcp-readiness exporters (`serve` or a service with the
-    // ReadinessLayer): their `up` says down / never up, their absence from discovery is an alert.
+    // The exporter alerts see every scrape target that exports `mcp_readiness_build_info` (`serve`
+    // or an agent service with the Metrics recorder), whatever its job is called. This selector
+    // adds the targets of these jobs even before their first successful scrape (a target that
+    // was never up has no build_info yet); '' for none.
     exporterSelector: 'job=~"mcp-readiness.*"',
     // Labels that, with `job` and `server`, name the workload that owns a server: alerts and
     // fleet rules aggregate by them, so replacing a replica neither resolves nor re-fires a page.
@@ -34,19 +36,35 @@
     // A state seen at least once within this window still counts: one blip of another state
     // (an exporter restart, one odd scrape) neither resolves nor restarts a state alert.
     stateBlipWindow: '3m',
-    // Evidence windows: failed connects and refused calls this recent make `absent` worth a
-    // page; a calls-refused count in it makes a state alert critical.
+    // A replica's last reported state (and its build info) counts for this long after its last
+    // scrape, so a missed scrape neither hides nor invents a state; a replica gone from service
+    // discovery stops counting after it (one whose exporter is down keeps it until it is back).
+    stateStaleWindow: '3m',
+    // Evidence window: failed connects this recent make `absent` worth an alert.
     evidenceWindow: '1h',
-    // Crash loop: this many reconnects, or entries into `absent`, within the window.
+    // Calls refused as not ready within this window make `absent` worth an alert and a state
+    // alert critical: it covers a step run hourly or daily, so such a page stays one incident
+    // between runs instead of firing, resolving and firing again each run.
+    refusedWindow: '25h',
+    // Crash loop, by the supervisor's own judgement: within the window, this many entries into
+    // `absent` (its crash-loop backoff) with as many successful handshakes, or this many
+    // reconnects with calls failing in transport. Healthy reconnects (an idle connection a
+    // proxy drops) and a planned restart that ended raise nothing.
     crashLoopWindow: '10m',
     crashLoopRestarts: 3,
+    // A server that reads `connecting` for this long while its handshakes fail (throttled with
+    // 429/503 + Retry-After, or unreachable) is absent: a bigger wait budget cannot help.
+    stuckConnectingWindow: '30m',
     // Calls to a tool the ready server does not offer count for this long (a tool called once
     // per scheduled run still raises MCPToolAbsent).
     toolAbsentWindow: '2h',
     budgetExhaustedWindow: '10m',
-    // MCPToolCallsFailing: failed share of calls to a ready server, and the minimum calls.
-    callFailureWindow: '10m',
+    // MCPToolCallsFailing: failed share (transport errors, timeouts) of the calls to a ready
+    // server, or its share of `isError` results (its backend is down), and the minimum calls in
+    // the window (an hour counts a step called every 15 minutes).
+    callFailureWindow: '1h',
     callFailureRatio: 0.5,
+    callToolErrorRatio: 0.9,
     callFailureMinCalls: 3,
     // MCPCredentialExpiringSoon: warning this many days ahead, critical within these hours.
     credentialExpiryWarningDays: 7,
@@ -56,6 +74,12 @@
     // refresh token, a static bearer JWT's `exp`) page; an OAuth access token that refreshes
     // itself (`renewable="true"`) never does.
     credentialExpirySelector: 'renewable="false"',
+    // A credential that renews itself (`renewable="true"`) but whose expiry is this far in the
+    // past while the exporter still holds it: its renewal is failing (a warning).
+    credentialRenewalOverdueMinutes: 10,
+
+    // How often the budget advisor's group runs (it scans every connect-duration bucket).
+    advisorInterval: '3m',
 
     // `for` of each alert (the live test renders short ones).
     'for': {

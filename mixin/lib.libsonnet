@@ -15,7 +15,10 @@
     r: std.join(', ', cfg.groupLabels + ['job'] + cfg.replicaLabels),
     exporter: cfg.exporterSelector,
     blip: cfg.stateBlipWindow,
+    stale: cfg.stateStaleWindow,
     evidence: cfg.evidenceWindow,
+    refused_window: cfg.refusedWindow,
+    stuck_window: cfg.stuckConnectingWindow,
     crash_window: cfg.crashLoopWindow,
     crash_restarts: cfg.crashLoopRestarts,
     tool_window: cfg.toolAbsentWindow,
@@ -23,6 +26,11 @@
     failure_window: cfg.callFailureWindow,
     failure_ratio: cfg.callFailureRatio,
     failure_min: cfg.callFailureMinCalls,
+    tool_error_ratio: cfg.callToolErrorRatio,
+    renewal_overdue_secs: cfg.credentialRenewalOverdueMinutes * 60,
+    renewable_s: if cfg.selector == '' then '{renewable="true"}' else '{%s, renewable="true"}' % cfg.selector,
+    // A replica whose exporter is down now (its target still discovered, `up` 0).
+    down: '(up == 0)',
     cred: if cfg.credentialExpirySelector == '' then cfg.selector
     else if cfg.selector == '' then cfg.credentialExpirySelector
     else cfg.selector + ', ' + cfg.credentialExpirySelector,
@@ -47,10 +55,13 @@
     % [std.strReplace(expr, '{M}', m.format), m.args, fmt, otherwise],
 
   // `{{ ... }}` that lists the label `label` of every series of `expr`, sorted, comma-separated.
-  list(cfg, labels, expr, label, otherwise='none')::
+  // `also` (a label name or ''): printed after each in parentheses where the series has it
+  // (the pod of an instance, so the runbook's commands can name each one).
+  list(cfg, labels, expr, label, otherwise='none', also='')::
     local m = self.matcher(cfg, labels);
-    '{{ with printf "%s" %s | query }}{{ range $i, $s := . | sortByLabel "%s" }}{{ if $i }}, {{ end }}{{ $s.Labels.%s }}{{ end }}{{ else }}%s{{ end }}'
-    % [std.strReplace(expr, '{M}', m.format), m.args, label, label, otherwise],
+    local extra = if also == '' then '' else '{{ with $s.Labels.%s }} (%s {{ . }}){{ end }}' % [also, also];
+    '{{ with printf "%s" %s | query }}{{ range $i, $s := . | sortByLabel "%s" }}{{ if $i }}, {{ end }}{{ $s.Labels.%s }}%s{{ end }}{{ else }}%s{{ end }}'
+    % [std.strReplace(expr, '{M}', m.format), m.args, label, label, extra, otherwise],
 
   // ", cluster c, namespace n" for the group labels the alert has.
   where(cfg)::

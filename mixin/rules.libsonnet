@@ -1,7 +1,15 @@
 // Recording rules: the replica view (one exporter each), the evidence the alerts need, and the
 // workload view (per job, server and group labels: what the alerts and the fleet table read).
-// Naming follows level:metric:operations; every series keeps the group labels (Kubernetes
+// Names follow level:metric:operations; every series keeps the group labels (Kubernetes
 // cluster / namespace) and the replica ones keep every target label (instance, pod ...).
+//
+// Replicas that come and go, and exporters that go down:
+//   - a replica that is gone (its target left service discovery: no `up` series) stops counting
+//     as soon as its series are gone (3 minutes), whatever its counters said;
+//   - a replica whose exporter is down (its target is still discovered, `up` is 0) keeps its
+//     last state and verdicts until it is back: the rules marked "held" read their own previous
+//     value while `up` is 0, so a page neither resolves nor re-fires through an exporter outage
+//     of any length. This needs an evaluation interval under the 5-minute lookback (1m here).
 local lib = import 'lib.libsonnet';
 
 {
@@ -11,17 +19,29 @@ local lib = import 'lib.libsonnet';
     // How much a counter grew within `w`: a series born within `w` at its full value (its
     // first event is invisible to increase(): the series is born with it), others by increase().
     local recent(m, w) = '%(y)s\nor\n(increase(%(m)s[%(w)s]) > 0)' % { m: m, w: w, y: young(m, w) },
+    // `expr`, or while the replica's exporter is down, the rule's own last value.
+    local held(record, expr) = '(\n%s)\nor\n(%s and on (%s) %s)\n' % [expr, record, v.r, v.down],
+    local rule(record, expr) = { record: record, expr: expr },
+    local heldRule(record, expr) = rule(record, held(record, expr)),
+
     groups+: [
       {
         name: 'mcp-readiness.replica',
         rules: [
-          {
-            // The state each exporter reported last, for up to 3 minutes after its last
-            // scrape: a missed scrape (stale markers) neither hides the state nor invents one.
-            // One-hot like the source.
-            record: 'instance_server:mcp_readiness_server_state:last3m',
-            expr: 'last_over_time(mcp_readiness_server_state%(s)s[3m])\n' % v,
-          },
+          // Held: the exporters of the workload (one series each, 1), read for "M replicas",
+          // by the exporter alerts (a target that exported it is an exporter whatever its job
+          // is called), and to tell a replica that is gone from one that is down.
+          heldRule(
+            'instance:mcp_readiness_build_info:present',
+            'max without (version) (last_over_time(mcp_readiness_build_info%(s)s[%(stale)s]))\n' % v,
+          ),
+          // Held: the state each exporter reported last, for up to `stateStaleWindow` (3m) after
+          // its last scrape (a missed scrape neither hides the state nor invents one), and for as
+          // long as its exporter is down. One-hot like the source.
+          heldRule(
+            'instance_server:mcp_readiness_server_state:last3m',
+            'last_over_time(mcp_readiness_server_state%(s)s[%(stale)s])\n' % v,
+          ),
           {
             // The same as one number, worst first: 0 ready, 1 connecting, 2 absent, 3 unauthenticated.
             record: 'instance_server:mcp_readiness_server_state:rank',
@@ -31,12 +51,14 @@ local lib = import 'lib.libsonnet';
               + ignoring (state) 3 * instance_server:mcp_readiness_server_state:last3m{state="unauthenticated"}
             |||,
           },
-          {
-            // Calls refused as not ready within the evidence window (any tool of the server).
-            record: 'instance_server:mcp_readiness_tool_calls_total:refused_recently',
-            expr: 'sum without (tool, outcome) (\n%s\n)\n'
-                  % recent('mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s}' % v, v.evidence),
-          },
+          // Held: calls refused as not ready within the refused-calls window (any tool of the
+          // server), on replicas that still exist (a replica gone in a rollout or a scale-in is
+          // no evidence once its series are gone).
+          heldRule(
+            'instance_server:mcp_readiness_tool_calls_total:refused_recently',
+            'sum without (tool, outcome) (\n%s\n)\nand on (%s) instance:mcp_readiness_build_info:present\n'
+            % [recent('mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s}' % v, v.refused_window), v.r],
+          ),
           {
             // Failed connection attempts within the evidence window.
             record: 'instance_server:mcp_readiness_connects_total:failed_recently',
@@ -44,13 +66,24 @@ local lib = import 'lib.libsonnet';
                   % recent('mcp_readiness_connects_total{result!="ok"%(c)s}' % v, v.evidence),
           },
           {
-            // A crash loop: reconnects after drops, or entries into `absent`, within the window
-            // (a server that exits after each handshake reads `ready` most of the time).
-            record: 'instance_server:mcp_readiness_server_state:crash_loop',
+            // A crash loop by the supervisor's own judgement: it backs off (enters `absent`)
+            // after handshakes that keep ending soon, or the connection keeps being re-made
+            // while calls fail in transport. Value: entries into `absent` (or reconnects).
+            // Reconnects while every call succeeds (a proxy that drops idle connections) and
+            // failed connects without handshakes (a planned restart) are not a crash loop.
+            record: 'instance_server:mcp_readiness_server_state_changes_total:crash_loop',
             expr: |||
-              (increase(mcp_readiness_reconnects_total%(s)s[%(crash_window)s]) >= %(crash_restarts)s)
+              (
+                sum without (state) (increase(mcp_readiness_server_state_changes_total{state="absent"%(c)s}[%(crash_window)s])) >= %(crash_restarts)s
+                and
+                sum without (result) (increase(mcp_readiness_connects_total{result="ok"%(c)s}[%(crash_window)s])) >= %(crash_restarts)s
+              )
               or
-              (sum without (state) (increase(mcp_readiness_server_state_changes_total{state="absent"%(c)s}[%(crash_window)s])) >= %(crash_restarts)s)
+              (
+                increase(mcp_readiness_reconnects_total%(s)s[%(crash_window)s]) >= %(crash_restarts)s
+                and
+                sum without (tool, outcome) (increase(mcp_readiness_tool_calls_total{outcome="transport_error"%(c)s}[%(crash_window)s])) > 0
+              )
             ||| % v,
           },
           {
@@ -65,27 +98,37 @@ local lib = import 'lib.libsonnet';
           },
           {
             // 1 while the replica sees the server unauthenticated: unauthenticated at least once
-            // within the blip window and not ready now (a restart's `connecting` keeps it).
+            // within the blip window (or last, while its exporter is down) and not ready now (a
+            // restart's `connecting` keeps it).
             record: 'instance_server:mcp_readiness_server_state:unauthenticated',
             expr: |||
               max without (state) (
-                (max_over_time(mcp_readiness_server_state{state="unauthenticated"%(c)s}[%(blip)s]) == 1)
+                (
+                  (max_over_time(mcp_readiness_server_state{state="unauthenticated"%(c)s}[%(blip)s]) == 1)
+                  or
+                  (instance_server:mcp_readiness_server_state:last3m{state="unauthenticated"} == 1 and on (%(r)s) %(down)s)
+                )
                 unless ignoring (state)
                 (instance_server:mcp_readiness_server_state:last3m{state="ready"} == 1)
               )
             ||| % v,
           },
-          {
-            // Non-zero while the replica has evidence that the server is absent: absent within
-            // the blip window, not ready or unauthenticated now, and failed connects or refused
-            // calls within the evidence window (an idle server with neither raises nothing);
-            // or a crash loop, whatever the state; or refused calls to a server the replica has
-            // no state for (not configured there).
-            record: 'instance_server:mcp_readiness_server_state:absent',
-            expr: |||
+          // Held: non-zero while the replica has evidence that the server is absent: absent
+          // within the blip window, not ready or unauthenticated now, and failed connects or
+          // refused calls (an idle server with neither raises nothing); or a crash loop,
+          // whatever the state; or `connecting` for the whole stuck window while handshakes
+          // fail and none succeeds (throttled or unreachable); or refused calls to a server
+          // the replica has no state for (not configured there).
+          heldRule(
+            'instance_server:mcp_readiness_server_state:absent',
+            |||
               (
                 max without (state) (
-                  (max_over_time(mcp_readiness_server_state{state="absent"%(c)s}[%(blip)s]) == 1)
+                  (
+                    (max_over_time(mcp_readiness_server_state{state="absent"%(c)s}[%(blip)s]) == 1)
+                    or
+                    (instance_server:mcp_readiness_server_state:last3m{state="absent"} == 1 and on (%(r)s) %(down)s)
+                  )
                   unless ignoring (state)
                   (instance_server:mcp_readiness_server_state:last3m{state=~"ready|unauthenticated"} == 1)
                 )
@@ -97,7 +140,15 @@ local lib = import 'lib.libsonnet';
                 )
               )
               or
-              instance_server:mcp_readiness_server_state:crash_loop
+              instance_server:mcp_readiness_server_state_changes_total:crash_loop
+              or
+              (
+                max without (state) (min_over_time(instance_server:mcp_readiness_server_state:last3m{state="connecting"}[%(stuck_window)s]) == 1)
+                and
+                (sum without (result) (increase(mcp_readiness_connects_total{result!="ok"%(c)s}[%(stuck_window)s])) > 0)
+                unless
+                (sum without (result) (increase(mcp_readiness_connects_total{result="ok"%(c)s}[%(stuck_window)s])) > 0)
+              )
               or
               (
                 (instance_server:mcp_readiness_tool_calls_total:refused_recently > 0)
@@ -105,7 +156,7 @@ local lib = import 'lib.libsonnet';
                 max without (state) (instance_server:mcp_readiness_server_state:last3m)
               )
             ||| % v,
-          },
+          ),
         ],
       },
       {
@@ -132,19 +183,28 @@ local lib = import 'lib.libsonnet';
             expr: 'sum by (%(w)s, state) (server:mcp_readiness_server_state:worst)\n' % v,
           },
           {
-            // How many replicas see each server in each state.
-            record: 'server_state:mcp_readiness_server_state:instances',
-            expr: 'sum by (%(ws)s, state) (instance_server:mcp_readiness_server_state:last3m)\n' % v,
-          },
-          {
-            // The replicas of a workload: every exporter of the job (M in "N of M replicas").
+            // The replicas of a workload: every exporter of the job, a down one included
+            // (M in "N of M replicas").
             record: 'job:mcp_readiness_build_info:replicas',
-            expr: 'count by (%(w)s) (last_over_time(mcp_readiness_build_info%(s)s[3m]))\n' % v,
+            expr: 'count by (%(w)s) (instance:mcp_readiness_build_info:present)\n' % v,
           },
           {
-            // Replicas that see the server unauthenticated (N for MCPServerUnauthenticated).
+            // Replicas that see the server unauthenticated (N for MCPServerUnauthenticated);
+            // after they are all replaced or restarted, the last count while every replica
+            // reads the server `connecting` (a restart without a fix, or an agent service
+            // that connects lazily, forgets nothing) until one reads it ready or absent.
             record: 'server:mcp_readiness_server_state:unauthenticated_replicas',
-            expr: 'count by (%(ws)s) (instance_server:mcp_readiness_server_state:unauthenticated)\n' % v,
+            expr: |||
+              count by (%(ws)s) (instance_server:mcp_readiness_server_state:unauthenticated)
+              or
+              (
+                server:mcp_readiness_server_state:unauthenticated_replicas
+                and on (%(ws)s)
+                (sum by (%(ws)s) (instance_server:mcp_readiness_server_state:last3m{state="connecting"}) > 0)
+                unless on (%(ws)s)
+                (sum by (%(ws)s) (instance_server:mcp_readiness_server_state:last3m{state=~"ready|absent"}) > 0)
+              )
+            ||| % v,
           },
           {
             // Replicas with evidence that the server is absent (N for MCPServerAbsent).
@@ -152,9 +212,19 @@ local lib = import 'lib.libsonnet';
             expr: 'count by (%(ws)s) (instance_server:mcp_readiness_server_state:absent)\n' % v,
           },
           {
-            // Calls refused as not ready within the evidence window, all replicas.
+            // Calls refused as not ready within the refused-calls window, all replicas.
             record: 'server:mcp_readiness_tool_calls_total:refused_recently',
             expr: 'sum by (%(ws)s) (instance_server:mcp_readiness_tool_calls_total:refused_recently)\n' % v,
+          },
+          {
+            // For the fleet table: calls refused as not ready, and calls that failed (transport
+            // error, timeout, isError), in the last hour; only where there are some.
+            record: 'server:mcp_readiness_tool_calls_total:refused_1h',
+            expr: 'sum by (%(ws)s) (increase(mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s}[1h])) > 0\n' % v,
+          },
+          {
+            record: 'server:mcp_readiness_tool_calls_total:failed_1h',
+            expr: 'sum by (%(ws)s) (increase(mcp_readiness_tool_calls_total{outcome=~"transport_error|timeout|tool_error"%(c)s}[1h])) > 0\n' % v,
           },
           {
             // Calls to tools a ready server does not offer, by tool, on the replicas where the
@@ -169,7 +239,7 @@ local lib = import 'lib.libsonnet';
             ||| % v,
           },
           {
-            // Share of the calls to a ready server that failed in transport or timed out.
+            // Share of the calls to a ready server that failed in transport or timed out ...
             record: 'server:mcp_readiness_tool_calls_total:failure_ratio',
             expr: |||
               (
@@ -182,50 +252,37 @@ local lib = import 'lib.libsonnet';
             ||| % v,
           },
           {
-            // The credential that runs out first across the replicas, as seconds left.
+            // ... and that returned `isError` (the server answers, its backend does not).
+            record: 'server:mcp_readiness_tool_calls_total:tool_error_ratio',
+            expr: |||
+              (
+                sum by (%(ws)s) (increase(mcp_readiness_tool_calls_total{outcome="tool_error"%(c)s}[%(failure_window)s]))
+                /
+                (sum by (%(ws)s) (increase(mcp_readiness_tool_calls_total{outcome=~"ok|tool_error|transport_error|timeout"%(c)s}[%(failure_window)s])) >= %(failure_min)s)
+              )
+              and on (%(ws)s)
+              (sum by (%(ws)s) (instance_server:mcp_readiness_server_state:last3m{state="ready"}) > 0)
+            ||| % v,
+          },
+          {
+            // The credential that runs out first across the replicas (Unix time).
             record: 'server:mcp_readiness_credential_expiry_timestamp_seconds:min',
             expr: 'min by (%(ws)s) (last_over_time(mcp_readiness_credential_expiry_timestamp_seconds%(cred_s)s[3m]))\n' % v,
           },
         ],
       },
       {
+        // The budget advisor, per server across the replicas of its workload, every
+        // `advisorInterval` (3 minutes; under the 5-minute lookback, so its series never gap):
+        // the connect buckets are scanned once, here (the server dashboard asks for one
+        // replica's p95 itself, for the one server it shows).
         name: 'mcp-readiness.budget-advisor',
+        interval: $._config.advisorInterval,
         rules: [
           {
-            // p95 of successful connects per replica and server: over the last hour when a
-            // connect finished in it, otherwise over the exporter's lifetime (a server that
-            // connected once has one observation, invisible to increase()).
-            record: 'instance_server:mcp_readiness_connect_duration_seconds:p95',
-            expr: |||
-              (
-                histogram_quantile(0.95, sum without (result) (increase(mcp_readiness_connect_duration_seconds_bucket{result="ok"%(c)s}[1h])))
-                >= 0
-              )
-              or
-              histogram_quantile(0.95, sum without (result) (mcp_readiness_connect_duration_seconds_bucket{result="ok"%(c)s}))
-            ||| % v,
-          },
-          {
-            // The wait budget in force beside it (gap-tolerant like the state).
-            record: 'instance_server:mcp_readiness_wait_budget_seconds:last3m',
-            expr: 'last_over_time(mcp_readiness_wait_budget_seconds%(s)s[3m])\n' % v,
-          },
-          {
-            // p95 connect time / budget: above 1 the budget is shorter than a typical connect.
-            record: 'instance_server:mcp_readiness_connect_duration_seconds:p95_over_budget',
-            expr: |||
-              instance_server:mcp_readiness_connect_duration_seconds:p95
-              /
-              instance_server:mcp_readiness_wait_budget_seconds:last3m
-            |||,
-          },
-          {
-            // A budget that covers the p95 connect with a quarter to spare, in whole seconds.
-            record: 'instance_server:mcp_readiness_wait_budget_seconds:suggested',
-            expr: 'ceil(1.25 * instance_server:mcp_readiness_connect_duration_seconds:p95)\n',
-          },
-          {
-            // The same advisor per server across the replicas of its workload.
+            // p95 of successful connects: over the last hour when a connect finished in it,
+            // otherwise over the exporters' lifetime (a server that connected once has one
+            // observation, invisible to increase()).
             record: 'server:mcp_readiness_connect_duration_seconds:p95',
             expr: |||
               (
@@ -233,14 +290,16 @@ local lib = import 'lib.libsonnet';
                 >= 0
               )
               or
-              histogram_quantile(0.95, sum by (%(ws)s, le) (mcp_readiness_connect_duration_seconds_bucket{result="ok"%(c)s}))
+              histogram_quantile(0.95, sum by (%(ws)s, le) (last_over_time(mcp_readiness_connect_duration_seconds_bucket{result="ok"%(c)s}[10m])))
             ||| % v,
           },
           {
+            // The largest wait budget in force beside it.
             record: 'server:mcp_readiness_wait_budget_seconds:max',
-            expr: 'max by (%(ws)s) (instance_server:mcp_readiness_wait_budget_seconds:last3m)\n' % v,
+            expr: 'max by (%(ws)s) (last_over_time(mcp_readiness_wait_budget_seconds%(s)s[10m]))\n' % v,
           },
           {
+            // A budget that covers the p95 connect with a quarter to spare, in whole seconds.
             record: 'server:mcp_readiness_wait_budget_seconds:suggested',
             expr: 'ceil(1.25 * server:mcp_readiness_connect_duration_seconds:p95)\n',
           },

@@ -10,18 +10,28 @@ function(cfg)
   local override(name, props) = { matcher: { id: 'byName', options: name }, properties: props };
   local serverLink = '/d/%s?var-job=${__data.fields.job}&var-server=${__value.raw}&${__url_time_range}' % cfg.dashboardUIDs.server;
 
+  local firingWith(extra) = 'ALERTS{alertname=~"MCP.*", alertstate="firing", server!="", %s%s}' % [sel, extra];
+  local firing = firingWith('');
+  // The servers that need a human: a firing alert, or a worst state other than ready.
+  local needs = '(max by (%s) (server:mcp_readiness_server_state:worst_rank{%s}) > 0 or max by (%s) (%s))' % [ws, sel, ws, firing];
+  local only(expr) = '(%s) and on (%s) %s' % [expr, ws, needs];
+  // 3 critical, 2 warning, 1 info, 0 no firing alert.
+  local severity = 'max by (%s) (3 * %s or 2 * %s or %s)' % [ws, firingWith(', severity="critical"'), firingWith(', severity="warning"'), firingWith(', severity="info"')];
   local table = g.panel(
     2, 'table', 'Servers that need a human',
-    'One row per server of the selected jobs, worst first: its worst state across replicas, the action an alert asks for (empty: nothing to do), since when (the alert\'s start, else the last state change), replicas that do not see it ready, and calls refused as not ready in the last '
-    + cfg.evidenceWindow + '. Click a server for its dashboard, an alert for its runbook.',
+    'Only the servers of the selected jobs with a firing alert or a worst state other than ready, firing first, then by severity, then by state: the worst state across replicas, the alert (its action when it has one), its severity, since when (the alert\'s start, else the last state change), replicas that do not see it ready, and the calls refused as not ready or failed (transport error, timeout, isError) in the last hour. Click a server for its dashboard, an alert for its runbook.',
     [10, 24, 0, 1],
     [
-      g.target('max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})' % [ws, sel], instant=true, format='table'),
-      g.target('max by (%s, alertname, action) (%s)' % [ws, actionAlerts], instant=true, format='table'),
-      g.target('(min by (%s) (ALERTS_FOR_STATE{action!="", %s}) or max by (%s) (mcp_readiness_server_state_changed_timestamp_seconds{%s})) * 1000' % [ws, sel, ws, isel], instant=true, format='table'),
-      g.target('sum by (%s) (1 - instance_server:mcp_readiness_server_state:last3m{state="ready", %s})' % [ws, isel], instant=true, format='table'),
-      g.target('count by (%s) (instance_server:mcp_readiness_server_state:last3m{state="ready", %s})' % [ws, isel], instant=true, format='table'),
-      g.target('sum by (%s) (server:mcp_readiness_tool_calls_total:refused_recently{%s}) or 0 * max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})' % [ws, sel, ws, sel], instant=true, format='table'),
+      g.target(only('max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})' % [ws, sel]), instant=true, format='table'),
+      g.target(only('max by (%s, alertname, action) (%s)' % [ws, firing]), instant=true, format='table'),
+      g.target(only('(min by (%s) (ALERTS_FOR_STATE{alertname=~"MCP.*", %s}) or max by (%s) (mcp_readiness_server_state_changed_timestamp_seconds{%s})) * 1000' % [ws, sel, ws, isel]), instant=true, format='table'),
+      g.target(only('sum by (%s) (1 - instance_server:mcp_readiness_server_state:last3m{state="ready", %s})' % [ws, isel]), instant=true, format='table'),
+      g.target(only('count by (%s) (instance_server:mcp_readiness_server_state:last3m{state="ready", %s})' % [ws, isel]), instant=true, format='table'),
+      g.target(only('sum by (%s) (server:mcp_readiness_tool_calls_total:refused_1h{%s}) or 0 * max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})' % [ws, sel, ws, sel]), instant=true, format='table'),
+      g.target(only('sum by (%s) (server:mcp_readiness_tool_calls_total:failed_1h{%s}) or 0 * max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})' % [ws, sel, ws, sel]), instant=true, format='table'),
+      g.target(only('%s or 0 * max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})' % [severity, ws, sel]), instant=true, format='table'),
+      // The sort key: firing and severity first, then the state.
+      g.target(only('10 * (%s or 0 * max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})) + on (%s) group_left max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})' % [severity, ws, sel, ws, ws, sel]), instant=true, format='table'),
     ],
     'short',
     { custom: { align: 'auto', cellOptions: { type: 'auto' } } },
@@ -29,22 +39,24 @@ function(cfg)
     {
       transformations: [
         { id: 'merge', options: {} },
+        { id: 'sortBy', options: { sort: [{ field: 'Value #I', desc: true }] } },
         {
           id: 'organize',
           options: {
-            excludeByName: { Time: true, 'Value #B': true },
+            excludeByName: { Time: true, 'Value #B': true, 'Value #I': true },
             renameByName: {
               'Value #A': 'state',
               alertname: 'alert',
+              'Value #H': 'severity',
               'Value #C': 'since',
               'Value #D': 'replicas not ready',
               'Value #E': 'replicas',
-              'Value #F': 'refused calls (%s)' % cfg.evidenceWindow,
+              'Value #F': 'refused calls (1h)',
+              'Value #G': 'failed calls (1h)',
             },
-            indexByName: { server: 0, 'Value #A': 1, action: 2, alertname: 3, 'Value #C': 4, 'Value #D': 5, 'Value #E': 6, 'Value #F': 7, job: 8 },
+            indexByName: { server: 0, 'Value #A': 1, alertname: 2, action: 3, 'Value #H': 4, 'Value #C': 5, 'Value #D': 6, 'Value #E': 7, 'Value #F': 8, 'Value #G': 9, job: 10 },
           },
         },
-        { id: 'sortBy', options: { sort: [{ field: 'state', desc: true }] } },
       ],
     }
   ) + {
@@ -64,11 +76,22 @@ function(cfg)
           { id: 'color', value: { mode: 'thresholds' } },
           { id: 'custom.cellOptions', value: { type: 'color-text' } },
         ]),
-        override('refused calls (%s)' % cfg.evidenceWindow, [
+        override('severity', [
+          { id: 'mappings', value: [{ type: 'value', options: {
+            '0': { text: '', index: 0 },
+            '1': { text: 'info', color: 'blue', index: 1 },
+            '2': { text: 'warning', color: 'orange', index: 2 },
+            '3': { text: 'critical', color: 'red', index: 3 },
+          } }] },
+          { id: 'color', value: { mode: 'fixed', fixedColor: 'text' } },
+        ]),
+      ] + [
+        override(column, [
           { id: 'thresholds', value: g.zeroGood },
           { id: 'color', value: { mode: 'thresholds' } },
           { id: 'custom.cellOptions', value: { type: 'color-text' } },
-        ]),
+        ])
+        for column in ['refused calls (1h)', 'failed calls (1h)']
       ],
     },
   };
@@ -155,7 +178,7 @@ function(cfg)
                    'p95 of successful connect durations per server (last hour, or the lifetime when no connect finished in it) beside the wait budget in force. A p95 above the budget raises MCPWaitBudgetBelowConnectTime (information) until calls run out of budget.',
                    [8, 12, 12, 34],
                    [
-                     g.target('max by (server) (instance_server:mcp_readiness_connect_duration_seconds:p95{%s})' % isel, '{{server}} p95 connect'),
+                     g.target('max by (server) (server:mcp_readiness_connect_duration_seconds:p95{%s})' % sel, '{{server}} p95 connect'),
                      g.target('max by (server) (mcp_readiness_wait_budget_seconds{%s})' % isel, '{{server}} budget'),
                    ], 's'),
       g.row(12, 'Calls and connections', 42),

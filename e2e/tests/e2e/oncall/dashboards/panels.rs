@@ -106,7 +106,7 @@ fn every_state_reads_ready_green_connecting_yellow_absent_orange_unauthenticated
 }
 
 #[test]
-fn the_fleet_table_comes_first_and_says_who_must_act_for_which_action_since_when_on_how_many_replicas()
+fn the_fleet_table_comes_first_and_lists_only_who_must_act_for_which_alert_since_when_on_how_many_replicas()
  {
     let (path, fleet) = &dashboards()[0];
     assert!(path.ends_with("mcp-readiness-fleet.json"));
@@ -122,17 +122,28 @@ fn the_fleet_table_comes_first_and_says_who_must_act_for_which_action_since_when
         .collect();
     for needle in [
         "server:mcp_readiness_server_state:worst_rank",
-        "alertname, action) (ALERTS{action!=\"\", alertstate=\"firing\"",
+        "alertname, action) (ALERTS{alertname=~\"MCP.*\", alertstate=\"firing\"",
         "ALERTS_FOR_STATE",
         "instance_server:mcp_readiness_server_state:last3m{state=\"ready\"",
-        "server:mcp_readiness_tool_calls_total:refused_recently",
+        "server:mcp_readiness_tool_calls_total:refused_1h",
+        "server:mcp_readiness_tool_calls_total:failed_1h",
     ] {
         assert!(
             exprs.iter().any(|e| e.contains(needle)),
             "{needle}: {exprs:?}"
         );
     }
-    let renamed = &table["transformations"][1]["options"]["renameByName"];
+    // Only servers with a firing alert or a state other than ready: every query is filtered.
+    for expr in &exprs {
+        assert!(
+            expr.contains("server:mcp_readiness_server_state:worst_rank{")
+                && expr.contains(") > 0 or max by"),
+            "{expr}"
+        );
+    }
+    // Sorted by the hidden key: firing and severity, then the state.
+    assert_eq!(table["transformations"][1]["id"], "sortBy");
+    let renamed = &table["transformations"][2]["options"]["renameByName"];
     let columns: BTreeSet<&str> = renamed
         .as_object()
         .unwrap()
@@ -145,7 +156,9 @@ fn the_fleet_table_comes_first_and_says_who_must_act_for_which_action_since_when
         "since",
         "replicas not ready",
         "replicas",
+        "severity",
         "refused calls (1h)",
+        "failed calls (1h)",
     ] {
         assert!(columns.contains(column), "{column}: {columns:?}");
     }

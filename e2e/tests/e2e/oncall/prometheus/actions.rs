@@ -13,11 +13,12 @@ async fn on_a_live_prometheus_each_server_gets_its_one_action_and_every_dashboar
     let started = now();
     let scratch = Scratch::new("oncall-e2e");
     // The committed mixin, with MCPToolAbsent's `for` at 10 s so that one alert fires within
-    // the test and the "firing" queries of the dashboards have data; every other `for` is real.
+    // the test and the "firing" queries of the dashboards have data, and the budget advisor
+    // every second (3 minutes in the committed rules); every other `for` is real.
     let rules = render_mixin(
         &python,
         &scratch.path("mixin"),
-        &json!({ "for": { "MCPToolAbsent": "10s" } }),
+        &json!({ "for": { "MCPToolAbsent": "10s" }, "advisorInterval": "1s" }),
     );
     let (_http, port) = http_fixture(&scratch, "e2e").await;
     // Budget 3 s; `slow` connects in about 5 s (p95 in the 4-6 s bucket: 5.9 s).

@@ -1,10 +1,12 @@
-//! The example Alertmanager configuration pages criticals, tickets the rest and inhibits the
-//! whole outage.
+//! The example Alertmanager configuration pages criticals, tickets the rest, shows information
+//! on the dashboard only, inhibits the whole outage and sends one notification per alert and
+//! workload (the servers listed in it).
 
 use super::*;
 
 #[tokio::test]
-async fn the_example_alertmanager_pages_criticals_tickets_the_rest_and_inhibits_the_whole_outage() {
+async fn the_example_alertmanager_pages_criticals_once_per_workload_tickets_the_rest_and_inhibits_the_whole_outage()
+ {
     let Some(binary) = alertmanager() else {
         return;
     };
@@ -89,6 +91,23 @@ async fn the_example_alertmanager_pages_criticals_tickets_the_rest_and_inhibits_
             "suppressed",
             "identity-ticket",
         ),
+        // One identity-provider incident: three servers of the workload unauthenticated.
+        (
+            "MCPServerUnauthenticated",
+            "gitlab",
+            "reauthorize",
+            "critical",
+            "active",
+            "identity-pager",
+        ),
+        (
+            "MCPServerUnauthenticated",
+            "jira",
+            "reauthorize",
+            "critical",
+            "active",
+            "identity-pager",
+        ),
         (
             "MCPCredentialExpiringSoon",
             "api",
@@ -143,7 +162,7 @@ async fn the_example_alertmanager_pages_criticals_tickets_the_rest_and_inhibits_
             "",
             "info",
             "suppressed",
-            "agent-tuning-ticket",
+            "dashboard-only",
         ),
     ];
     let sent: Vec<Value> = cases
@@ -210,4 +229,51 @@ async fn the_example_alertmanager_pages_criticals_tickets_the_rest_and_inhibits_
             "{name} {severity} on {place}"
         );
     }
+
+    // One page for the three unauthenticated servers of the workload (grouped by alert and
+    // workload), listing them.
+    let body = get(&addr, "/api/v2/alerts/groups").await.unwrap().text();
+    let groups: Value = serde_json::from_str(&body).unwrap();
+    let pages: Vec<Vec<String>> = groups
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|g| {
+            g["receiver"]["name"] == "identity-pager"
+                && g["labels"]["alertname"] == "MCPServerUnauthenticated"
+        })
+        .map(|g| {
+            let mut servers: Vec<String> = g["alerts"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|a| {
+                    a["labels"]["server"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned()
+                })
+                .collect();
+            servers.sort();
+            servers
+        })
+        .collect();
+    assert_eq!(
+        pages,
+        vec![vec![
+            "github".to_owned(),
+            "gitlab".to_owned(),
+            "jira".to_owned()
+        ]],
+        "{body}"
+    );
+    // One ticket for a configuration refused on several replicas of the workload, listing them.
+    let tickets: Vec<usize> = groups
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|g| g["labels"]["alertname"] == "MCPReadinessConfigReloadFailed")
+        .map(|g| g["alerts"].as_array().map_or(0, Vec::len))
+        .collect();
+    assert_eq!(tickets, vec![2], "{body}");
 }

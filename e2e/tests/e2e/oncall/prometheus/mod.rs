@@ -7,6 +7,7 @@
 #![cfg(target_os = "linux")]
 
 mod actions;
+mod agents;
 mod alertmanager;
 mod replicas;
 mod roll_up;
@@ -28,13 +29,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
-
-fn rule_files() -> Vec<std::path::PathBuf> {
-    vec![
-        repo().join("alerts/rules.yml"),
-        repo().join("alerts/alerts.yml"),
-    ]
-}
 
 fn now() -> f64 {
     SystemTime::now()

@@ -1,9 +1,11 @@
-//! Replacing every `serve` replica one after the other keeps one continuous page per server.
+//! Replacing every `serve` replica one after the other keeps one continuous page per server, and
+//! so does an exporter outage of the last one.
 
 use super::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn replacing_every_serve_replica_one_after_the_other_keeps_one_continuous_page_per_server() {
+async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_exporter_keeps_one_continuous_page_per_server()
+ {
     let Some(binary) = common::tools::prometheus() else {
         return;
     };
@@ -111,8 +113,10 @@ async fn replacing_every_serve_replica_one_after_the_other_keeps_one_continuous_
         Ok(())
     };
 
-    // 2. Replace a by c: stop a, start c; wait until c reports both and a's evidence expired.
+    // 2. Replace a by c: stop a and take it out of discovery (as a rollout does), start c; wait
+    // until c reports both and a's evidence expired.
     drop(a);
+    prometheus.set_targets("mcp-readiness", &addrs[1..]);
     let (c, _) = start("c", &addrs[2]).await;
     for (_, server, rule) in watched {
         eventually("c instead of a", Duration::from_secs(60), async || {
@@ -132,8 +136,10 @@ async fn replacing_every_serve_replica_one_after_the_other_keeps_one_continuous_
         now() - started
     );
 
-    // 3. Stop b too: only c, which was not there when the pages started, holds them now.
+    // 3. Stop b too (out of discovery): only c, which was not there when the pages started,
+    // holds them now.
     drop(b);
+    prometheus.set_targets("mcp-readiness", &addrs[2..]);
     for (_, server, rule) in watched {
         eventually("c alone", Duration::from_secs(60), async || {
             check(&prometheus).await?;
@@ -170,10 +176,33 @@ async fn replacing_every_serve_replica_one_after_the_other_keeps_one_continuous_
         "{description}"
     );
     eprintln!(
-        "oncall rollout: one continuous page per server through a, b -> c ({observations} observations) after {:.1} s",
+        "oncall rollout: one continuous page per server through a, b -> c after {:.1} s",
         now() - started
     );
+
+    // 4. c's exporter goes down but stays in discovery (`up` 0): its last verdicts hold, so
+    // both pages keep firing with the same activeAt well past the 10 s blip window.
     drop(c);
+    eventually("c down", Duration::from_secs(30), async || {
+        let up = prometheus
+            .query(&format!(r#"up{{instance="{}"}} == 0"#, addrs[2]))
+            .await?;
+        if up.is_empty() {
+            Err("c still up".to_owned())
+        } else {
+            Ok(())
+        }
+    })
+    .await;
+    for _ in 0..40 {
+        check(&prometheus).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert_eq!(for_state().await.unwrap(), active_since);
+    eprintln!(
+        "oncall rollout: both pages held through c's exporter outage ({observations} observations) after {:.1} s",
+        now() - started
+    );
     drop(prometheus);
 }
 

@@ -9,8 +9,17 @@ async fn several_serve_processes_on_one_prometheus_roll_up_per_server_and_a_lost
     let Some(binary) = common::tools::prometheus() else {
         return;
     };
+    let Some(python) = jsonnet_python() else {
+        return;
+    };
     let started = now();
     let scratch = Scratch::new("oncall-fleet");
+    // The committed mixin with the budget advisor every second (3 minutes as committed).
+    let rules = render_mixin(
+        &python,
+        &scratch.path("mixin"),
+        &json!({ "advisorInterval": "1s" }),
+    );
     let (_http, port) = http_fixture(&scratch, "fleet").await;
     // Three agent replicas: `github` is refused on the first only; `gone` is configured on the
     // first only; `files` is ready everywhere.
@@ -31,7 +40,7 @@ async fn several_serve_processes_on_one_prometheus_roll_up_per_server_and_a_lost
         &binary,
         &scratch,
         &[("mcp-readiness", targets.clone())],
-        &rule_files(),
+        &rules,
     )
     .await;
 
@@ -50,7 +59,7 @@ async fn several_serve_processes_on_one_prometheus_roll_up_per_server_and_a_lost
             .map(|s| (label(s, "server").to_owned(), label(s, "state").to_owned()))
             .collect();
         let instances = prometheus
-            .query(r#"server_state:mcp_readiness_server_state:instances{server="files",state="ready"}"#)
+            .query(r#"sum by (server, state) (instance_server:mcp_readiness_server_state:last3m{server="files",state="ready"})"#)
             .await?;
         let want: BTreeMap<String, String> = [
             ("files", "ready"),
@@ -74,7 +83,7 @@ async fn several_serve_processes_on_one_prometheus_roll_up_per_server_and_a_lost
 
     // How many replicas see each state of `github`: 1 unauthenticated, 2 ready.
     let github: BTreeMap<String, f64> = prometheus
-        .query(r#"server_state:mcp_readiness_server_state:instances{server="github"}"#)
+        .query(r#"sum by (server, state) (instance_server:mcp_readiness_server_state:last3m{server="github"})"#)
         .await
         .unwrap()
         .iter()
