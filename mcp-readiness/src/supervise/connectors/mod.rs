@@ -4,7 +4,8 @@
 //!   [`Session`](crate::supervise::Session) contract every connection kind implements;
 //! - `spec.rs`, `spec_builders.rs`, `spec_error.rs`: how to reach a configured server
 //!   ([`ServerSpec`](crate::supervise::ServerSpec)) and why a configuration cannot be used;
-//! - `stdio.rs` (a child process; `child_streams.rs` reads its stdout and stderr safely,
+//! - `stdio.rs` (a child process; `child_guard.rs` watches it for its exit and kills its
+//!   group, `child_streams.rs` reads its stdout and stderr safely,
 //!   `fd_limit.rs` its file descriptors) and `streamable_http.rs` (`session_id.rs`,
 //!   `retry_after.rs`, and OAuth in `oauth/`): the rmcp connectors;
 //! - `rmcp_connector.rs`: connections made with your own rmcp client handler and transport;
@@ -18,6 +19,7 @@
 //!
 //! No code here uses the hub or a supervisor: connectors are the bottom of `supervise`.
 
+pub(super) mod child_guard;
 pub(super) mod child_streams;
 pub(super) mod connector;
 pub(super) mod credential_expiry;
