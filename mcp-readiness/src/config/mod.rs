@@ -59,6 +59,7 @@
 
 mod error;
 mod expand;
+mod hub;
 mod node;
 mod oauth;
 mod readiness;
