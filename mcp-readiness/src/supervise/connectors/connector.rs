@@ -134,6 +134,7 @@ impl fmt::Debug for dyn Session {
 #[derive(Clone)]
 pub struct SessionEvents {
     tools_changed: Arc<dyn Fn() + Send + Sync>,
+    stream_reopened: Arc<dyn Fn() + Send + Sync>,
 }
 
 impl SessionEvents {
@@ -141,7 +142,24 @@ impl SessionEvents {
     pub fn new(tools_changed: impl Fn() + Send + Sync + 'static) -> Self {
         SessionEvents {
             tools_changed: Arc::new(tools_changed),
+            stream_reopened: Arc::new(|| {}),
         }
+    }
+
+    /// Also calls `stream_reopened` every time the connection opens an event stream again (an
+    /// HTTP connection's `GET` stream, or a response stream resumed; see
+    /// `mcp_readiness_stream_reopens_total`).
+    pub fn on_stream_reopened(
+        mut self,
+        stream_reopened: impl Fn() + Send + Sync + 'static,
+    ) -> Self {
+        self.stream_reopened = Arc::new(stream_reopened);
+        self
+    }
+
+    /// The connection opened an event stream again.
+    pub fn stream_reopened(&self) {
+        (self.stream_reopened)()
     }
 
     /// Events that go nowhere.

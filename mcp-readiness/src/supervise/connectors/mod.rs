@@ -7,7 +7,8 @@
 //! - `stdio.rs` (a child process; `child_guard.rs` watches it for its exit and kills its
 //!   group, `child_streams.rs` reads its stdout and stderr safely,
 //!   `fd_limit.rs` its file descriptors) and `streamable_http.rs` (`session_id.rs`,
-//!   `retry_after.rs`, and OAuth in `oauth/`): the rmcp connectors;
+//!   `retry_after.rs`, `stream_pacing.rs` for event-stream re-opens, and OAuth in `oauth/`): the
+//!   rmcp connectors;
 //! - `rmcp_connector.rs`: connections made with your own rmcp client handler and transport;
 //! - `rmcp_session.rs`: the session behind every rmcp connector; `lifecycle.rs`: both protocol
 //!   generations' handshakes; `quiet.rs`: the notifications dropped before rmcp sees them;
@@ -38,6 +39,7 @@ pub(super) mod spec;
 pub(super) mod spec_builders;
 pub(super) mod spec_error;
 pub(super) mod stdio;
+pub(super) mod stream_pacing;
 pub(super) mod streamable_http;
 pub(super) mod task;
 pub(super) mod tool_pages;

@@ -19,6 +19,7 @@ use super::rmcp_errors::{chain_text, classify_init_error, truncate};
 use super::rmcp_session::{RmcpSession, SupervisorClient};
 use super::session_id::{self, SessionIdClient, SessionIdSlot};
 use super::spec_error::SpecError;
+use super::stream_pacing::StreamPacer;
 use crate::secret::{Secret, redact};
 use crate::state::ConnectResult;
 
@@ -143,16 +144,21 @@ impl HttpConnector {
             .custom_headers(self.headers.clone());
         let client = SupervisorClient::new(events.clone());
         let session_id = SessionIdSlot::default();
+        let pacer = {
+            let events = events.clone();
+            StreamPacer::new(move || events.stream_reopened())
+        };
         let serve = async {
             #[cfg(feature = "oauth")]
             if let Some(oauth) = &self.oauth {
-                let http = SessionIdClient::new(oauth.client().await?, session_id.clone());
+                let http =
+                    SessionIdClient::new(oauth.client().await?, session_id.clone(), pacer.clone());
                 let transport = StreamableHttpClientTransport::with_client(http, config);
                 let quiet = Quiet::new(transport, server.clone());
                 return Ok(lifecycle::handshake(client, quiet, lifecycle::PROBE_WAIT).await);
             }
             let http = session_id::default_http_client(server)?;
-            let http = SessionIdClient::new(http, session_id.clone());
+            let http = SessionIdClient::new(http, session_id.clone(), pacer);
             let transport = StreamableHttpClientTransport::with_client(http, config);
             let quiet = Quiet::new(transport, server.clone());
             Ok::<_, ConnectError>(lifecycle::handshake(client, quiet, lifecycle::PROBE_WAIT).await)
