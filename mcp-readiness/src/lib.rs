@@ -142,6 +142,7 @@ pub mod doc_pages {
     #[doc = include_str!("../../README.md")]
     pub struct Readme;
     /// `docs/architecture.md`.
+    #[cfg(all(feature = "hub", feature = "http"))]
     #[doc = include_str!("../../docs/architecture.md")]
     pub struct Architecture;
     /// `docs/benchmarks.md`.
@@ -166,6 +167,7 @@ pub mod doc_pages {
     #[doc = include_str!("../../docs/operations.md")]
     pub struct Operations;
     /// `docs/own-connections.md`.
+    #[cfg(all(feature = "hub", feature = "http"))]
     #[doc = include_str!("../../docs/own-connections.md")]
     pub struct OwnConnections;
     /// `docs/protocol.md`.

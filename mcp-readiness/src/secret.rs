@@ -250,29 +250,71 @@ fn redact_query_values(text: &str) -> String {
     out
 }
 
+/// `Bearer <credential>`, `Basic <credential>`, `Token <credential>` (either case) →
+/// `Bearer [redacted]`. Only a word shaped like a credential is removed: token68 characters
+/// (RFC 7235) that are not a plain word, so the text around it survives: `the refresh token
+/// (invalid_grant: revoked)`, `a bearer token is required`, `the token endpoint` and a
+/// challenge's `Bearer realm="x"` are kept as written, and a sentence's full stop after a token
+/// stays.
 fn redact_auth_schemes(text: &str) -> String {
     let mut out = text.to_owned();
     for scheme in ["Bearer ", "bearer ", "Basic ", "basic ", "Token ", "token "] {
         let mut result = String::with_capacity(out.len());
         let mut rest = out.as_str();
         while let Some(at) = rest.find(scheme) {
+            // The scheme must start a word (`mytoken abc` is not the `token` scheme).
+            let starts_word = rest[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_alphanumeric() && c != '_');
             result.push_str(&rest[..at + scheme.len()]);
             let tail = &rest[at + scheme.len()..];
-            let end = tail
-                .find(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == ',')
-                .unwrap_or(tail.len());
-            if end == 0 || tail[..end].starts_with("[redacted]") || is_auth_param(&tail[..end]) {
-                result.push_str(&tail[..end]);
-            } else {
+            let end = credential_len(tail);
+            if starts_word && end > 0 {
                 result.push_str("[redacted]");
             }
-            rest = &tail[end..];
+            let kept = if starts_word { end } else { 0 };
+            rest = &tail[kept..];
         }
         result.push_str(rest);
         out = result;
     }
     out
 }
+
+/// How many bytes at the start of `tail` are a credential: a word (up to white space, a quote,
+/// `,`, `;`, `)`, `]` or `>`, without a sentence's trailing `.`, `:`, `!` or `?`) that starts
+/// with a token68 character (letters, digits, `-._~+/`) and is not a plain word (letters only,
+/// lower case or capitalized), a challenge's `key=value` or already `[redacted]`; 0 when the
+/// word is none of those.
+fn credential_len(tail: &str) -> usize {
+    let end = tail
+        .find(|c: char| c.is_whitespace() || "\"',;)]>".contains(c))
+        .unwrap_or(tail.len());
+    let word = tail[..end].trim_end_matches(['.', ':', '!', '?']);
+    let starts_token68 = word
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric() || "-._~+/".contains(c));
+    if !starts_token68 || is_auth_param(word) || is_plain_word(word) {
+        return 0;
+    }
+    word.len()
+}
+
+/// A word of prose: ASCII letters only, all lower case or capitalized (`expired`, `Endpoint`).
+fn is_plain_word(word: &str) -> bool {
+    let mut chars = word.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_lowercase())
+        && word.len() <= MAX_PLAIN_WORD
+}
+
+/// Longer all-letter runs after an auth scheme are taken for credentials.
+const MAX_PLAIN_WORD: usize = 24;
 
 /// `realm=...`, `error=...`: a challenge's parameter, not a credential (token68 values only carry
 /// `=` as trailing padding).
@@ -313,6 +355,70 @@ mod tests {
             redact("Authorization: Bearer abc.def==", &[]),
             "Authorization: Bearer [redacted]"
         );
+    }
+
+    #[test]
+    fn the_word_after_an_auth_scheme_is_removed_only_when_it_is_a_credential() {
+        let kept = [
+            "the authorization server refused the refresh token (invalid_grant: revoked or expired)",
+            "a bearer token is required; the token endpoint answered 500",
+            "Token expired. Basic authentication is not offered",
+            "challenge: Bearer realm=\"x\", error=\"invalid_token\"",
+            "mytoken abc123def is not a scheme",
+        ];
+        for text in kept {
+            assert_eq!(redact(text, &[]), text);
+        }
+        assert_eq!(
+            redact(
+                "sent token abc123-def. Then (Bearer eyJhbGc.eyJzdWIi.sig_1), ok",
+                &[]
+            ),
+            "sent token [redacted]. Then (Bearer [redacted]), ok"
+        );
+        assert_eq!(
+            redact("Authorization: Basic dXNlcjpwYXNz; next", &[]),
+            "Authorization: Basic [redacted]; next"
+        );
+    }
+
+    proptest::proptest! {
+        /// Around a credential after any auth scheme, with any punctuation after it, the
+        /// credential is gone and every other character is where it was.
+        #[test]
+        fn the_redactor_removes_the_credential_and_only_the_credential(
+            before in "[a-z (]{0,12}",
+            scheme in proptest::sample::select(vec!["Bearer", "bearer", "Basic", "basic", "Token", "token"]),
+            body in "[A-Za-z0-9_~+/-]{6,40}",
+            digit in 0u8..10,
+            padding in "={0,2}",
+            after in proptest::sample::select(vec!["", ".", ",", ")", "\"", "'", ";", ":", "!", "?", "]", ">", ").", "\n"]),
+            rest in "( [a-z(:_]{1,12}){0,3}",
+        ) {
+            let before = if before.is_empty() || before.ends_with(' ') || before.ends_with('(') {
+                before
+            } else {
+                format!("{before} ")
+            };
+            let credential = format!("{body}{digit}{padding}");
+            let text = format!("{before}{scheme} {credential}{after}{rest}");
+            let redacted = redact(&text, &[]);
+            proptest::prop_assert_eq!(
+                redacted,
+                format!("{before}{scheme} [redacted]{after}{rest}")
+            );
+        }
+
+        /// Prose after an auth scheme (a word, a parenthesis, an error code) is kept as written.
+        #[test]
+        fn prose_after_an_auth_scheme_is_kept(
+            scheme in proptest::sample::select(vec!["Bearer", "bearer", "Basic", "basic", "Token", "token"]),
+            word in "[a-z]{1,20}|[A-Z][a-z]{1,20}|\\([a-z_]{1,15}:",
+            rest in "( [a-z(:_]{1,12}){0,3}",
+        ) {
+            let text = format!("the refresh {scheme} {word}{rest}");
+            proptest::prop_assert_eq!(redact(&text, &[]), text);
+        }
     }
 
     #[test]

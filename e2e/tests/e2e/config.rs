@@ -36,7 +36,7 @@ async fn every_bad_file_or_flag_is_exit_2_with_a_message_that_names_the_problem(
             vec![],
             "byte order mark",
         ),
-        ("an endless file", None, vec![], "larger than"),
+        ("an endless device", None, vec![], "is a character device, not a regular file"),
         (
             "a budget of u64::MAX seconds",
             Some(with_readiness(json!({ "budget": huge }))),

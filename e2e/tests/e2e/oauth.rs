@@ -401,3 +401,82 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
     );
     assert_no_token("exported spans", &spans, &tokens);
 }
+
+/// `check` of `config` with a short budget; returns its stdout (the table and the hand-off note).
+async fn check_output(config: &std::path::Path) -> String {
+    let run = common::run::run(
+        &[
+            "check",
+            "--config",
+            config.to_str().unwrap(),
+            "--budget",
+            "5s",
+            "--poll",
+            "250ms",
+        ],
+        &[("RUST_LOG", "off")],
+    )
+    .await;
+    assert_eq!(run.code, Some(1), "{}\n{}", run.stdout, run.stderr);
+    run.stdout
+}
+
+/// The `vault` row of `check`'s table reads `unauthenticated`, and the output names `fix`, never
+/// the wrong system or a Rust type.
+fn assert_unauthenticated_with(output: &str, fix: &[&str]) {
+    let row = output
+        .lines()
+        .find(|l| l.starts_with("vault"))
+        .unwrap_or_else(|| panic!("no row for `vault`:\n{output}"));
+    assert!(row.contains("unauthenticated"), "{output}");
+    for part in fix {
+        assert!(output.contains(part), "`{part}` missing:\n{output}");
+    }
+    for wrong in ["MCP streamable-HTTP endpoint", "rmcp::", "Worker<"] {
+        assert!(!output.contains(wrong), "`{wrong}` in:\n{output}");
+    }
+}
+
+#[tokio::test]
+async fn a_credential_store_that_is_missing_open_to_others_or_not_json_reads_unauthenticated_with_its_own_fix()
+ {
+    let Some(python) = python() else { return };
+    let scratch = Scratch::new("oauth-store");
+    let (port, callback) = (free_port(), free_port());
+    let _server = oauth_server(&python, &scratch, port, callback).await;
+    let config = scratch.path("mcp.json");
+    std::fs::write(
+        &config,
+        json!({
+            "mcpServers": { "vault": {
+                "type": "http",
+                "url": format!("http://127.0.0.1:{port}/mcp"),
+                "oauth": { "store": "tokens/vault.json", "client_id": "mcp-readiness-test", "scopes": ["tools"] }
+            } }
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let store = scratch.path("tokens/vault.json");
+
+    // Missing: nothing to send; the server's 401 and the store say what to run.
+    let missing = check_output(&config).await;
+    assert_unauthenticated_with(&missing, &["holds no tokens", "oauth login"]);
+
+    // Open to other users: refused before use, with the chmod to run.
+    login(&scratch, &config, port, callback, "store").await;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let open = check_output(&config).await;
+        assert_unauthenticated_with(&open, &["is open to other users (mode 0644)", "chmod 600"]);
+        std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+
+    // Not JSON: the line and column, never the content.
+    std::fs::write(&store, "{\n  \"access_token\": oops").unwrap();
+    let broken = check_output(&config).await;
+    assert_unauthenticated_with(&broken, &["is not a credential store", "line 2 column"]);
+    assert!(!broken.contains("oops"), "{broken}");
+}

@@ -132,16 +132,15 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         return code;
     }
     let summary = run.finish();
-    let mut pushed = true;
+    let mut push_failed = None;
     if let Some(target) = &push {
         for server in &config.servers {
             metrics.server(&server.name).set_wait_budget(budget.wait());
         }
-        if let Err(err) = mcp_readiness::metrics::push(&metrics, target, Some(&summary)).await {
-            // The run's own answer is still printed; a failed push is said, and is exit 1.
-            err_line!("error: {err}");
-            pushed = false;
-        }
+        // The run's own answer is still printed; a failed push is said after it, and is exit 1.
+        push_failed = mcp_readiness::metrics::push(&metrics, target, Some(&summary))
+            .await
+            .err();
     }
     // After the push: shutting down marks every server absent ("shut down").
     hub.shutdown().await;
@@ -163,7 +162,10 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     if let Err(code) = print_stdout(&output) {
         return code;
     }
-    if summary.all_required_ready() && pushed {
+    if let Some(err) = &push_failed {
+        err_line!("error: {err}");
+    }
+    if summary.all_required_ready() && push_failed.is_none() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

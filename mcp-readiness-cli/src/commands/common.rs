@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mcp_readiness::config::Config;
 use mcp_readiness::secret::escape_controls;
-use mcp_readiness::supervise::{HubOptions, HubOptionsBuilder};
+use mcp_readiness::supervise::HubOptionsBuilder;
 use mcp_readiness::{Budget, Hub, State};
 
 /// Exit code for invalid input (bad flags, bad configuration).
@@ -75,21 +75,10 @@ pub(crate) fn load_config(path: &Path) -> Result<Config, ExitCode> {
     }
 }
 
-/// Hub options from the configuration's `readiness` block, per-server budgets included.
+/// Hub options from the configuration's `readiness` block, per-server budgets included: the
+/// library's one mapping ([`Config::hub_options`]).
 pub(crate) fn hub_options(config: &Config) -> HubOptionsBuilder {
-    let readiness = &config.readiness;
-    let mut options = HubOptions::builder()
-        .connect_timeout(readiness.connect_timeout)
-        .call_timeout(readiness.call_timeout)
-        .cooldown(readiness.cooldown)
-        .health_interval(readiness.ping)
-        .ping_timeout(readiness.ping_timeout);
-    for (server, overrides) in &readiness.servers {
-        if let Some(budget) = overrides.budget {
-            options = options.server_budget(server.clone(), budget);
-        }
-    }
-    options
+    config.hub_options()
 }
 
 /// Shows which servers are still connecting and the time left, while `work` runs.

@@ -110,9 +110,29 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         return code;
     }
 
+    // The file is read on a blocking thread, outside the lock every render needs, while this
+    // loop keeps answering signals: a path that blocks (a hung network file system) delays only
+    // the reload. A SIGHUP during a read asks for one more read after it.
+    let (read_done, mut reads) = tokio::sync::mpsc::channel::<Loaded>(1);
+    let mut reading = false;
+    let mut again = false;
     loop {
         tokio::select! {
-            _ = hangup.recv() => metrics.reload(|| reload(&hub, &metrics, &args.config)),
+            _ = hangup.recv() => {
+                if reading {
+                    again = true;
+                } else {
+                    reading = true;
+                    read_config(&args.config, read_done.clone());
+                }
+            }
+            Some(loaded) = reads.recv() => {
+                metrics.reload(|| reload(&hub, &metrics, &args.config, loaded));
+                reading = std::mem::take(&mut again);
+                if reading {
+                    read_config(&args.config, read_done.clone());
+                }
+            }
             _ = terminate.recv() => break,
             _ = interrupt.recv() => break,
         }
@@ -146,16 +166,31 @@ fn publish_readiness(hub: &Hub, metrics: &Metrics, config: &mcp_readiness::Confi
     }
 }
 
+/// A configuration file read for a reload, or why it could not be.
+type Loaded = Result<mcp_readiness::Config, String>;
+
+/// Reads `path` on a blocking thread and sends what it read to `done` (see the loop in [`run`]).
+fn read_config(path: &std::path::Path, done: tokio::sync::mpsc::Sender<Loaded>) {
+    let path = path.to_owned();
+    tokio::spawn(async move {
+        let read = tokio::task::spawn_blocking(move || mcp_readiness::Config::load(&path))
+            .await
+            .map_err(|e| format!("the read of the configuration failed: {e}"))
+            .and_then(|loaded| loaded.map_err(|e| e.to_string()));
+        let _ = done.send(read).await;
+    });
+}
+
 /// SIGHUP: added servers start, removed ones stop (their series go away), changed ones are
 /// replaced (new credentials let an unauthenticated server try again). A file that cannot be
 /// read or parsed, or a server that cannot be set up from it, refuses the whole reload: nothing
 /// changes and `mcp_readiness_config_last_reload_successful` reads 0 until a reload succeeds.
-fn reload(hub: &Hub, metrics: &Metrics, path: &std::path::Path) {
+fn reload(hub: &Hub, metrics: &Metrics, path: &std::path::Path, loaded: Loaded) {
     let refused = |err: &dyn std::fmt::Display| {
         tracing::error!(target: "mcp_readiness::serve", "reload refused, keeping the running configuration: {err}");
         metrics.config_reloaded(false);
     };
-    let config = match mcp_readiness::Config::load(path) {
+    let config = match loaded {
         Ok(config) => config,
         Err(err) => return refused(&err),
     };

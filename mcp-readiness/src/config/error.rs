@@ -16,6 +16,15 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
+    /// The path is not a regular file (a FIFO, a device, a directory, a socket): reading it could
+    /// block for ever or never end, so it is refused before anything is read.
+    #[error("{}: the configuration path is {kind}, not a regular file: point --config at a regular file (copy a pipe's or a device's contents into one)", file.display())]
+    NotAFile {
+        /// The path.
+        file: PathBuf,
+        /// What it is instead, with its article ("a FIFO (named pipe)", "a directory").
+        kind: &'static str,
+    },
     /// The file is larger than [`MAX_FILE_BYTES`](super::MAX_FILE_BYTES) (`/dev/zero`, a log
     /// file given by mistake).
     #[error("{}: the configuration file is larger than {limit} bytes: check the path given to --config", file.display())]

@@ -59,6 +59,7 @@
 
 mod error;
 mod expand;
+mod hub;
 mod node;
 mod oauth;
 mod readiness;
@@ -209,9 +210,16 @@ impl Config {
             file: path.to_owned(),
             source,
         };
+        let file = open_regular(path).map_err(|e| match e {
+            Opened::NotAFile(kind) => ConfigError::NotAFile {
+                file: path.to_owned(),
+                kind,
+            },
+            Opened::Io(e) => read_err(e),
+        })?;
         let mut bytes = Vec::new();
-        std::fs::File::open(path)
-            .and_then(|file| file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+        file.take(MAX_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
             .map_err(read_err)?;
         if bytes.len() as u64 > MAX_FILE_BYTES {
             return Err(ConfigError::TooLarge {
@@ -293,6 +301,61 @@ impl Config {
             warnings,
         })
     }
+}
+
+/// Why [`open_regular`] refused a path.
+enum Opened {
+    /// Not a regular file: what it is instead.
+    NotAFile(&'static str),
+    /// The path could not be opened or examined.
+    Io(std::io::Error),
+}
+
+/// Opens `path` for reading if it is a regular file, without ever blocking: the open does not
+/// wait for a FIFO's writer (`O_NONBLOCK`), and what was opened is examined (`fstat`) before a
+/// byte is read, so a path swapped for a FIFO between a check and the open is still refused.
+fn open_regular(path: &Path) -> Result<std::fs::File, Opened> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits());
+    }
+    let file = options.open(path).map_err(|e| match e.kind() {
+        // Opening a directory for reading works on Linux; elsewhere it may fail as such.
+        std::io::ErrorKind::IsADirectory => Opened::NotAFile("a directory"),
+        _ => Opened::Io(e),
+    })?;
+    let kind = file.metadata().map_err(Opened::Io)?.file_type();
+    if kind.is_file() {
+        return Ok(file);
+    }
+    Err(Opened::NotAFile(describe_kind(kind)))
+}
+
+/// What a file that is not a regular file is, with its article.
+fn describe_kind(kind: std::fs::FileType) -> &'static str {
+    if kind.is_dir() {
+        return "a directory";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if kind.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    "a special file"
 }
 
 /// serde_json appends " at line L column C"; the error shows them as `file:L:C` instead.

@@ -114,7 +114,13 @@ impl fmt::Display for NotReady {
         {
             write!(f, " ({reason})")?;
         }
-        write!(f, "; next step: {}", self.action.next_step(server))
+        let next = match (self.state, self.scope) {
+            (State::Absent, Scope::Tool) => {
+                crate::state::Action::missing_tool_next_step(server, self.tool.tool())
+            }
+            _ => self.action.next_step(server),
+        };
+        write!(f, "; next step: {next}")
     }
 }
 

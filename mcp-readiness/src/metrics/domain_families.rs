@@ -35,6 +35,7 @@ pub(crate) struct Families {
     pub(crate) connect_duration: Arc<Family<Histogram>>,
     pub(crate) wait_budget: Arc<Family<Gauge>>,
     pub(crate) reconnects: Arc<Family<IntCounter>>,
+    pub(crate) stream_reopens: Arc<Family<IntCounter>>,
     pub(crate) cooldown: Arc<Family<IntCounter>>,
     pub(crate) build_info: Arc<Family<IntGauge>>,
     pub(crate) state_changes: Arc<Family<IntCounter>>,
@@ -141,6 +142,11 @@ impl Families {
                 "Reconnections after a dropped connection.",
                 SERVER,
             )?,
+            stream_reopens: plain(
+                STREAM_REOPENS_TOTAL,
+                "Event streams an HTTP connection opened again (paced; a storm of re-opens shows here).",
+                SERVER,
+            )?,
             cooldown: plain(
                 COOLDOWN_REJECTIONS_TOTAL,
                 "Calls failed fast while the server cools down after a failed connect.",
@@ -216,6 +222,7 @@ impl Families {
             c(&self.connect_duration, owner),
             c(&self.wait_budget, owner),
             c(&self.reconnects, owner),
+            c(&self.stream_reopens, owner),
             c(&self.cooldown, owner),
             c(&self.build_info, owner),
             c(&self.state_changes, owner),
@@ -262,6 +269,7 @@ impl Families {
             &*self.connect_duration,
             &*self.wait_budget,
             &*self.reconnects,
+            &*self.stream_reopens,
             &*self.cooldown,
             &*self.build_info,
             &*self.state_changes,
@@ -290,6 +298,7 @@ impl Families {
             + self.connect_duration.remove_where(LABEL_SERVER, server)
             + self.wait_budget.remove_where(LABEL_SERVER, server)
             + self.reconnects.remove_where(LABEL_SERVER, server)
+            + self.stream_reopens.remove_where(LABEL_SERVER, server)
             + self.cooldown.remove_where(LABEL_SERVER, server)
             + self.state_changes.remove_where(LABEL_SERVER, server)
             + self.server_info.remove_where(LABEL_SERVER, server)

@@ -11,6 +11,7 @@ use crate::state::{ConnectionEvent, EventSink};
 /// | `StateChanged` | one-hot moves to `to` (a scrape never sees two states or none); state-change time = now; `mcp_readiness_server_state_changes_total{state=to}` + 1 |
 /// | `ConnectAttempt` | `mcp_readiness_connects_total{result}` + 1, `mcp_readiness_connect_duration_seconds{result}` observes the duration |
 /// | `Reconnected` | `mcp_readiness_reconnects_total` + 1 |
+/// | `StreamReopened` | `mcp_readiness_stream_reopens_total` + 1 |
 /// | `CooldownRejection` | `mcp_readiness_cooldown_rejections_total` + 1 |
 /// | `ToolsChanged` | `mcp_readiness_server_tools` = count |
 /// | `Handshake` | `mcp_readiness_server_info{protocol_version, server_name, server_version}` = 1; the server's earlier series goes |
@@ -60,6 +61,9 @@ impl EventSink for Metrics {
                 .configured_server(server)
                 .observe_connect(*result, *duration),
             ConnectionEvent::Reconnected { server } => self.configured_server(server).reconnected(),
+            ConnectionEvent::StreamReopened { server } => {
+                self.configured_server(server).stream_reopened()
+            }
             ConnectionEvent::CooldownRejection { server } => {
                 self.configured_server(server).cooldown_rejection()
             }

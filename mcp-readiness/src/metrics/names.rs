@@ -29,6 +29,9 @@ pub const CONNECT_DURATION_SECONDS: &str = "mcp_readiness_connect_duration_secon
 pub const WAIT_BUDGET_SECONDS: &str = "mcp_readiness_wait_budget_seconds";
 /// Counter {`server`}: reconnections after a dropped connection.
 pub const RECONNECTS_TOTAL: &str = "mcp_readiness_reconnects_total";
+/// Counter {`server`}: event streams an HTTP connection opened again (a storm of re-opens shows
+/// here; created with the first re-open).
+pub const STREAM_REOPENS_TOTAL: &str = "mcp_readiness_stream_reopens_total";
 /// Counter {`server`}: calls failed fast while a server cools down.
 pub const COOLDOWN_REJECTIONS_TOTAL: &str = "mcp_readiness_cooldown_rejections_total";
 /// Gauge {`version`}: always 1.
@@ -55,7 +58,7 @@ pub const CREDENTIAL_EXPIRY_TIMESTAMP_SECONDS: &str =
 pub const MCP_CLIENT_OPERATION_DURATION_SECONDS: &str = "mcp_client_operation_duration_seconds";
 
 /// Every metric name this crate registers, in the order of DESIGN.md's table.
-pub const ALL: [&str; 21] = [
+pub const ALL: [&str; 22] = [
     SERVER_STATE,
     SERVER_STATE_CHANGED_TIMESTAMP_SECONDS,
     SERVER_TOOLS,
@@ -69,6 +72,7 @@ pub const ALL: [&str; 21] = [
     CONNECT_DURATION_SECONDS,
     WAIT_BUDGET_SECONDS,
     RECONNECTS_TOTAL,
+    STREAM_REOPENS_TOTAL,
     COOLDOWN_REJECTIONS_TOTAL,
     BUILD_INFO,
     SERVER_STATE_CHANGES_TOTAL,

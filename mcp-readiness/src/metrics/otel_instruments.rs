@@ -164,6 +164,7 @@ impl OtelInstruments {
         observe(meter, &fam.connects);
         observe(meter, &fam.wait_budget);
         observe(meter, &fam.reconnects);
+        observe(meter, &fam.stream_reopens);
         observe(meter, &fam.cooldown);
         observe(meter, &fam.build_info);
         observe(meter, &fam.state_changes);

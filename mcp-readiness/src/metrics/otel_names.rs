@@ -67,7 +67,7 @@ use InstrumentKind::{Counter, Gauge, Histogram};
 pub const MCP_CLIENT_OPERATION_DURATION: &str = "mcp.client.operation.duration";
 
 /// Every instrument, in the order of [`names::ALL`].
-pub const ALL: [Instrument; 21] = [
+pub const ALL: [Instrument; 22] = [
     i(
         "mcp_readiness.server.state",
         "{state}",
@@ -145,6 +145,12 @@ pub const ALL: [Instrument; 21] = [
         "{reconnect}",
         Counter,
         names::RECONNECTS_TOTAL,
+    ),
+    i(
+        "mcp_readiness.stream.reopens",
+        "{reopen}",
+        Counter,
+        names::STREAM_REOPENS_TOTAL,
     ),
     i(
         "mcp_readiness.cooldown.rejections",

@@ -344,7 +344,7 @@ impl Metrics {
     }
 
     /// Holds every render back until the guard is dropped (what a reload does), for tests.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "http"))]
     pub(crate) fn hold_renders(&self) -> std::sync::RwLockWriteGuard<'_, ()> {
         self.inner
             .fam

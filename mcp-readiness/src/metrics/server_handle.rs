@@ -77,6 +77,8 @@ struct ServerInner {
     avoided: [OnceLock<Counter>; 4],
     connect_duration: [OnceLock<Histogram>; 7],
     wait_budget: OnceLock<Gauge>,
+    /// Created with the first re-open: only HTTP connections have event streams.
+    stream_reopens: OnceLock<IntCounter>,
     supervised: OnceLock<Supervised>,
     state: OnceLock<StateSeries>,
     tools: RwLock<HashMap<Arc<str>, ToolMetrics>>,
@@ -158,6 +160,7 @@ impl ServerMetrics {
             avoided: Default::default(),
             connect_duration: Default::default(),
             wait_budget: OnceLock::new(),
+            stream_reopens: OnceLock::new(),
             supervised: OnceLock::new(),
             state: OnceLock::new(),
             tools: RwLock::new(HashMap::new()),
@@ -399,6 +402,16 @@ impl ServerMetrics {
 
     pub(crate) fn reconnected(&self) {
         self.supervised().reconnects.inc();
+    }
+
+    pub(crate) fn stream_reopened(&self) {
+        let core = &self.inner.core;
+        core.lazy(
+            &self.inner.stream_reopens,
+            &core.fam.stream_reopens,
+            &[&core.name],
+        )
+        .inc();
     }
 
     pub(crate) fn cooldown_rejection(&self) {

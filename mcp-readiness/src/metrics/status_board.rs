@@ -147,7 +147,7 @@ impl StatusBoard {
                     row.credentials = expiries.clone();
                 }
             }
-            ConnectionEvent::CooldownRejection { .. } => {}
+            ConnectionEvent::CooldownRejection { .. } | ConnectionEvent::StreamReopened { .. } => {}
         }
     }
 

@@ -138,7 +138,10 @@ fn decide(step: &Step, verdict: &Verdict) -> Decision {
                 ),
                 Scope::Server => format!("`{tool}` is not connected"),
             };
-            let next = Action::AddConnection.next_step(server);
+            let next = match verdict.scope {
+                Scope::Tool => Action::missing_tool_next_step(server, step.tool.tool()),
+                Scope::Server => Action::AddConnection.next_step(server),
+            };
             if step.required {
                 Decision::Abort {
                     reason: format!("{what}: {next}"),

@@ -135,7 +135,8 @@ impl RunSummary {
                                 tools_missing.join(", ")
                             ),
                             format!(
-                                "Add a connection that offers {}, or fix the steps' tool names",
+                                "Check the steps' tool names, or run a version of `{server}` that \
+                                 offers {}",
                                 tools_missing.join(", ")
                             ),
                         )

@@ -43,6 +43,24 @@ impl Action {
     }
 }
 
+impl Action {
+    /// The next step for a tool that a live, ready server does not offer (`absent` at the grain
+    /// of one tool, still [`Action::AddConnection`]): the connection works, so the fix is another
+    /// tool name or a version of the server that offers the tool.
+    ///
+    /// ```
+    /// use mcp_readiness::Action;
+    ///
+    /// assert_eq!(
+    ///     Action::missing_tool_next_step("notes", "export_pdf"),
+    ///     "check the tool name `export_pdf`, or run a version of `notes` that offers it",
+    /// );
+    /// ```
+    pub fn missing_tool_next_step(server: &str, tool: &str) -> String {
+        format!("check the tool name `{tool}`, or run a version of `{server}` that offers it")
+    }
+}
+
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -113,6 +113,12 @@ pub enum ConnectionEvent {
         /// The server.
         server: Arc<str>,
     },
+    /// An HTTP connection opened an event stream again (its `GET` stream, or a response stream
+    /// resumed), after the pacing of re-opens (`mcp_readiness_stream_reopens_total`).
+    StreamReopened {
+        /// The server.
+        server: Arc<str>,
+    },
     /// A call failed fast because the server is cooling down after a failed connect.
     CooldownRejection {
         /// The server.
@@ -153,6 +159,7 @@ impl ConnectionEvent {
             | ConnectionEvent::ConnectAttempt { server, .. }
             | ConnectionEvent::Reconnected { server }
             | ConnectionEvent::CooldownRejection { server }
+            | ConnectionEvent::StreamReopened { server }
             | ConnectionEvent::ToolsChanged { server, .. }
             | ConnectionEvent::Handshake { server, .. } => server,
             ConnectionEvent::CredentialsExpire { server, .. } => server,

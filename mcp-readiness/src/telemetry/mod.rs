@@ -3,6 +3,8 @@
 //! standard `OTEL_*` variables.
 //!
 //! ```no_run
+//! # // `init` needs `otlp-grpc` or `otlp-http`: without them this example is not compiled.
+//! # #[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
 //! # async fn run() -> Result<(), mcp_readiness::telemetry::TelemetryError> {
 //! let guard = mcp_readiness::telemetry::init()?;
 //! tracing::info!("started");
@@ -20,6 +22,8 @@
 //! To configure by hand, or to compose your own subscriber:
 //!
 //! ```no_run
+//! # #[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
+//! # mod example {
 //! use mcp_readiness::telemetry::{OtlpConfig, TelemetryConfig};
 //! use tracing_subscriber::layer::SubscriberExt;
 //!
@@ -35,6 +39,7 @@
 //! tracing::subscriber::with_default(subscriber, || tracing::info!("exported"));
 //! guard.shutdown().await?;
 //! # Ok(()) }
+//! # }
 //! ```
 //!
 //! With the feature `otel-metrics` too, `init_metrics` pushes the recorder's metrics over OTLP

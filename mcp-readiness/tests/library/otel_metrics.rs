@@ -110,6 +110,12 @@ fn record_everything(metrics: &Metrics) -> ServerMetrics {
     );
     ev(
         metrics,
+        ConnectionEvent::StreamReopened {
+            server: files.clone(),
+        },
+    );
+    ev(
+        metrics,
         ConnectionEvent::CooldownRejection {
             server: files.clone(),
         },

@@ -158,3 +158,53 @@ async fn a_removed_server_stays_gone_when_its_connection_ends_afterwards() {
     assert!(!mcp_readiness::exporter::status_page(&metrics).contains(r#"data-server="echo""#));
     assert!(!peers.remove("echo"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_command_that_cannot_start_is_absent_with_spawn_failed_at_once_not_connecting() {
+    use mcp_readiness::rmcp::transport::TokioChildProcess;
+    use mcp_readiness::{Action, Budget, state::ConnectResult};
+
+    let metrics = Metrics::new();
+    let peers = Peers::with_events(metrics.clone());
+    peers.connecting("files");
+    // The docs' pattern: the spawn's own `io::Error` goes to `failed` too.
+    let command = tokio::process::Command::new("/nonexistent/mcp-readiness/files-mcp");
+    match TokioChildProcess::new(command) {
+        Err(spawn_error) => peers.failed("files", &spawn_error),
+        Ok(_) => panic!("a missing command started"),
+    }
+    assert_eq!(peers.state("files"), Some(State::Absent));
+    let reason = peers.servers()[0].reason.clone().unwrap();
+    assert!(
+        reason.contains("check that its command is installed"),
+        "{reason}"
+    );
+    let text = metrics.render();
+    assert!(
+        text.contains(&format!(
+            r#"mcp_readiness_connects_total{{result="{}",server="files"}} 1"#,
+            ConnectResult::SpawnFailed.as_str()
+        )),
+        "{text}"
+    );
+
+    // The first call is refused at once with `add_connection`, not after the whole budget.
+    let budget = Budget::try_new(Duration::from_secs(20), Duration::from_secs(2)).unwrap();
+    let tools = ServiceBuilder::new()
+        .layer(
+            ReadinessLayer::builder(peers.clone())
+                .budget(budget)
+                .build(),
+        )
+        .service(peers.clone());
+    let start = tokio::time::Instant::now();
+    let refused = tools
+        .oneshot(ToolCall::new("mcp__files__read_file"))
+        .await
+        .unwrap_err();
+    let not_ready = refused
+        .downcast_ref::<mcp_readiness::NotReady>()
+        .expect("refused as not ready");
+    assert_eq!(not_ready.action(), Action::AddConnection);
+    assert_eq!(start.elapsed(), Duration::ZERO);
+}

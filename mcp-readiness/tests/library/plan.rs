@@ -65,6 +65,17 @@ fn unauthenticated_and_absent_aborts_name_different_next_steps_and_the_server() 
 }
 
 #[test]
+fn a_tool_its_ready_server_does_not_offer_points_at_the_tool_name_not_the_connection() {
+    let step = Step::required("export", "mcp__notes__export_pdf");
+    let missing = step.decide(&verdict(State::Absent, Scope::Tool));
+    assert_eq!(
+        missing.reason(),
+        "`notes` is connected but does not offer `export_pdf`: check the tool name \
+         `export_pdf`, or run a version of `notes` that offers it"
+    );
+}
+
+#[test]
 fn the_run_record_has_exactly_the_contract_keys_and_counts() {
     let outcomes = vec![
         StepOutcome::new(&Step::required("a", "mcp__files__read"), &Verdict::READY),

@@ -253,3 +253,41 @@ async fn check_exits_2_on_a_bad_config_or_a_poll_longer_than_the_budget() {
         "invalid input starts no server"
     );
 }
+
+#[tokio::test]
+async fn a_failed_push_is_printed_after_the_runs_own_output_and_is_exit_1() {
+    let scratch = Scratch::new("push-fails");
+    let config = write_config(
+        &scratch,
+        "mcp.json",
+        json!({ "ready": stdio_fixture(&scratch, "ready", &[]) }),
+        json!({}),
+    );
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    // stdout and stderr into one pipe, in the order they were written.
+    let output = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(r#"exec "$0" "$@" 2>&1"#)
+        .arg(common::cli())
+        .args(["check", "--config", config.to_str().unwrap()])
+        .args(["--push", &format!("http://127.0.0.1:{port}")])
+        .env("RUST_LOG", "off")
+        .output()
+        .await
+        .unwrap();
+    let both = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{both}");
+    let table = both.find("ready").expect("the run's table");
+    let error = both
+        .find("error: pushing to the Pushgateway")
+        .unwrap_or_else(|| panic!("no push error:\n{both}"));
+    assert!(
+        error > table && both[error..].lines().count() == 1,
+        "the push error is the last line, after the run's output:\n{both}"
+    );
+}

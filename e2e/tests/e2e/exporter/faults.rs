@@ -1,6 +1,7 @@
 //! The exporter under faults: every scrape during reload churn is one-hot, half-sent requests
 //! are closed by the header timeout, idle clients cannot starve child restarts under a small
-//! file-descriptor limit, and a non-loopback listen address is warned about.
+//! file-descriptor limit, a non-loopback listen address is warned about, and a configuration
+//! path that is a FIFO is refused without blocking (`check` exits 2, `serve` refuses the reload).
 //!
 //! `MCP_READINESS_SOAK=1` lengthens the churn test (see docs/guarantees.md).
 
@@ -215,4 +216,81 @@ async fn listening_on_a_non_loopback_address_logs_a_warning() {
         stderr.contains("WARN") && stderr.contains("other machines can reach"),
         "{stderr}"
     );
+}
+
+/// Makes a FIFO (named pipe) at `path`, with no writer.
+fn mkfifo(path: &std::path::Path) {
+    let status = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+#[tokio::test]
+async fn check_on_a_fifo_with_no_writer_exits_2_at_once_naming_it() {
+    let scratch = Scratch::new("fifo-check");
+    let fifo = scratch.path("mcp.json");
+    mkfifo(&fifo);
+    let started = Instant::now();
+    let run = tokio::time::timeout(
+        Duration::from_secs(10),
+        common::run::run(&["check", "--config", fifo.to_str().unwrap()], &[]),
+    )
+    .await
+    .expect("check on a FIFO returned instead of blocking");
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("is a FIFO (named pipe), not a regular file"),
+        "{}",
+        run.stderr
+    );
+    eprintln!("check on a FIFO: exit 2 after {:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn a_sighup_while_the_config_is_a_fifo_is_a_refused_reload_and_serve_keeps_serving() {
+    let scratch = Scratch::new("fifo-reload");
+    let config = write_config(
+        &scratch,
+        "mcp.json",
+        json!({ "one": stdio_fixture(&scratch, "one", &[]) }),
+        json!({}),
+    );
+    let mut serve = Serve::start(&scratch, &config, &[]).await;
+    serve
+        .scrape_until(Duration::from_secs(20), |body| {
+            body.contains("mcp_readiness_config_last_reload_successful 1")
+                && body.contains(r#"mcp_readiness_server_state{server="one",state="ready"} 1"#)
+        })
+        .await;
+    let child = started(&scratch, "one");
+    let _cleanup = Reaper(child.clone());
+
+    std::fs::remove_file(&config).unwrap();
+    mkfifo(&config);
+    signal(serve.guard.pid(), "HUP");
+    let body = serve
+        .scrape_until(Duration::from_secs(10), |body| {
+            body.contains("mcp_readiness_config_last_reload_successful 0")
+        })
+        .await;
+    assert!(
+        body.contains(r#"mcp_readiness_server_state{server="one",state="ready"} 1"#),
+        "the running configuration is kept:\n{body}"
+    );
+    assert!(
+        serve.stderr().contains("reload refused")
+            && serve
+                .stderr()
+                .contains("is a FIFO (named pipe), not a regular file"),
+        "{}",
+        serve.stderr()
+    );
+    // Still answering scrapes and signals.
+    let _ = serve.metrics().await;
+    signal(serve.guard.pid(), "TERM");
+    let status = serve.guard.exit_within(Duration::from_secs(10)).await;
+    assert_eq!(status.code(), Some(0), "{}", serve.stderr());
 }

@@ -1,16 +1,18 @@
 //! The supervisor's room: supervised connections proven on real MCP servers, the fixture server
 //! (`fixtures/src/server.rs`, rmcp) over real stdio and real HTTP on 127.0.0.1 and a third-party
 //! server from the npm registry. Restarts ([`restarts`]), authorization over HTTP ([`authorization`]),
-//! isolation and what the hub hears by itself ([`isolation`]), bad input ([`bad_input`]), faults
+//! isolation and what the hub hears by itself ([`isolation`]), a child's own exit ([`exits`]), event streams cut after their headers ([`streams`]), bad input ([`bad_input`]), faults
 //! with the real binary ([`faults`]), the npm server ([`npm`]). The helpers they share are here.
 #![cfg(target_os = "linux")]
 
 mod authorization;
 mod bad_input;
+mod exits;
 mod faults;
 mod isolation;
 mod npm;
 mod restarts;
+mod streams;
 
 use mcp_readiness_fixtures as common;
 

@@ -35,6 +35,26 @@ impl ConnectError {
         }
     }
 
+    /// Classifies a failed connect of `server` the way the [`Hub`](crate::Hub) classifies its
+    /// own: rmcp's `ClientInitializeError` anywhere in `error`'s chain by its cause (a 401/403
+    /// challenge is `unauthorized`, nothing listening `refused`, ...), an `std::io::Error` from
+    /// starting a command (not found, not executable, out of file descriptors) `spawn_failed`,
+    /// refused / timed-out sockets `refused` / `timeout`, anything else `closed`. The message
+    /// names the server, the cause (redacted) and the next step.
+    ///
+    /// ```
+    /// use mcp_readiness::state::ConnectResult;
+    /// use mcp_readiness::supervise::ConnectError;
+    ///
+    /// let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+    /// let error = ConnectError::classify("files", &missing);
+    /// assert_eq!(error.result, ConnectResult::SpawnFailed);
+    /// assert!(error.message.contains("check that its command is installed"));
+    /// ```
+    pub fn classify(server: &str, error: &(dyn std::error::Error + Send + Sync + 'static)) -> Self {
+        super::rmcp_connector::connect_error_of(server, error)
+    }
+
     /// The server said when to come back (HTTP 429 / 503 with `Retry-After`): the supervisor
     /// cools down for that long and the server reads `connecting` meanwhile (it heals by itself).
     /// Bounded by [`MAX_RETRY_AFTER`].
@@ -114,6 +134,7 @@ impl fmt::Debug for dyn Session {
 #[derive(Clone)]
 pub struct SessionEvents {
     tools_changed: Arc<dyn Fn() + Send + Sync>,
+    stream_reopened: Arc<dyn Fn() + Send + Sync>,
 }
 
 impl SessionEvents {
@@ -121,7 +142,24 @@ impl SessionEvents {
     pub fn new(tools_changed: impl Fn() + Send + Sync + 'static) -> Self {
         SessionEvents {
             tools_changed: Arc::new(tools_changed),
+            stream_reopened: Arc::new(|| {}),
         }
+    }
+
+    /// Also calls `stream_reopened` every time the connection opens an event stream again (an
+    /// HTTP connection's `GET` stream, or a response stream resumed; see
+    /// `mcp_readiness_stream_reopens_total`).
+    pub fn on_stream_reopened(
+        mut self,
+        stream_reopened: impl Fn() + Send + Sync + 'static,
+    ) -> Self {
+        self.stream_reopened = Arc::new(stream_reopened);
+        self
+    }
+
+    /// The connection opened an event stream again.
+    pub fn stream_reopened(&self) {
+        (self.stream_reopened)()
     }
 
     /// Events that go nowhere.

@@ -4,9 +4,11 @@
 //!   [`Session`](crate::supervise::Session) contract every connection kind implements;
 //! - `spec.rs`, `spec_builders.rs`, `spec_error.rs`: how to reach a configured server
 //!   ([`ServerSpec`](crate::supervise::ServerSpec)) and why a configuration cannot be used;
-//! - `stdio.rs` (a child process; `child_streams.rs` reads its stdout and stderr safely,
+//! - `stdio.rs` (a child process; `child_guard.rs` watches it for its exit and kills its
+//!   group, `child_streams.rs` reads its stdout and stderr safely,
 //!   `fd_limit.rs` its file descriptors) and `streamable_http.rs` (`session_id.rs`,
-//!   `retry_after.rs`, and OAuth in `oauth/`): the rmcp connectors;
+//!   `retry_after.rs`, `stream_pacing.rs` for event-stream re-opens, and OAuth in `oauth/`): the
+//!   rmcp connectors;
 //! - `rmcp_connector.rs`: connections made with your own rmcp client handler and transport;
 //! - `rmcp_session.rs`: the session behind every rmcp connector; `lifecycle.rs`: both protocol
 //!   generations' handshakes; `quiet.rs`: the notifications dropped before rmcp sees them;
@@ -18,6 +20,7 @@
 //!
 //! No code here uses the hub or a supervisor: connectors are the bottom of `supervise`.
 
+pub(super) mod child_guard;
 pub(super) mod child_streams;
 pub(super) mod connector;
 pub(super) mod credential_expiry;
@@ -36,6 +39,7 @@ pub(super) mod spec;
 pub(super) mod spec_builders;
 pub(super) mod spec_error;
 pub(super) mod stdio;
+pub(super) mod stream_pacing;
 pub(super) mod streamable_http;
 pub(super) mod task;
 pub(super) mod tool_pages;

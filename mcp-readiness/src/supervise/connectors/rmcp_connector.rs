@@ -132,15 +132,19 @@ pub(crate) fn connect_error_of(
                 ConnectResult::SpawnFailed
             }
             Some(std::io::ErrorKind::ConnectionRefused) => ConnectResult::Refused,
+            // A process that could not start for want of descriptors or memory.
+            _ if chain()
+                .find_map(|e| e.downcast_ref::<std::io::Error>())
+                .and_then(super::fd_limit::out_of_descriptors)
+                .is_some() =>
+            {
+                ConnectResult::SpawnFailed
+            }
             Some(std::io::ErrorKind::TimedOut) => ConnectResult::Timeout,
             _ => ConnectResult::Closed,
         }
     };
-    let detail = chain()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(": ");
-    let detail = truncate(redact(&detail, &[]), 300);
+    let detail = truncate(redact(&super::rmcp_errors::chain_text(root), &[]), 300);
     let next = match result {
         ConnectResult::Unauthorized => "re-authorize it, then connect again",
         ConnectResult::SpawnFailed => "check that its command is installed and executable",

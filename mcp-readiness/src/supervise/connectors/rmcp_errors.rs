@@ -29,9 +29,20 @@ const DROP_PATTERNS: [&str; 12] = [
 fn chain<'a>(
     error: &'a (dyn StdError + 'static),
 ) -> impl Iterator<Item = &'a (dyn StdError + 'static)> {
-    std::iter::successors(Some(error), |e: &&'a (dyn StdError + 'static)| {
-        (*e).source()
-    })
+    std::iter::successors(Some(error), |e: &&'a (dyn StdError + 'static)| cause(*e))
+}
+
+/// The error below `error`: its `source()`, or for rmcp's handshake errors, which keep their
+/// cause in fields `source()` does not return, that cause (the transport's error; the legacy
+/// fallback's failure).
+fn cause<'a>(error: &'a (dyn StdError + 'static)) -> Option<&'a (dyn StdError + 'static)> {
+    match error.downcast_ref::<ClientInitializeError>() {
+        Some(ClientInitializeError::TransportError { error, .. }) => Some(error),
+        Some(ClientInitializeError::LegacyFallbackFailed { fallback, .. }) => {
+            Some(fallback.as_ref())
+        }
+        _ => error.source(),
+    }
 }
 
 fn io_kind_in_chain(error: &(dyn StdError + 'static)) -> Option<ErrorKind> {
@@ -181,6 +192,105 @@ pub(crate) fn classify_init_error(
     }
 }
 
+/// An error and its sources as one line for a reason, each cause once and without rmcp's
+/// transport wrappers (`Transport [rmcp::transport::…<…>] error: `, a Rust type name that tells
+/// on-call nothing): `send message error when initialize: HTTP error: connection refused`
+/// rather than every level repeating the levels below it.
+pub(crate) fn chain_text(error: &(dyn StdError + 'static)) -> String {
+    let texts: Vec<String> = chain(error).map(ToString::to_string).collect();
+    let mut parts: Vec<String> = Vec::new();
+    for (i, text) in texts.iter().enumerate() {
+        let mut own = text.clone();
+        // A level that quotes its source: keep only what it adds.
+        if let Some(next) = texts.get(i + 1)
+            && let Some(at) = own.find(next.as_str())
+        {
+            own = format!("{}{}", &own[..at], &own[at + next.len()..]);
+        }
+        let own = strip_transport_names(&own).replace(" ,", ",");
+        let own = own
+            .trim()
+            .trim_end_matches([':', ',', ';'])
+            .trim_start_matches([':', ',', ';'])
+            .trim();
+        if !own.is_empty() && !parts.iter().any(|p| p == own) {
+            parts.push(own.to_owned());
+        }
+    }
+    parts.join(": ")
+}
+
+/// Removes rmcp's `Transport [<type name>] error` wrappers from a message.
+fn strip_transport_names(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("Transport [") {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at + "Transport [".len()..];
+        // The type name nests brackets (`Worker<Foo<[u8]>>`): find the matching `]`.
+        let mut depth = 1usize;
+        let mut end = None;
+        for (i, c) in tail.char_indices() {
+            match c {
+                '[' => depth += 1,
+                ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else {
+            out.push_str(&rest[at..]);
+            return out;
+        };
+        rest = &tail[end + 1..];
+        rest = rest.strip_prefix(" error").unwrap_or(rest);
+        rest = rest.strip_prefix(':').unwrap_or(rest);
+    }
+    out.push_str(rest);
+    out
+}
+
+/// What an OAuth failure during a handshake means for the state table, from rmcp's `AuthError`
+/// in the error's chain.
+#[cfg(feature = "oauth")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum OAuthFailure {
+    /// The credential store cannot give a token (unreadable, open to other users, not JSON):
+    /// `unauthenticated`, with the store's own fix.
+    Store,
+    /// The authorization server refused the refresh token: `unauthenticated`, re-authorize.
+    RefreshRefused,
+    /// The authorization server could not be reached or failed: it heals when the authorization
+    /// server is back. What failed (`the token refresh`, `the discovery of its metadata`) and
+    /// the cause.
+    AuthorizationServer(&'static str, String),
+}
+
+/// The OAuth failure in `error`'s chain, if there is one.
+#[cfg(feature = "oauth")]
+pub(crate) fn oauth_failure(error: &(dyn StdError + 'static)) -> Option<OAuthFailure> {
+    use rmcp::transport::auth::AuthError;
+    let auth = chain(error).find_map(|e| e.downcast_ref::<AuthError>())?;
+    Some(match auth {
+        AuthError::CredentialStoreError(_) => OAuthFailure::Store,
+        AuthError::TokenRefreshRejected(_) => OAuthFailure::RefreshRefused,
+        AuthError::TokenRefreshFailed(_) | AuthError::HttpError(_) => {
+            OAuthFailure::AuthorizationServer("the refresh of its access token", chain_text(auth))
+        }
+        AuthError::DiscoveryRequestFailed { .. }
+        | AuthError::MetadataError(_)
+        | AuthError::AuthorizationServersUnavailable { .. } => {
+            OAuthFailure::AuthorizationServer("the discovery of its metadata", chain_text(auth))
+        }
+        _ => return None,
+    })
+}
+
 /// Cuts a message to at most `max` characters (on a character boundary).
 pub(crate) fn truncate(mut text: String, max: usize) -> String {
     if text.len() > max {
@@ -231,6 +341,43 @@ mod tests {
             Some(403)
         );
         assert_eq!(quoted_status("http 5"), None);
+    }
+
+    #[test]
+    fn a_chain_is_told_once_per_cause_without_rmcp_transport_type_names() {
+        #[derive(Debug)]
+        struct Level(String, Option<Box<Level>>);
+        impl std::fmt::Display for Level {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+        impl StdError for Level {
+            fn source(&self) -> Option<&(dyn StdError + 'static)> {
+                self.1.as_deref().map(|l| l as &(dyn StdError + 'static))
+            }
+        }
+        let root = "OAuth token refresh failed: error sending request";
+        let transport = format!(
+            "Transport [rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::StreamableHttpClientWorker<Foo<[u8]>>>] error: Auth error: {root}"
+        );
+        let error = Level(
+            format!("Send message error {transport}, when initialize"),
+            Some(Box::new(Level(
+                transport.clone(),
+                Some(Box::new(Level(
+                    format!("Auth error: {root}"),
+                    Some(Box::new(Level(root.into(), None))),
+                ))),
+            ))),
+        );
+        let text = chain_text(&error);
+        assert_eq!(
+            text,
+            "Send message error, when initialize: Auth error: OAuth token refresh failed: error \
+             sending request"
+        );
+        assert!(!text.contains("rmcp::") && !text.contains('<'), "{text}");
     }
 
     #[test]

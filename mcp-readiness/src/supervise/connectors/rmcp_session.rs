@@ -1,6 +1,6 @@
 //! The [`Session`] behind the rmcp connectors: an rmcp client [`Peer`], a task that awaits rmcp's
-//! end of service (drop detection without waiting for a call), and for stdio the child's process
-//! group, killed when the session ends.
+//! end of service or, for stdio, the child's own exit (drop detection without waiting for a
+//! call), and for stdio the child's process group, killed when the session ends.
 
 use std::sync::Arc;
 
@@ -14,6 +14,7 @@ use rmcp::service::{NotificationContext, QuitReason, RoleClient, RunningService,
 use rmcp::{ClientHandler, Peer, ServiceError};
 use tokio::sync::{Notify, watch};
 
+use super::child_guard::ChildGuard;
 use super::connector::{Session, SessionEvents};
 use super::lifecycle;
 use super::session_id::SessionIdSlot;
@@ -43,57 +44,6 @@ impl ClientHandler for SupervisorClient {
         // (`lifecycle::handshake`); the probe offers 2026-07-28 itself.
         config.protocol_version = rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE;
         config
-    }
-}
-
-/// A stdio child in its own process group. Dropping it (or [`ChildGuard::kill`]) sends `SIGKILL` to
-/// the whole group, synchronously, so no grandchild survives either.
-#[derive(Debug)]
-pub(crate) struct ChildGuard {
-    #[cfg(unix)]
-    child: std::sync::Mutex<Option<Box<dyn process_wrap::tokio::ChildWrapper>>>,
-    pid: Option<u32>,
-}
-
-#[cfg(unix)]
-const SIGKILL: i32 = 9;
-
-impl ChildGuard {
-    #[cfg(unix)]
-    pub(crate) fn new(child: Box<dyn process_wrap::tokio::ChildWrapper>) -> Self {
-        let pid = child.id();
-        ChildGuard {
-            child: std::sync::Mutex::new(Some(child)),
-            pid,
-        }
-    }
-
-    /// The child's pid (also its process group id).
-    pub(crate) fn pid(&self) -> Option<u32> {
-        self.pid
-    }
-
-    /// Kills the child's whole process group now. Idempotent.
-    pub(crate) fn kill(&self) {
-        #[cfg(unix)]
-        {
-            let mut slot = self.child.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(mut child) = slot.take() {
-                // Reap the leader if it already exited; the group may still have members.
-                let _ = child.try_wait();
-                if let Err(e) = child.signal(SIGKILL) {
-                    tracing::trace!(pid = ?self.pid, "kill process group: {e}");
-                }
-                // Dropping the tokio child hands it to tokio's orphan reaper.
-                drop(child);
-            }
-        }
-    }
-}
-
-impl Drop for ChildGuard {
-    fn drop(&mut self) {
-        self.kill();
     }
 }
 
@@ -142,8 +92,18 @@ impl RmcpSession {
         let (tx, ended) = watch::channel(None);
         let stop = Arc::new(Notify::new());
         let stop_task = stop.clone();
+        // A stdio child's own exit ends the session even while something else (a helper it
+        // started in the background) keeps its stdout open.
+        let child_exit = child.as_ref().map(ChildGuard::exited);
         tokio::spawn(async move {
+            let child_exit = async move {
+                match child_exit {
+                    Some(exited) => exited.await,
+                    None => std::future::pending().await,
+                }
+            };
             let reason: Arc<str> = tokio::select! {
+                how = child_exit => format!("the server process ended: {how}").into(),
                 quit = running.waiting() => match quit {
                     Ok(QuitReason::Closed) => "the server closed the connection".into(),
                     Ok(QuitReason::Cancelled) => "the connection was cancelled".into(),

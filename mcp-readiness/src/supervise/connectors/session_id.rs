@@ -17,6 +17,7 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::Sse;
 
 use super::connector::ConnectError;
+use super::stream_pacing::StreamPacer;
 use crate::state::ConnectResult;
 
 /// Where a connection's session id is kept: written by [`SessionIdClient`], read by the session.
@@ -46,17 +47,20 @@ impl SessionIdSlot {
 }
 
 /// A [`StreamableHttpClient`] that records the session id of every POST response in a
-/// [`SessionIdSlot`] and otherwise behaves exactly like `C`.
+/// [`SessionIdSlot`], paces its event-stream re-opens with a [`StreamPacer`], and otherwise
+/// behaves exactly like `C`.
 #[derive(Debug, Clone)]
 pub(crate) struct SessionIdClient<C> {
     inner: C,
     slot: SessionIdSlot,
+    pacer: StreamPacer,
 }
 
 impl<C> SessionIdClient<C> {
-    /// Wraps `inner`, writing the session ids it sees to `slot`.
-    pub(crate) fn new(inner: C, slot: SessionIdSlot) -> Self {
-        SessionIdClient { inner, slot }
+    /// Wraps `inner`, writing the session ids it sees to `slot` and pacing its event streams
+    /// with `pacer`.
+    pub(crate) fn new(inner: C, slot: SessionIdSlot, pacer: StreamPacer) -> Self {
+        SessionIdClient { inner, slot, pacer }
     }
 }
 
@@ -201,9 +205,14 @@ where
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
-        self.inner
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-            .await
+        self.paced(self.inner.get_stream(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+        ))
+        .await
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -215,16 +224,39 @@ where
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
-        self.inner
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
+        self.paced(self.inner.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            max_sse_event_size,
+        ))
+        .await
+    }
+}
+
+impl<C> SessionIdClient<C> {
+    /// Opens an event stream with `open` after the pacer's wait, and watches it.
+    async fn paced<E>(
+        &self,
+        open: impl Future<Output = Result<SseStream, E>>,
+    ) -> Result<SseStream, E> {
+        let wait = self.pacer.before_open();
+        if !wait.is_zero() {
+            tracing::debug!(?wait, "event stream re-opened too often: waiting");
+            tokio::time::sleep(wait).await;
+        }
+        match open.await {
+            Ok(stream) => {
+                self.pacer.opened();
+                Ok(self.pacer.watch(stream))
+            }
+            Err(e) => {
+                self.pacer.open_failed();
+                Err(e)
+            }
+        }
     }
 }
 

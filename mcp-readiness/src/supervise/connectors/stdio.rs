@@ -8,16 +8,27 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 
+use super::child_guard::ChildGuard;
 use super::child_streams::{LineWatch, TailLines};
 use super::connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents, run_hook};
 use super::fd_limit::out_of_descriptors;
 use super::human::Human;
 use super::lifecycle;
 use super::quiet::Quiet;
-use super::rmcp_errors::{classify_init_error, truncate};
-use super::rmcp_session::{ChildGuard, RmcpSession, SupervisorClient};
+use super::rmcp_errors::{chain_text, classify_init_error, truncate};
+use super::rmcp_session::{RmcpSession, SupervisorClient};
 use crate::secret::{Secret, redact};
 use crate::state::ConnectResult;
+
+/// How a handshake with a child ended (before its timeout).
+enum Handshake<T> {
+    /// rmcp's handshake finished, well or not.
+    Done(T),
+    /// The child wrote lines that are not JSON-RPC and did not complete the handshake in time.
+    NotMcp,
+    /// The child exited (how, in words), whoever still holds its stdout.
+    Exited(Arc<str>),
+}
 
 /// How many stderr lines a failed handshake quotes.
 const STDERR_TAIL: usize = 3;
@@ -150,6 +161,9 @@ impl StdioConnector {
                 lifecycle::PROBE_WAIT,
             );
             tokio::pin!(serve);
+            // A child that exits while something else holds its stdout never closes the pipe.
+            let exited = guard.exited();
+            tokio::pin!(exited);
             // A server that writes lines that are not JSON-RPC gets a short grace (a banner
             // before a real handshake is forgiven) and is then a protocol error, at once rather
             // than at the end of the connect timeout.
@@ -157,14 +171,15 @@ impl StdioConnector {
             let mut look = tokio::time::interval(Duration::from_millis(100));
             loop {
                 tokio::select! {
-                    result = &mut serve => return Some(result),
+                    result = &mut serve => return Handshake::Done(result),
+                    how = &mut exited => return Handshake::Exited(how),
                     _ = look.tick() => {
                         if garbage.load(Ordering::Relaxed) == 0 {
                             continue;
                         }
                         let since = *garbage_since.get_or_insert_with(tokio::time::Instant::now);
                         if since.elapsed() >= GARBAGE_GRACE {
-                            return None;
+                            return Handshake::NotMcp;
                         }
                     }
                 }
@@ -172,7 +187,7 @@ impl StdioConnector {
         })
         .await;
         let garbage_lines = garbage.load(Ordering::Relaxed);
-        if !matches!(handshake, Ok(Some(Ok(_)))) {
+        if !matches!(handshake, Ok(Handshake::Done(Ok(_)))) {
             // A child that died writes its last words before stderr closes: give them a moment.
             let _ = tokio::time::timeout(Duration::from_millis(200), stderr_done).await;
         }
@@ -189,7 +204,7 @@ impl StdioConnector {
             )
         };
         match handshake {
-            Ok(Some(Ok(running))) => {
+            Ok(Handshake::Done(Ok(running))) => {
                 let running = lifecycle::accept(server, running)?;
                 Ok(Arc::new(RmcpSession::start(
                     running,
@@ -198,7 +213,16 @@ impl StdioConnector {
                     None,
                 )))
             }
-            Ok(None) => Err(not_mcp()),
+            Ok(Handshake::NotMcp) => Err(not_mcp()),
+            Ok(Handshake::Exited(_)) if garbage_lines > 0 => Err(not_mcp()),
+            Ok(Handshake::Exited(how)) => Err(ConnectError::new(
+                ConnectResult::Closed,
+                format!(
+                    "server `{server}`: `{}` ended during the MCP handshake: {how}{stderr}; run it \
+                     by hand to see why",
+                    self.command
+                ),
+            )),
             Err(_elapsed) if garbage_lines > 0 => Err(not_mcp()),
             Err(_elapsed) => Err(ConnectError::new(
                 ConnectResult::Timeout,
@@ -209,19 +233,21 @@ impl StdioConnector {
                     Human(self.init_timeout)
                 ),
             )),
-            Ok(Some(Err(e))) if lifecycle::version_refusal(&e).is_some() => Err(ConnectError::new(
-                ConnectResult::ProtocolError,
-                format!(
-                    "server `{server}`: {}",
-                    lifecycle::version_refusal(&e).unwrap_or_default()
-                ),
-            )),
-            Ok(Some(Err(e))) => {
+            Ok(Handshake::Done(Err(e))) if lifecycle::version_refusal(&e).is_some() => {
+                Err(ConnectError::new(
+                    ConnectResult::ProtocolError,
+                    format!(
+                        "server `{server}`: {}",
+                        lifecycle::version_refusal(&e).unwrap_or_default()
+                    ),
+                ))
+            }
+            Ok(Handshake::Done(Err(e))) => {
                 let result = classify_init_error(&e, garbage_lines);
                 if result == ConnectResult::ProtocolError && garbage_lines > 0 {
                     return Err(not_mcp());
                 }
-                let detail = truncate(redact(&e.to_string(), &secrets), 300);
+                let detail = truncate(redact(&chain_text(&e), &secrets), 300);
                 let next = match result {
                     ConnectResult::Closed => {
                         "it exited or closed stdout during the handshake; run it by hand to see why"

@@ -15,10 +15,11 @@ use super::human::Human;
 use super::lifecycle;
 use super::quiet::Quiet;
 use super::retry_after;
-use super::rmcp_errors::{classify_init_error, truncate};
+use super::rmcp_errors::{chain_text, classify_init_error, truncate};
 use super::rmcp_session::{RmcpSession, SupervisorClient};
 use super::session_id::{self, SessionIdClient, SessionIdSlot};
 use super::spec_error::SpecError;
+use super::stream_pacing::StreamPacer;
 use crate::secret::{Secret, redact};
 use crate::state::ConnectResult;
 
@@ -143,16 +144,21 @@ impl HttpConnector {
             .custom_headers(self.headers.clone());
         let client = SupervisorClient::new(events.clone());
         let session_id = SessionIdSlot::default();
+        let pacer = {
+            let events = events.clone();
+            StreamPacer::new(move || events.stream_reopened())
+        };
         let serve = async {
             #[cfg(feature = "oauth")]
             if let Some(oauth) = &self.oauth {
-                let http = SessionIdClient::new(oauth.client().await?, session_id.clone());
+                let http =
+                    SessionIdClient::new(oauth.client().await?, session_id.clone(), pacer.clone());
                 let transport = StreamableHttpClientTransport::with_client(http, config);
                 let quiet = Quiet::new(transport, server.clone());
                 return Ok(lifecycle::handshake(client, quiet, lifecycle::PROBE_WAIT).await);
             }
             let http = session_id::default_http_client(server)?;
-            let http = SessionIdClient::new(http, session_id.clone());
+            let http = SessionIdClient::new(http, session_id.clone(), pacer);
             let transport = StreamableHttpClientTransport::with_client(http, config);
             let quiet = Quiet::new(transport, server.clone());
             Ok::<_, ConnectError>(lifecycle::handshake(client, quiet, lifecycle::PROBE_WAIT).await)
@@ -200,6 +206,10 @@ impl HttpConnector {
             )
             .with_retry_after(after);
         }
+        #[cfg(feature = "oauth")]
+        if let Some(failed) = self.oauth_failed(e) {
+            return failed;
+        }
         let result = classify_init_error(e, 0);
         let next = match result {
             ConnectResult::Unauthorized => {
@@ -210,12 +220,7 @@ impl HttpConnector {
         };
         let detail = match e.auth_challenge() {
             Some(challenge) => format!("HTTP 401/403, challenge: {challenge}"),
-            None => std::iter::successors(Some(e as &(dyn std::error::Error + 'static)), |e| {
-                e.source()
-            })
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(": "),
+            None => chain_text(e),
         };
         let detail = truncate(redact(&detail, &self.secrets), 300);
         // What the credential store knows (e.g. a refused refresh token) beats the generic hint.
@@ -234,6 +239,52 @@ impl HttpConnector {
         )
     }
 }
+
+#[cfg(feature = "oauth")]
+impl HttpConnector {
+    /// A handshake that failed in the OAuth client, named by the system at fault: the credential
+    /// store (`unauthenticated`, with the store's own fix), a refused refresh token
+    /// (`unauthenticated`, re-authorize), or the authorization server (reads `connecting`: it
+    /// heals when the authorization server is back, and is tried again after
+    /// [`AUTHORIZATION_SERVER_RETRY`]).
+    fn oauth_failed(&self, e: &rmcp::service::ClientInitializeError) -> Option<ConnectError> {
+        use super::rmcp_errors::{OAuthFailure, oauth_failure};
+        let oauth = self.oauth.as_ref()?;
+        let server = &self.server;
+        Some(match oauth_failure(e)? {
+            OAuthFailure::Store | OAuthFailure::RefreshRefused => {
+                let problem = oauth.problem().unwrap_or_else(|| {
+                    format!(
+                        "its OAuth credentials cannot be used; re-authorize: {}",
+                        oauth.reauthorize_command()
+                    )
+                });
+                ConnectError::new(
+                    ConnectResult::Unauthorized,
+                    format!("server `{server}`: {problem}"),
+                )
+            }
+            OAuthFailure::AuthorizationServer(what, detail) => {
+                let detail = truncate(redact(&detail, &self.secrets), 200);
+                ConnectError::new(
+                    ConnectResult::Refused,
+                    format!(
+                        "server `{server}`: its OAuth authorization server failed {what} \
+                         ({detail}); the stored credentials are kept and this heals when the \
+                         authorization server answers again (next attempt in {})",
+                        Human(AUTHORIZATION_SERVER_RETRY)
+                    ),
+                )
+                .with_retry_after(AUTHORIZATION_SERVER_RETRY)
+            }
+        })
+    }
+}
+
+/// How long after an authorization server failed (a refresh it did not answer, a discovery that
+/// failed) the next connection attempt starts; the server reads `connecting` meanwhile.
+#[cfg(feature = "oauth")]
+pub(crate) const AUTHORIZATION_SERVER_RETRY: Duration = Duration::from_secs(10);
 
 /// `server.address` and `server.port` of `url` (the port from the scheme when none is given); no
 /// credentials (user info is dropped).
@@ -302,6 +353,112 @@ impl Connector for HttpConnector {
 #[cfg(test)]
 mod tests {
     use super::endpoint;
+
+    #[cfg(feature = "oauth")]
+    mod oauth {
+        use std::collections::BTreeMap;
+        use std::time::Duration;
+
+        use rmcp::service::ClientInitializeError;
+        use rmcp::transport::DynamicTransportError;
+        use rmcp::transport::auth::AuthError;
+        use rmcp::transport::streamable_http_client::StreamableHttpError;
+
+        use super::super::{AUTHORIZATION_SERVER_RETRY, HttpConnector};
+        use crate::secret::Secret;
+        use crate::state::ConnectResult;
+        use crate::supervise::OAuthSpec;
+
+        fn connector(store: &str) -> HttpConnector {
+            HttpConnector::new(
+                "vault",
+                Secret::new("http://127.0.0.1:9/mcp"),
+                &BTreeMap::new(),
+            )
+            .unwrap()
+            .oauth(OAuthSpec {
+                store: std::env::temp_dir().join(store),
+                client_id: "client".into(),
+                client_secret: None,
+                scopes: vec![],
+                reauthorize: Some("mcp-readiness oauth login --server vault".into()),
+            })
+        }
+
+        /// A handshake that failed inside rmcp's OAuth client, wrapped as rmcp wraps it.
+        fn failed(auth: AuthError) -> ClientInitializeError {
+            ClientInitializeError::TransportError {
+                error: DynamicTransportError::from_parts(
+                    "rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::StreamableHttpClientWorker<Client>>",
+                    std::any::TypeId::of::<()>(),
+                    Box::new(StreamableHttpError::<reqwest::Error>::Auth(auth)),
+                ),
+                context: "send initialize request".into(),
+            }
+        }
+
+        fn assert_no_type_dump(message: &str) {
+            assert!(
+                !message.contains("rmcp::") && !message.contains("Worker<"),
+                "{message}"
+            );
+            assert!(
+                !message.contains("MCP streamable-HTTP endpoint"),
+                "the wrong system: {message}"
+            );
+        }
+
+        #[test]
+        fn an_authorization_server_that_fails_the_refresh_is_named_and_heals() {
+            let error =
+                connector("mcp-readiness-as-down.json")
+                    .handshake_failed(&failed(AuthError::TokenRefreshFailed(
+                    "error sending request for url (http://127.0.0.1:9/token): connection refused"
+                        .into(),
+                )));
+            assert_eq!(error.result, ConnectResult::Refused);
+            assert_eq!(error.retry_after(), Some(AUTHORIZATION_SERVER_RETRY));
+            assert_eq!(AUTHORIZATION_SERVER_RETRY, Duration::from_secs(10));
+            assert_eq!(
+                error.message,
+                "server `vault`: its OAuth authorization server failed the refresh of its access \
+                 token (OAuth token refresh failed: error sending request for url \
+                 (http://127.0.0.1:9/[redacted]): connection refused); the stored credentials \
+                 are kept and this heals when the authorization server answers again (next \
+                 attempt in 10s)"
+            );
+            assert_no_type_dump(&error.message);
+        }
+
+        #[test]
+        fn a_credential_store_that_cannot_be_read_is_unauthenticated_with_its_own_fix() {
+            let error = connector("mcp-readiness-store-broken.json").handshake_failed(&failed(
+                AuthError::CredentialStoreError(
+                    "the credential store is open to other users".into(),
+                ),
+            ));
+            assert_eq!(error.result, ConnectResult::Unauthorized);
+            assert_eq!(error.retry_after(), None);
+            assert!(
+                error.message.starts_with("server `vault`: ")
+                    && error
+                        .message
+                        .contains("mcp-readiness oauth login --server vault"),
+                "{}",
+                error.message
+            );
+            assert_no_type_dump(&error.message);
+        }
+
+        #[test]
+        fn a_refused_refresh_token_is_unauthenticated() {
+            let error = connector("mcp-readiness-refused.json").handshake_failed(&failed(
+                AuthError::TokenRefreshRejected("invalid_grant".into()),
+            ));
+            assert_eq!(error.result, ConnectResult::Unauthorized);
+            assert_no_type_dump(&error.message);
+        }
+    }
 
     #[test]
     fn the_endpoint_is_host_and_port_without_credentials() {

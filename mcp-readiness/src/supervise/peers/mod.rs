@@ -10,14 +10,13 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use rmcp::Peer;
-use rmcp::service::{ClientInitializeError, RoleClient, RunningService};
+use rmcp::service::{RoleClient, RunningService};
 
 use crate::resolve::ChangeFeed;
 use crate::secret::redact;
 use crate::state::{ConnectResult, ConnectionEvent, EventSink, State, ToolName};
 use crate::supervise::connectors::connector::SessionEvents;
 use crate::supervise::connectors::connector::{ConnectError, Session};
-use crate::supervise::connectors::rmcp_connector::connect_error_of;
 use crate::supervise::connectors::rmcp_errors::{is_auth_failure, is_pipe_dead, truncate};
 use crate::supervise::connectors::rmcp_session::RmcpSession;
 use crate::supervise::hub::registry::ServerStatus;
@@ -59,12 +58,16 @@ use slot::{Conn, Slot};
 ///  let metrics = Metrics::new();
 ///  let peers = Peers::with_events(metrics.clone());
 ///
-///  // The service's own connection, made as before; then handed over.
+///  // The service's own connection, made as before; then handed over. Every failure goes to
+///  // `failed`: a command that cannot start reads `absent` at once (`spawn_failed`), not
+///  // `connecting` for ever.
 ///  peers.connecting("files");
-///  let files = ().serve(TokioChildProcess::new(tokio::process::Command::new("files-mcp"))?).await;
-///  match files {
-///      Ok(running) => drop(peers.insert("files", running).await),
-///      Err(error) => peers.failed("files", &error),
+///  match TokioChildProcess::new(tokio::process::Command::new("files-mcp")) {
+///      Err(spawn_error) => peers.failed("files", &spawn_error),
+///      Ok(transport) => match ().serve(transport).await {
+///          Ok(running) => drop(peers.insert("files", running).await),
+///          Err(error) => peers.failed("files", &error),
+///      },
 ///  }
 ///
 ///  let tools = ServiceBuilder::new()
@@ -227,10 +230,16 @@ impl Peers {
         Ok(count)
     }
 
-    /// The service's connect to `server` failed with rmcp's `error`: `unauthenticated` for a
-    /// 401/403 challenge, `absent` otherwise, with the reason, and counted in `connects_total`.
-    pub fn failed(&self, server: &str, error: &ClientInitializeError) {
-        self.failed_with(server, connect_error_of(server, error));
+    /// The service's connect to `server` failed with `error`, whatever it is: rmcp's
+    /// [`ClientInitializeError`](rmcp::service::ClientInitializeError) from `serve`, the
+    /// `std::io::Error` of a command that could not start (`TokioChildProcess::new`), an HTTP
+    /// client's error, or your own error wrapping one of them. It is classified the way the
+    /// [`Hub`](crate::Hub) classifies its own connects ([`ConnectError::classify`]):
+    /// `unauthenticated` for a 401/403 challenge, `absent` with `spawn_failed` for a command that
+    /// is missing or not executable, `absent` otherwise, with the reason; counted in
+    /// `connects_total`.
+    pub fn failed(&self, server: &str, error: &(dyn std::error::Error + Send + Sync + 'static)) {
+        self.failed_with(server, ConnectError::classify(server, error));
     }
 
     /// The service's connect to `server` failed for a reason it classified itself (e.g.

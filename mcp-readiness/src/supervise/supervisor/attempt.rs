@@ -36,6 +36,17 @@ pub(super) async fn run_attempt(
         let weak = weak.clone();
         // A flood of `tools/list_changed` runs at most one refresh at a time, plus one after it.
         let refresh = Arc::new(Coalesce::default());
+        let reopened = {
+            let shared = Arc::downgrade(&shared);
+            let server = name.clone();
+            move || {
+                if let Some(shared) = shared.upgrade() {
+                    shared.emit(vec![ConnectionEvent::StreamReopened {
+                        server: server.clone(),
+                    }]);
+                }
+            }
+        };
         SessionEvents::new(move || {
             if refresh.request() {
                 match weak.upgrade() {
@@ -44,6 +55,7 @@ pub(super) async fn run_attempt(
                 }
             }
         })
+        .on_stream_reopened(reopened)
     };
     let timeout = shared.options.connect_timeout;
     let backstop = crate::util::later(started, timeout.saturating_add(CONNECTOR_GRACE));

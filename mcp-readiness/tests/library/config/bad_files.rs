@@ -1,5 +1,6 @@
 //! Bad files, each with its exact error; secrets never in errors or `Debug`; an unreadable file
-//! names its path and what to check.
+//! names its path and what to check; a path that is not a regular file (a FIFO, a device, a
+//! directory) is refused without blocking.
 
 use super::*;
 
@@ -354,4 +355,49 @@ fn an_unreadable_file_names_the_path_and_what_to_check() {
         err.to_string(),
         "/nonexistent/mcp.json: cannot read the configuration file: No such file or directory (os error 2): check the path given to --config"
     );
+}
+
+/// A path that is not a regular file is refused before a byte is read, naming what it is.
+#[cfg(unix)]
+fn refused_as(path: &std::path::Path, kind: &str) {
+    let err = Config::load_with_env(path, env).unwrap_err();
+    assert!(
+        matches!(err, ConfigError::NotAFile { .. }),
+        "{}: {err:?}",
+        path.display()
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}: the configuration path is {kind}, not a regular file: point --config at a \
+             regular file (copy a pipe's or a device's contents into one)",
+            path.display()
+        )
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_with_no_writer_is_refused_at_once_instead_of_blocking() {
+    let dir = std::env::temp_dir().join(format!("mcp-readiness-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("mcp.json");
+    let _ = std::fs::remove_file(&fifo);
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    // Without a writer, a plain open of the FIFO would block this thread for ever.
+    refused_as(&fifo, "a FIFO (named pipe)");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_character_device_is_refused_instead_of_read() {
+    refused_as(std::path::Path::new("/dev/zero"), "a character device");
+    refused_as(std::path::Path::new("/dev/null"), "a character device");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_directory_is_refused_with_its_kind() {
+    refused_as(&std::env::temp_dir(), "a directory");
 }

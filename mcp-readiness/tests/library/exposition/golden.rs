@@ -64,6 +64,7 @@ fn every_metric_of_the_design_table_is_exposed_with_its_type() {
         (names::CONNECT_DURATION_SECONDS, "histogram"),
         (names::WAIT_BUDGET_SECONDS, "gauge"),
         (names::RECONNECTS_TOTAL, "counter"),
+        (names::STREAM_REOPENS_TOTAL, "counter"),
         (names::COOLDOWN_REJECTIONS_TOTAL, "counter"),
         (names::BUILD_INFO, "gauge"),
         (names::SERVER_STATE_CHANGES_TOTAL, "counter"),

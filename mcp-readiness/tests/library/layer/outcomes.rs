@@ -155,6 +155,14 @@ async fn an_absent_server_and_an_absent_tool_are_told_apart() {
             .to_string()
             .contains("connected but does not offer `write`")
     );
+    // The connection works: the fix is another tool name or server version, not the connection.
+    assert!(
+        not_ready.to_string().ends_with(
+            "next step: check the tool name `write`, or run a version of `files` that offers it"
+        ),
+        "{not_ready}"
+    );
+    assert!(!not_ready.to_string().contains("add or repair"));
 
     let spans = capture.spans();
     assert_eq!(spans[0].fields["error.type"], "server_absent");

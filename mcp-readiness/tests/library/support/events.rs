@@ -120,6 +120,12 @@ pub(crate) fn scenario() -> Metrics {
     metrics.on_event(&ConnectionEvent::Reconnected {
         server: "files".into(),
     });
+    // github's event stream was cut and opened again, twice.
+    for _ in 0..2 {
+        metrics.on_event(&ConnectionEvent::StreamReopened {
+            server: "github".into(),
+        });
+    }
     // It came back speaking the newer protocol: one server_info series, the new one.
     metrics.on_event(&handshake("files", "2026-07-28"));
     clock.advance(Duration::from_millis(250));

@@ -83,16 +83,21 @@ impl OAuthCredentials {
             return Ok(client.clone());
         }
         let manager = self.manager().await.map_err(|e| {
-            let detail = redact(&e.to_string(), std::slice::from_ref(&self.url));
+            use crate::supervise::connectors::rmcp_errors::{chain_text, truncate};
+            use crate::supervise::connectors::streamable_http::AUTHORIZATION_SERVER_RETRY;
+            let detail = redact(&chain_text(&e), std::slice::from_ref(&self.url));
             ConnectError::new(
                 ConnectResult::Refused,
                 format!(
-                    "server `{}`: OAuth authorization server discovery failed ({}); check that \
-                     the server and its authorization server are up",
+                    "server `{}`: the discovery of its OAuth authorization server failed ({}); \
+                     this heals when the server and its authorization server answer again (next \
+                     attempt in {})",
                     self.server,
-                    crate::supervise::connectors::rmcp_errors::truncate(detail, 300)
+                    truncate(detail, 200),
+                    crate::supervise::connectors::human::Human(AUTHORIZATION_SERVER_RETRY)
                 ),
             )
+            .with_retry_after(AUTHORIZATION_SERVER_RETRY)
         })?;
         // The client the bearer-header path uses too (rmcp's defaults): no idle pooled
         // connections, and only same-origin 307 / 308 redirects, so a redirect never replays the

@@ -1,0 +1,64 @@
+//! From a loaded [`Config`] to a running [`Hub`]: every `readiness` key applied in one place, the
+//! library's and the command line's.
+
+use super::Config;
+use crate::supervise::{Hub, HubOptions, HubOptionsBuilder, SpecError};
+
+impl Config {
+    /// The [`HubOptions`] of this file's `readiness` block: `connect_timeout`, `call_timeout`,
+    /// `cooldown`, `ping` (`"off"`: no health ping), `ping_timeout` and each server's `budget`
+    /// (`readiness.servers`). Add what the file does not say (event sinks, hooks) and change
+    /// what you must; the layer's default budget is [`ReadinessConfig::budget`](super::ReadinessConfig::budget).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_readiness::Config;
+    ///
+    /// let text = r#"{ "mcpServers": {}, "readiness": { "cooldown": "10s", "ping": "off" } }"#;
+    /// let config = Config::parse(text, "mcp.json", |_| None).unwrap();
+    /// let options = config.hub_options().build().unwrap();
+    /// assert_eq!(options.cooldown(), Duration::from_secs(10));
+    /// assert_eq!(options.health_interval(), None);
+    /// ```
+    pub fn hub_options(&self) -> HubOptionsBuilder {
+        let readiness = &self.readiness;
+        let mut options = HubOptions::builder()
+            .connect_timeout(readiness.connect_timeout)
+            .call_timeout(readiness.call_timeout)
+            .cooldown(readiness.cooldown)
+            .health_interval(readiness.ping)
+            .ping_timeout(readiness.ping_timeout);
+        for (server, overrides) in &readiness.servers {
+            if let Some(budget) = overrides.budget {
+                options = options.server_budget(server.clone(), budget);
+            }
+        }
+        options
+    }
+
+    /// The [`Hub`] of this file's servers with every `readiness` key applied
+    /// ([`Config::hub_options`]), then `more` (event sinks, hooks, anything the file does not
+    /// say). Nothing connects until [`Hub::connect_all`]; give the layer the file's default
+    /// budget with `ReadinessLayer::builder(hub).budget(config.readiness.budget)` (each server's
+    /// own budget comes from the Hub).
+    ///
+    /// ```
+    /// use mcp_readiness::{Config, Metrics};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let text = r#"{ "mcpServers": { "files": { "command": "files-mcp" } },
+    ///                 "readiness": { "cooldown": "10s", "servers": { "files": { "budget": "45s" } } } }"#;
+    /// let config = Config::parse(text, "mcp.json", |_| None)?;
+    /// let metrics = Metrics::new();
+    /// let hub = config.hub(|options| options.event_sink(metrics.clone()))?;
+    /// assert_eq!(hub.server_budget("files").map(|b| b.wait().as_secs()), Some(45));
+    /// # Ok(()) }
+    /// ```
+    pub fn hub(
+        &self,
+        more: impl FnOnce(HubOptionsBuilder) -> HubOptionsBuilder,
+    ) -> Result<Hub, SpecError> {
+        Hub::new(self.servers.clone(), more(self.hub_options()))
+    }
+}
