@@ -139,6 +139,8 @@ async fn a_health_ping_finds_a_hung_server_before_any_call() {
     let scratch = Scratch::new("health");
     let opts = options()
         .health_interval(Some(Duration::from_millis(300)))
+        // An unanswered ping is followed by tools/list within the same timeout: 2 s in all.
+        .ping_timeout(Duration::from_secs(1))
         .call_timeout(Duration::from_millis(500))
         .reconnect_on_drop(false);
     let hub = Hub::new(vec![stdio("fx", &scratch, &[])], opts).unwrap();
