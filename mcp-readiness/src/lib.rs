@@ -83,14 +83,15 @@
 //! - [`rmcp`]: the rmcp this crate is built with (its types are in this crate's API), so a
 //!   service names one version; supported: `>=3.11, <4`.
 //! - [`metrics`]: the Prometheus recorder ([`Metrics`]) and its recording handles; [`exporter`]:
-//!   `/metrics` and the status page (`/status`).
+//!   `/metrics` and the status page (`/status`); [`probe`]: `/probe?target=URL`, any MCP server
+//!   probed by URL (the multi-target exporter pattern).
 //! - [`telemetry`]: `tracing` + OpenTelemetry OTLP export set-up.
 //! - [`plan`]: one unattended [`Run`](plan::Run) of [`Step`](plan::Step)s (their decisions, the
 //!   pre-flight or the calls, the run and step spans) and its record,
 //!   [`RunSummary`](plan::RunSummary); [`config`]: the `.mcp.json` file. The design's
 //!   virtual-clock scenarios and the demo's MCP servers are in the `mcp-readiness-cli` package.
 //!
-//! Feature flags: `hub` ([`supervise`], [`Peers`](supervise::Peers), [`config`]), `http` (the `/metrics` endpoint
+//! Feature flags: `hub` ([`supervise`], [`Peers`](supervise::Peers), [`config`], [`probe`]), `http` (the `/metrics` endpoint
 //! and status page) and `tls` (HTTPS to MCP servers) are on by default; `oauth` (OAuth 2.1 for
 //! streamable-HTTP servers), `otlp-grpc` / `otlp-http` (the [`telemetry`] set-up) and `otel-metrics`
 //! (the metrics through the OpenTelemetry metrics API too, pushed over OTLP with an `otlp-*`
@@ -109,6 +110,8 @@ mod exposition;
 pub mod layer;
 pub mod metrics;
 pub mod plan;
+#[cfg(feature = "hub")]
+pub mod probe;
 pub mod resolve;
 pub mod secret;
 pub mod state;
@@ -170,6 +173,10 @@ pub mod doc_pages {
     #[cfg(all(feature = "hub", feature = "http"))]
     #[doc = include_str!("../../docs/own-connections.md")]
     pub struct OwnConnections;
+    /// `docs/probe.md`.
+    #[cfg(all(feature = "hub", feature = "http"))]
+    #[doc = include_str!("../../docs/probe.md")]
+    pub struct Probe;
     /// `docs/protocol.md`.
     #[doc = include_str!("../../docs/protocol.md")]
     pub struct Protocol;

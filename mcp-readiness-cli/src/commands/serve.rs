@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use mcp_readiness::exporter;
 use mcp_readiness::metrics::Metrics;
+use mcp_readiness::probe::Prober;
 use mcp_readiness::{Hub, state::ConnectionEvent};
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -68,15 +69,23 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         }
     };
     publish_readiness(&hub, &metrics, &config);
+    // `GET /probe`: off unless `readiness.probe` is configured; a reload turns it on or off.
+    let prober = Prober::disabled();
+    if let Err(err) = prober.reconfigure(config.readiness.probe.clone()) {
+        err_line!("error: {}: {err}", args.config.display());
+        hub.shutdown().await;
+        return ExitCode::from(EXIT_INVALID);
+    }
     metrics.config_reloaded(true);
-    let server = match exporter::serve(metrics.clone(), args.listen).await {
-        Ok(server) => server,
-        Err(err) => {
-            err_line!("error: {err}");
-            hub.shutdown().await;
-            return ExitCode::from(EXIT_INVALID);
-        }
-    };
+    let server =
+        match exporter::serve_with_probe(metrics.clone(), prober.clone(), args.listen).await {
+            Ok(server) => server,
+            Err(err) => {
+                err_line!("error: {err}");
+                hub.shutdown().await;
+                return ExitCode::from(EXIT_INVALID);
+            }
+        };
     // Before any child starts: a signal arriving earlier would end the process and leave them.
     let (mut hangup, mut terminate, mut interrupt) = match (
         signal(SignalKind::hangup()),
@@ -96,10 +105,11 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     hub.connect_all();
     tracing::info!(
         target: "mcp_readiness::serve",
-        "serving http://{}/metrics for {} server(s) from {}",
+        "serving http://{}/metrics for {} server(s) from {}{}",
         server.local_addr(),
         config.servers.len(),
-        args.config.display()
+        args.config.display(),
+        if prober.is_enabled() { ", and /probe?target=URL for the targets of readiness.probe" } else { "" }
     );
     // Printed on stdout too, so scripts (and tests) can find the bound port.
     if let Err(code) = print_stdout(&format!(
@@ -127,7 +137,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
                 }
             }
             Some(loaded) = reads.recv() => {
-                metrics.reload(|| reload(&hub, &metrics, &args.config, loaded));
+                metrics.reload(|| reload(&hub, &metrics, &prober, &args.config, loaded));
                 reading = std::mem::take(&mut again);
                 if reading {
                     read_config(&args.config, read_done.clone());
@@ -185,7 +195,7 @@ fn read_config(path: &std::path::Path, done: tokio::sync::mpsc::Sender<Loaded>) 
 /// replaced (new credentials let an unauthenticated server try again). A file that cannot be
 /// read or parsed, or a server that cannot be set up from it, refuses the whole reload: nothing
 /// changes and `mcp_readiness_config_last_reload_successful` reads 0 until a reload succeeds.
-fn reload(hub: &Hub, metrics: &Metrics, path: &std::path::Path, loaded: Loaded) {
+fn reload(hub: &Hub, metrics: &Metrics, prober: &Prober, path: &std::path::Path, loaded: Loaded) {
     let refused = |err: &dyn std::fmt::Display| {
         tracing::error!(target: "mcp_readiness::serve", "reload refused, keeping the running configuration: {err}");
         metrics.config_reloaded(false);
@@ -203,6 +213,10 @@ fn reload(hub: &Hub, metrics: &Metrics, path: &std::path::Path, loaded: Loaded) 
         if let Err(err) = mcp_readiness::supervise::connector_for(spec, &options) {
             return refused(&format!("{}: {err}", path.display()));
         }
+    }
+    // The probe configuration is checked (and swapped) before the servers change.
+    if let Err(err) = prober.reconfigure(config.readiness.probe.clone()) {
+        return refused(&format!("{}: {err}", path.display()));
     }
     let wanted: BTreeSet<&str> = config.servers.iter().map(|s| &*s.name).collect();
     for status in hub.servers() {

@@ -41,6 +41,14 @@
 //! | `call_timeout` | `60s` | how long one tool call may take |
 //! | `steps` | none | the steps of the unattended run: `id`, `tool`, `required` (default `true`), `fallback` |
 //! | `servers` | none | per-server overrides by server name: `budget` (that server's wait budget, polled every `poll`) |
+//! | `probe` | off | `GET /probe?target=URL` (see below) |
+//!
+//! `probe` turns on `GET /probe` (the [`probe`](crate::probe) module): `targets` (required, the
+//! allow-list of URL patterns such as `"http://127.0.0.1:*/mcp"` or `"https://*.example.com/mcp"`),
+//! `max_in_flight` (default 16), `timeout` (default `10s`) and `modules` by name, each with
+//! `targets` (required when it has credentials: they go to these only), `headers`, `oauth` (as a
+//! server's), `timeout` and `protocol_generations` (`"2026-07-28"`, `"2025-11-25"`, or both, the
+//! default).
 //!
 //! Durations are written like `"20s"`, `"1m30s"` or `"500ms"`. A step's tool must be
 //! `mcp__<server>__<tool>`; a server that is not configured is accepted (the step resolves as
@@ -62,6 +70,7 @@ mod expand;
 mod hub;
 mod node;
 mod oauth;
+mod probe;
 mod readiness;
 mod servers;
 mod walk;
@@ -120,6 +129,9 @@ pub struct ReadinessConfig {
     pub steps: Vec<StepConfig>,
     /// Per-server overrides (`servers`), by server name.
     pub servers: BTreeMap<String, ServerReadiness>,
+    /// `GET /probe` (`probe`): the allow-list, the bound on probes in flight and the modules;
+    /// `None` (the default) keeps the endpoint off.
+    pub probe: Option<crate::probe::ProbeConfig>,
 }
 
 /// One entry of `readiness.servers`: what differs for one server.
@@ -174,6 +186,7 @@ impl Default for ReadinessConfig {
             call_timeout: Self::DEFAULT_CALL_TIMEOUT,
             steps: Vec::new(),
             servers: BTreeMap::new(),
+            probe: None,
         }
     }
 }

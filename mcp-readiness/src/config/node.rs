@@ -10,6 +10,9 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 pub(crate) enum Node {
     Null,
     Bool(bool),
+    /// A whole, non-negative number (what counts such as `max_in_flight` accept).
+    Whole(u64),
+    /// Any other number (its value is not needed).
     Number,
     String(String),
     Array(Vec<Node>),
@@ -22,7 +25,7 @@ impl Node {
         match self {
             Node::Null => "null",
             Node::Bool(_) => "a boolean",
-            Node::Number => "a number",
+            Node::Whole(_) | Node::Number => "a number",
             Node::String(_) => "a string",
             Node::Array(_) => "an array",
             Node::Object(_) => "an object",
@@ -53,8 +56,8 @@ impl<'de> Visitor<'de> for NodeVisitor {
         Ok(Node::Number)
     }
 
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Node, E> {
-        Ok(Node::Number)
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Node, E> {
+        Ok(Node::Whole(v))
     }
 
     fn visit_f64<E: de::Error>(self, _: f64) -> Result<Node, E> {

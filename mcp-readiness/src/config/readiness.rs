@@ -21,6 +21,7 @@ const READINESS_KEYS: &[&str] = &[
     "call_timeout",
     "steps",
     "servers",
+    "probe",
 ];
 const SERVER_KEYS: &[&str] = &["budget"];
 const STEP_KEYS: &[&str] = &["id", "tool", "required", "fallback"];
@@ -87,6 +88,9 @@ pub(crate) fn readiness(
     }
     if let Some(node) = fields.get("steps") {
         config.steps = steps(ctx, node, &fields.path_of("steps"), servers, warnings)?;
+    }
+    if let Some(node) = fields.get("probe") {
+        config.probe = Some(super::probe::probe(ctx, node, &fields.path_of("probe"))?);
     }
     if let Some(node) = fields.get("servers") {
         config.servers = overrides(

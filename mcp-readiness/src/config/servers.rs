@@ -174,26 +174,9 @@ fn http(ctx: &Ctx<'_>, fields: &Fields<'_>, name: &str) -> Result<TransportSpec,
     };
     check_url(url.expose()).map_err(|m| ctx.err(&url_path, m))?;
     let headers = match fields.get("headers") {
-        Some(node) => secret_map(
-            ctx,
-            node,
-            &fields.path_of("headers"),
-            "`headers` (name → value)",
-            |name| {
-                (!is_header_name(name))
-                    .then_some("expected an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)")
-            },
-        )?,
+        Some(node) => headers(ctx, node, &fields.path_of("headers"))?,
         None => BTreeMap::new(),
     };
-    for (name, value) in &headers {
-        if value.expose().contains(['\r', '\n', '\0']) {
-            return Err(ctx.err(
-                &child(&fields.path_of("headers"), name),
-                "the value contains a line break or NUL once expanded: check the variable it uses",
-            ));
-        }
-    }
     let oauth = match fields.get("oauth") {
         None | Some(Node::Null) => None,
         Some(node) => Some(super::oauth::oauth(
@@ -210,6 +193,28 @@ fn http(ctx: &Ctx<'_>, fields: &Fields<'_>, name: &str) -> Result<TransportSpec,
         headers,
         oauth,
     })
+}
+
+/// A `headers` object (name → value, values secret, `${VAR}` expanded): names are HTTP tokens,
+/// values hold no line break or NUL.
+pub(super) fn headers(
+    ctx: &Ctx<'_>,
+    node: &Node,
+    path: &str,
+) -> Result<BTreeMap<String, Secret>, ConfigError> {
+    let headers = secret_map(ctx, node, path, "`headers` (name → value)", |name| {
+        (!is_header_name(name))
+            .then_some("expected an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)")
+    })?;
+    for (name, value) in &headers {
+        if value.expose().contains(['\r', '\n', '\0']) {
+            return Err(ctx.err(
+                &child(path, name),
+                "the value contains a line break or NUL once expanded: check the variable it uses",
+            ));
+        }
+    }
+    Ok(headers)
 }
 
 /// An object of string values kept as secrets; `bad_key` refuses a key with a message.

@@ -12,19 +12,28 @@
 //!   redirecting to `/status` (`307`), 404 elsewhere, with a header-read timeout, an idle timeout
 //!   and a connection cap.
 //!
+//! With feature `hub`, [`probe_router`] adds `GET /probe?target=URL` (see
+//! [`probe`](crate::probe)), and [`serve_with_probe`] serves it beside the rest.
+//!
 //! [`status_page`] renders the page itself.
 //!
 //! - `routes.rs`: the paths and their handlers; `standalone_server.rs`: [`serve`] and the running
 //!   [`MetricsServer`]; `accept_loop.rs`: the timeouts and the connection cap;
 //!   `scrape_cache.rs`: concurrent scrapes share one render (and its gzip); `status_html.rs`: the
-//!   page.
+//!   page; `probe_route.rs`: `/probe`.
 
 mod accept_loop;
+#[cfg(feature = "hub")]
+mod probe_route;
 mod routes;
 mod scrape_cache;
 mod standalone_server;
 mod status_html;
 
+#[cfg(feature = "hub")]
+pub use probe_route::{PROBE_PATH, SCRAPE_TIMEOUT_HEADER, probe_router};
 pub use routes::{CONTENT_TYPE, DEFAULT_LISTEN, METRICS_PATH, STATUS_PATH, router};
+#[cfg(feature = "hub")]
+pub use standalone_server::serve_with_probe;
 pub use standalone_server::{MetricsServer, ServeError, serve};
 pub use status_html::{STATUS_REFRESH_SECONDS, status_page};

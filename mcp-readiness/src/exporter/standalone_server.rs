@@ -70,6 +70,26 @@ impl fmt::Debug for MetricsServer {
 /// # Ok(()) }
 /// ```
 pub async fn serve(metrics: Metrics, addr: SocketAddr) -> Result<MetricsServer, ServeError> {
+    serve_app(super::routes::standalone(metrics), addr).await
+}
+
+/// [`serve`], with `GET /probe` answered by `prober` (see [`probe`](crate::probe)); a
+/// [`Prober::disabled`](crate::probe::Prober::disabled) answers it `404`, and
+/// [`Prober::reconfigure`](crate::probe::Prober::reconfigure) turns it on or off while the server
+/// runs. Probes share the connection cap with `/metrics` but never hold more than
+/// `2 × max_in_flight` connections (the rest are answered `503` at once), so a storm of probes
+/// does not keep `/metrics` waiting.
+#[cfg(feature = "hub")]
+pub async fn serve_with_probe(
+    metrics: Metrics,
+    prober: crate::probe::Prober,
+    addr: SocketAddr,
+) -> Result<MetricsServer, ServeError> {
+    let app = super::probe_router(prober).merge(super::routes::standalone(metrics));
+    serve_app(app, addr).await
+}
+
+async fn serve_app(app: axum::Router, addr: SocketAddr) -> Result<MetricsServer, ServeError> {
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|source| ServeError::Bind { addr, source })?;
@@ -88,7 +108,7 @@ pub async fn serve(metrics: Metrics, addr: SocketAddr) -> Result<MetricsServer, 
     let task = tokio::spawn(async move {
         // Header-read and idle timeouts and a connection cap: see `accept_loop.rs`.
         let (halt, halted) = tokio::sync::watch::channel(false);
-        let run = super::accept_loop::run(listener, super::routes::standalone(metrics), halted);
+        let run = super::accept_loop::run(listener, app, halted);
         tokio::pin!(run);
         tokio::select! {
             result = &mut run => result,

@@ -70,6 +70,15 @@ impl IntCounter {
             .fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Adds `n` at once (a count kept elsewhere, e.g. a probe's history of attempts).
+    #[cfg_attr(not(feature = "hub"), allow(dead_code))]
+    pub(crate) fn inc_by(&self, n: u64) {
+        self.0.shards[shard()]
+            .0
+            .count
+            .fetch_add(n, Ordering::Relaxed);
+    }
+
     pub(crate) fn get(&self) -> u64 {
         let own: u64 = self
             .0

@@ -71,6 +71,8 @@ pub use builder::{
 };
 pub use clock::{Clock, ManualClock, SystemClock};
 #[cfg(feature = "hub")]
+pub(crate) use domain_families::Families;
+#[cfg(feature = "hub")]
 pub use push::{
     PushError, PushTarget, RUN_RAN_STEPS, RUN_SERVERS, RUN_STEPS, RUN_TIMESTAMP_SECONDS, push,
     run_record_text,

@@ -57,7 +57,13 @@ pub const CREDENTIAL_EXPIRY_TIMESTAMP_SECONDS: &str =
 /// MCP semantic-convention client operation duration.
 pub const MCP_CLIENT_OPERATION_DURATION_SECONDS: &str = "mcp_client_operation_duration_seconds";
 
-/// Every metric name this crate registers, in the order of DESIGN.md's table.
+/// Gauge (no labels), on a `/probe` answer only: 1 if the probed server is `ready`, else 0.
+pub const PROBE_SUCCESS: &str = "mcp_readiness_probe_success";
+/// Gauge (no labels), on a `/probe` answer only: how long the probe took, in seconds.
+pub const PROBE_DURATION_SECONDS: &str = "mcp_readiness_probe_duration_seconds";
+
+/// Every metric name this crate registers (the `/probe` answer's own two, [`PROBE_SUCCESS`] and
+/// [`PROBE_DURATION_SECONDS`], are not registered: they exist on probe answers only), in the order of DESIGN.md's table.
 pub const ALL: [&str; 22] = [
     SERVER_STATE,
     SERVER_STATE_CHANGED_TIMESTAMP_SECONDS,

@@ -56,9 +56,11 @@ pub use connectors::connector::{
 };
 pub use connectors::credential_expiry::CredentialState;
 pub use connectors::fd_limit::{OpenFileLimit, raise_open_file_limit};
+pub use connectors::generations::ProtocolGenerations;
 #[cfg(feature = "oauth")]
 pub use connectors::oauth::{LoginError, authorize};
 pub use connectors::rmcp_connector::RmcpConnector;
+pub(crate) use connectors::rmcp_errors::is_auth_failure;
 pub use connectors::spec::{OAuthSpec, ServerSpec, TransportSpec};
 pub use connectors::spec_error::SpecError;
 pub use connectors::stdio::MAX_STDOUT_LINE;

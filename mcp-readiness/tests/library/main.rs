@@ -21,6 +21,7 @@ mod metrics {
 mod otel_metrics;
 mod peers;
 mod plan;
+mod probe;
 mod resolve;
 #[cfg(all(feature = "otlp-grpc", feature = "otlp-http"))]
 mod telemetry;

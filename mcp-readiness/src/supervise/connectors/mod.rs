@@ -13,6 +13,7 @@
 //! - `rmcp_session.rs`: the session behind every rmcp connector; `lifecycle.rs`: both protocol
 //!   generations' handshakes; `quiet.rs`: the notifications dropped before rmcp sees them;
 //!   `task.rs`: calls answered with a task; `tool_pages.rs`: `tools/list` across pages, bounded;
+//! - `generations.rs`: which protocol generations an HTTP connection offers (both, or one);
 //! - `credential_expiry.rs`: when a credential stops working;
 //! - `rmcp_errors.rs`: rmcp's errors turned into decisions (a dead pipe, rejected credentials,
 //!   the `ConnectResult` of a failed handshake), used by every room; `human.rs`: durations in
@@ -25,6 +26,7 @@ pub(super) mod child_streams;
 pub(super) mod connector;
 pub(super) mod credential_expiry;
 pub(super) mod fd_limit;
+pub(super) mod generations;
 pub(super) mod human;
 pub(super) mod lifecycle;
 #[cfg(feature = "oauth")]

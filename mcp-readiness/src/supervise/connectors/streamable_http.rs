@@ -11,6 +11,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 
 use super::connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents, run_hook};
 use super::credential_expiry::{CredentialState, bearer_expiry};
+use super::generations::{ProtocolGenerations, handshake_offering};
 use super::human::Human;
 use super::lifecycle;
 use super::quiet::Quiet;
@@ -34,6 +35,7 @@ pub struct HttpConnector {
     headers: HashMap<HeaderName, HeaderValue>,
     secrets: Vec<Secret>,
     connect_timeout: Duration,
+    generations: ProtocolGenerations,
     after_connect: Option<AfterConnect>,
     /// What is known of the credentials' expiry (a static bearer JWT's `exp`, or the OAuth store).
     credentials: tokio::sync::watch::Sender<CredentialState>,
@@ -107,6 +109,7 @@ impl HttpConnector {
             headers: map,
             secrets,
             connect_timeout: Duration::from_secs(30),
+            generations: ProtocolGenerations::Both,
             after_connect: None,
             credentials,
             #[cfg(feature = "oauth")]
@@ -132,6 +135,12 @@ impl HttpConnector {
         self
     }
 
+    /// The protocol generations the handshake offers (default: both, `server/discover` first).
+    pub fn protocol_generations(mut self, generations: ProtocolGenerations) -> Self {
+        self.generations = generations;
+        self
+    }
+
     /// The hook that re-provisions per-connection state on every fresh connection.
     pub fn after_connect(mut self, hook: Option<AfterConnect>) -> Self {
         self.after_connect = hook;
@@ -148,6 +157,7 @@ impl HttpConnector {
             let events = events.clone();
             StreamPacer::new(move || events.stream_reopened())
         };
+        let generations = self.generations;
         let serve = async {
             #[cfg(feature = "oauth")]
             if let Some(oauth) = &self.oauth {
@@ -155,13 +165,17 @@ impl HttpConnector {
                     SessionIdClient::new(oauth.client().await?, session_id.clone(), pacer.clone());
                 let transport = StreamableHttpClientTransport::with_client(http, config);
                 let quiet = Quiet::new(transport, server.clone());
-                return Ok(lifecycle::handshake(client, quiet, lifecycle::PROBE_WAIT).await);
+                return Ok(
+                    handshake_offering(generations, client, quiet, lifecycle::PROBE_WAIT).await,
+                );
             }
             let http = session_id::default_http_client(server)?;
             let http = SessionIdClient::new(http, session_id.clone(), pacer);
             let transport = StreamableHttpClientTransport::with_client(http, config);
             let quiet = Quiet::new(transport, server.clone());
-            Ok::<_, ConnectError>(lifecycle::handshake(client, quiet, lifecycle::PROBE_WAIT).await)
+            Ok::<_, ConnectError>(
+                handshake_offering(generations, client, quiet, lifecycle::PROBE_WAIT).await,
+            )
         };
         match tokio::time::timeout(self.connect_timeout, serve).await {
             Ok(Err(early)) => Err(early),

@@ -182,7 +182,7 @@ fn every_bad_file_gives_its_exact_error() {
         (
             "unknown readiness key",
             with_readiness(r#"{ "timeout": "5s" }"#),
-            "conf/mcp.json: readiness.timeout: unknown key: `readiness` allows only `budget`, `poll`, `cooldown`, `ping`, `ping_timeout`, `connect_timeout`, `call_timeout`, `steps`, `servers`",
+            "conf/mcp.json: readiness.timeout: unknown key: `readiness` allows only `budget`, `poll`, `cooldown`, `ping`, `ping_timeout`, `connect_timeout`, `call_timeout`, `steps`, `servers`, `probe`",
         ),
         (
             "bad duration",

@@ -5,6 +5,7 @@
 mod bad_files;
 mod good_files;
 mod oauth;
+mod probe;
 
 use std::path::PathBuf;
 use std::time::Duration;

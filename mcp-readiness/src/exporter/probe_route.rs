@@ -1,0 +1,175 @@
+//! `GET /probe?target=URL[&module=NAME][&server=NAME]`: one probe of one MCP server (see
+//! [`probe`](crate::probe)), answered in the text format 0.0.4, or refused with a status and a
+//! line that says why.
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use super::routes::CONTENT_TYPE;
+use crate::probe::{ProbeRefusal, ProbeRequest, Prober};
+
+/// The path of the probe endpoint.
+pub const PROBE_PATH: &str = "/probe";
+
+/// The header Prometheus sends with the scrape's timeout, in seconds.
+pub const SCRAPE_TIMEOUT_HEADER: &str = "x-prometheus-scrape-timeout-seconds";
+
+/// A router with `GET /probe` answered by `prober`, to merge into your own axum application
+/// (beside [`router`](super::router)). A [`Prober::disabled`] answers `404` with a line that
+/// says how to turn it on.
+///
+/// ```
+/// use axum::Router;
+/// use mcp_readiness::exporter;
+/// use mcp_readiness::metrics::Metrics;
+/// use mcp_readiness::probe::{ProbeConfig, Prober};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let prober = Prober::new(ProbeConfig::allowing(vec!["https://*.example.com/mcp".parse()?]))?;
+/// let app: Router = exporter::router(Metrics::new()).merge(exporter::probe_router(prober));
+/// # Ok(()) }
+/// ```
+pub fn probe_router(prober: Prober) -> Router {
+    Router::new()
+        .route(PROBE_PATH, get(probe))
+        .with_state(prober)
+}
+
+async fn probe(
+    State(prober): State<Prober>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    let request = match request(query.as_deref().unwrap_or(""), &headers) {
+        Ok(request) => request,
+        Err(message) => return refusal(StatusCode::BAD_REQUEST, &message),
+    };
+    match prober.probe(&request).await {
+        Ok(answer) => (
+            [
+                (header::CONTENT_TYPE, CONTENT_TYPE),
+                (header::CACHE_CONTROL, "no-store"),
+            ],
+            answer.text,
+        )
+            .into_response(),
+        Err(refused) => {
+            let status =
+                StatusCode::from_u16(refused.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            if let ProbeRefusal::NotAllowed(reason) = &refused {
+                tracing::warn!(target: "mcp_readiness::probe", "probe refused: {reason}");
+            }
+            refusal(status, &refused.to_string())
+        }
+    }
+}
+
+fn refusal(status: StatusCode, message: &str) -> Response {
+    let mut body = crate::secret::escape_controls(message).into_owned();
+    body.push('\n');
+    let mut response = (
+        status,
+        [
+            (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        body,
+    )
+        .into_response();
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+    }
+    response
+}
+
+/// The probe request of a query string and the scrape's headers; each parameter at most once.
+fn request(query: &str, headers: &HeaderMap) -> Result<ProbeRequest, String> {
+    let (mut target, mut module, mut server) = (None, None, None);
+    for (key, value) in form_pairs(query) {
+        let slot = match key.as_str() {
+            "target" => &mut target,
+            "module" => &mut module,
+            "server" => &mut server,
+            // Prometheus may add its own parameters (`params:` in a scrape config): ignored.
+            _ => continue,
+        };
+        if slot.replace(value).is_some() {
+            return Err(format!("`{key}` is given more than once: give it once"));
+        }
+    }
+    let scrape_timeout = headers
+        .get(SCRAPE_TIMEOUT_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map(|s| Duration::from_secs_f64(s.min(3600.0)));
+    Ok(ProbeRequest {
+        target: target.unwrap_or_default(),
+        module: module.filter(|m| !m.is_empty()),
+        server: server.filter(|s| !s.is_empty()),
+        scrape_timeout,
+    })
+}
+
+/// `application/x-www-form-urlencoded` pairs: `+` is a space, `%XX` a byte; invalid UTF-8 is
+/// replaced.
+fn form_pairs(query: &str) -> impl Iterator<Item = (String, String)> + '_ {
+    query.split('&').filter(|p| !p.is_empty()).map(|pair| {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        (decode(key), decode(value))
+    })
+}
+
+fn decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
+                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                    Some(byte) => {
+                        out.push(byte);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            byte => out.push(byte),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_query_is_form_decoded_and_each_parameter_given_once() {
+        let mut headers = HeaderMap::new();
+        headers.insert(SCRAPE_TIMEOUT_HEADER, "4.5".parse().unwrap());
+        let request = request(
+            "target=http%3A%2F%2F127.0.0.1%3A8080%2Fmcp%3Fa%3D1&module=gh&server=my+api&x=%zz",
+            &headers,
+        )
+        .unwrap();
+        assert_eq!(request.target, "http://127.0.0.1:8080/mcp?a=1");
+        assert_eq!(request.module.as_deref(), Some("gh"));
+        assert_eq!(request.server.as_deref(), Some("my api"));
+        assert_eq!(request.scrape_timeout, Some(Duration::from_millis(4500)));
+        assert!(super::request("target=a&target=b", &HeaderMap::new()).is_err());
+        assert_eq!(decode("%4"), "%4");
+        assert_eq!(decode("100%"), "100%");
+    }
+}

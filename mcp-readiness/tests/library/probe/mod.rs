@@ -1,0 +1,192 @@
+//! `/probe` against real rmcp servers over streamable HTTP on 127.0.0.1: what each server state
+//! reads as, the allow-list (a refused target is never connected to), credential scoping, the
+//! protocol generations a module offers, and the bound on probes in flight.
+
+mod admission;
+mod allow_list;
+mod states;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use axum::body::Body;
+use axum::http::{Request, Response, StatusCode};
+use mcp_readiness::probe::{ProbeConfig, ProbeModule, Prober, TargetPattern};
+use rmcp::model::{
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, ServerHandler};
+use tokio::net::TcpListener;
+
+/// A small MCP server offering `lookup` and `summarize`, named `probe-fixture` 1.2.3.
+#[derive(Clone)]
+struct Fixture;
+
+impl ServerHandler for Fixture {
+    fn get_info(&self) -> ServerConfig {
+        let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        config.server_info = rmcp::model::Implementation::new("probe-fixture", "1.2.3");
+        config
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let schema: Arc<serde_json::Map<String, serde_json::Value>> = Arc::new(
+            [("type".to_owned(), serde_json::Value::from("object"))]
+                .into_iter()
+                .collect(),
+        );
+        Ok(ListToolsResult::with_all_items(vec![
+            Tool::new("lookup", "Look something up", schema.clone()),
+            Tool::new("summarize", "Summarize", schema),
+        ]))
+    }
+}
+
+/// A running fixture: its `/mcp` URL, the TCP connections it accepted, and the `Authorization`
+/// header of every request it received (`""` when there was none).
+struct McpServer {
+    url: String,
+    accepted: Arc<AtomicUsize>,
+    authorizations: Arc<Mutex<Vec<String>>>,
+}
+
+impl McpServer {
+    /// Serves the fixture on 127.0.0.1; with `token`, requests without `Bearer <token>` get a 401
+    /// with a challenge.
+    async fn start(token: Option<&str>) -> McpServer {
+        let service: StreamableHttpService<Fixture, LocalSessionManager> =
+            StreamableHttpService::new(
+                || Ok(Fixture),
+                Default::default(),
+                StreamableHttpServerConfig::default().with_sse_keep_alive(None),
+            );
+        let expected = token.map(|t| format!("Bearer {t}"));
+        let authorizations = Arc::new(Mutex::new(Vec::new()));
+        let seen = authorizations.clone();
+        let app =
+            axum::Router::new()
+                .nest_service("/mcp", service)
+                .layer(axum::middleware::from_fn(
+                    move |request: Request<Body>, next: axum::middleware::Next| {
+                        let expected = expected.clone();
+                        let seen = seen.clone();
+                        async move {
+                            let given = request
+                                .headers()
+                                .get("authorization")
+                                .and_then(|v| v.to_str().ok())
+                                .unwrap_or("")
+                                .to_owned();
+                            seen.lock().unwrap().push(given.clone());
+                            if expected.as_ref().is_some_and(|e| *e != given) {
+                                return Response::builder()
+                                    .status(StatusCode::UNAUTHORIZED)
+                                    .header("www-authenticate", "Bearer realm=\"fixture\"")
+                                    .body(Body::empty())
+                                    .unwrap();
+                            }
+                            next.run(request).await
+                        }
+                    },
+                ));
+        let (addr, accepted, listener) = counting_listener().await;
+        tokio::spawn(serve_counted(listener, accepted.clone(), app));
+        McpServer {
+            url: format!("http://{addr}/mcp"),
+            accepted,
+            authorizations,
+        }
+    }
+
+    fn authorizations(&self) -> Vec<String> {
+        self.authorizations.lock().unwrap().clone()
+    }
+}
+
+/// A listener on a free loopback port and its accept counter.
+async fn counting_listener() -> (SocketAddr, Arc<AtomicUsize>, TcpListener) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    (
+        listener.local_addr().unwrap(),
+        Arc::new(AtomicUsize::new(0)),
+        listener,
+    )
+}
+
+/// Serves `app` on `listener`, counting each accepted connection.
+async fn serve_counted(listener: TcpListener, accepted: Arc<AtomicUsize>, app: axum::Router) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            return;
+        };
+        accepted.fetch_add(1, Ordering::SeqCst);
+        let app = app.clone();
+        tokio::spawn(async move {
+            let service = hyper_util::service::TowerToHyperService::new(app);
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+/// A listener that accepts connections, counts them, and never answers: a handshake against it
+/// is still running at any deadline. The connections are held until the counter's owner drops.
+async fn silent_server() -> (String, Arc<AtomicUsize>, Arc<AtomicUsize>) {
+    let (addr, accepted, listener) = counting_listener().await;
+    let open = Arc::new(AtomicUsize::new(0));
+    let (count, live) = (accepted.clone(), open.clone());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((mut stream, _)) = listener.accept().await {
+            count.fetch_add(1, Ordering::SeqCst);
+            let live = live.clone();
+            live.fetch_add(1, Ordering::SeqCst);
+            held.push(tokio::spawn(async move {
+                // Read until the client goes away, answer nothing.
+                let mut sink = vec![0u8; 4096];
+                while let Ok(n) = tokio::io::AsyncReadExt::read(&mut stream, &mut sink).await {
+                    if n == 0 {
+                        break;
+                    }
+                }
+                live.fetch_sub(1, Ordering::SeqCst);
+            }));
+        }
+    });
+    (format!("http://{addr}/mcp"), accepted, open)
+}
+
+/// `http://127.0.0.1:<port>/mcp` patterns for any port.
+fn loopback() -> Vec<TargetPattern> {
+    vec!["http://127.0.0.1:*/mcp".parse().unwrap()]
+}
+
+fn prober(config: ProbeConfig) -> Prober {
+    Prober::new(config).unwrap()
+}
+
+/// A module sending `Authorization: Bearer <token>` to `targets` only.
+fn bearer_module(targets: &[&str], token: &str) -> ProbeModule {
+    let mut module =
+        ProbeModule::without_credentials(targets.iter().map(|t| t.parse().unwrap()).collect());
+    module.headers.insert(
+        "Authorization".into(),
+        mcp_readiness::secret::Secret::new(format!("Bearer {token}")),
+    );
+    module
+}
+
+/// The value of the sample line `series` in `text`.
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
