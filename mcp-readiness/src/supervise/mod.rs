@@ -59,7 +59,7 @@ pub use connectors::fd_limit::{OpenFileLimit, raise_open_file_limit};
 #[cfg(feature = "oauth")]
 pub use connectors::oauth::{LoginError, authorize};
 pub use connectors::rmcp_connector::RmcpConnector;
-pub use connectors::spec::{OAuthSpec, ServerSpec, TransportSpec};
+pub use connectors::spec::{OAuthGrant, OAuthSpec, ServerSpec, TransportSpec};
 pub use connectors::spec_error::SpecError;
 pub use connectors::stdio::MAX_STDOUT_LINE;
 pub use connectors::stdio::StdioConnector;
