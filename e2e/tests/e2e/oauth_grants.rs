@@ -326,25 +326,27 @@ async fn client_credentials_renew_across_an_hour_of_paused_time_and_the_server_a
     tokio::time::pause();
     let (hold, held) = std::sync::mpsc::channel::<()>();
     let inhibitor = tokio::task::spawn_blocking(move || held.recv());
-    let step = Duration::from_secs(10);
-    for at in 1..=360u32 {
+    // Steps of 5 s: a renewal due 24 s after the last runs at the next step, every 25 s.
+    let step = Duration::from_secs(5);
+    for at in 1..=720u32 {
         tokio::time::advance(step).await;
         let answer = hub.call(echo()).await;
         assert!(
             answer.is_ok(),
             "at {} s: {:?}",
-            at * 10,
+            at * 5,
             answer.err().map(|e| e.to_string())
         );
-        assert_eq!(hub.state("job"), Some(State::Ready), "at {} s", at * 10);
+        assert_eq!(hub.state("job"), Some(State::Ready), "at {} s", at * 5);
     }
     drop(hold);
     let _ = inhibitor.await;
-    // A 60 s token is renewed 36 s before it expires: every 24 s, 150 times an hour.
+    // A 60 s token is renewed 36 s before it expires (24 s after it was asked for), here at
+    // the next 5 s step: every 25 s, 144 times in the hour.
     let renewals = stats(port).await["client_credentials"].as_u64().unwrap() - 1;
     assert!(
-        (140..=160).contains(&renewals),
-        "renewed every 24 s for an hour: {renewals}"
+        (143..=145).contains(&renewals),
+        "renewed every 25 s for an hour: {renewals}"
     );
     hub.shutdown().await;
 }

@@ -174,18 +174,20 @@ pub(crate) fn spawn_renewal(
         return;
     };
     tokio::spawn(async move {
-        let mut wait = lifetime.saturating_sub(margin(lifetime));
+        // Counted from when each token was asked for: its lifetime starts then.
+        let mut next = tokio::time::Instant::now() + lifetime.saturating_sub(margin(lifetime));
         loop {
-            tokio::time::sleep(wait).await;
+            tokio::time::sleep_until(next).await;
             let Some(manager) = manager.upgrade() else {
                 return;
             };
+            let asked = tokio::time::Instant::now();
             let result = fetch(manager, &config, &known).await;
             match result {
-                Ok(Some(next)) => {
+                Ok(Some(renewed)) => {
                     store.clear_rejection();
-                    lifetime = next;
-                    wait = lifetime.saturating_sub(margin(lifetime));
+                    lifetime = renewed;
+                    next = asked + lifetime.saturating_sub(margin(lifetime));
                 }
                 Ok(None) => {
                     store.clear_rejection();
@@ -202,7 +204,7 @@ pub(crate) fn spawn_renewal(
                              {rotate}"
                         ));
                     }
-                    wait = RETRY;
+                    next = tokio::time::Instant::now() + RETRY;
                 }
             }
         }
