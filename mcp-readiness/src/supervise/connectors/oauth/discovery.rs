@@ -9,33 +9,51 @@ use rmcp::transport::auth::{
     AuthorizationManager, AuthorizationMetadata, AuthorizationMetadataSource,
 };
 
-/// The protocol version sent with the probe (a server checks authorization before it reads it).
-const PROBE_VERSION: &str = "2025-11-25";
+/// The probes, newest protocol first: 2026-07-28 has no `initialize` (a server of it may refuse
+/// one before it looks at the credentials), older servers may not know `server/discover`.
+const PROBES: &[(&str, &str)] = &[
+    (
+        "2026-07-28",
+        r#"{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{}}"#,
+    ),
+    (
+        "2025-11-25",
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcp-readiness","version":"0"}}}"#,
+    ),
+];
 
-/// The `WWW-Authenticate` challenge of an unauthenticated `initialize` to `url`, when the server
-/// answers 401 (or 403) with one; `None` when it answers anything else or cannot be reached (the
-/// discovery that follows says what is wrong).
+/// The `WWW-Authenticate` challenge of an unauthenticated first request to `url`
+/// (`server/discover`, then `initialize`), when the server answers 401 (or 403) with one; `None`
+/// when it answers neither with a challenge or cannot be reached (the discovery that follows
+/// says what is wrong).
 pub(crate) async fn challenge(http: &reqwest::Client, url: &str) -> Option<String> {
-    let body = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcp-readiness","version":"0"}}}"#;
-    let response = http
-        .post(url)
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .header(http::header::ACCEPT, "application/json, text/event-stream")
-        .header("mcp-protocol-version", PROBE_VERSION)
-        .body(body)
-        .send()
-        .await
-        .ok()?;
-    if !matches!(response.status().as_u16(), 401 | 403) {
-        return None;
+    for (version, body) in PROBES {
+        let Ok(response) = http
+            .post(url)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(http::header::ACCEPT, "application/json, text/event-stream")
+            .header("mcp-protocol-version", *version)
+            .body(*body)
+            .send()
+            .await
+        else {
+            return None;
+        };
+        if !matches!(response.status().as_u16(), 401 | 403) {
+            continue;
+        }
+        let found = response
+            .headers()
+            .get_all(http::header::WWW_AUTHENTICATE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find(|v| v.trim_start().to_ascii_lowercase().starts_with("bearer"))
+            .map(str::to_owned);
+        if found.is_some() {
+            return found;
+        }
     }
-    response
-        .headers()
-        .get_all(http::header::WWW_AUTHENTICATE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find(|v| v.trim_start().to_ascii_lowercase().starts_with("bearer"))
-        .map(str::to_owned)
+    None
 }
 
 /// The authorization server metadata of `url`'s server, discovered from `challenge` first.
