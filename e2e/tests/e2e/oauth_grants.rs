@@ -350,3 +350,46 @@ async fn client_credentials_renew_across_an_hour_of_paused_time_and_the_server_a
     );
     hub.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_login_to_a_server_that_publishes_no_oauth_metadata_fails_at_once_naming_what_it_tried()
+{
+    let scratch = Scratch::new("oauth-none");
+    let (_server, port) = common::configure::http_fixture(&scratch, "tok-static-123456").await;
+    let config = scratch.path("mcp.json");
+    std::fs::write(
+        &config,
+        serde_json::to_string_pretty(&json!({
+            "mcpServers": { "plain": { "type": "http", "url": format!("http://127.0.0.1:{port}/mcp") } }
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    let started = tokio::time::Instant::now();
+    let output = tokio::process::Command::new(common::cli())
+        .args(["oauth", "login", "--server", "plain", "--config"])
+        .arg(&config)
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "fails at once, no waiting for a redirect: {:?}",
+        started.elapsed()
+    );
+    assert!(stderr.contains("found no OAuth metadata"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "`/.well-known/oauth-protected-resource/<the URL's path>`, then \
+             `/.well-known/oauth-protected-resource`"
+        ),
+        "names the path-based URL, then the root one: {stderr}"
+    );
+    assert!(!stderr.contains("Open this URL"), "no URL to open: {stderr}");
+    assert!(
+        !scratch.path(".mcp-readiness/oauth/plain.json").exists(),
+        "nothing stored"
+    );
+}

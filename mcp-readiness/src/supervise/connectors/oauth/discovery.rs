@@ -68,51 +68,59 @@ pub(crate) async fn metadata(
         .await
         .map_err(|e| format!("authorization server discovery failed: {e}"))?;
     if resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback {
-        return Err(format!(
-            "found no OAuth metadata: {} named no `resource_metadata`, no protected resource \
-             metadata (RFC 9728) is published at {}, and no authorization server metadata \
-             (RFC 8414 / OpenID Connect) at {}. The server may not use OAuth (remove `oauth`, or \
-             give it an `Authorization` header), or its URL is wrong",
-            if challenge.is_some() {
-                "its 401 challenge"
-            } else {
-                "it answered without a 401 challenge and"
-            },
-            well_known(url, "oauth-protected-resource"),
-            well_known(url, "oauth-authorization-server"),
-        ));
+        return Err(no_metadata(challenge.is_some(), has_path(url)));
     }
     Ok(resolution.metadata)
 }
 
-/// The well-known URLs of `suffix` for `url` (path-based first, then the root), for messages.
-fn well_known(url: &str, suffix: &str) -> String {
-    let Ok(parsed) = reqwest::Url::parse(url) else {
-        return format!("/.well-known/{suffix}");
+/// Whether `url` has a path beyond `/` (then the path-based well-known URLs come first).
+fn has_path(url: &str) -> bool {
+    reqwest::Url::parse(url).is_ok_and(|u| !u.path().trim_matches('/').is_empty())
+}
+
+/// The message of a discovery that found nothing: the places tried, by well-known path (the
+/// server's URL itself may carry a credential in its path, so it is not repeated).
+fn no_metadata(challenged: bool, path_based: bool) -> String {
+    let tried = |suffix: &str| {
+        if path_based {
+            format!("`/.well-known/{suffix}/<the URL's path>`, then `/.well-known/{suffix}`")
+        } else {
+            format!("`/.well-known/{suffix}`")
+        }
     };
-    let origin = parsed.origin().ascii_serialization();
-    let path = parsed.path().trim_matches('/');
-    if path.is_empty() {
-        format!("{origin}/.well-known/{suffix}")
-    } else {
-        format!("{origin}/.well-known/{suffix}/{path} and {origin}/.well-known/{suffix}")
-    }
+    format!(
+        "found no OAuth metadata: {}, no protected resource metadata (RFC 9728) is published at \
+         {} of the server's origin, and no authorization server metadata at {} or {} (RFC 8414 / \
+         OpenID Connect). The server may not use OAuth (remove `oauth`, or give it an \
+         `Authorization` header), or its URL is wrong",
+        if challenged {
+            "its 401 challenge named no `resource_metadata`"
+        } else {
+            "it answered without a 401 challenge"
+        },
+        tried("oauth-protected-resource"),
+        tried("oauth-authorization-server"),
+        tried("openid-configuration"),
+    )
 }
 
 #[cfg(test)]
 mod tests {
-    use super::well_known;
+    use super::{has_path, no_metadata};
 
     #[test]
-    fn the_message_names_the_path_based_url_before_the_root_one() {
-        assert_eq!(
-            well_known("https://h.example/mcp/v1?x=1", "oauth-protected-resource"),
-            "https://h.example/.well-known/oauth-protected-resource/mcp/v1 and \
-             https://h.example/.well-known/oauth-protected-resource"
+    fn the_message_names_the_path_based_well_known_urls_before_the_root_ones() {
+        assert!(has_path("https://h.example/mcp/v1?x=1"));
+        assert!(!has_path("http://127.0.0.1:9/"));
+        let message = no_metadata(true, true);
+        assert!(
+            message.contains(
+                "`/.well-known/oauth-protected-resource/<the URL's path>`, then \
+                 `/.well-known/oauth-protected-resource`"
+            ),
+            "{message}"
         );
-        assert_eq!(
-            well_known("http://127.0.0.1:9/", "oauth-authorization-server"),
-            "http://127.0.0.1:9/.well-known/oauth-authorization-server"
-        );
+        assert!(message.contains("`/.well-known/openid-configuration"), "{message}");
+        assert!(no_metadata(false, false).contains("without a 401 challenge"));
     }
 }
