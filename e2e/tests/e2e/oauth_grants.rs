@@ -352,8 +352,7 @@ async fn client_credentials_renew_across_an_hour_of_paused_time_and_the_server_a
 }
 
 #[tokio::test]
-async fn a_login_to_a_server_that_publishes_no_oauth_metadata_fails_at_once_naming_what_it_tried()
-{
+async fn a_login_to_a_server_that_publishes_no_oauth_metadata_fails_at_once_naming_what_it_tried() {
     let scratch = Scratch::new("oauth-none");
     let (_server, port) = common::configure::http_fixture(&scratch, "tok-static-123456").await;
     let config = scratch.path("mcp.json");
@@ -387,7 +386,10 @@ async fn a_login_to_a_server_that_publishes_no_oauth_metadata_fails_at_once_nami
         ),
         "names the path-based URL, then the root one: {stderr}"
     );
-    assert!(!stderr.contains("Open this URL"), "no URL to open: {stderr}");
+    assert!(
+        !stderr.contains("Open this URL"),
+        "no URL to open: {stderr}"
+    );
     assert!(
         !scratch.path(".mcp-readiness/oauth/plain.json").exists(),
         "nothing stored"

@@ -120,7 +120,10 @@ mod tests {
             ),
             "{message}"
         );
-        assert!(message.contains("`/.well-known/openid-configuration"), "{message}");
+        assert!(
+            message.contains("`/.well-known/openid-configuration"),
+            "{message}"
+        );
         assert!(no_metadata(false, false).contains("without a 401 challenge"));
     }
 }
