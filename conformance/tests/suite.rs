@@ -65,7 +65,9 @@ fn run_suite(revision: &str, extra: &[&str]) -> Option<(bool, String)> {
     let artifacts = package_dir().join("../target/test-artifacts");
     let _ = std::fs::create_dir_all(&artifacts);
     let name = if revision.is_empty() {
-        extra.last().map_or("extension", |s| s.trim_start_matches("auth/"))
+        extra
+            .last()
+            .map_or("extension", |s| s.trim_start_matches("auth/"))
     } else {
         revision
     };
@@ -117,7 +119,10 @@ fn the_2026_07_28_client_suite_passes_but_for_the_baseline() {
 /// with a client secret, or a `private_key_jwt` assertion), one at a time.
 #[test]
 fn the_client_credentials_extension_scenarios_pass() {
-    for scenario in ["auth/client-credentials-basic", "auth/client-credentials-jwt"] {
+    for scenario in [
+        "auth/client-credentials-basic",
+        "auth/client-credentials-jwt",
+    ] {
         let Some((passed, text)) = run_suite("", &["--scenario", scenario]) else {
             return;
         };
