@@ -409,11 +409,8 @@ mod tests {
             )
             .unwrap()
             .oauth(OAuthSpec {
-                store: std::env::temp_dir().join(store),
-                client_id: "client".into(),
-                client_secret: None,
-                scopes: vec![],
                 reauthorize: Some("mcp-readiness oauth login --server vault".into()),
+                ..OAuthSpec::new(std::env::temp_dir().join(store), Some("client".into()))
             })
         }
 
