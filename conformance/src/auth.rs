@@ -1,18 +1,26 @@
-//! The auth scenarios: `mcp-readiness oauth login`'s flow (the library's
-//! [`authorize`](mcp_readiness::supervise::authorize)) with the non-interactive browser, a
-//! credential store in a scratch directory, then the Hub connecting with that store, as `serve`
-//! would after a person logged in.
+//! The auth scenarios, through the crate's own stack as a service and an on-call person would
+//! use it: `oauth login`'s flow (the library's [`authorize`](mcp_readiness::supervise::authorize))
+//! with the non-interactive browser and a credential store in a scratch directory, then the Hub
+//! connecting with that store. When the server then reads `unauthenticated` (a step-up to more
+//! scopes, an authorization server that moved), the login is run again, as the reason says, at
+//! most [`LOGINS`] times: a supervising client never loops on logins. The client-credentials
+//! extension scenarios configure `"grant": "client_credentials"` and never log in.
 
 use std::path::{Path, PathBuf};
 
-use mcp_readiness::supervise::{OAuthSpec, TransportSpec};
+use mcp_readiness::supervise::{OAuthGrant, OAuthSpec, TransportSpec};
 use mcp_readiness::{ServerSpec, secret::Secret};
 
 use crate::context::Context;
-use crate::stack::SERVER;
+use crate::stack::{SERVER, Stack};
 
-/// The client id when the scenario names none.
-const DEFAULT_CLIENT_ID: &str = "mcp-readiness-conformance";
+/// How many logins one scenario may run (the first, and re-authorizations after
+/// `unauthenticated`): `auth/scope-retry-limit` judges that a client stops.
+const LOGINS: usize = 3;
+
+/// This client's Client ID Metadata Document URL, used where the authorization server
+/// advertises `client_id_metadata_document_supported` (the suite's `auth/basic-cimd`).
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
 
 /// A scratch directory for the credential store, removed when dropped.
 pub(crate) struct Scratch(PathBuf);
@@ -36,30 +44,77 @@ impl Drop for Scratch {
     }
 }
 
-/// Logs in to the server at `url` as `oauth login` would, and returns the spec that connects to
-/// it with the tokens the login stored.
-pub(crate) async fn login(
+/// Runs auth scenario `scenario` against the server at `url`: authorize (or, for client
+/// credentials, configure the grant), then list and call tools through the stack
+/// ([`exercise`](crate::exercise)); re-authorize after `unauthenticated`, at most [`LOGINS`]
+/// logins in all.
+pub(crate) async fn run(scenario: &str, url: &str, context: &Context) -> Result<(), String> {
+    let scratch = Scratch::new()?;
+    let (spec, logs_in) = spec(scenario, url, context, &scratch)?;
+    let mut logins = 0;
+    loop {
+        if logs_in {
+            logins += 1;
+            mcp_readiness::supervise::authorize(&spec, 0, crate::browser::open)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        let stack = Stack::start(spec.clone())?;
+        let result = crate::exercise(scenario, &stack, context).await;
+        stack.shutdown().await;
+        match result {
+            Err(why) if logs_in && why.contains("unauthenticated") && logins < LOGINS => {
+                tracing::info!(reason = %why, "unauthenticated: authorizing again");
+            }
+            Err(why) if logs_in && why.contains("unauthenticated") => {
+                tracing::info!(logins, "still unauthenticated: no more logins");
+                return Ok(());
+            }
+            other => return other,
+        }
+    }
+}
+
+/// The server's spec for `scenario`: OAuth with a store in `scratch`, the client the context
+/// names (pre-registered), or none (registration: CIMD where supported, else DCR); and whether
+/// it is authorized by a login (not client credentials).
+fn spec(
+    scenario: &str,
     url: &str,
     context: &Context,
     scratch: &Scratch,
-) -> Result<ServerSpec, String> {
-    let oauth = OAuthSpec {
-        store: scratch.path().join("store.json"),
-        client_id: context
-            .client_id
-            .clone()
-            .unwrap_or_else(|| DEFAULT_CLIENT_ID.to_owned()),
-        client_secret: context.client_secret.clone().map(Secret::new),
-        scopes: Vec::new(),
-        reauthorize: None,
-    };
+) -> Result<(ServerSpec, bool), String> {
+    let mut oauth = OAuthSpec::new(scratch.path().join("store.json"), context.client_id.clone());
+    oauth.client_secret = context.client_secret.clone().map(Secret::new);
+    if oauth.client_id.is_none() {
+        oauth.client_metadata_url = Some(CLIENT_METADATA_URL.to_owned());
+    }
+    if scenario.starts_with("auth/client-credentials") {
+        if oauth.client_id.is_none() {
+            oauth.client_id = Some("conformance-test-client".to_owned());
+        }
+        let private_key = match &context.private_key_pem {
+            Some(pem) => {
+                let path = scratch.path().join("client-key.pem");
+                std::fs::write(&path, pem)
+                    .map_err(|e| format!("writing {}: {e}", path.display()))?;
+                oauth.client_secret = None;
+                Some(path)
+            }
+            None => None,
+        };
+        oauth.grant = OAuthGrant::ClientCredentials {
+            private_key,
+            signing_algorithm: context
+                .signing_algorithm
+                .clone()
+                .unwrap_or_else(|| "RS256".to_owned()),
+        };
+    }
+    let logs_in = oauth.grant == OAuthGrant::AuthorizationCode;
     let mut transport = TransportSpec::http(url.to_owned());
     if let TransportSpec::Http { oauth: slot, .. } = &mut transport {
         *slot = Some(oauth);
     }
-    let spec = ServerSpec::new(SERVER, transport);
-    mcp_readiness::supervise::authorize(&spec, 0, crate::browser::open)
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok(spec)
+    Ok((ServerSpec::new(SERVER, transport), logs_in))
 }

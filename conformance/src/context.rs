@@ -23,6 +23,12 @@ pub(crate) struct Context {
     pub(crate) client_id: Option<String>,
     #[serde(default, alias = "client_secret")]
     pub(crate) client_secret: Option<String>,
+    /// The PEM private key of `auth/client-credentials-jwt` (`private_key_jwt`).
+    #[serde(default, alias = "private_key_pem")]
+    pub(crate) private_key_pem: Option<String>,
+    /// Its signing algorithm (`ES256`, `RS256`...).
+    #[serde(default, alias = "signing_algorithm")]
+    pub(crate) signing_algorithm: Option<String>,
 }
 
 impl Context {

@@ -62,16 +62,13 @@ fn main() -> ExitCode {
     }
 }
 
-/// Runs one scenario: authorize where it asks, connect through the Hub, list the tools, call the
-/// scenario's tools (or every tool) through the layer, close.
+/// Runs one scenario: authorize where it asks ([`auth::run`]), connect through the Hub, list the
+/// tools, call the scenario's tools (or every tool) through the layer, close.
 async fn run(scenario: &str, url: &str, context: &Context) -> Result<(), String> {
-    let scratch;
-    let spec = if scenario.starts_with("auth/") {
-        scratch = auth::Scratch::new()?;
-        auth::login(url, context, &scratch).await?
-    } else {
-        ServerSpec::new(SERVER, TransportSpec::http(url.to_owned()))
-    };
+    if scenario.starts_with("auth/") {
+        return auth::run(scenario, url, context).await;
+    }
+    let spec = ServerSpec::new(SERVER, TransportSpec::http(url.to_owned()));
     let stack = Stack::start(spec)?;
     let result = exercise(scenario, &stack, context).await;
     stack.shutdown().await;
@@ -79,7 +76,11 @@ async fn run(scenario: &str, url: &str, context: &Context) -> Result<(), String>
 }
 
 /// Lists the tools and calls the scenario's (or every one, with arguments from its schema).
-async fn exercise(scenario: &str, stack: &Stack, context: &Context) -> Result<(), String> {
+pub(crate) async fn exercise(
+    scenario: &str,
+    stack: &Stack,
+    context: &Context,
+) -> Result<(), String> {
     let tools = stack.ready_tools().await?;
     tracing::info!(tools = tools.len(), "listed tools");
     if scenario == "json-schema-2020-12-preservation" {

@@ -24,6 +24,7 @@ fn node_bin() -> PathBuf {
 
 /// Runs `conformance client --suite all --spec-version <revision>` (plus `extra` arguments) and
 /// returns its exit status and output, or `None` after a loud skip (a failure under `CI=true`).
+/// An empty `revision` runs without `--spec-version` (the extension scenarios).
 fn run_suite(revision: &str, extra: &[&str]) -> Option<(bool, String)> {
     let bin = node_bin();
     let suite = mcp_readiness_fixtures::tools::required(
@@ -41,7 +42,13 @@ fn run_suite(revision: &str, extra: &[&str]) -> Option<(bool, String)> {
     let output = Command::new(suite)
         .arg("client")
         .args(["--command", env!("CARGO_BIN_EXE_conformance-client")])
-        .args(["--spec-version", revision])
+        .args(
+            Some(revision)
+                .filter(|r| !r.is_empty())
+                .map(|r| ["--spec-version", r])
+                .into_iter()
+                .flatten(),
+        )
         .args(extra)
         .arg("--expected-failures")
         .arg(package_dir().join("expected-failures.yml"))
@@ -57,7 +64,14 @@ fn run_suite(revision: &str, extra: &[&str]) -> Option<(bool, String)> {
     );
     let artifacts = package_dir().join("../target/test-artifacts");
     let _ = std::fs::create_dir_all(&artifacts);
-    let _ = std::fs::write(artifacts.join(format!("conformance-{revision}.txt")), &text);
+    let name = if revision.is_empty() {
+        extra
+            .last()
+            .map_or("extension", |s| s.trim_start_matches("auth/"))
+    } else {
+        revision
+    };
+    let _ = std::fs::write(artifacts.join(format!("conformance-{name}.txt")), &text);
     Some((output.status.success(), text))
 }
 
@@ -99,4 +113,24 @@ fn the_2025_11_25_client_suite_passes_but_for_the_baseline() {
 #[test]
 fn the_2026_07_28_client_suite_passes_but_for_the_baseline() {
     assert_suite_passes("2026-07-28");
+}
+
+/// The client-credentials extension scenarios (machine to machine: `"grant": "client_credentials"`
+/// with a client secret, or a `private_key_jwt` assertion), one at a time.
+#[test]
+fn the_client_credentials_extension_scenarios_pass() {
+    for scenario in [
+        "auth/client-credentials-basic",
+        "auth/client-credentials-jwt",
+    ] {
+        let Some((passed, text)) = run_suite("", &["--scenario", scenario]) else {
+            return;
+        };
+        println!("{scenario}: {}", summary(&text));
+        assert!(passed, "{scenario} fails:\n{text}");
+        assert!(
+            text.contains("OVERALL: PASSED"),
+            "{scenario} was not judged passed:\n{text}"
+        );
+    }
 }

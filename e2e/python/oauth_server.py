@@ -8,9 +8,18 @@ issues short-lived access tokens and refresh tokens. Test-only endpoints:
 
 - POST /admin/revoke   revokes every token issued so far (the refresh tokens included);
 - GET  /admin/stats    what was issued: counts, the last access token's expiry, every token value
-                       (so the test can check that none leaks).
+                       (so the test can check that none leaks), the clients registered;
+- POST /admin/rotate-job-secret  gives the client-credentials client a new secret (the old one is
+                       refused from then on).
 
-Usage: oauth_server.py --port P --callback URL [--access-ttl S] [--refresh-ttl S]
+Dynamic Client Registration (the SDK's /register) is on. `--iss` sends the RFC 9207 `iss` in
+authorization responses and advertises `authorization_response_iss_parameter_supported`.
+`--job-secret S` registers the confidential client `mcp-readiness-job` (client_secret_post) and
+answers `grant_type=client_credentials` for it at /token: the SDK's ClientAuthenticator checks the
+secret, the provider issues an access token without a refresh token.
+
+Usage: oauth_server.py --port P --callback URL [--access-ttl S] [--refresh-ttl S] [--iss]
+       [--job-secret S]
 Prints `PORT <p>` when listening.
 """
 
@@ -21,10 +30,12 @@ import sys
 import time
 
 import uvicorn
+from starlette.requests import Request as StarletteRequest
 from pydantic import AnyHttpUrl, AnyUrl
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
 from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
@@ -37,12 +48,15 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 CLIENT_ID = "mcp-readiness-test"
+JOB_CLIENT_ID = "mcp-readiness-job"
 
 
 class Provider:
     """In-memory OAuthAuthorizationServerProvider that auto-approves."""
 
-    def __init__(self, callback: str, access_ttl: int, refresh_ttl: int | None):
+    def __init__(self, callback: str, access_ttl: int, refresh_ttl: int | None, issuer: str | None):
+        self.issuer = issuer
+        self.client_credentials = 0
         self.access_ttl = access_ttl
         self.refresh_ttl = refresh_ttl
         self.clients = {
@@ -82,7 +96,7 @@ class Provider:
             redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
             resource=params.resource,
         )
-        return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
+        return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state, iss=self.issuer)
 
     async def load_authorization_code(self, client, authorization_code: str):
         return self.codes.get(authorization_code)
@@ -116,6 +130,23 @@ class Provider:
             scope=" ".join(scopes),
             refresh_token=refresh,
         )
+
+    def issue_access_only(self, client_id: str, scopes: list[str]) -> dict:
+        """A client-credentials token: an access token, no refresh token."""
+        now = int(time.time())
+        access = "cc-" + secrets.token_urlsafe(24)
+        self.access[access] = AccessToken(
+            token=access, client_id=client_id, scopes=scopes, expires_at=now + self.access_ttl
+        )
+        self.issued.append(access)
+        self.client_credentials += 1
+        self.last_access_expires_at = now + self.access_ttl
+        return {
+            "access_token": access,
+            "token_type": "Bearer",
+            "expires_in": self.access_ttl,
+            "scope": " ".join(scopes),
+        }
 
     async def exchange_authorization_code(self, client, authorization_code):
         self.codes.pop(authorization_code.code, None)
@@ -176,23 +207,111 @@ class RefreshLifetime:
         await self.app(scope, receive, capture)
 
 
+class ClientCredentials:
+    """Answers `grant_type=client_credentials` at /token (the SDK's token handler has no such
+    grant): the SDK's ClientAuthenticator authenticates the client, the provider issues the token.
+    Every other request goes to the app unchanged."""
+
+    def __init__(self, app, provider: Provider):
+        self.app = app
+        self.provider = provider
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["path"] != "/token" or scope["method"] != "POST":
+            return await self.app(scope, receive, send)
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        sent = False
+
+        async def replay():
+            nonlocal sent
+            if sent:
+                return {"type": "http.disconnect"}
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        request = StarletteRequest(scope, replay)
+        form = await request.form()
+        if form.get("grant_type") != "client_credentials":
+            sent = False
+            return await self.app(scope, replay, send)
+        try:
+            client = await ClientAuthenticator(self.provider).authenticate_request(request)
+        except AuthenticationError as e:
+            response = JSONResponse({"error": "invalid_client", "error_description": e.message}, status_code=401)
+            return await response(scope, replay, send)
+        scopes = str(form.get("scope") or "tools").split()
+        response = JSONResponse(self.provider.issue_access_only(client.client_id, scopes))
+        return await response(scope, replay, send)
+
+
+class IssAdvertised:
+    """Adds `authorization_response_iss_parameter_supported: true` to the authorization server
+    metadata (RFC 9207 §3)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or not scope["path"].startswith("/.well-known/oauth-authorization-server"):
+            return await self.app(scope, receive, send)
+        start = {}
+        body = []
+
+        async def capture(message):
+            if message["type"] == "http.response.start":
+                start.update(message)
+            elif message["type"] == "http.response.body":
+                body.append(message.get("body", b""))
+                if not message.get("more_body"):
+                    data = b"".join(body)
+                    try:
+                        doc = json.loads(data)
+                        doc["authorization_response_iss_parameter_supported"] = True
+                        data = json.dumps(doc).encode()
+                    except ValueError:
+                        pass
+                    headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+                    headers.append((b"content-length", str(len(data)).encode()))
+                    await send({**start, "headers": headers})
+                    await send({"type": "http.response.body", "body": data})
+
+        await self.app(scope, receive, capture)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--callback", required=True)
     parser.add_argument("--access-ttl", type=int, default=4)
     parser.add_argument("--refresh-ttl", type=int, default=0)
+    parser.add_argument("--iss", action="store_true")
+    parser.add_argument("--job-secret", default=None)
     args = parser.parse_args()
 
     base = f"http://127.0.0.1:{args.port}"
-    provider = Provider(args.callback, args.access_ttl, args.refresh_ttl or None)
+    provider = Provider(args.callback, args.access_ttl, args.refresh_ttl or None, base if args.iss else None)
+    if args.job_secret:
+        provider.clients[JOB_CLIENT_ID] = OAuthClientInformationFull(
+            client_id=JOB_CLIENT_ID,
+            client_secret=args.job_secret,
+            redirect_uris=[AnyUrl(args.callback)],
+            token_endpoint_auth_method="client_secret_post",
+            grant_types=["authorization_code", "client_credentials"],
+            response_types=["code"],
+            scope="tools",
+        )
     server = MCPServer(
         name="oauth-fixture",
         auth_server_provider=provider,
         auth=AuthSettings(
             issuer_url=base,
             resource_server_url=f"{base}/mcp",
-            client_registration_options=ClientRegistrationOptions(enabled=False),
+            client_registration_options=ClientRegistrationOptions(enabled=True, valid_scopes=["tools"], default_scopes=["tools"]),
             revocation_options=RevocationOptions(enabled=True),
             required_scopes=["tools"],
             validate_token_resource=False,
@@ -218,10 +337,22 @@ def main() -> None:
                 "last_access_expires_at": provider.last_access_expires_at,
                 "last_refresh_expires_at": provider.last_refresh_expires_at,
                 "issued": provider.issued,
+                "client_credentials": provider.client_credentials,
+                "clients": sorted(provider.clients),
+                "secrets": sorted(c.client_secret for c in provider.clients.values() if c.client_secret),
             }
         )
 
-    app = RefreshLifetime(server.streamable_http_app(), provider)
+    @server.custom_route("/admin/rotate-job-secret", methods=["POST"])
+    async def rotate(request: Request):
+        client = provider.clients.get(JOB_CLIENT_ID)
+        if client is not None:
+            client.client_secret = secrets.token_hex(16)
+        return JSONResponse({"rotated": client is not None})
+
+    app = ClientCredentials(RefreshLifetime(server.streamable_http_app(), provider), provider)
+    if args.iss:
+        app = IssAdvertised(app)
     print(f"PORT {args.port}", flush=True)
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 

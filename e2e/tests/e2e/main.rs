@@ -16,6 +16,7 @@ mod examples;
 mod exporter;
 mod exposition;
 mod oauth;
+mod oauth_grants;
 mod oncall;
 mod protocol;
 mod run_trace;

@@ -16,12 +16,31 @@ use common::{Scratch, eventually};
 use serde_json::{Value, json};
 
 /// The venv `scripts/test` makes, or `None` (see `common::tools`).
-fn python() -> Option<PathBuf> {
+pub(crate) fn python() -> Option<PathBuf> {
     common::tools::python_sdk()
 }
 
 /// The authorization + resource server on `port`, redirecting logins to `callback`.
 async fn oauth_server(python: &PathBuf, scratch: &Scratch, port: u16, callback: u16) -> Guard {
+    oauth_server_with(
+        python,
+        scratch,
+        port,
+        callback,
+        &["--access-ttl", "3", "--refresh-ttl", "86400"],
+    )
+    .await
+}
+
+/// [`oauth_server`] with other options of `e2e/python/oauth_server.py` (`--iss`, `--job-secret`,
+/// the token lifetimes).
+pub(crate) async fn oauth_server_with(
+    python: &PathBuf,
+    scratch: &Scratch,
+    port: u16,
+    callback: u16,
+    options: &[&str],
+) -> Guard {
     let child = Command::new(python)
         .arg(common::repo().join("e2e/python/oauth_server.py"))
         .args(["--port", &port.to_string()])
@@ -29,7 +48,7 @@ async fn oauth_server(python: &PathBuf, scratch: &Scratch, port: u16, callback: 
             "--callback",
             &format!("http://127.0.0.1:{callback}/callback"),
         ])
-        .args(["--access-ttl", "3", "--refresh-ttl", "86400"])
+        .args(options)
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(scratch.path("oauth-server.err")).unwrap())
         .spawn()
@@ -53,7 +72,7 @@ async fn oauth_server(python: &PathBuf, scratch: &Scratch, port: u16, callback: 
     guard
 }
 
-async fn stats(port: u16) -> Value {
+pub(crate) async fn stats(port: u16) -> Value {
     let answer = get(&format!("127.0.0.1:{port}"), "/admin/stats")
         .await
         .unwrap();
@@ -62,7 +81,13 @@ async fn stats(port: u16) -> Value {
 
 /// `oauth login` as a user would do it: run it, open the URL it prints (the server approves at
 /// once and redirects), follow the redirect to its loopback listener; returns its stderr.
-async fn login(scratch: &Scratch, config: &PathBuf, port: u16, callback: u16, tag: &str) -> String {
+pub(crate) async fn login(
+    scratch: &Scratch,
+    config: &PathBuf,
+    port: u16,
+    callback: u16,
+    tag: &str,
+) -> String {
     let err = scratch.path(&format!("login-{tag}.err"));
     let out = scratch.path(&format!("login-{tag}.out"));
     let child = Command::new(common::cli())
@@ -137,7 +162,7 @@ fn jwt(exp: u64) -> String {
 }
 
 /// The value of the first series of `name` whose labels include every `k="v"` of `labels`.
-fn sample(text: &str, name: &str, labels: &[&str]) -> Option<f64> {
+pub(crate) fn sample(text: &str, name: &str, labels: &[&str]) -> Option<f64> {
     text.lines().find_map(|line| {
         let rest = line.strip_prefix(name)?.strip_prefix('{')?;
         let (set, value) = rest.split_once("} ")?;
@@ -148,7 +173,7 @@ fn sample(text: &str, name: &str, labels: &[&str]) -> Option<f64> {
     })
 }
 
-fn state_of(text: &str, server: &str) -> Option<&'static str> {
+pub(crate) fn state_of(text: &str, server: &str) -> Option<&'static str> {
     ["ready", "connecting", "unauthenticated", "absent"]
         .into_iter()
         .find(|state| {
@@ -163,7 +188,7 @@ fn state_of(text: &str, server: &str) -> Option<&'static str> {
         })
 }
 
-fn assert_no_token(what: &str, text: &str, tokens: &[String]) {
+pub(crate) fn assert_no_token(what: &str, text: &str, tokens: &[String]) {
     for token in tokens {
         assert!(
             !text.contains(token.as_str()),

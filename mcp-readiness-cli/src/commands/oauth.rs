@@ -18,7 +18,10 @@ pub(crate) struct Args {
 #[derive(Debug, clap::Subcommand)]
 enum Command {
     /// Authorize a server: prints a URL to open in a browser, receives the redirect on
-    /// 127.0.0.1 and writes the tokens to the server's `oauth.store` (mode 0600). A running
+    /// 127.0.0.1 and writes the tokens to the server's `oauth.store` (mode 0600). Without
+    /// `oauth.client_id` it registers the client first (Client ID Metadata Document or Dynamic
+    /// Client Registration) and keeps the registration in the store. A URL-only HTTP entry is
+    /// authorized into `.mcp-readiness/oauth/<server>.json` beside the configuration. A running
     /// `serve` picks the new tokens up by itself.
     Login(LoginArgs),
 }
@@ -42,7 +45,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         Ok(config) => config,
         Err(code) => return code,
     };
-    let Some(spec) = config.servers.iter().find(|s| *s.name == *args.server) else {
+    let Some(found) = config.servers.iter().find(|s| *s.name == *args.server) else {
         print_stderr(&format!(
             "error: server `{}` is not in `mcpServers` of {}\n",
             escape_controls(&args.server),
@@ -50,6 +53,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         ));
         return ExitCode::from(EXIT_INVALID);
     };
+    let spec = &with_implicit_oauth(found, &args.config);
     let shown = |url: &str| {
         print_stderr(&format!(
             "Open this URL in a browser to authorize `{}`:\n\n  {}\n\nWaiting for the redirect...\n",
@@ -71,4 +75,23 @@ pub(crate) async fn run(args: Args) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `spec`, with the OAuth of a URL-only HTTP entry (no `oauth`, no `Authorization` header) when it
+/// has none: registration at login, tokens in the default store.
+fn with_implicit_oauth(
+    spec: &mcp_readiness::supervise::ServerSpec,
+    file: &std::path::Path,
+) -> mcp_readiness::supervise::ServerSpec {
+    use mcp_readiness::supervise::TransportSpec;
+    let mut spec = spec.clone();
+    if let TransportSpec::Http { headers, oauth, .. } = &mut spec.transport
+        && oauth.is_none()
+        && !headers
+            .keys()
+            .any(|h| h.eq_ignore_ascii_case("authorization"))
+    {
+        *oauth = Some(mcp_readiness::config::implicit_oauth(file, &spec.name));
+    }
+    spec
 }

@@ -24,8 +24,10 @@
 //! file's directory), and optionally `"type": "stdio"`. A streamable-HTTP server has
 //! `"type": "http"` (or `"streamable-http"`), an `http://` or `https://` `url` and `headers`.
 //! An HTTP server may have `oauth` instead of an `Authorization` header: `store` (the credential
-//! store file, relative to the file's directory), `client_id`, and optionally `client_secret`
-//! and `scopes` (see `docs/oauth.md`).
+//! store file, relative to the file's directory), and optionally `client_id` (without it `oauth
+//! login` registers the client), `client_secret`, `client_metadata_url`, `scopes`, and `grant`
+//! (`client_credentials` with `client_secret` or `private_key`; see `docs/oauth.md`). A URL-only
+//! entry authorized by `oauth login` uses the store [`implicit_oauth`] names.
 //! Without `type`, `command` means stdio and `url` means HTTP. Header values, `env` values and the
 //! URL become [`Secret`](crate::secret::Secret)s: they never appear in errors or `Debug` output.
 //!
@@ -80,6 +82,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use error::{ConfigError, ConfigWarning};
+pub use oauth::implicit as implicit_oauth;
 
 use crate::resolve::Budget;
 use crate::state::ToolName;

@@ -6,6 +6,10 @@
 //!   "oauth": { "store": "tokens/github.json", "client_id": "mcp-readiness", "scopes": ["repo"] }
 //! }
 //! ```
+//!
+//! Without `client_id`, `oauth login` registers the client (CIMD or Dynamic Client
+//! Registration). `"grant": "client_credentials"` (machine to machine) needs `client_id` and
+//! either `client_secret` or `private_key` (a PEM file, for `private_key_jwt`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -14,9 +18,21 @@ use super::error::ConfigError;
 use super::node::Node;
 use super::walk::{Ctx, child, index};
 use crate::secret::Secret;
-use crate::supervise::OAuthSpec;
+use crate::supervise::{OAuthGrant, OAuthSpec};
 
-const OAUTH_KEYS: &[&str] = &["store", "client_id", "client_secret", "scopes"];
+const OAUTH_KEYS: &[&str] = &[
+    "store",
+    "client_id",
+    "client_secret",
+    "client_metadata_url",
+    "scopes",
+    "grant",
+    "private_key",
+    "signing_algorithm",
+];
+
+/// The signing algorithms rmcp's `private_key_jwt` supports.
+const SIGNING_ALGORITHMS: &[&str] = &["RS256", "RS384", "RS512", "ES256", "ES384"];
 
 /// Reads the `oauth` object of server `name`; `headers` are its other headers (an
 /// `Authorization` header beside `oauth` is refused: the store gives that header).
@@ -68,7 +84,13 @@ pub(crate) fn oauth(
             "expected a file, found a directory: name the file the tokens are kept in",
         ));
     }
-    let client_id = required("client_id", "the OAuth client id")?;
+    let optional = |key: &str, what: &str| -> Result<Option<String>, ConfigError> {
+        match fields.get(key) {
+            None | Some(Node::Null) => Ok(None),
+            Some(_) => required(key, what).map(Some),
+        }
+    };
+    let client_id = optional("client_id", "the OAuth client id")?;
     let client_secret = match fields.get("client_secret") {
         None | Some(Node::Null) => None,
         Some(node) => {
@@ -80,6 +102,29 @@ pub(crate) fn oauth(
             Some(secret)
         }
     };
+    if client_secret.is_some() && client_id.is_none() {
+        return Err(ctx.err(
+            &fields.path_of("client_secret"),
+            "a client secret belongs to a registered client: set `client_id` too, or remove \
+             `client_secret` (`oauth login` registers the client and keeps its secret in the store)",
+        ));
+    }
+    let client_metadata_url = optional(
+        "client_metadata_url",
+        "the HTTPS URL of this client's metadata document",
+    )?;
+    if let Some(url) = &client_metadata_url {
+        let path_part = url
+            .strip_prefix("https://")
+            .and_then(|rest| rest.split_once('/'));
+        if !matches!(path_part, Some((host, path)) if !host.is_empty() && !path.is_empty()) {
+            return Err(ctx.err(
+                &fields.path_of("client_metadata_url"),
+                "expected an https:// URL with a path (the Client ID Metadata Document this \
+                 client is identified by)",
+            ));
+        }
+    }
     let scopes = match fields.get("scopes") {
         None => Vec::new(),
         Some(node) => {
@@ -101,16 +146,109 @@ pub(crate) fn oauth(
             scopes
         }
     };
+    let grant = optional(
+        "grant",
+        "the grant: `authorization_code` or `client_credentials`",
+    )?;
+    let private_key = optional("private_key", "the PEM private key file")?;
+    let signing_algorithm = optional("signing_algorithm", "a JWT signing algorithm")?;
+    let grant = match grant.as_deref() {
+        None | Some("authorization_code") => {
+            for key in ["private_key", "signing_algorithm"] {
+                if fields.get(key).is_some() {
+                    return Err(ctx.err(
+                        &fields.path_of(key),
+                        "only for `\"grant\": \"client_credentials\"` (a login needs no key)",
+                    ));
+                }
+            }
+            OAuthGrant::AuthorizationCode
+        }
+        Some("client_credentials") => {
+            if client_id.is_none() {
+                return Err(ctx.err(
+                    &fields.path_of("grant"),
+                    "client credentials need `client_id`: the id the authorization server knows \
+                     this client by",
+                ));
+            }
+            if client_secret.is_some() == private_key.is_some() {
+                return Err(ctx.err(
+                    &fields.path_of("grant"),
+                    "client credentials need exactly one of `client_secret` (usually `${VAR}`) \
+                     and `private_key` (a PEM file, for private_key_jwt)",
+                ));
+            }
+            if private_key.is_none() && signing_algorithm.is_some() {
+                return Err(ctx.err(
+                    &fields.path_of("signing_algorithm"),
+                    "only with `private_key` (a client secret signs nothing)",
+                ));
+            }
+            let signing_algorithm = signing_algorithm.unwrap_or_else(|| "RS256".to_owned());
+            if !SIGNING_ALGORITHMS.contains(&signing_algorithm.as_str()) {
+                return Err(ctx.err(
+                    &fields.path_of("signing_algorithm"),
+                    format!("expected one of {}", SIGNING_ALGORITHMS.join(", ")),
+                ));
+            }
+            OAuthGrant::ClientCredentials {
+                private_key: private_key.map(|key| base.join(key)),
+                signing_algorithm,
+            }
+        }
+        Some(_) => {
+            return Err(ctx.err(
+                &fields.path_of("grant"),
+                "expected `authorization_code` (a person runs `oauth login` once) or \
+                 `client_credentials` (machine to machine, no login)",
+            ));
+        }
+    };
+    let reauthorize = match grant {
+        OAuthGrant::AuthorizationCode => format!(
+            "mcp-readiness oauth login --config {} --server {name}",
+            shell_word(&ctx.file.display().to_string())
+        ),
+        OAuthGrant::ClientCredentials { .. } => String::new(),
+    };
     Ok(OAuthSpec {
         store,
         client_id,
         client_secret,
+        client_metadata_url,
         scopes,
-        reauthorize: Some(format!(
-            "mcp-readiness oauth login --config {} --server {name}",
-            shell_word(&ctx.file.display().to_string())
-        )),
+        grant,
+        reauthorize: (!reauthorize.is_empty()).then_some(reauthorize),
     })
+}
+
+/// The OAuth of a URL-only HTTP entry of `file` named `server`: registration by `oauth login`,
+/// the store at `<the file's directory>/.mcp-readiness/oauth/<server>.json`. The configuration
+/// uses it once that file exists; `oauth login` creates it.
+pub fn implicit(file: &std::path::Path, server: &str) -> OAuthSpec {
+    let base = file.parent().map(PathBuf::from).unwrap_or_default();
+    let safe: String = server
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut spec = OAuthSpec::new(
+        base.join(".mcp-readiness")
+            .join("oauth")
+            .join(format!("{safe}.json")),
+        None,
+    );
+    spec.reauthorize = Some(format!(
+        "mcp-readiness oauth login --config {} --server {server}",
+        shell_word(&file.display().to_string())
+    ));
+    spec
 }
 
 /// `word` as one shell word (quoted when it has anything but safe characters).

@@ -178,8 +178,7 @@ fn http(ctx: &Ctx<'_>, fields: &Fields<'_>, name: &str) -> Result<TransportSpec,
         None => BTreeMap::new(),
     };
     let oauth = match fields.get("oauth") {
-        None | Some(Node::Null) => None,
-        Some(node) => Some(super::oauth::oauth(
+        Some(node) if !matches!(node, Node::Null) => Some(super::oauth::oauth(
             ctx,
             node,
             &fields.path_of("oauth"),
@@ -187,6 +186,16 @@ fn http(ctx: &Ctx<'_>, fields: &Fields<'_>, name: &str) -> Result<TransportSpec,
             &headers,
             &fields.path_of("headers"),
         )?),
+        // A URL-only entry (`{"type": "http", "url": …}`) that `oauth login` authorized: the
+        // registration and tokens are in the default store.
+        _ if !headers
+            .keys()
+            .any(|h| h.eq_ignore_ascii_case("authorization")) =>
+        {
+            let spec = super::oauth::implicit(ctx.file, name);
+            spec.store.exists().then_some(spec)
+        }
+        _ => None,
     };
     Ok(TransportSpec::Http {
         url,

@@ -61,7 +61,7 @@ pub use connectors::generations::ProtocolGenerations;
 pub use connectors::oauth::{LoginError, authorize};
 pub use connectors::rmcp_connector::RmcpConnector;
 pub(crate) use connectors::rmcp_errors::is_auth_failure;
-pub use connectors::spec::{OAuthSpec, ServerSpec, TransportSpec};
+pub use connectors::spec::{OAuthGrant, OAuthSpec, ServerSpec, TransportSpec};
 pub use connectors::spec_error::SpecError;
 pub use connectors::stdio::MAX_STDOUT_LINE;
 pub use connectors::stdio::StdioConnector;

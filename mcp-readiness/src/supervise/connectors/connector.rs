@@ -220,6 +220,15 @@ pub trait Connector: Send + Sync + 'static {
     fn auth_problem(&self) -> Option<String> {
         None
     }
+
+    /// The server answered `403 insufficient_scope` asking for `scope` (space-separated): the
+    /// connector remembers it for the next authorization (OAuth: `oauth login` then asks for the
+    /// granted scopes plus these) and returns what to run, for the `unauthenticated` reason. The
+    /// default: nothing is remembered, no command is known.
+    fn step_up(&self, scope: &str) -> Option<String> {
+        let _ = scope;
+        None
+    }
 }
 
 impl fmt::Debug for dyn Connector {

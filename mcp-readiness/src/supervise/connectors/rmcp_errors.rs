@@ -121,6 +121,36 @@ fn auth_rejected(challenge: bool, required: bool, error: &(dyn StdError + 'stati
     quoted_status(&text_of_chain(error)).is_some_and(|status| is_auth_rejection(status, false))
 }
 
+/// The scope a `WWW-Authenticate` challenge asks for when it says `error="insufficient_scope"`
+/// (RFC 6750 §3.1): `Some("")` when it names none, `None` for any other challenge. The scope is
+/// returned with control characters removed.
+pub(crate) fn insufficient_scope(challenge: &str) -> Option<String> {
+    let param = |name: &str| -> Option<String> {
+        let lower = challenge.to_ascii_lowercase();
+        let mut from = 0;
+        while let Some(at) = lower[from..].find(name) {
+            let start = from + at;
+            from = start + name.len();
+            let before = lower[..start].chars().next_back();
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
+            let rest = challenge[from..].trim_start();
+            let Some(rest) = rest.strip_prefix('=') else {
+                continue;
+            };
+            let rest = rest.trim_start();
+            let value = match rest.strip_prefix('"') {
+                Some(quoted) => quoted.split('"').next().unwrap_or_default(),
+                None => rest.split([',', ' ']).next().unwrap_or_default(),
+            };
+            return Some(value.chars().filter(|c| !c.is_control()).collect());
+        }
+        None
+    };
+    (param("error")?.as_str() == "insufficient_scope").then(|| param("scope").unwrap_or_default())
+}
+
 /// Whether a call or ping failed because credentials are missing, expired or revoked.
 pub(crate) fn is_auth_failure(error: &ServiceError) -> bool {
     auth_rejected(
@@ -302,6 +332,28 @@ pub(crate) fn truncate(mut text: String, max: usize) -> String {
         text.push('…');
     }
     text
+}
+
+#[cfg(test)]
+mod scope_tests {
+    use super::insufficient_scope;
+
+    #[test]
+    fn an_insufficient_scope_challenge_gives_the_scope_it_asks_for() {
+        assert_eq!(
+            insufficient_scope(
+                r#"Bearer error="insufficient_scope", scope="mcp:basic mcp:write", resource_metadata="https://x/.well-known/oauth-protected-resource""#
+            )
+            .as_deref(),
+            Some("mcp:basic mcp:write")
+        );
+        assert_eq!(
+            insufficient_scope(r#"Bearer error=insufficient_scope"#).as_deref(),
+            Some("")
+        );
+        assert_eq!(insufficient_scope(r#"Bearer error="invalid_token""#), None);
+        assert_eq!(insufficient_scope(r#"Bearer realm="x""#), None);
+    }
 }
 
 #[cfg(test)]

@@ -42,22 +42,64 @@ pub enum TransportSpec {
     },
 }
 
-/// OAuth for a streamable-HTTP server: the client it is registered as and the file its tokens
-/// live in. The tokens themselves are never part of the configuration; the authorization server
-/// is discovered from the MCP server (RFC 9728 protected resource metadata, then RFC 8414).
+/// OAuth for a streamable-HTTP server: how the client is identified, the grant, and the file its
+/// tokens (and its registration, when it registered itself) live in. The tokens themselves are
+/// never part of the configuration; the authorization server is discovered from the MCP server
+/// (RFC 9728 protected resource metadata, then RFC 8414 / OpenID Connect discovery).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OAuthSpec {
     /// The credential store file (JSON, written with mode 0600; see `docs/oauth.md`).
     pub store: PathBuf,
-    /// The OAuth client id.
-    pub client_id: String,
+    /// The OAuth client id, when the client was registered by hand. `None`: `oauth login`
+    /// registers the client (a Client ID Metadata Document URL where configured and supported,
+    /// else Dynamic Client Registration) and keeps the registration in the store.
+    pub client_id: Option<String>,
     /// The client secret of a confidential client (`None` for a public client).
     pub client_secret: Option<Secret>,
+    /// The HTTPS URL of this client's Client ID Metadata Document, used as the client id where
+    /// the authorization server advertises `client_id_metadata_document_supported`.
+    pub client_metadata_url: Option<String>,
     /// The scopes to ask for when authorizing.
     pub scopes: Vec<String>,
+    /// The grant that obtains the tokens.
+    pub grant: OAuthGrant,
     /// The command that re-authorizes this server, shown when its refresh token is refused
     /// (e.g. `mcp-readiness oauth login --config mcp.json --server github`).
     pub reauthorize: Option<String>,
+}
+
+/// How the tokens of an [`OAuthSpec`] are obtained.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum OAuthGrant {
+    /// Authorization code with PKCE: a person runs `oauth login` once; the tokens are refreshed
+    /// with the refresh token afterwards.
+    #[default]
+    AuthorizationCode,
+    /// Client credentials (machine to machine, no login): the hub fetches a token at connect and
+    /// renews it before it expires, authenticating with the `client_secret` or, with
+    /// `private_key`, a signed JWT assertion (`private_key_jwt`, RFC 7523).
+    ClientCredentials {
+        /// The PEM private key file that signs the assertion (`None`: the client secret).
+        private_key: Option<PathBuf>,
+        /// The assertion's signing algorithm (`RS256`, `RS384`, `RS512`, `ES256`, `ES384`).
+        signing_algorithm: String,
+    },
+}
+
+impl OAuthSpec {
+    /// A spec for a client registered by hand as `client_id`, tokens in `store`, authorization
+    /// code grant, no secret, no scopes.
+    pub fn new(store: impl Into<PathBuf>, client_id: Option<String>) -> Self {
+        OAuthSpec {
+            store: store.into(),
+            client_id,
+            client_secret: None,
+            client_metadata_url: None,
+            scopes: Vec::new(),
+            grant: OAuthGrant::AuthorizationCode,
+            reauthorize: None,
+        }
+    }
 }
 
 impl TransportSpec {

@@ -225,6 +225,22 @@ impl HttpConnector {
             return failed;
         }
         let result = classify_init_error(e, 0);
+        if let Some(scope) = e
+            .auth_challenge()
+            .and_then(super::rmcp_errors::insufficient_scope)
+        {
+            let scope = truncate(redact(&scope, &self.secrets), 200);
+            let next = self
+                .step_up(&scope)
+                .unwrap_or_else(|| "re-authorize it with that scope".to_owned());
+            return ConnectError::new(
+                ConnectResult::Unauthorized,
+                format!(
+                    "server `{server}` needs scope `{scope}` to connect (HTTP 403 \
+                     insufficient_scope); {next}"
+                ),
+            );
+        }
         let next = match result {
             ConnectResult::Unauthorized => {
                 "the credentials were rejected; re-authorize and update its headers"
@@ -362,6 +378,22 @@ impl Connector for HttpConnector {
         }
         None
     }
+
+    fn step_up(&self, scope: &str) -> Option<String> {
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &self.oauth {
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                let (oauth, scope) = (oauth.clone(), scope.to_owned());
+                runtime.spawn(async move { oauth.step_up(&scope).await });
+            }
+            return Some(format!(
+                "re-authorize with the scopes granted plus these: {}",
+                oauth.reauthorize_command()
+            ));
+        }
+        let _ = scope;
+        None
+    }
 }
 
 #[cfg(test)]
@@ -391,11 +423,8 @@ mod tests {
             )
             .unwrap()
             .oauth(OAuthSpec {
-                store: std::env::temp_dir().join(store),
-                client_id: "client".into(),
-                client_secret: None,
-                scopes: vec![],
                 reauthorize: Some("mcp-readiness oauth login --server vault".into()),
+                ..OAuthSpec::new(std::env::temp_dir().join(store), Some("client".into()))
             })
         }
 

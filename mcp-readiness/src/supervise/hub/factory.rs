@@ -82,11 +82,15 @@ fn with_oauth(
     let Some(oauth) = oauth else {
         return Ok(connector);
     };
-    if oauth.client_id.trim().is_empty() {
+    if oauth
+        .client_id
+        .as_deref()
+        .is_some_and(|id| id.trim().is_empty())
+    {
         return Err(SpecError::OAuth {
             server: server.clone(),
             problem: "`oauth.client_id` is empty; set the client id the server's authorization \
-                      server knows this client by"
+                      server knows this client by, or leave it out to register at `oauth login`"
                 .into(),
         });
     }

@@ -13,7 +13,9 @@ use super::error::{CallError, CallErrorKind};
 use crate::state::ToolCall;
 use crate::supervise::connectors::connector::Session;
 use crate::supervise::connectors::human::Human;
-use crate::supervise::connectors::rmcp_errors::{is_auth_failure, is_pipe_dead, truncate};
+use crate::supervise::connectors::rmcp_errors::{
+    insufficient_scope, is_auth_failure, is_pipe_dead, truncate,
+};
 use crate::supervise::connectors::task::{TaskEnd, task_end};
 
 impl Supervisor {
@@ -78,6 +80,30 @@ impl Supervisor {
         error
     }
 
+    /// The server answered `403 insufficient_scope` during `during`, asking for `scope`: the
+    /// credentials work but do not reach far enough, which no fresh handshake changes. The server
+    /// is unauthenticated (action `reauthorize`) with a reason naming the scope and what to run;
+    /// the connector remembers the scope for the next authorization.
+    fn scope_missing(&self, generation: u64, during: &str, scope: &str) -> CallError {
+        let scope = truncate(self.shared.redact(scope), 200);
+        let asked = if scope.is_empty() {
+            "a scope it did not name".to_owned()
+        } else {
+            format!("scope `{scope}`")
+        };
+        let next = self
+            .connector
+            .step_up(&scope)
+            .unwrap_or_else(|| "re-authorize it with that scope".to_owned());
+        let why = format!(
+            "server `{}` needs {asked} for {during} (HTTP 403 insufficient_scope); {next}",
+            self.name
+        );
+        // Not `auth_lost`: what the connector knows is the same step-up, said once here.
+        self.update(|machine| machine.auth_lost(generation, why.clone()));
+        self.unauthenticated_error(Some(&why))
+    }
+
     /// One call on the connection of `generation`, its failure classified.
     async fn call_once(
         self: &Arc<Self>,
@@ -106,6 +132,9 @@ impl Supervisor {
             Ok(Err(error)) => error,
         };
         let detail = truncate(self.shared.redact(&error.to_string()), 300);
+        if let Some(scope) = error.auth_challenge().and_then(insufficient_scope) {
+            return Err(self.scope_missing(generation, &format!("`{tool}`"), &scope));
+        }
         if is_auth_failure(&error) {
             return Err(self.credentials_rejected(generation, &format!("`{tool}`"), fresh_tried));
         }

@@ -2,6 +2,7 @@
 //! that name the file, the path and what was expected.
 
 use super::*;
+use mcp_readiness::supervise::OAuthGrant;
 
 #[test]
 fn an_oauth_server_gets_its_store_relative_to_the_file_and_the_command_that_reauthorizes_it() {
@@ -15,7 +16,8 @@ fn an_oauth_server_gets_its_store_relative_to_the_file_and_the_command_that_reau
     };
     let oauth = oauth.as_ref().expect("oauth");
     assert_eq!(oauth.store, std::path::Path::new("conf/tokens/s.json"));
-    assert_eq!(oauth.client_id, "cid");
+    assert_eq!(oauth.client_id.as_deref(), Some("cid"));
+    assert_eq!(oauth.grant, OAuthGrant::AuthorizationCode);
     assert_eq!(oauth.client_secret.as_ref().unwrap().expose(), TOKEN);
     assert_eq!(oauth.scopes, ["repo", "read:org"]);
     assert_eq!(
@@ -41,7 +43,7 @@ fn bad_oauth_blocks_name_the_file_the_path_and_what_was_expected() {
         ),
         (
             r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "client_id": "c", "token": "x" } }"#,
-            "conf/mcp.json: mcpServers.s.oauth.token: unknown key: `oauth` allows only `store`, `client_id`, `client_secret`, `scopes`",
+            "conf/mcp.json: mcpServers.s.oauth.token: unknown key: `oauth` allows only `store`, `client_id`, `client_secret`, `client_metadata_url`, `scopes`, `grant`, `private_key`, `signing_algorithm`",
         ),
         (
             r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "client_id": "c", "scopes": ["a b"] } }"#,
@@ -50,6 +52,34 @@ fn bad_oauth_blocks_name_the_file_the_path_and_what_was_expected() {
         (
             r#"{ "url": "http://h/mcp", "headers": { "Authorization": "Bearer ${GITHUB_TOKEN}" }, "oauth": { "store": "t.json", "client_id": "c" } }"#,
             "conf/mcp.json: mcpServers.s.headers.Authorization: a server with `oauth` gets its Authorization header from the credential store: remove this header, or remove `oauth`",
+        ),
+        (
+            r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "client_secret": "s" } }"#,
+            "conf/mcp.json: mcpServers.s.oauth.client_secret: a client secret belongs to a registered client: set `client_id` too, or remove `client_secret` (`oauth login` registers the client and keeps its secret in the store)",
+        ),
+        (
+            r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "client_metadata_url": "http://h/c.json" } }"#,
+            "conf/mcp.json: mcpServers.s.oauth.client_metadata_url: expected an https:// URL with a path (the Client ID Metadata Document this client is identified by)",
+        ),
+        (
+            r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "password" } }"#,
+            "conf/mcp.json: mcpServers.s.oauth.grant: expected `authorization_code` (a person runs `oauth login` once) or `client_credentials` (machine to machine, no login)",
+        ),
+        (
+            r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "client_credentials", "client_secret": "s" } }"#,
+            "conf/mcp.json: mcpServers.s.oauth.client_secret: a client secret belongs to a registered client: set `client_id` too, or remove `client_secret` (`oauth login` registers the client and keeps its secret in the store)",
+        ),
+        (
+            r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "client_credentials", "client_id": "c" } }"#,
+            "conf/mcp.json: mcpServers.s.oauth.grant: client credentials need exactly one of `client_secret` (usually `${VAR}`) and `private_key` (a PEM file, for private_key_jwt)",
+        ),
+        (
+            r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "client_credentials", "client_id": "c", "private_key": "k.pem", "signing_algorithm": "HS256" } }"#,
+            "conf/mcp.json: mcpServers.s.oauth.signing_algorithm: expected one of RS256, RS384, RS512, ES256, ES384",
+        ),
+        (
+            r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "private_key": "k.pem" } }"#,
+            "conf/mcp.json: mcpServers.s.oauth.private_key: only for `\"grant\": \"client_credentials\"` (a login needs no key)",
         ),
         (
             r#"{ "url": "http://h/mcp", "oauth": "yes" }"#,
@@ -61,6 +91,62 @@ fn bad_oauth_blocks_name_the_file_the_path_and_what_was_expected() {
         assert_eq!(err, want, "{entry}");
         assert!(!err.contains(TOKEN));
     }
+}
+
+#[test]
+fn a_block_without_a_client_id_registers_at_login_and_client_credentials_name_their_key_file() {
+    let config = parse(&with_server(
+        r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "client_metadata_url": "https://client.example/meta.json" } }"#,
+    ))
+    .unwrap();
+    let TransportSpec::Http { oauth, .. } = &config.servers[0].transport else {
+        panic!("an HTTP server");
+    };
+    let oauth = oauth.as_ref().unwrap();
+    assert_eq!(oauth.client_id, None);
+    assert_eq!(
+        oauth.client_metadata_url.as_deref(),
+        Some("https://client.example/meta.json")
+    );
+
+    let config = parse(&with_server(
+        r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "client_credentials", "client_id": "job", "private_key": "keys/job.pem", "signing_algorithm": "ES256" } }"#,
+    ))
+    .unwrap();
+    let TransportSpec::Http { oauth, .. } = &config.servers[0].transport else {
+        panic!("an HTTP server");
+    };
+    let oauth = oauth.as_ref().unwrap();
+    assert_eq!(
+        oauth.grant,
+        OAuthGrant::ClientCredentials {
+            private_key: Some("conf/keys/job.pem".into()),
+            signing_algorithm: "ES256".into()
+        }
+    );
+    assert_eq!(oauth.reauthorize, None, "no login for client credentials");
+}
+
+#[test]
+fn a_url_only_entry_uses_the_default_store_once_oauth_login_wrote_it() {
+    let dir = std::env::temp_dir().join(format!("mcp-readiness-implicit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("mcp.json");
+    let text = r#"{ "mcpServers": { "remote": { "type": "http", "url": "http://h/mcp" } } }"#;
+    let load = || Config::parse(text, &file, |_| None).unwrap();
+    let oauth_of = |config: &Config| match &config.servers[0].transport {
+        TransportSpec::Http { oauth, .. } => oauth.clone(),
+        TransportSpec::Stdio { .. } => panic!("an HTTP server"),
+    };
+    assert_eq!(oauth_of(&load()), None, "no store yet: a plain HTTP server");
+    let implicit = mcp_readiness::config::implicit_oauth(&file, "remote");
+    assert_eq!(implicit.store, dir.join(".mcp-readiness/oauth/remote.json"));
+    assert_eq!(implicit.client_id, None);
+    std::fs::create_dir_all(implicit.store.parent().unwrap()).unwrap();
+    std::fs::write(&implicit.store, "").unwrap();
+    assert_eq!(oauth_of(&load()), Some(implicit));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

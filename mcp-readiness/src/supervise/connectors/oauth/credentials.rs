@@ -1,5 +1,7 @@
 //! One server's OAuth client: built on first connect (authorization server discovery), kept for
-//! the next connects, and rebuilt after a failed discovery.
+//! the next connects, rebuilt after a failed discovery and when `oauth login` registered another
+//! client. With client credentials, the token is fetched at connect and renewed by a task before
+//! it expires.
 
 use std::sync::Arc;
 
@@ -11,7 +13,7 @@ use crate::secret::{Secret, redact};
 use crate::state::ConnectResult;
 use crate::supervise::connectors::connector::ConnectError;
 use crate::supervise::connectors::credential_expiry::CredentialState;
-use crate::supervise::connectors::spec::OAuthSpec;
+use crate::supervise::connectors::spec::{OAuthGrant, OAuthSpec};
 
 /// The redirect URI a refresh-only client is configured with (rmcp needs one; a refresh never
 /// uses it, the login command sets its own).
@@ -23,7 +25,8 @@ pub(crate) struct OAuthCredentials {
     url: Secret,
     spec: OAuthSpec,
     store: FileStore,
-    client: tokio::sync::Mutex<Option<AuthClient<reqwest::Client>>>,
+    /// The client, and the client id it was built for (a new registration rebuilds it).
+    client: tokio::sync::Mutex<Option<(AuthClient<reqwest::Client>, Option<String>)>>,
 }
 
 impl std::fmt::Debug for OAuthCredentials {
@@ -38,7 +41,8 @@ impl std::fmt::Debug for OAuthCredentials {
 
 impl OAuthCredentials {
     pub(crate) fn new(server: Arc<str>, url: Secret, spec: OAuthSpec) -> Self {
-        let store = FileStore::new(spec.store.clone());
+        let renewed_by_hub = matches!(spec.grant, OAuthGrant::ClientCredentials { .. });
+        let store = FileStore::with_renewal(spec.store.clone(), renewed_by_hub);
         OAuthCredentials {
             server,
             url,
@@ -74,18 +78,36 @@ impl OAuthCredentials {
         self.store.problem(&self.reauthorize_command())
     }
 
+    /// Remembers scopes the server asked for (`403 insufficient_scope`) for the next login.
+    pub(crate) async fn step_up(&self, scopes: &str) {
+        if let Err(e) = self.store.save_step_up(scopes).await {
+            tracing::warn!(server = %self.server, error = %e, "keeping the scopes asked for");
+        }
+    }
+
+    /// The secrets an error message may contain.
+    fn known(&self) -> Vec<Secret> {
+        let mut known = vec![self.url.clone()];
+        known.extend(self.spec.client_secret.clone());
+        known
+    }
+
     /// The authorized HTTP client for the transport; discovers the authorization server on first
     /// use. A discovery that fails is `refused` (the authorization server may be down; it heals).
+    /// With client credentials a token is fetched here when the store has none that lasts.
     pub(crate) async fn client(&self) -> Result<AuthClient<reqwest::Client>, ConnectError> {
         self.store.watch_for_reauthorization();
+        let registered = self.client_identity().await;
         let mut slot = self.client.lock().await;
-        if let Some(client) = &*slot {
+        if let Some((client, built_for)) = &*slot
+            && *built_for == registered
+        {
             return Ok(client.clone());
         }
-        let manager = self.manager().await.map_err(|e| {
+        let manager = self.manager(registered.as_deref()).await.map_err(|e| {
             use crate::supervise::connectors::rmcp_errors::{chain_text, truncate};
             use crate::supervise::connectors::streamable_http::AUTHORIZATION_SERVER_RETRY;
-            let detail = redact(&chain_text(&e), std::slice::from_ref(&self.url));
+            let detail = redact(&chain_text(&e), &self.known());
             ConnectError::new(
                 ConnectResult::Refused,
                 format!(
@@ -104,21 +126,123 @@ impl OAuthCredentials {
         // session id or a custom header to another host.
         let http = crate::supervise::connectors::session_id::default_http_client(&self.server)?;
         let client = AuthClient::new(http, manager);
-        *slot = Some(client.clone());
+        if let OAuthGrant::ClientCredentials { .. } = self.spec.grant {
+            self.start_client_credentials(&client).await?;
+        }
+        *slot = Some((client.clone(), registered));
         Ok(client)
     }
 
-    async fn manager(&self) -> Result<AuthorizationManager, rmcp::transport::AuthError> {
+    /// The client id to refresh as: the configured one, else the registration `oauth login`
+    /// kept in the store.
+    async fn client_identity(&self) -> Option<String> {
+        if let Some(id) = &self.spec.client_id {
+            return Some(id.clone());
+        }
+        self.store
+            .registration()
+            .await
+            .ok()
+            .flatten()
+            .map(|r| r.client_id)
+    }
+
+    async fn manager(
+        &self,
+        client_id: Option<&str>,
+    ) -> Result<AuthorizationManager, rmcp::transport::AuthError> {
         let mut manager = AuthorizationManager::new(self.url.expose()).await?;
         manager.set_credential_store(self.store.clone());
         let resolution = manager.resolve_metadata().await?;
         manager.set_metadata(resolution.metadata);
-        let mut config = OAuthClientConfig::new(self.spec.client_id.clone(), UNUSED_REDIRECT)
+        if let OAuthGrant::ClientCredentials { .. } = self.spec.grant {
+            return Ok(manager);
+        }
+        let Some(client_id) = client_id else {
+            // Not registered yet: no token to refresh; the server reads `unauthenticated` with
+            // the login to run.
+            return Ok(manager);
+        };
+        let mut config = OAuthClientConfig::new(client_id, UNUSED_REDIRECT)
             .with_scopes(self.spec.scopes.clone());
-        if let Some(secret) = &self.spec.client_secret {
-            config = config.with_client_secret(secret.expose());
+        let secret = match &self.spec.client_secret {
+            Some(secret) => Some(secret.expose().to_owned()),
+            None => self
+                .store
+                .registration()
+                .await
+                .ok()
+                .flatten()
+                .and_then(|r| r.client_secret),
+        };
+        if let Some(secret) = secret {
+            config = config.with_client_secret(secret);
         }
         manager.configure_client(config)?;
         Ok(manager)
+    }
+
+    /// Client credentials: configures the manager of `client`, fetches a token unless the store
+    /// holds one that lasts, and starts the task that renews it before it expires.
+    async fn start_client_credentials(
+        &self,
+        client: &AuthClient<reqwest::Client>,
+    ) -> Result<(), ConnectError> {
+        use super::client_credentials as cc;
+        let server = &self.server;
+        let rotate = cc::what_to_rotate(&self.spec);
+        let config = cc::config(&self.spec, self.url.expose()).map_err(|e| {
+            ConnectError::new(
+                ConnectResult::Unauthorized,
+                format!("server `{server}`: {e}"),
+            )
+        })?;
+        let known = self.known();
+        {
+            let mut manager = client.auth_manager.lock().await;
+            let configured = manager
+                .validate_client_credentials_metadata(&config)
+                .and_then(|()| manager.configure_client_credentials(&config));
+            if let Err(e) = configured {
+                return Err(ConnectError::new(
+                    ConnectResult::Unauthorized,
+                    format!("server `{server}`: {}", redact(&e.to_string(), &known)),
+                ));
+            }
+        }
+        let lifetime = match cc::fetch(client.auth_manager.clone(), &config, &known).await {
+            Ok(lifetime) => {
+                self.store.clear_rejection();
+                lifetime
+            }
+            Err((true, why)) => {
+                let why = format!(
+                    "the authorization server refused the client credentials ({why}); {rotate}"
+                );
+                self.store.reject(why.clone());
+                return Err(ConnectError::new(
+                    ConnectResult::Unauthorized,
+                    format!("server `{server}`: {why}"),
+                ));
+            }
+            Err((false, why)) => {
+                return Err(ConnectError::new(
+                    ConnectResult::Refused,
+                    format!(
+                        "server `{server}`: fetching a client-credentials token failed ({why}); \
+                         check that the authorization server is up"
+                    ),
+                ));
+            }
+        };
+        cc::spawn_renewal(
+            std::sync::Arc::downgrade(&client.auth_manager),
+            config,
+            self.store.clone(),
+            known,
+            rotate,
+            lifetime,
+        );
+        Ok(())
     }
 }

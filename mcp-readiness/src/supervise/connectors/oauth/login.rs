@@ -1,18 +1,23 @@
 //! `mcp-readiness oauth login`: the OAuth 2.1 authorization-code flow with PKCE for one
-//! configured server, through rmcp's authorization manager. It prints the authorization URL,
-//! receives the redirect on a loopback port, exchanges the code and writes the tokens to the
-//! server's credential store file (mode 0600). No token is ever printed.
+//! configured server, as the MCP authorization spec (2026-07-28) describes it: discovery from
+//! the server's 401 challenge ([`discovery`](super::discovery)), the client registered by hand or
+//! registered now ([`registration`](super::registration)), the authorization URL printed, the
+//! redirect received on a loopback port, its `iss` checked against the authorization server's
+//! issuer (RFC 9207), and the code exchanged with the `resource` the tokens are for (RFC 8707).
+//! The tokens (and a registration) go to the server's credential store file (mode 0600). No
+//! token, code or secret is ever printed.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::transport::auth::{AuthorizationManager, OAuthClientConfig};
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
+};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpListener;
 
 use super::store::FileStore;
 use crate::secret::{Secret, redact};
-use crate::supervise::connectors::spec::OAuthSpec;
+use crate::supervise::connectors::spec::{OAuthGrant, OAuthSpec};
 
 /// How long the login waits for the browser to come back.
 const CALLBACK_TIMEOUT: Duration = Duration::from_secs(300);
@@ -26,8 +31,8 @@ pub struct LoginError(String);
 /// Authorizes `spec` (a streamable-HTTP server with `oauth`) with the OAuth 2.1 authorization-code
 /// flow and PKCE, and writes the tokens to its credential store. `show_url` is handed the URL the
 /// user opens in a browser; the redirect comes back to `http://127.0.0.1:<port>/callback`
-/// (`port` 0: any free port; register the redirect URI with the authorization server if it
-/// wants an exact one). Returns the store file written.
+/// (`port` 0: the port of the kept registration, else any free port; register the redirect URI
+/// with the authorization server if it wants an exact one). Returns the store file written.
 pub async fn authorize(
     spec: &crate::supervise::ServerSpec,
     port: u16,
@@ -45,13 +50,19 @@ pub async fn authorize(
             spec.name
         )));
     };
+    if let OAuthGrant::ClientCredentials { .. } = oauth.grant {
+        return Err(LoginError(format!(
+            "server `{}` uses `\"grant\": \"client_credentials\"`: there is no login; `check` \
+             and `serve` fetch and renew its tokens with the client credentials",
+            spec.name
+        )));
+    }
     login(&spec.name, url, oauth, port, show_url)
         .await
         .map_err(LoginError)
 }
 
 /// Runs the flow for `server` at `url`; `show_url` is handed the authorization URL to open.
-/// The callback listens on `127.0.0.1:port` (`0`: any free port).
 async fn login(
     server: &str,
     url: &Secret,
@@ -59,11 +70,25 @@ async fn login(
     port: u16,
     show_url: impl FnOnce(&str),
 ) -> Result<std::path::PathBuf, String> {
-    let fail = |what: &str, e: &dyn std::fmt::Display| {
+    let mut known = vec![url.clone()];
+    known.extend(spec.client_secret.clone());
+    let failed = |what: &str, e: &dyn std::fmt::Display, known: &[Secret]| {
         format!(
             "server `{server}`: {what} failed: {}",
-            redact(&e.to_string(), std::slice::from_ref(url))
+            redact(&e.to_string(), known)
         )
+    };
+    let fail = |what: &str, e: &dyn std::fmt::Display| failed(what, e, std::slice::from_ref(url));
+    let store = FileStore::new(spec.store.clone());
+    let kept = store
+        .registration()
+        .await
+        .map_err(|e| format!("server `{server}`: {e}"))?;
+    let port = match (port, &kept) {
+        (0, Some(kept)) if spec.client_id.is_none() => {
+            super::registration::registered_port(&kept.redirect_uri).unwrap_or(0)
+        }
+        _ => port,
     };
     let listener = TcpListener::bind(("127.0.0.1", port))
         .await
@@ -74,32 +99,51 @@ async fn login(
         .port();
     let redirect = format!("http://127.0.0.1:{port}/callback");
 
-    let store = FileStore::new(spec.store.clone());
     let mut manager = AuthorizationManager::new(url.expose())
         .await
         .map_err(|e| fail("preparing OAuth", &e))?;
     manager.set_credential_store(store.clone());
-    let resolution = manager
-        .resolve_metadata()
+    let http = crate::supervise::connectors::session_id::default_http_client(server)
+        .map_err(|e| e.message)?;
+    let challenge = super::discovery::challenge(&http, url.expose()).await;
+    let metadata = super::discovery::metadata(&manager, url.expose(), challenge.as_deref())
         .await
-        .map_err(|e| fail("authorization server discovery", &e))?;
-    manager.set_metadata(resolution.metadata);
-    let mut config =
-        OAuthClientConfig::new(spec.client_id.clone(), redirect).with_scopes(spec.scopes.clone());
-    if let Some(secret) = &spec.client_secret {
-        config = config.with_client_secret(secret.expose());
-    }
-    manager
-        .configure_client(config)
-        .map_err(|e| fail("configuring the OAuth client", &e))?;
-    let scopes: Vec<&str> = spec.scopes.iter().map(String::as_str).collect();
-    let authorize = manager
-        .get_authorization_url(&scopes)
-        .await
-        .map_err(|e| fail("building the authorization URL", &e))?;
-    show_url(&authorize);
+        .map_err(|e| format!("server `{server}`: {}", redact(&e, &known)))?;
+    manager.set_metadata(metadata.clone());
 
-    let (code, state) = tokio::time::timeout(CALLBACK_TIMEOUT, callback(&listener))
+    // The scopes already granted plus what the server asked for since (step-up), or the
+    // configured ones; none: rmcp picks them (the challenge's `scope`, then the resource's
+    // `scopes_supported`, then the authorization server's).
+    let (granted, step_up) = store.scopes().await;
+    let mut scopes = spec.scopes.clone();
+    if !step_up.is_empty() {
+        for scope in granted.iter().chain(&step_up) {
+            if !scopes.contains(scope) {
+                scopes.push(scope.clone());
+            }
+        }
+    }
+    let client =
+        super::registration::client(&mut manager, &metadata, spec, &store, &redirect, &scopes)
+            .await
+            .map_err(|e| format!("server `{server}`: {}", redact(&e, &known)))?;
+    tracing::debug!(server, client = %client.how, "OAuth login");
+    let mut request = AuthorizationRequest::new(redirect.clone())
+        .with_preregistered_client(client.id.clone())
+        .with_client_name("mcp-readiness");
+    if let Some(secret) = &client.secret {
+        known.push(secret.clone());
+        request = request.with_client_secret(secret.expose());
+    }
+    if !scopes.is_empty() {
+        request = request.with_scopes(scopes.iter().cloned());
+    }
+    let session = AuthorizationSession::new(manager, request)
+        .await
+        .map_err(|(_, e)| failed("starting the authorization", &e, &known))?;
+    show_url(session.get_authorization_url());
+
+    let target = tokio::time::timeout(CALLBACK_TIMEOUT, callback(&listener))
         .await
         .map_err(|_| {
             format!(
@@ -110,19 +154,50 @@ async fn login(
         })?
         .map_err(|e| format!("server `{server}`: {e}"))?;
     // rmcp logs the code at debug level: make sure it is redacted wherever logs go.
-    crate::secret::remember([Secret::new(code.clone()), Secret::new(state.clone())]);
-    let manager = Arc::new(manager);
-    manager
-        .exchange_code_for_token(&code, &state)
+    for (key, value) in query_pairs(&target) {
+        if key == "code" || key == "state" {
+            crate::secret::remember([Secret::new(value)]);
+        }
+    }
+    session
+        .handle_callback_url(&format!("http://127.0.0.1:{port}{target}"))
         .await
-        .map_err(|e| fail("exchanging the authorization code", &e))?;
+        .map_err(|e| match e {
+            AuthError::AuthorizationServerMismatch {
+                expected_issuer,
+                received_issuer,
+            } => format!(
+                "server `{server}`: the authorization response names issuer `{}`, not `{}` \
+                 (RFC 9207 `iss`): refused, it may come from another authorization server",
+                crate::secret::escape_controls(&received_issuer),
+                expected_issuer
+            ),
+            AuthError::AuthorizationServerMissingIssuer { expected_issuer } => format!(
+                "server `{server}`: the authorization server `{expected_issuer}` says it sends \
+                 `iss` in its authorization responses (RFC 9207), but this one has none: refused"
+            ),
+            e => failed("exchanging the authorization code", &e, &known),
+        })?;
     Ok(store.path().to_owned())
 }
 
+/// The decoded `key=value` pairs of `target`'s query.
+fn query_pairs(target: &str) -> Vec<(String, String)> {
+    let query = target.split_once('?').map_or("", |(_, q)| q);
+    query
+        .split('&')
+        .filter_map(|pair| {
+            let (key, value) = pair.split_once('=')?;
+            Some((percent_decode(key), percent_decode(value)))
+        })
+        .collect()
+}
+
 /// Accepts connections on `listener` until one is the redirect (`GET /callback?code=…&state=…`),
-/// answers it with a short page, and returns the code and state. An error redirect
-/// (`?error=access_denied`) is an error.
-async fn callback(listener: &TcpListener) -> Result<(String, String), String> {
+/// answers it with a short page, and returns its request target (`/callback?code=…&state=…`, with
+/// `iss` when the authorization server sends it). An error redirect (`?error=access_denied`) is
+/// an error.
+async fn callback(listener: &TcpListener) -> Result<String, String> {
     loop {
         let (mut socket, _) = listener
             .accept()
@@ -152,7 +227,7 @@ async fn callback(listener: &TcpListener) -> Result<(String, String), String> {
             .and_then(|line| line.strip_prefix("GET "))
             .and_then(|rest| rest.split(' ').next())
             .unwrap_or_default();
-        let Some(query) = target.strip_prefix("/callback?") else {
+        let Some(query) = target.strip_prefix("/callback?").map(str::to_owned) else {
             let _ = socket
                 .write_all(
                     b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
@@ -167,10 +242,10 @@ async fn callback(listener: &TcpListener) -> Result<(String, String), String> {
             })
         };
         let (status, body, result) = match (param("code"), param("state"), param("error")) {
-            (Some(code), Some(state), None) => (
+            (Some(_), Some(_), None) => (
                 "200 OK",
                 "Authorized. You can close this window.",
-                Ok((code, state)),
+                Ok(format!("/callback?{query}")),
             ),
             (_, _, Some(error)) => (
                 "400 Bad Request",

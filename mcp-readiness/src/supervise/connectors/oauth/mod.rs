@@ -12,9 +12,16 @@
 //!   re-authorizes it. Once the store holds another refresh token, the server may try again.
 //! - Every token issued or refreshed updates the expiries the hub exports as
 //!   `mcp_readiness_credential_expiry_timestamp_seconds`.
+//! - Without a configured `client_id`, `oauth login` registers the client
+//!   ([`registration`]) and keeps the registration in the store, where the hub finds it.
+//! - With `"grant": "client_credentials"` there is no login: the token is fetched at connect
+//!   and renewed before it expires ([`client_credentials`]).
 
+mod client_credentials;
 mod credentials;
+mod discovery;
 mod login;
+mod registration;
 mod store;
 
 pub(crate) use credentials::OAuthCredentials;

@@ -23,7 +23,8 @@ const MAX_STORE_BYTES: u64 = 1024 * 1024;
 /// How often a store whose refresh token was refused is looked at for a re-authorization.
 const WATCH_INTERVAL: Duration = Duration::from_secs(2);
 
-/// The file's JSON: rmcp's `StoredCredentials` fields, and the refresh token's expiry.
+/// The file's JSON: rmcp's `StoredCredentials` fields, the refresh token's expiry, the client's
+/// own registration and the scopes a server asked for beyond the grant.
 #[derive(Serialize, Deserialize)]
 struct StoreFile {
     #[serde(flatten)]
@@ -32,6 +33,59 @@ struct StoreFile {
     /// (`refresh_token_expires_in`); kept across refreshes that do not rotate the refresh token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     refresh_token_expires_at: Option<u64>,
+    /// How `oauth login` registered this client, when it did (no `client_id` configured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    registration: Option<Registration>,
+    /// Scopes the server asked for (`403 insufficient_scope`) that the grant lacks: the next
+    /// `oauth login` asks for the granted scopes plus these.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    step_up: Vec<String>,
+}
+
+/// How a client registered itself with one authorization server: kept in the store, reused by
+/// the next logins and by the hub's refreshes, redone when the authorization server changes.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Registration {
+    /// The client id the authorization server issued (or the metadata document URL).
+    pub(crate) client_id: String,
+    /// The client secret the authorization server issued, if any (never shown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) client_secret: Option<String>,
+    /// `dynamic` (RFC 7591) or `metadata_document` (a Client ID Metadata Document URL).
+    pub(crate) method: String,
+    /// The authorization server's `issuer`, where its metadata names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) issuer: Option<String>,
+    /// Its token endpoint: the authorization server this registration belongs to, with `issuer`.
+    pub(crate) token_endpoint: String,
+    /// The redirect URI registered (a later login listens on the same port).
+    pub(crate) redirect_uri: String,
+}
+
+impl std::fmt::Debug for Registration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registration")
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("method", &self.method)
+            .field("issuer", &self.issuer)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("redirect_uri", &self.redirect_uri)
+            .finish()
+    }
+}
+
+impl Registration {
+    /// Whether this registration belongs to the authorization server `metadata` describes.
+    pub(crate) fn belongs_to(&self, issuer: Option<&str>, token_endpoint: &str) -> bool {
+        match (self.issuer.as_deref(), issuer) {
+            (Some(ours), Some(theirs)) => ours == theirs,
+            _ => self.token_endpoint == token_endpoint,
+        }
+    }
 }
 
 /// Why the store cannot give a usable token right now, for the server's reason.
@@ -43,6 +97,12 @@ enum Problem {
     Empty,
     /// Unreadable, too loose permissions, not JSON of the expected shape.
     Broken(String),
+    /// The authorization server refused the client credentials (the message says what to
+    /// rotate); stays until a token is fetched again.
+    Rejected(String),
+    /// The server asked for scopes the grant lacks (`403 insufficient_scope`); stays until the
+    /// store holds another access token (a login that asked for them).
+    StepUp { token: u64 },
 }
 
 /// A file's length, modification time and permissions: whether someone else rewrote it (or
@@ -64,6 +124,8 @@ struct Inner {
     /// The file as last read or written by us.
     seen: Mutex<Option<Stamp>>,
     watching: std::sync::atomic::AtomicBool,
+    /// Tokens renewed without a refresh token (client credentials): renewable all the same.
+    renewed_by_hub: bool,
 }
 
 /// A [`CredentialStore`] over one file. Cheap to clone.
@@ -90,6 +152,13 @@ fn fingerprint(token: &str) -> u64 {
     hasher.finish()
 }
 
+fn access_fingerprint(credentials: &StoredCredentials) -> Option<u64> {
+    credentials
+        .token_response
+        .as_ref()
+        .map(|t| fingerprint(t.access_token().secret()))
+}
+
 fn refresh_fingerprint(credentials: &StoredCredentials) -> Option<u64> {
     credentials
         .token_response
@@ -100,6 +169,12 @@ fn refresh_fingerprint(credentials: &StoredCredentials) -> Option<u64> {
 
 impl FileStore {
     pub(crate) fn new(path: PathBuf) -> Self {
+        Self::with_renewal(path, false)
+    }
+
+    /// A store of client-credentials tokens (`renewed_by_hub`): the hub renews them, so the
+    /// access token's expiry is exported as renewable though there is no refresh token.
+    pub(crate) fn with_renewal(path: PathBuf, renewed_by_hub: bool) -> Self {
         FileStore {
             inner: Arc::new(Inner {
                 path,
@@ -107,7 +182,22 @@ impl FileStore {
                 problem: Mutex::new(None),
                 seen: Mutex::new(None),
                 watching: std::sync::atomic::AtomicBool::new(false),
+                renewed_by_hub,
             }),
+        }
+    }
+
+    /// Records that the authorization server refused the client credentials (`why` says what
+    /// to rotate).
+    pub(crate) fn reject(&self, why: String) {
+        *lock(&self.inner.problem) = Some(Problem::Rejected(why));
+    }
+
+    /// Forgets a refusal of the client credentials (a token was fetched since).
+    pub(crate) fn clear_rejection(&self) {
+        let mut problem = lock(&self.inner.problem);
+        if matches!(*problem, Some(Problem::Rejected(_))) {
+            *problem = None;
         }
     }
 
@@ -133,6 +223,11 @@ impl FileStore {
                 format!("the credential store `{path}` holds no tokens; authorize: {reauthorize}")
             }
             Problem::Broken(why) => format!("{why}; or re-authorize: {reauthorize}"),
+            Problem::Rejected(why) => why,
+            Problem::StepUp { .. } => format!(
+                "the server asked for scopes the grant lacks; re-authorize with the scopes \
+                 granted plus these: {reauthorize}"
+            ),
         })
     }
 
@@ -184,6 +279,11 @@ impl FileStore {
                 (Some(Problem::RefreshRefused { token }), Some(file)) => {
                     refresh_fingerprint(&file.credentials) == Some(*token)
                 }
+                // Cleared by the renewal that succeeds, not by reading the old token again.
+                (Some(Problem::Rejected(_)), _) => true,
+                (Some(Problem::StepUp { token }), Some(file)) => {
+                    access_fingerprint(&file.credentials) == Some(*token)
+                }
                 _ => false,
             };
             if !still_refused {
@@ -198,7 +298,7 @@ impl FileStore {
             Some(Problem::RefreshRefused { .. })
         );
         let expiries = match file {
-            Some(file) if !refused => expiries_of(file),
+            Some(file) if !refused => expiries_of(file, self.inner.renewed_by_hub),
             _ => Vec::new(),
         };
         self.inner.status.send_if_modified(|status| {
@@ -218,13 +318,102 @@ impl FileStore {
             .map_err(|_| "reading the credential store was cancelled".to_owned())?;
         let (file, stamp) = read?;
         *lock(&self.inner.seen) = stamp;
+        if let Some(secret) = file
+            .as_ref()
+            .and_then(|f| f.registration.as_ref()?.client_secret.clone())
+        {
+            crate::secret::remember([crate::secret::Secret::new(secret)]);
+        }
         Ok(file)
+    }
+
+    /// The registration kept in the file, if any.
+    pub(crate) async fn registration(&self) -> Result<Option<Registration>, String> {
+        Ok(self.read_file().await?.and_then(|f| f.registration))
+    }
+
+    /// The scopes a server asked for beyond the grant, and the scopes granted so far.
+    pub(crate) async fn scopes(&self) -> (Vec<String>, Vec<String>) {
+        match self.read_file().await {
+            Ok(Some(file)) => (file.credentials.granted_scopes, file.step_up),
+            _ => (Vec::new(), Vec::new()),
+        }
+    }
+
+    /// Keeps `registration` in the file (tokens of another client are dropped with it: they
+    /// cannot be refreshed by this one).
+    pub(crate) async fn save_registration(&self, registration: Registration) -> Result<(), String> {
+        let previous = self.read_file().await.ok().flatten();
+        let (credentials, refresh_token_expires_at, step_up) = match previous {
+            Some(file) if file.credentials.client_id == registration.client_id => (
+                file.credentials,
+                file.refresh_token_expires_at,
+                file.step_up,
+            ),
+            Some(file) => (
+                StoredCredentials::new(registration.client_id.clone(), None, Vec::new(), None),
+                None,
+                file.step_up,
+            ),
+            None => (
+                StoredCredentials::new(registration.client_id.clone(), None, Vec::new(), None),
+                None,
+                Vec::new(),
+            ),
+        };
+        self.write(StoreFile {
+            credentials,
+            refresh_token_expires_at,
+            registration: Some(registration),
+            step_up,
+        })
+        .await
+    }
+
+    /// Remembers that the server asked for `scopes` (space-separated) beyond the grant.
+    pub(crate) async fn save_step_up(&self, scopes: &str) -> Result<(), String> {
+        let Some(mut file) = self.read_file().await? else {
+            return Ok(());
+        };
+        let before = file.step_up.len();
+        for scope in scopes.split_whitespace() {
+            if !file.step_up.iter().any(|s| s == scope)
+                && !file.credentials.granted_scopes.iter().any(|s| s == scope)
+            {
+                file.step_up.push(scope.to_owned());
+            }
+        }
+        if let Some(token) = access_fingerprint(&file.credentials) {
+            *lock(&self.inner.problem) = Some(Problem::StepUp { token });
+        }
+        if file.step_up.len() == before {
+            return Ok(());
+        }
+        self.write(file).await
+    }
+
+    async fn write(&self, file: StoreFile) -> Result<(), String> {
+        let path = self.inner.path.clone();
+        let (file, written) = tokio::task::spawn_blocking(move || {
+            let written = write_store(&path, &file);
+            (file, written)
+        })
+        .await
+        .map_err(|_| "writing the credential store was cancelled".to_owned())?;
+        *lock(&self.inner.seen) = written?;
+        let problem = file
+            .credentials
+            .token_response
+            .is_none()
+            .then_some(Problem::Empty);
+        self.record(Some(&file), problem);
+        Ok(())
     }
 }
 
 /// The expiries a store file says: the access token's (renewable when a refresh token is there)
 /// and the refresh token's when its lifetime is known.
-fn expiries_of(file: &StoreFile) -> Vec<CredentialExpiry> {
+fn expiries_of(file: &StoreFile, renewed_by_hub: bool) -> Vec<CredentialExpiry> {
     let Some(token) = file.credentials.token_response.as_ref() else {
         return Vec::new();
     };
@@ -238,7 +427,7 @@ fn expiries_of(file: &StoreFile) -> Vec<CredentialExpiry> {
         out.push(CredentialExpiry {
             kind: CredentialKind::AccessToken,
             expires_at,
-            renewable: has_refresh,
+            renewable: has_refresh || renewed_by_hub,
         });
     }
     if has_refresh && let Some(expires_at) = refresh_expires_at(file).and_then(at) {
@@ -379,25 +568,26 @@ impl FileStore {
                 .then(|| refresh_expires_at(previous))
                 .flatten()
         });
-        let file = StoreFile {
+        let (registration, step_up) = match previous {
+            Some(previous) => {
+                // A login that was granted what the server asked for has no step-up left.
+                let granted = &credentials.granted_scopes;
+                let step_up = previous
+                    .step_up
+                    .into_iter()
+                    .filter(|s| !granted.contains(s))
+                    .collect();
+                (previous.registration, step_up)
+            }
+            None => (None, Vec::new()),
+        };
+        self.write(StoreFile {
             credentials,
             refresh_token_expires_at,
-        };
-        let path = self.inner.path.clone();
-        let (file, written) = tokio::task::spawn_blocking(move || {
-            let written = write_store(&path, &file);
-            (file, written)
+            registration,
+            step_up,
         })
         .await
-        .map_err(|_| "writing the credential store was cancelled".to_owned())?;
-        *lock(&self.inner.seen) = written?;
-        let problem = file
-            .credentials
-            .token_response
-            .is_none()
-            .then_some(Problem::Empty);
-        self.record(Some(&file), problem);
-        Ok(())
     }
 }
 

@@ -1,0 +1,229 @@
+//! Machine-to-machine OAuth (`"grant": "client_credentials"`, the MCP client-credentials
+//! extension): the token is fetched at connect and renewed by a task of the hub before it
+//! expires, authenticated with the client secret (`client_secret_basic` or `client_secret_post`,
+//! per the authorization server's metadata) or a JWT assertion signed with a private key
+//! (`private_key_jwt`, RFC 7523). There is no refresh token and no login.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, ClientCredentialsConfig, JwtSigningAlgorithm,
+};
+use tokio::sync::Mutex;
+
+use super::store::FileStore;
+use crate::secret::{Secret, redact};
+use crate::supervise::connectors::spec::{OAuthGrant, OAuthSpec};
+
+/// The longest a token is renewed ahead of its expiry.
+const MAX_MARGIN: Duration = Duration::from_secs(120);
+
+/// How long after a failed renewal the next one is tried (while the token lasts).
+const RETRY: Duration = Duration::from_secs(10);
+
+/// The token request's configuration for `spec` (a client-credentials spec) and resource `url`.
+/// Reads the private key file; errors name the file, never its content.
+pub(crate) fn config(spec: &OAuthSpec, url: &str) -> Result<ClientCredentialsConfig, String> {
+    let OAuthGrant::ClientCredentials {
+        private_key,
+        signing_algorithm,
+    } = &spec.grant
+    else {
+        return Err("not a client-credentials grant".to_owned());
+    };
+    let client_id = spec
+        .client_id
+        .clone()
+        .ok_or("client credentials need `oauth.client_id`")?;
+    let resource = Some(url.to_owned());
+    let scopes = spec.scopes.clone();
+    match (private_key, &spec.client_secret) {
+        (Some(path), _) => {
+            let signing_key = std::fs::read(path).map_err(|e| {
+                format!(
+                    "cannot read the private key `{}` (`oauth.private_key`): {e}",
+                    path.display()
+                )
+            })?;
+            Ok(ClientCredentialsConfig::PrivateKeyJwt {
+                client_id,
+                signing_key,
+                signing_algorithm: algorithm(signing_algorithm)?,
+                token_endpoint_audience: None,
+                scopes,
+                resource,
+            })
+        }
+        (None, Some(secret)) => Ok(ClientCredentialsConfig::ClientSecret {
+            client_id,
+            client_secret: secret.expose().to_owned(),
+            scopes,
+            resource,
+        }),
+        (None, None) => Err("client credentials need `oauth.client_secret` or \
+                             `oauth.private_key`"
+            .to_owned()),
+    }
+}
+
+/// rmcp's algorithm for a configured name.
+pub(crate) fn algorithm(name: &str) -> Result<JwtSigningAlgorithm, String> {
+    Ok(match name {
+        "RS256" => JwtSigningAlgorithm::RS256,
+        "RS384" => JwtSigningAlgorithm::RS384,
+        "RS512" => JwtSigningAlgorithm::RS512,
+        "ES256" => JwtSigningAlgorithm::ES256,
+        "ES384" => JwtSigningAlgorithm::ES384,
+        other => return Err(format!("unsupported signing algorithm `{other}`")),
+    })
+}
+
+/// What to rotate when the authorization server refuses the client credentials.
+pub(crate) fn what_to_rotate(spec: &OAuthSpec) -> String {
+    match &spec.grant {
+        OAuthGrant::ClientCredentials {
+            private_key: Some(path),
+            ..
+        } => format!(
+            "check that the authorization server still accepts the key `{}` (`oauth.private_key`) \
+             for client `{}`, or rotate it",
+            path.display(),
+            spec.client_id.as_deref().unwrap_or_default()
+        ),
+        _ => format!(
+            "rotate `oauth.client_secret` of client `{}` (the secret may have been rotated away \
+             or revoked) and restart or reload",
+            spec.client_id.as_deref().unwrap_or_default()
+        ),
+    }
+}
+
+/// How long before its expiry a token of `lifetime` is renewed: `min(3/5 of it, 2 min)`, always
+/// more than rmcp's own refresh window (`min(30 s, lifetime / 2)`), so rmcp never finds it
+/// expiring (it could not refresh it: there is no refresh token).
+pub(crate) fn margin(lifetime: Duration) -> Duration {
+    (lifetime * 3 / 5).min(MAX_MARGIN)
+}
+
+/// Fetches a token now (`manager` configured for `config`); the error is the message for the
+/// server's reason, redacted of `known` secrets, and whether the credentials were refused (as
+/// opposed to the authorization server being unreachable).
+///
+/// rmcp's `exchange_client_credentials` future is not `Send` (its `private_key_jwt` branch holds
+/// a form serializer across an await), so it runs on a blocking thread that drives it on this
+/// runtime.
+pub(crate) async fn fetch(
+    manager: Arc<Mutex<AuthorizationManager>>,
+    config: &ClientCredentialsConfig,
+    known: &[Secret],
+) -> Result<Option<Duration>, (bool, String)> {
+    let handle = tokio::runtime::Handle::current();
+    let request = config.clone();
+    let exchanged = tokio::task::spawn_blocking(move || {
+        handle.block_on(async move {
+            let manager = manager.lock().await;
+            manager
+                .exchange_client_credentials(&request)
+                .await
+                .map(|token| oauth2::TokenResponse::expires_in(&token))
+        })
+    })
+    .await
+    .unwrap_or_else(|_| {
+        Err(AuthError::InternalError(
+            "the token request was cancelled".to_owned(),
+        ))
+    });
+    match exchanged {
+        Ok(lifetime) => Ok(lifetime),
+        Err(e) => {
+            let text = redact(&e.to_string(), known);
+            let refused = matches!(e, AuthError::JwtSigningError(_))
+                || [
+                    "invalid_client",
+                    "unauthorized_client",
+                    "invalid_grant",
+                    "invalid_scope",
+                    "access_denied",
+                    "HTTP 400",
+                    "HTTP 401",
+                    "HTTP 403",
+                ]
+                .iter()
+                .any(|code| text.contains(code));
+            Err((refused, text))
+        }
+    }
+}
+
+/// Renews the token of `manager` before each expiry, until `manager` is dropped. `lifetime` is
+/// the current token's; a renewal the authorization server refuses is recorded in `store` (the
+/// server reads `unauthenticated` with `rotate` once the token runs out); one that fails for
+/// another reason is retried every 10 s while the token lasts.
+pub(crate) fn spawn_renewal(
+    manager: Weak<Mutex<AuthorizationManager>>,
+    config: ClientCredentialsConfig,
+    store: FileStore,
+    known: Vec<Secret>,
+    rotate: String,
+    lifetime: Option<Duration>,
+) {
+    let Some(mut lifetime) = lifetime else {
+        // No `expires_in`: the token does not expire as far as anyone said.
+        return;
+    };
+    tokio::spawn(async move {
+        // Counted from when each token was asked for: its lifetime starts then.
+        let mut next = tokio::time::Instant::now() + lifetime.saturating_sub(margin(lifetime));
+        loop {
+            tokio::time::sleep_until(next).await;
+            let Some(manager) = manager.upgrade() else {
+                return;
+            };
+            let asked = tokio::time::Instant::now();
+            let result = fetch(manager, &config, &known).await;
+            match result {
+                Ok(Some(renewed)) => {
+                    store.clear_rejection();
+                    lifetime = renewed;
+                    next = asked + lifetime.saturating_sub(margin(lifetime));
+                }
+                Ok(None) => {
+                    store.clear_rejection();
+                    return;
+                }
+                Err((refused, why)) => {
+                    tracing::warn!(
+                        reason = %why,
+                        "renewing the client-credentials token failed"
+                    );
+                    if refused {
+                        store.reject(format!(
+                            "the authorization server refused the client credentials ({why}); \
+                             {rotate}"
+                        ));
+                    }
+                    next = tokio::time::Instant::now() + RETRY;
+                }
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::margin;
+    use std::time::Duration;
+
+    #[test]
+    fn a_token_is_renewed_before_rmcp_would_find_it_expiring() {
+        for secs in [2u64, 10, 60, 61, 120, 300, 3600, 86_400] {
+            let lifetime = Duration::from_secs(secs);
+            let rmcp_window = Duration::from_secs(30).min(lifetime / 2);
+            assert!(margin(lifetime) > rmcp_window, "{secs} s");
+            assert!(margin(lifetime) < lifetime, "{secs} s");
+        }
+        assert_eq!(margin(Duration::from_secs(3600)), Duration::from_secs(120));
+    }
+}

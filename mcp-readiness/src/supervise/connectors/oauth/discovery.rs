@@ -1,0 +1,129 @@
+//! Finding a server's authorization server, in the order of the MCP authorization spec
+//! (2025-11-25 and 2026-07-28): the `WWW-Authenticate` challenge of an unauthenticated request
+//! (its `resource_metadata` and `scope`), then RFC 9728 protected resource metadata at the
+//! path-based and root well-known URLs, then RFC 8414 / OpenID Connect discovery on the
+//! authorization server (path insertion first). Where nothing is published the login fails at
+//! once with the URLs it tried, instead of opening a guessed `/authorize` that does not exist.
+
+use rmcp::transport::auth::{
+    AuthorizationManager, AuthorizationMetadata, AuthorizationMetadataSource,
+};
+
+/// The probes, newest protocol first: 2026-07-28 has no `initialize` (a server of it may refuse
+/// one before it looks at the credentials), older servers may not know `server/discover`.
+const PROBES: &[(&str, &str)] = &[
+    (
+        "2026-07-28",
+        r#"{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{}}"#,
+    ),
+    (
+        "2025-11-25",
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcp-readiness","version":"0"}}}"#,
+    ),
+];
+
+/// The `WWW-Authenticate` challenge of an unauthenticated first request to `url`
+/// (`server/discover`, then `initialize`), when the server answers 401 (or 403) with one; `None`
+/// when it answers neither with a challenge or cannot be reached (the discovery that follows
+/// says what is wrong).
+pub(crate) async fn challenge(http: &reqwest::Client, url: &str) -> Option<String> {
+    for (version, body) in PROBES {
+        let Ok(response) = http
+            .post(url)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(http::header::ACCEPT, "application/json, text/event-stream")
+            .header("mcp-protocol-version", *version)
+            .body(*body)
+            .send()
+            .await
+        else {
+            return None;
+        };
+        if !matches!(response.status().as_u16(), 401 | 403) {
+            continue;
+        }
+        let found = response
+            .headers()
+            .get_all(http::header::WWW_AUTHENTICATE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find(|v| v.trim_start().to_ascii_lowercase().starts_with("bearer"))
+            .map(str::to_owned);
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
+/// The authorization server metadata of `url`'s server, discovered from `challenge` first.
+/// Errors say what was tried and what to do; they never contain a token or secret.
+pub(crate) async fn metadata(
+    manager: &AuthorizationManager,
+    url: &str,
+    challenge: Option<&str>,
+) -> Result<AuthorizationMetadata, String> {
+    let resolution = manager
+        .resolve_metadata_from_challenge(challenge)
+        .await
+        .map_err(|e| format!("authorization server discovery failed: {e}"))?;
+    if resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback {
+        return Err(no_metadata(challenge.is_some(), has_path(url)));
+    }
+    Ok(resolution.metadata)
+}
+
+/// Whether `url` has a path beyond `/` (then the path-based well-known URLs come first).
+fn has_path(url: &str) -> bool {
+    reqwest::Url::parse(url).is_ok_and(|u| !u.path().trim_matches('/').is_empty())
+}
+
+/// The message of a discovery that found nothing: the places tried, by well-known path (the
+/// server's URL itself may carry a credential in its path, so it is not repeated).
+fn no_metadata(challenged: bool, path_based: bool) -> String {
+    let tried = |suffix: &str| {
+        if path_based {
+            format!("`/.well-known/{suffix}/<the URL's path>`, then `/.well-known/{suffix}`")
+        } else {
+            format!("`/.well-known/{suffix}`")
+        }
+    };
+    format!(
+        "found no OAuth metadata: {}, no protected resource metadata (RFC 9728) is published at \
+         {} of the server's origin, and no authorization server metadata at {} or {} (RFC 8414 / \
+         OpenID Connect). The server may not use OAuth (remove `oauth`, or give it an \
+         `Authorization` header), or its URL is wrong",
+        if challenged {
+            "its 401 challenge named no `resource_metadata`"
+        } else {
+            "it answered without a 401 challenge"
+        },
+        tried("oauth-protected-resource"),
+        tried("oauth-authorization-server"),
+        tried("openid-configuration"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{has_path, no_metadata};
+
+    #[test]
+    fn the_message_names_the_path_based_well_known_urls_before_the_root_ones() {
+        assert!(has_path("https://h.example/mcp/v1?x=1"));
+        assert!(!has_path("http://127.0.0.1:9/"));
+        let message = no_metadata(true, true);
+        assert!(
+            message.contains(
+                "`/.well-known/oauth-protected-resource/<the URL's path>`, then \
+                 `/.well-known/oauth-protected-resource`"
+            ),
+            "{message}"
+        );
+        assert!(
+            message.contains("`/.well-known/openid-configuration"),
+            "{message}"
+        );
+        assert!(no_metadata(false, false).contains("without a 401 challenge"));
+    }
+}
