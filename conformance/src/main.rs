@@ -24,6 +24,12 @@ mod stack;
 use context::Context;
 use stack::{SERVER, Stack};
 
+/// Writes one line to stderr; a stderr that is closed or full loses it instead of panicking.
+fn say(line: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
 /// The suite kills a client after 30 s; end before that with a reason of our own.
 const SCENARIO_DEADLINE: Duration = Duration::from_secs(25);
 
@@ -34,13 +40,15 @@ fn main() -> ExitCode {
         .init();
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let Some(url) = std::env::args().skip(1).last() else {
-        eprintln!("usage: conformance-client <server URL> (the suite passes it)");
+        say(&format!(
+            "usage: conformance-client <server URL> (the suite passes it)"
+        ));
         return ExitCode::from(2);
     };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => {
-            eprintln!("error: could not start the async runtime: {err}");
+            say(&format!("error: could not start the async runtime: {err}"));
             return ExitCode::FAILURE;
         }
     };
@@ -56,7 +64,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err}");
+            say(&format!("error: {err}"));
             ExitCode::FAILURE
         }
     }

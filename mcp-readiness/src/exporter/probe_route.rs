@@ -12,6 +12,7 @@ use axum::routing::get;
 
 use super::routes::CONTENT_TYPE;
 use crate::probe::{ProbeRefusal, ProbeRequest, Prober};
+use crate::util::form_decode;
 
 /// The path of the probe endpoint.
 pub const PROBE_PATH: &str = "/probe";
@@ -118,37 +119,12 @@ fn request(query: &str, headers: &HeaderMap) -> Result<ProbeRequest, String> {
     })
 }
 
-/// `application/x-www-form-urlencoded` pairs: `+` is a space, `%XX` a byte; invalid UTF-8 is
-/// replaced.
+/// `application/x-www-form-urlencoded` pairs (see [`form_decode`]).
 fn form_pairs(query: &str) -> impl Iterator<Item = (String, String)> + '_ {
     query.split('&').filter(|p| !p.is_empty()).map(|pair| {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        (decode(key), decode(value))
+        (form_decode(key), form_decode(value))
     })
-}
-
-fn decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
-                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                    Some(byte) => {
-                        out.push(byte);
-                        i += 2;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            byte => out.push(byte),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -169,7 +145,7 @@ mod tests {
         assert_eq!(request.server.as_deref(), Some("my api"));
         assert_eq!(request.scrape_timeout, Some(Duration::from_millis(4500)));
         assert!(super::request("target=a&target=b", &HeaderMap::new()).is_err());
-        assert_eq!(decode("%4"), "%4");
-        assert_eq!(decode("100%"), "100%");
+        assert_eq!(form_decode("%4"), "%4");
+        assert_eq!(form_decode("100%"), "100%");
     }
 }

@@ -117,7 +117,7 @@ pub struct ProbeAnswer {
 /// let answer = prober
 ///     .probe(&ProbeRequest { target: "http://127.0.0.1:8080/mcp".into(), ..Default::default() })
 ///     .await?;
-/// println!("{}", answer.text);
+/// assert!(answer.text.contains("mcp_readiness_probe_success"));
 /// # Ok(()) }
 /// ```
 #[derive(Clone, Default)]

@@ -2,10 +2,12 @@
 
 mod call_clock;
 mod cow_map;
+mod form;
 mod per_thread;
 
 pub(crate) use call_clock::{CallStart, counter, tokio_clock_runs};
 pub(crate) use cow_map::{CowMap, CowMapView, Map};
+pub(crate) use form::form_decode;
 pub(crate) use per_thread::{Padded, SHARDS, ShardedArc, ShardedCells, shard};
 
 use std::time::Duration;

@@ -188,7 +188,10 @@ fn query_pairs(target: &str) -> Vec<(String, String)> {
         .split('&')
         .filter_map(|pair| {
             let (key, value) = pair.split_once('=')?;
-            Some((percent_decode(key), percent_decode(value)))
+            Some((
+                crate::util::form_decode(key),
+                crate::util::form_decode(value),
+            ))
         })
         .collect()
 }
@@ -238,7 +241,7 @@ async fn callback(listener: &TcpListener) -> Result<String, String> {
         let param = |name: &str| {
             query.split('&').find_map(|pair| {
                 let (key, value) = pair.split_once('=')?;
-                (key == name).then(|| percent_decode(value))
+                (key == name).then(|| crate::util::form_decode(value))
             })
         };
         let (status, body, result) = match (param("code"), param("state"), param("error")) {
@@ -268,44 +271,5 @@ async fn callback(listener: &TcpListener) -> Result<String, String> {
         let _ = socket.write_all(response.as_bytes()).await;
         let _ = socket.shutdown().await;
         return result;
-    }
-}
-
-/// `application/x-www-form-urlencoded` value decoding (`+` is a space, `%XX` a byte).
-fn percent_decode(value: &str) -> String {
-    let bytes = value.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                match std::str::from_utf8(&bytes[i + 1..i + 3])
-                    .ok()
-                    .and_then(|h| u8::from_str_radix(h, 16).ok())
-                {
-                    Some(b) => {
-                        out.push(b);
-                        i += 2;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::percent_decode;
-
-    #[test]
-    fn redirect_parameters_are_form_decoded() {
-        assert_eq!(percent_decode("a%2Fb+c"), "a/b c");
-        assert_eq!(percent_decode("100%"), "100%");
-        assert_eq!(percent_decode("%zz"), "%zz");
     }
 }
