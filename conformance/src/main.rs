@@ -40,9 +40,7 @@ fn main() -> ExitCode {
         .init();
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let Some(url) = std::env::args().skip(1).last() else {
-        say(&format!(
-            "usage: conformance-client <server URL> (the suite passes it)"
-        ));
+        say("usage: conformance-client <server URL> (the suite passes it)");
         return ExitCode::from(2);
     };
     let runtime = match tokio::runtime::Runtime::new() {
