@@ -7,6 +7,7 @@ mod per_thread;
 
 pub(crate) use call_clock::{CallStart, counter, tokio_clock_runs};
 pub(crate) use cow_map::{CowMap, CowMapView, Map};
+#[allow(unused_imports)] // see form_decode
 pub(crate) use form::form_decode;
 pub(crate) use per_thread::{Padded, SHARDS, ShardedArc, ShardedCells, shard};
 
