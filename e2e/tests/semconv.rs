@@ -1,7 +1,8 @@
 //! The OpenTelemetry MCP semantic conventions as they stand, pinned against what the readiness
 //! layer emits for real calls over both protocol generations: the Python SDK over streamable HTTP
 //! (2026-07-28) and the rmcp fixture over streamable HTTP (2025-11-25), through a real Hub, exported
-//! through the OpenTelemetry SDK.
+//! through the OpenTelemetry SDK: the call spans, and `mcp.client.operation.duration` with its
+//! recommended attributes.
 //!
 //! Alone in its binary on purpose (like `trace_propagation.rs`): `tracing` caches callsite interest
 //! process-wide.
@@ -20,9 +21,13 @@ use mcp_readiness::layer::ReadinessLayer;
 use mcp_readiness::metrics::names;
 use mcp_readiness::supervise::HubOptions;
 use mcp_readiness::{Budget, Hub, Metrics, ServerSpec, ToolCall};
+use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry::trace::{SpanKind, TracerProvider as _};
 use opentelemetry::{KeyValue, Value as OtelValue};
 use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
+use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
+use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider, Temporality};
 use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
 use tower::{ServiceBuilder, ServiceExt};
 use tracing_subscriber::layer::SubscriberExt;
@@ -34,6 +39,48 @@ impl SpanExporter for Collect {
     async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
         self.0.lock().unwrap().extend(batch);
         Ok(())
+    }
+}
+
+/// The attribute sets of every `mcp.client.operation.duration` point exported, with their count.
+#[derive(Debug, Clone, Default)]
+struct Operations(Arc<Mutex<Vec<(Vec<(String, String)>, u64)>>>);
+
+impl PushMetricExporter for Operations {
+    async fn export(&self, metrics: &ResourceMetrics) -> OTelSdkResult {
+        let mut points = Vec::new();
+        for scope in metrics.scope_metrics() {
+            for metric in scope.metrics() {
+                if metric.name() != "mcp.client.operation.duration" {
+                    continue;
+                }
+                let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else {
+                    panic!("{} is not an f64 histogram", metric.name());
+                };
+                for point in histogram.data_points() {
+                    let mut attributes: Vec<(String, String)> = point
+                        .attributes()
+                        .map(|kv| (kv.key.to_string(), kv.value.to_string()))
+                        .collect();
+                    attributes.sort();
+                    points.push((attributes, point.count()));
+                }
+            }
+        }
+        *self.0.lock().unwrap() = points;
+        Ok(())
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        Ok(())
+    }
+
+    fn shutdown_with_timeout(&self, _timeout: Duration) -> OTelSdkResult {
+        Ok(())
+    }
+
+    fn temporality(&self) -> Temporality {
+        Temporality::Cumulative
     }
 }
 
@@ -100,6 +147,18 @@ async fn the_layer_emits_the_opentelemetry_mcp_conventions_on_both_protocol_gene
     let _default = tracing::subscriber::set_default(subscriber);
     tracing::callsite::rebuild_interest_cache();
 
+    let operations = Operations::default();
+    let meter_provider = SdkMeterProvider::builder()
+        .with_reader(
+            PeriodicReader::builder(operations.clone())
+                .with_interval(Duration::from_secs(3600))
+                .build(),
+        )
+        .build();
+    let metrics = Metrics::builder()
+        .meter(Some(meter_provider.meter("mcp-readiness")))
+        .build()
+        .unwrap();
     let hub = Hub::new(
         vec![
             http("py", &format!("http://127.0.0.1:{py_port}/mcp"), None),
@@ -111,10 +170,10 @@ async fn the_layer_emits_the_opentelemetry_mcp_conventions_on_both_protocol_gene
         ],
         HubOptions::builder()
             .health_interval(None)
-            .connect_timeout(Duration::from_secs(20)),
+            .connect_timeout(Duration::from_secs(20))
+            .event_sink(metrics.clone()),
     )
     .unwrap();
-    let metrics = Metrics::new();
     let layer = ReadinessLayer::builder(hub.clone())
         .budget(Budget::try_new(Duration::from_secs(20), Duration::from_millis(100)).unwrap())
         .metrics(metrics.clone())
@@ -269,5 +328,45 @@ async fn the_layer_emits_the_opentelemetry_mcp_conventions_on_both_protocol_gene
     );
     let buckets = text.lines().filter(|l| l.starts_with(&prefix)).count();
     assert_eq!(buckets, 15, "exactly the 14 bounds and +Inf:\n{text}");
+
+    // The same operations over OpenTelemetry: the scrape's labels as the conventions' attributes,
+    // plus the recommended ones the scrape has no label for (the connection's transport, address,
+    // port and protocol version; `rpc.response.status_code` on a JSON-RPC error).
+    meter_provider.force_flush().unwrap();
+    let exported = operations.0.lock().unwrap().clone();
+    for (tool, error, server, protocol, port) in [
+        ("one", "", "py", "2026-07-28", py_port),
+        ("pid", "", "rs", "2025-11-25", rs_port),
+        ("echo", "", "rs", "2025-11-25", rs_port),
+        ("fail_json_rpc", "-32602", "py", "2026-07-28", py_port),
+        ("json_rpc_error", "-32602", "rs", "2025-11-25", rs_port),
+    ] {
+        let port = port.to_string();
+        let mut want: Vec<(String, String)> = [
+            ("gen_ai.operation.name", "execute_tool"),
+            ("gen_ai.tool.name", tool),
+            ("mcp.method.name", "tools/call"),
+            ("mcp.protocol.version", protocol),
+            ("network.transport", "tcp"),
+            ("server", server),
+            ("server.address", "127.0.0.1"),
+            ("server.port", &port),
+            ("error.type", error),
+            ("rpc.response.status_code", error),
+        ]
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+        want.sort();
+        let found: Vec<u64> = exported
+            .iter()
+            .filter(|(attributes, _)| *attributes == want)
+            .map(|(_, count)| *count)
+            .collect();
+        assert_eq!(found, [1], "{tool}: {want:?} once, in {exported:#?}");
+    }
+    assert_eq!(exported.len(), 5, "{exported:#?}");
+    meter_provider.shutdown().unwrap();
     hub.shutdown().await;
 }

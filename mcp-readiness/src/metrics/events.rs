@@ -14,7 +14,8 @@ use crate::state::{ConnectionEvent, EventSink};
 /// | `StreamReopened` | `mcp_readiness_stream_reopens_total` + 1 |
 /// | `CooldownRejection` | `mcp_readiness_cooldown_rejections_total` + 1 |
 /// | `ToolsChanged` | `mcp_readiness_server_tools` = count |
-/// | `Handshake` | `mcp_readiness_server_info{protocol_version, server_name, server_version}` = 1; the server's earlier series goes |
+/// | `Endpoint` | nothing on the scrape; over OTLP, `network.transport`, `server.address` and `server.port` of the server's later `mcp.client.operation.duration` series |
+/// | `Handshake` | `mcp_readiness_server_info{protocol_version, server_name, server_version}` = 1; the server's earlier series goes; over OTLP, `mcp.protocol.version` of its later operation series |
 /// | `CredentialsExpire` | `mcp_readiness_credential_expiry_timestamp_seconds{credential, renewable}`: one series per known expiry; the server's others go away |
 /// | `ServerRemoved` | every series labelled with the server goes away, tool-labelled ones included |
 ///
@@ -70,8 +71,13 @@ impl EventSink for Metrics {
             ConnectionEvent::ToolsChanged { server, count } => {
                 self.configured_server(server).set_tools(*count)
             }
+            ConnectionEvent::Endpoint { server, endpoint } => {
+                self.configured_server(server).set_endpoint(endpoint);
+            }
             ConnectionEvent::Handshake { server, identity } => {
                 self.set_server_info(server, identity);
+                self.configured_server(server)
+                    .set_protocol_version(&identity.protocol_version);
             }
             ConnectionEvent::ServerRemoved { server } => {
                 self.remember_removed(server);

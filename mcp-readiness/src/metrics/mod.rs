@@ -55,6 +55,8 @@ mod domain_families;
 mod events;
 pub mod names;
 #[cfg(feature = "otel-metrics")]
+mod otel_connection;
+#[cfg(feature = "otel-metrics")]
 mod otel_instruments;
 #[cfg(feature = "otel-metrics")]
 pub mod otel_names;

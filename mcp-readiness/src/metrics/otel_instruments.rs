@@ -10,16 +10,17 @@
 
 use std::borrow::Cow;
 use std::sync::Arc;
-use std::time::Duration;
 
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::{AsyncInstrument, BoundHistogram, Histogram, Meter};
 
 use super::domain_families::Families;
 use super::names::{self, OPERATION_BUCKETS, WAIT_BUCKETS};
+use super::otel_connection::{Connection, OperationKey};
 use super::otel_names::{
-    self, ATTR_ERROR_TYPE, ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_TOOL_NAME, ATTR_MCP_METHOD_NAME,
-    ATTR_SERVER, Instrument,
+    self, ATTR_ERROR_TYPE, ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_TOOL_NAME,
+    ATTR_MCP_METHOD_NAME, ATTR_MCP_PROTOCOL_VERSION, ATTR_NETWORK_TRANSPORT,
+    ATTR_RPC_RESPONSE_STATUS_CODE, ATTR_SERVER, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT, Instrument,
 };
 use crate::exposition::{Child, Counter, Family, Gauge, IntCounter, IntGauge};
 use crate::state::{ConnectResult, State};
@@ -179,20 +180,18 @@ impl OtelInstruments {
         }
     }
 
-    /// `mcp_readiness.connect.duration`, as `mcp_readiness_connect_duration_seconds` observes it.
-    pub(crate) fn connect_duration(
+    /// One series of `mcp_readiness.connect.duration`, bound once: what a server handle keeps per
+    /// result. Binding makes the series exist at 0 over OTLP too (with cumulative temporality),
+    /// as the scrape's zeroed `result="ok"` series does.
+    pub(crate) fn connect_duration_series(
         &self,
         server: &Arc<str>,
         result: ConnectResult,
-        duration: Duration,
-    ) {
-        self.connect_duration.record(
-            duration.as_secs_f64(),
-            &[
-                KeyValue::new(ATTR_SERVER, server.clone()),
-                KeyValue::new(names::LABEL_RESULT, result.as_str()),
-            ],
-        );
+    ) -> BoundSeries {
+        BoundSeries(self.connect_duration.bind(&[
+            KeyValue::new(ATTR_SERVER, server.clone()),
+            KeyValue::new(names::LABEL_RESULT, result.as_str()),
+        ]))
     }
 
     /// One series of `mcp_readiness.resolve.wait`, bound once: what a handle keeps per state.
@@ -203,27 +202,48 @@ impl OtelInstruments {
         ]))
     }
 
-    /// One series of `mcp.client.operation.duration`, bound once: `mcp.method.name`,
-    /// `gen_ai.tool.name`, `error.type` when it failed (`error_type` not empty),
-    /// `gen_ai.operation.name = execute_tool` on `tools/call`, and `server`.
+    /// One series of `mcp.client.operation.duration`, bound once: the scrape's labels as
+    /// `mcp.method.name`, `gen_ai.tool.name`, `error.type` (when it failed: `error_type` not
+    /// empty) and `server`, and the semantic conventions' recommended attributes the scrape has
+    /// no label for: `gen_ai.operation.name = execute_tool` on `tools/call`, the connection's
+    /// `network.transport`, `server.address`, `server.port` and `mcp.protocol.version` (as far
+    /// as they are known), and `rpc.response.status_code` when `error_type` is a JSON-RPC code.
     pub(crate) fn operation_series(
         &self,
-        method: &str,
-        tool: &Arc<str>,
-        error_type: &str,
-        server: &Arc<str>,
+        key: &OperationKey<'_>,
+        connection: &Connection,
     ) -> BoundSeries {
         let mut attributes = vec![
-            KeyValue::new(ATTR_MCP_METHOD_NAME, method.to_owned()),
-            KeyValue::new(ATTR_GEN_AI_TOOL_NAME, tool.clone()),
+            KeyValue::new(ATTR_MCP_METHOD_NAME, key.method.to_owned()),
+            KeyValue::new(ATTR_GEN_AI_TOOL_NAME, key.tool.clone()),
         ];
-        if !error_type.is_empty() {
-            attributes.push(KeyValue::new(ATTR_ERROR_TYPE, error_type.to_owned()));
+        if !key.error_type.is_empty() {
+            attributes.push(KeyValue::new(ATTR_ERROR_TYPE, key.error_type.to_owned()));
+            if key.error_type.parse::<i64>().is_ok() {
+                attributes.push(KeyValue::new(
+                    ATTR_RPC_RESPONSE_STATUS_CODE,
+                    key.error_type.to_owned(),
+                ));
+            }
         }
-        if method == "tools/call" {
+        if key.method == "tools/call" {
             attributes.push(KeyValue::new(ATTR_GEN_AI_OPERATION_NAME, "execute_tool"));
         }
-        attributes.push(KeyValue::new(ATTR_SERVER, server.clone()));
+        attributes.push(KeyValue::new(ATTR_SERVER, key.server.clone()));
+        if let Some(endpoint) = &connection.endpoint {
+            if endpoint.transport != "unknown" {
+                attributes.push(KeyValue::new(ATTR_NETWORK_TRANSPORT, endpoint.transport));
+            }
+            if let Some(address) = &endpoint.address {
+                attributes.push(KeyValue::new(ATTR_SERVER_ADDRESS, address.clone()));
+            }
+            if let Some(port) = endpoint.port {
+                attributes.push(KeyValue::new(ATTR_SERVER_PORT, i64::from(port)));
+            }
+        }
+        if let Some(version) = &connection.protocol_version {
+            attributes.push(KeyValue::new(ATTR_MCP_PROTOCOL_VERSION, version.clone()));
+        }
         BoundSeries(self.operation.bind(&attributes))
     }
 }

@@ -16,8 +16,12 @@
 //! `tool`, ...), so that the translation also gives back the labels the shipped alerts,
 //! recording rules and dashboards select on; the operation histogram's labels are the
 //! semantic-convention attributes they come from (`mcp.method.name`, `gen_ai.tool.name`,
-//! `error.type`, set only when the operation failed), plus `gen_ai.operation.name =
-//! "execute_tool"` on `tools/call` and `server`.
+//! `error.type`, set only when the operation failed) and `server`. Over OTLP the operation
+//! histogram also carries the conventions' recommended attributes that have no label on the
+//! scrape ([`OTLP_ONLY_OPERATION_ATTRIBUTES`]): `gen_ai.operation.name = "execute_tool"` on
+//! `tools/call`, `network.transport`, `server.address` and `server.port`, `mcp.protocol.version`,
+//! and `rpc.response.status_code` on a JSON-RPC error. Drop those, and every OTLP series is a
+//! scrape series with the same labels and values (zero-valued ones included).
 
 use super::names;
 
@@ -203,10 +207,42 @@ pub const ATTR_MCP_METHOD_NAME: &str = "mcp.method.name";
 pub const ATTR_GEN_AI_TOOL_NAME: &str = "gen_ai.tool.name";
 /// Attribute `error.type` (label `error_type`; set only when the operation failed).
 pub const ATTR_ERROR_TYPE: &str = "error.type";
-/// Attribute `gen_ai.operation.name`, `execute_tool` on a `tools/call` operation (no label).
+/// Attribute `gen_ai.operation.name`, `execute_tool` on a `tools/call` operation (over OTLP
+/// only; no label on the scrape).
 pub const ATTR_GEN_AI_OPERATION_NAME: &str = "gen_ai.operation.name";
 /// Attribute `server` (label `server`).
 pub const ATTR_SERVER: &str = names::LABEL_SERVER;
+/// Attribute `network.transport` of the operation histogram, over OTLP only: `pipe` (stdio) or
+/// `tcp` (streamable HTTP); unset when the connection's transport is not known.
+pub const ATTR_NETWORK_TRANSPORT: &str = "network.transport";
+/// Attribute `server.address` of the operation histogram, over OTLP only: the host of an HTTP
+/// server's URL.
+pub const ATTR_SERVER_ADDRESS: &str = "server.address";
+/// Attribute `server.port` of the operation histogram, over OTLP only: the port of an HTTP
+/// server's URL (or its scheme's default), an integer.
+pub const ATTR_SERVER_PORT: &str = "server.port";
+/// Attribute `mcp.protocol.version` of the operation histogram, over OTLP only: the protocol
+/// version of the connection's handshake.
+pub const ATTR_MCP_PROTOCOL_VERSION: &str = "mcp.protocol.version";
+/// Attribute `rpc.response.status_code` of the operation histogram, over OTLP only: the JSON-RPC
+/// error code when the server answered with one (then equal to `error.type`).
+pub const ATTR_RPC_RESPONSE_STATUS_CODE: &str = "rpc.response.status_code";
+
+/// The attributes `mcp.client.operation.duration` carries over OTLP beyond the Prometheus
+/// labels: the semantic conventions' recommended ones. Each is fixed for a given `server`
+/// connection (`network.transport`, `server.address`, `server.port`, `mcp.protocol.version`), for
+/// a given `mcp.method.name` (`gen_ai.operation.name`) or equal to `error.type`
+/// (`rpc.response.status_code`), so no series of the scrape is split by them (until a server
+/// changes address or protocol version). Translated to Prometheus they are extra labels
+/// (`network_transport`, ...) that the shipped rules and dashboards aggregate away.
+pub const OTLP_ONLY_OPERATION_ATTRIBUTES: [&str; 6] = [
+    ATTR_GEN_AI_OPERATION_NAME,
+    ATTR_NETWORK_TRANSPORT,
+    ATTR_SERVER_ADDRESS,
+    ATTR_SERVER_PORT,
+    ATTR_MCP_PROTOCOL_VERSION,
+    ATTR_RPC_RESPONSE_STATUS_CODE,
+];
 
 /// The attribute key of the Prometheus label `label`: the semantic-convention attribute it comes
 /// from for the operation histogram's labels, the label itself for every other one (so that the

@@ -26,6 +26,9 @@ pub(crate) struct ServerCore {
     /// `true` while the server's series are exported. Creating a series and removing the server
     /// both hold this lock, so a server removed while a handle creates a series leaves nothing.
     live: Mutex<bool>,
+    /// The connection its operations go over, for `mcp.client.operation.duration` over OTLP.
+    #[cfg(feature = "otel-metrics")]
+    pub(super) connection: super::otel_connection::ConnectionCell,
 }
 
 impl ServerCore {
@@ -76,6 +79,10 @@ struct ServerInner {
     waste: [OnceLock<Counter>; 4],
     avoided: [OnceLock<Counter>; 4],
     connect_duration: [OnceLock<Histogram>; 7],
+    /// The OpenTelemetry twins of `connect_duration`, bound once (`result="ok"` when the server
+    /// is announced, as on the scrape).
+    #[cfg(feature = "otel-metrics")]
+    otel_connect_duration: [OnceLock<super::otel_instruments::BoundSeries>; 7],
     wait_budget: OnceLock<Gauge>,
     /// Created with the first re-open: only HTTP connections have event streams.
     stream_reopens: OnceLock<IntCounter>,
@@ -147,6 +154,8 @@ impl ServerMetrics {
             tool_cap,
             board,
             live: Mutex::new(true),
+            #[cfg(feature = "otel-metrics")]
+            connection: Default::default(),
         });
         let fam = &core.fam;
         let budget_exhausted = core.create(&fam.budget_exhausted, &[name]);
@@ -159,6 +168,8 @@ impl ServerMetrics {
             waste: Default::default(),
             avoided: Default::default(),
             connect_duration: Default::default(),
+            #[cfg(feature = "otel-metrics")]
+            otel_connect_duration: Default::default(),
             wait_budget: OnceLock::new(),
             stream_reopens: OnceLock::new(),
             supervised: OnceLock::new(),
@@ -339,6 +350,41 @@ impl ServerMetrics {
             &core.fam.connect_duration,
             &[&core.name, ok.as_str()],
         );
+        #[cfg(feature = "otel-metrics")]
+        self.otel_connect_duration(ok);
+    }
+
+    /// The bound OpenTelemetry series of `mcp_readiness.connect.duration{result}`, when a meter
+    /// records too.
+    #[cfg(feature = "otel-metrics")]
+    fn otel_connect_duration(
+        &self,
+        result: ConnectResult,
+    ) -> Option<&super::otel_instruments::BoundSeries> {
+        let core = &self.inner.core;
+        let otel = core.fam.otel.as_ref()?;
+        Some(
+            self.inner.otel_connect_duration[connect_index(result)]
+                .get_or_init(|| otel.connect_duration_series(&core.name, result)),
+        )
+    }
+
+    /// Where the server is reached now (the `Endpoint` event): the operation histogram's
+    /// connection attributes over OTLP.
+    pub(crate) fn set_endpoint(&self, endpoint: &crate::state::ServerEndpoint) {
+        #[cfg(feature = "otel-metrics")]
+        self.inner.core.connection.set_endpoint(endpoint);
+        #[cfg(not(feature = "otel-metrics"))]
+        let _ = endpoint;
+    }
+
+    /// The protocol version of the newest handshake (the `Handshake` event): the operation
+    /// histogram's `mcp.protocol.version` over OTLP.
+    pub(crate) fn set_protocol_version(&self, version: &str) {
+        #[cfg(feature = "otel-metrics")]
+        self.inner.core.connection.set_protocol_version(version);
+        #[cfg(not(feature = "otel-metrics"))]
+        let _ = version;
     }
 
     /// Counts one state change into `state` (`mcp_readiness_server_state_changes_total`).
@@ -395,8 +441,8 @@ impl ServerMetrics {
         )
         .observe(duration);
         #[cfg(feature = "otel-metrics")]
-        if let Some(otel) = &core.fam.otel {
-            otel.connect_duration(&core.name, result, duration);
+        if let Some(series) = self.otel_connect_duration(result) {
+            series.record(duration.as_secs_f64());
         }
     }
 

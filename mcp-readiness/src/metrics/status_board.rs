@@ -147,7 +147,9 @@ impl StatusBoard {
                     row.credentials = expiries.clone();
                 }
             }
-            ConnectionEvent::CooldownRejection { .. } | ConnectionEvent::StreamReopened { .. } => {}
+            ConnectionEvent::CooldownRejection { .. }
+            | ConnectionEvent::StreamReopened { .. }
+            | ConnectionEvent::Endpoint { .. } => {}
         }
     }
 

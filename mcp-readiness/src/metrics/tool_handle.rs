@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::names::OTHER_ERROR_TYPE;
 #[cfg(feature = "otel-metrics")]
-use super::otel_instruments::BoundSeries;
+use super::otel_connection::{OperationKey, OperationSeries};
 use super::server_handle::ServerCore;
 use crate::exposition::{Histogram, IntCounter};
 use crate::state::CallOutcome;
@@ -22,7 +22,7 @@ struct Operation {
     histogram: Histogram,
     /// The series' OpenTelemetry twin, when a meter records it too.
     #[cfg(feature = "otel-metrics")]
-    otel: Option<BoundSeries>,
+    otel: OperationSeries,
 }
 
 struct ToolInner {
@@ -34,9 +34,9 @@ struct ToolInner {
     /// The series every successful call through the layer records into, resolved once: the
     /// hot path takes no lock.
     ok_call: OnceLock<Histogram>,
-    /// The OpenTelemetry twin of `ok_call`, bound once.
+    /// The OpenTelemetry twin of `ok_call`, bound once per connection (see `otel_connection`).
     #[cfg(feature = "otel-metrics")]
-    otel_ok_call: OnceLock<BoundSeries>,
+    otel_ok_call: OperationSeries,
 }
 
 /// Every series of one tool of one server, resolved once: the tool tier of recording (calls,
@@ -67,7 +67,7 @@ impl ToolMetrics {
                 operations: RwLock::new(Vec::new()),
                 ok_call: OnceLock::new(),
                 #[cfg(feature = "otel-metrics")]
-                otel_ok_call: OnceLock::new(),
+                otel_ok_call: OperationSeries::default(),
             }),
         }
     }
@@ -228,15 +228,7 @@ impl ToolMetrics {
     #[inline]
     fn observe_ok_call_otel(&self, duration: Duration) {
         #[cfg(feature = "otel-metrics")]
-        if let Some(otel) = &self.inner.core.fam.otel {
-            let inner = &*self.inner;
-            inner
-                .otel_ok_call
-                .get_or_init(|| {
-                    otel.operation_series("tools/call", &inner.tool, "", &inner.core.name)
-                })
-                .record(duration.as_secs_f64());
-        }
+        self.observe_otel(&self.inner.otel_ok_call, "tools/call", "", duration);
         #[cfg(not(feature = "otel-metrics"))]
         let _ = duration;
     }
@@ -248,7 +240,7 @@ impl ToolMetrics {
             if let Some(op) = find(&operations, method, error_type) {
                 op.histogram.observe(duration);
                 #[cfg(feature = "otel-metrics")]
-                op.observe_otel(duration.as_secs_f64());
+                self.observe_otel(&op.otel, method, error_type, duration);
                 return;
             }
         }
@@ -263,7 +255,7 @@ impl ToolMetrics {
         if let Some(op) = find(&operations, method, error_type) {
             op.histogram.observe(duration);
             #[cfg(feature = "otel-metrics")]
-            op.observe_otel(duration.as_secs_f64());
+            self.observe_otel(&op.otel, method, error_type, duration);
             return;
         }
         let core = &self.inner.core;
@@ -273,11 +265,9 @@ impl ToolMetrics {
         );
         histogram.observe(duration);
         #[cfg(feature = "otel-metrics")]
-        let otel = core.fam.otel.as_ref().map(|otel| {
-            let series = otel.operation_series(method, &self.inner.tool, error_type, &core.name);
-            series.record(duration.as_secs_f64());
-            series
-        });
+        let otel = OperationSeries::default();
+        #[cfg(feature = "otel-metrics")]
+        self.observe_otel(&otel, method, error_type, duration);
         operations.push(Operation {
             method: method.into(),
             error_type: error_type.into(),
@@ -289,10 +279,25 @@ impl ToolMetrics {
 }
 
 #[cfg(feature = "otel-metrics")]
-impl Operation {
-    fn observe_otel(&self, seconds: f64) {
-        if let Some(otel) = &self.otel {
-            otel.record(seconds);
+impl ToolMetrics {
+    /// Records into `series`, the OpenTelemetry twin of the operation (`method`, `error_type`),
+    /// when a meter records too.
+    fn observe_otel(
+        &self,
+        series: &OperationSeries,
+        method: &str,
+        error_type: &str,
+        duration: Duration,
+    ) {
+        let inner = &*self.inner;
+        if let Some(otel) = &inner.core.fam.otel {
+            let key = OperationKey {
+                method,
+                tool: &inner.tool,
+                error_type,
+                server: &inner.core.name,
+            };
+            series.record(otel, &inner.core.connection, key, duration.as_secs_f64());
         }
     }
 }

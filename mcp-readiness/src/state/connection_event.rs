@@ -124,6 +124,15 @@ pub enum ConnectionEvent {
         /// The server.
         server: Arc<str>,
     },
+    /// A connection was established (announced before its [`ConnectionEvent::Handshake`]): where
+    /// the server is reached. The recorder puts it on `mcp.client.operation.duration` over OTLP
+    /// (`network.transport`, `server.address`, `server.port`).
+    Endpoint {
+        /// The server.
+        server: Arc<str>,
+        /// Where it is reached.
+        endpoint: crate::state::ServerEndpoint,
+    },
     /// A handshake completed: who answered and which protocol version was negotiated
     /// (`mcp_readiness_server_info`).
     Handshake {
@@ -161,7 +170,8 @@ impl ConnectionEvent {
             | ConnectionEvent::CooldownRejection { server }
             | ConnectionEvent::StreamReopened { server }
             | ConnectionEvent::ToolsChanged { server, .. }
-            | ConnectionEvent::Handshake { server, .. } => server,
+            | ConnectionEvent::Handshake { server, .. }
+            | ConnectionEvent::Endpoint { server, .. } => server,
             ConnectionEvent::CredentialsExpire { server, .. } => server,
         }
     }

@@ -69,6 +69,20 @@ pub enum Protocol {
 }
 
 impl Protocol {
+    /// The protocol used when no `OTEL_EXPORTER_OTLP_*PROTOCOL` variable names one:
+    /// `http/protobuf`, as the specification says, when this program was built with it (feature
+    /// `otlp-http`); otherwise `grpc`, the one it was built with, so the default always works.
+    pub const DEFAULT: Protocol = Protocol::default_of(cfg!(feature = "otlp-http"));
+
+    /// The default for a build that has (or lacks) the HTTP exporter (see [`Protocol::DEFAULT`]).
+    const fn default_of(http_built: bool) -> Protocol {
+        if http_built {
+            Protocol::HttpProtobuf
+        } else {
+            Protocol::Grpc
+        }
+    }
+
     /// The protocol's name in `OTEL_EXPORTER_OTLP_PROTOCOL`: `grpc` or `http/protobuf`.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -163,7 +177,7 @@ impl TelemetryConfig {
     /// - `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (used as is) or `OTEL_EXPORTER_OTLP_ENDPOINT` (HTTP
     ///   appends `/v1/traces`): without either, no exporter is installed;
     /// - `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` or `OTEL_EXPORTER_OTLP_PROTOCOL`: `grpc` or
-    ///   `http/protobuf` (the default);
+    ///   `http/protobuf` (the default when this program has it: [`Protocol::DEFAULT`]);
     /// - `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES` (`key=value,...`);
     /// - `OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG`;
     /// - `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none` turn the exporter off.
@@ -263,7 +277,7 @@ pub(super) fn otlp_from_env(
         .into_iter()
         .find_map(|name| var(name).map(|value| (name, value)));
     let protocol = match protocol_var {
-        None => Protocol::HttpProtobuf,
+        None => Protocol::DEFAULT,
         Some((name, value)) => match value.trim() {
             "grpc" => Protocol::Grpc,
             "http/protobuf" => Protocol::HttpProtobuf,
@@ -360,6 +374,19 @@ mod tests {
         TelemetryConfig::from_env_with(move |name| {
             vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
         })
+    }
+
+    #[test]
+    fn the_default_protocol_is_always_one_this_program_was_built_with() {
+        assert_eq!(Protocol::default_of(true), Protocol::HttpProtobuf);
+        assert_eq!(Protocol::default_of(false), Protocol::Grpc);
+        let built = match Protocol::DEFAULT {
+            Protocol::Grpc => cfg!(feature = "otlp-grpc"),
+            Protocol::HttpProtobuf => cfg!(feature = "otlp-http"),
+        };
+        assert!(built, "{:?} is not built", Protocol::DEFAULT);
+        let config = from(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318")]).unwrap();
+        assert_eq!(config.otlp.unwrap().protocol, Protocol::DEFAULT);
     }
 
     #[test]

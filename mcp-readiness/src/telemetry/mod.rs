@@ -15,7 +15,8 @@
 //!
 //! Without `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, no exporter is
 //! installed and nothing leaves the process. With one, `OTEL_EXPORTER_OTLP_PROTOCOL` chooses
-//! `grpc` or `http/protobuf` (the default), `OTEL_SERVICE_NAME` names the service, and
+//! `grpc` or `http/protobuf` (the default; `grpc` in a build with only `otlp-grpc`: see
+//! [`Protocol::DEFAULT`]), `OTEL_SERVICE_NAME` names the service, and
 //! `OTEL_TRACES_SAMPLER` (+ `OTEL_TRACES_SAMPLER_ARG`) samples. See
 //! [`TelemetryConfig::from_env_with`] for the whole list.
 //!

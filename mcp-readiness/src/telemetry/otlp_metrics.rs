@@ -79,7 +79,7 @@ impl MetricsExportConfig {
     /// - `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` (used as is) or `OTEL_EXPORTER_OTLP_ENDPOINT`
     ///   (HTTP appends `/v1/metrics`): without either, nothing is exported;
     /// - `OTEL_EXPORTER_OTLP_METRICS_PROTOCOL` or `OTEL_EXPORTER_OTLP_PROTOCOL`: `grpc` or
-    ///   `http/protobuf` (the default);
+    ///   `http/protobuf` (the default when this program has it: [`Protocol::DEFAULT`]);
     /// - `OTEL_METRIC_EXPORT_INTERVAL`: milliseconds between exports (default 60000);
     /// - `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES` (`key=value,...`);
     /// - `OTEL_SDK_DISABLED=true` or `OTEL_METRICS_EXPORTER=none` turn the exporter off.

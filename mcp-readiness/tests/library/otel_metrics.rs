@@ -15,7 +15,7 @@ use mcp_readiness::metrics::{ManualClock, Metrics, ServerMetrics};
 use mcp_readiness::resolve::{Scope, Verdict};
 use mcp_readiness::state::{
     CallOutcome, ConnectResult, ConnectionEvent, CredentialExpiry, CredentialKind, EventSink,
-    ServerIdentity,
+    ServerEndpoint, ServerIdentity,
 };
 use mcp_readiness::telemetry::{MetricsExportConfig, OtlpConfig, OtlpMetrics};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
@@ -78,6 +78,13 @@ fn record_everything(metrics: &Metrics) -> ServerMetrics {
         ConnectionEvent::ToolsChanged {
             server: files.clone(),
             count: 3,
+        },
+    );
+    ev(
+        metrics,
+        ConnectionEvent::Endpoint {
+            server: files.clone(),
+            endpoint: ServerEndpoint::network("files.internal", 8443),
         },
     );
     ev(
@@ -153,7 +160,17 @@ fn record_everything(metrics: &Metrics) -> ServerMetrics {
         Some("tool_error"),
         Duration::from_millis(1500),
     );
+    read.observe_operation("tools/call", Some("-32602"), Duration::from_millis(3));
     server.tool("missing").observe_absent();
+    // Announced, never connected: its zeroed series (the `result="ok"` connect duration among
+    // them) exist on both sides.
+    ev(
+        metrics,
+        ConnectionEvent::ServerAdded {
+            server: "idle".into(),
+            state: State::Connecting,
+        },
+    );
     server
 }
 
@@ -175,6 +192,7 @@ async fn received(
 fn value_text(value: &any_value::Value) -> String {
     match value {
         any_value::Value::StringValue(s) => s.clone(),
+        any_value::Value::IntValue(i) => i.to_string(),
         other => format!("{other:?}"),
     }
 }
@@ -275,6 +293,87 @@ fn otlp_series(metrics: &[ReceivedMetric]) -> BTreeMap<(String, Labels), f64> {
     out
 }
 
+/// One histogram series: its count, sum and cumulative bucket counts (the `le` buckets, `+Inf`
+/// last).
+type HistogramSeries = (u64, f64, Vec<u64>);
+
+/// Every histogram series of the Prometheus text: (metric, labels without `le`) to its values.
+fn prometheus_histograms(text: &str) -> BTreeMap<(String, Labels), HistogramSeries> {
+    let mut out: BTreeMap<(String, Labels), HistogramSeries> = BTreeMap::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let (series, value) = line.rsplit_once(' ').expect("a sample line");
+        let Some((name, labels)) = series.split_once('{') else {
+            continue;
+        };
+        let (base, part) = if let Some(base) = name.strip_suffix("_bucket") {
+            (base, "bucket")
+        } else if let Some(base) = name.strip_suffix("_sum") {
+            (base, "sum")
+        } else if let Some(base) = name.strip_suffix("_count") {
+            (base, "count")
+        } else {
+            continue;
+        };
+        let mut labels: Labels = labels
+            .trim_end_matches('}')
+            .split("\",")
+            .filter(|kv| !kv.is_empty())
+            .map(|kv| {
+                let (k, v) = kv.split_once("=\"").expect("label=\"value\"");
+                (k.to_owned(), v.trim_end_matches('"').to_owned())
+            })
+            .collect();
+        labels.remove("le");
+        // A label with an empty value is no label (`error_type=""` on a successful operation).
+        labels.retain(|_, v| !v.is_empty());
+        let entry = out.entry((base.to_owned(), labels)).or_default();
+        match part {
+            "bucket" => entry.2.push(value.parse().expect("a count")),
+            "sum" => entry.1 = value.parse().expect("a sum"),
+            _ => entry.0 = value.parse().expect("a count"),
+        }
+    }
+    out
+}
+
+/// Every histogram point received, as Prometheus series: the instrument's Prometheus name, the
+/// attributes as labels without the ones only OTLP carries, and cumulative bucket counts. Each
+/// point must be alone under its labels (the OTLP-only attributes split no series).
+fn otlp_histograms(metrics: &[ReceivedMetric]) -> BTreeMap<(String, Labels), HistogramSeries> {
+    let mut out = BTreeMap::new();
+    for m in metrics {
+        let Some(metric::Data::Histogram(h)) = &m.metric.data else {
+            continue;
+        };
+        let spec = otel_names::ALL
+            .iter()
+            .find(|i| i.name == m.metric.name)
+            .expect("one of ours");
+        for point in &h.data_points {
+            let labels: Labels = attributes(&point.attributes)
+                .into_iter()
+                .filter(|(k, _)| !otel_names::OTLP_ONLY_OPERATION_ATTRIBUTES.contains(&k.as_str()))
+                .map(|(k, v)| (k.replace('.', "_"), v))
+                .collect();
+            let buckets = point
+                .bucket_counts
+                .iter()
+                .scan(0, |total, n| {
+                    *total += n;
+                    Some(*total)
+                })
+                .collect();
+            let values = (point.count, point.sum.unwrap_or(0.0), buckets);
+            let key = (spec.prometheus.to_owned(), labels);
+            assert!(
+                out.insert(key.clone(), values).is_none(),
+                "two OTLP points for one scrape series {key:?}"
+            );
+        }
+    }
+    out
+}
+
 /// What every transport must deliver for `record_everything`.
 fn assert_everything_arrived(metrics: &[ReceivedMetric], prometheus_text: &str, service: &str) {
     let names: BTreeSet<&str> = metrics.iter().map(|m| m.metric.name.as_str()).collect();
@@ -314,9 +413,20 @@ fn assert_everything_arrived(metrics: &[ReceivedMetric], prometheus_text: &str, 
 
     // `mcp.client.operation.duration` exactly as the MCP semantic conventions have it.
     let operation = by_name(metrics, "mcp.client.operation.duration");
+    let connection = [
+        ("network.transport", "tcp"),
+        ("server.address", "files.internal"),
+        ("server.port", "8443"),
+        ("mcp.protocol.version", "2025-11-25"),
+    ];
+    let with_connection = |pairs: &[(&str, &str)]| {
+        let mut all = labels(pairs);
+        all.extend(labels(&connection));
+        all
+    };
     let ok = histogram_point(
         operation,
-        &labels(&[
+        &with_connection(&[
             ("mcp.method.name", "tools/call"),
             ("gen_ai.tool.name", "read_file"),
             ("gen_ai.operation.name", "execute_tool"),
@@ -330,7 +440,7 @@ fn assert_everything_arrived(metrics: &[ReceivedMetric], prometheus_text: &str, 
     );
     let failed = histogram_point(
         operation,
-        &labels(&[
+        &with_connection(&[
             ("mcp.method.name", "tools/call"),
             ("gen_ai.tool.name", "read_file"),
             ("gen_ai.operation.name", "execute_tool"),
@@ -339,6 +449,19 @@ fn assert_everything_arrived(metrics: &[ReceivedMetric], prometheus_text: &str, 
         ]),
     );
     assert_eq!((failed.count, failed.sum), (1, Some(1.5)));
+    // A JSON-RPC error: its code is `error.type` and `rpc.response.status_code`.
+    let refused = histogram_point(
+        operation,
+        &with_connection(&[
+            ("mcp.method.name", "tools/call"),
+            ("gen_ai.tool.name", "read_file"),
+            ("gen_ai.operation.name", "execute_tool"),
+            ("error.type", "-32602"),
+            ("rpc.response.status_code", "-32602"),
+            ("server", "files"),
+        ]),
+    );
+    assert_eq!((refused.count, refused.sum), (1, Some(0.003)));
 
     let wait = by_name(metrics, "mcp_readiness.resolve.wait");
     let connecting = histogram_point(
@@ -349,6 +472,16 @@ fn assert_everything_arrived(metrics: &[ReceivedMetric], prometheus_text: &str, 
     let connect = by_name(metrics, "mcp_readiness.connect.duration");
     let ok = histogram_point(connect, &labels(&[("server", "files"), ("result", "ok")]));
     assert_eq!((ok.count, ok.sum), (1, Some(1.5)));
+    // A server that never connected: the zeroed series is there, as on the scrape.
+    let idle = histogram_point(connect, &labels(&[("server", "idle"), ("result", "ok")]));
+    assert_eq!((idle.count, idle.sum), (0, Some(0.0)));
+
+    // Every histogram series, with the scrape's labels (once the OTLP-only attributes are left
+    // out), count, sum and buckets: zero-valued ones included.
+    assert_eq!(
+        otlp_histograms(metrics),
+        prometheus_histograms(prometheus_text)
+    );
 
     // Every counter and gauge series, with the value the Prometheus text has.
     let otlp = otlp_series(metrics);

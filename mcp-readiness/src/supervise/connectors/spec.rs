@@ -110,4 +110,40 @@ impl TransportSpec {
             TransportSpec::Http { .. } => "tcp",
         }
     }
+
+    /// Where the server is reached, for the semantic conventions' connection attributes: `pipe`
+    /// for stdio; for HTTP, the URL's host and port (or its scheme's default), never its
+    /// credentials, path or query.
+    ///
+    /// ```
+    /// use mcp_readiness::supervise::TransportSpec;
+    /// use mcp_readiness::state::ServerEndpoint;
+    ///
+    /// let spec = TransportSpec::Http {
+    ///     url: "https://user:pw@mcp.example.com/mcp?key=1".into(),
+    ///     headers: Default::default(),
+    ///     oauth: None,
+    /// };
+    /// assert_eq!(spec.endpoint(), ServerEndpoint::network("mcp.example.com", 443));
+    /// ```
+    pub fn endpoint(&self) -> crate::state::ServerEndpoint {
+        use crate::state::ServerEndpoint;
+        match self {
+            TransportSpec::Stdio { .. } => ServerEndpoint::pipe(),
+            TransportSpec::Http { url, .. } => {
+                let Ok(uri) = url.expose().parse::<http::Uri>() else {
+                    return ServerEndpoint::transport_only("tcp");
+                };
+                let Some(host) = uri.host() else {
+                    return ServerEndpoint::transport_only("tcp");
+                };
+                let default_port = match uri.scheme_str() {
+                    Some(scheme) if scheme.eq_ignore_ascii_case("https") => 443,
+                    _ => 80,
+                };
+                let host = host.trim_start_matches('[').trim_end_matches(']');
+                ServerEndpoint::network(host, uri.port_u16().unwrap_or(default_port))
+            }
+        }
+    }
 }

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use super::attempt::{initialize_span, run_attempt};
 use super::conn_state::{Attempt, AttemptOutcome, ConnState, Lost, Machine};
 use super::error::{CallError, CallErrorKind, NotConnected};
-use crate::state::State;
+use crate::state::{ServerEndpoint, State};
 use crate::state::{ConnectResult, ConnectionEvent};
 use crate::supervise::connectors::connector::{ConnectError, Connector, Session};
 use crate::supervise::connectors::human::Human;
@@ -63,8 +63,12 @@ impl Supervisor {
         shared: Arc<HubShared>,
         spec: Option<ServerSpec>,
     ) -> Arc<Self> {
+        let endpoint = match &spec {
+            Some(spec) => spec.transport.endpoint(),
+            None => ServerEndpoint::transport_only(connector.network_transport()),
+        };
         Arc::new(Supervisor {
-            machine: Mutex::new(Machine::new(name.clone())),
+            machine: Mutex::new(Machine::new(name.clone(), endpoint)),
             name,
             spec,
             connector,

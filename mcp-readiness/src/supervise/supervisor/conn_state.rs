@@ -10,7 +10,7 @@ use futures::future::{BoxFuture, Shared};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
-use crate::state::ConnectionEvent;
+use crate::state::{ConnectionEvent, ServerEndpoint};
 use crate::state::State;
 use crate::supervise::connectors::connector::{ConnectError, Session};
 use crate::supervise::connectors::human::Human;
@@ -126,6 +126,8 @@ impl ConnState {
 /// the reason for humans, and the events its transitions caused that are not yet queued.
 pub(crate) struct Machine {
     server: Arc<str>,
+    /// Where the server is reached: announced with every connection (`Endpoint`).
+    endpoint: ServerEndpoint,
     pub(crate) state: ConnState,
     /// The generation of the newest successful connection (0 before the first).
     pub(crate) generation: u64,
@@ -149,10 +151,12 @@ pub(crate) enum Lost {
 }
 
 impl Machine {
-    /// A machine for `server` that has never connected: `Idle`, generation 0.
-    pub(crate) fn new(server: Arc<str>) -> Self {
+    /// A machine for `server`, reached at `endpoint`, that has never connected: `Idle`,
+    /// generation 0.
+    pub(crate) fn new(server: Arc<str>, endpoint: ServerEndpoint) -> Self {
         Machine {
             server,
+            endpoint,
             state: ConnState::Idle,
             generation: 0,
             reason: Some(
@@ -220,7 +224,8 @@ impl Machine {
     }
 
     /// Connecting → Connected{g}: a new generation, with the server's tool list. Queues
-    /// `ToolsChanged`, and `Reconnected` when it is not the first connection. Returns `g`.
+    /// `Endpoint`, `Handshake` (when the session knows who answered), `ToolsChanged`, and
+    /// `Reconnected` when it is not the first connection. Returns `g`.
     pub(crate) fn connected(&mut self, session: Arc<dyn Session>, tools: Vec<String>) -> u64 {
         let reconnect = self.generation > 0;
         self.generation += 1;
@@ -236,6 +241,10 @@ impl Machine {
             },
             None,
         );
+        self.events.push(ConnectionEvent::Endpoint {
+            server: self.server.clone(),
+            endpoint: self.endpoint.clone(),
+        });
         if let Some(identity) = identity {
             self.events.push(ConnectionEvent::Handshake {
                 server: self.server.clone(),
