@@ -42,9 +42,12 @@ impl SpanExporter for Collect {
     }
 }
 
-/// The attribute sets of every `mcp.client.operation.duration` point exported, with their count.
+/// One exported point: its attributes (sorted key, value pairs) and its count.
+type Point = (Vec<(String, String)>, u64);
+
+/// Every `mcp.client.operation.duration` point of the last export.
 #[derive(Debug, Clone, Default)]
-struct Operations(Arc<Mutex<Vec<(Vec<(String, String)>, u64)>>>);
+struct Operations(Arc<Mutex<Vec<Point>>>);
 
 impl PushMetricExporter for Operations {
     async fn export(&self, metrics: &ResourceMetrics) -> OTelSdkResult {

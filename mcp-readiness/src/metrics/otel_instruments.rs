@@ -18,9 +18,9 @@ use super::domain_families::Families;
 use super::names::{self, OPERATION_BUCKETS, WAIT_BUCKETS};
 use super::otel_connection::{Connection, OperationKey};
 use super::otel_names::{
-    self, ATTR_ERROR_TYPE, ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_TOOL_NAME,
-    ATTR_MCP_METHOD_NAME, ATTR_MCP_PROTOCOL_VERSION, ATTR_NETWORK_TRANSPORT,
-    ATTR_RPC_RESPONSE_STATUS_CODE, ATTR_SERVER, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT, Instrument,
+    self, ATTR_ERROR_TYPE, ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_TOOL_NAME, ATTR_MCP_METHOD_NAME,
+    ATTR_MCP_PROTOCOL_VERSION, ATTR_NETWORK_TRANSPORT, ATTR_RPC_RESPONSE_STATUS_CODE, ATTR_SERVER,
+    ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT, Instrument,
 };
 use crate::exposition::{Child, Counter, Family, Gauge, IntCounter, IntGauge};
 use crate::state::{ConnectResult, State};

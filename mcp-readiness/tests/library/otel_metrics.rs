@@ -595,6 +595,63 @@ async fn a_removed_server_leaves_the_next_export_and_later_calls_keep_counting()
     otlp.shutdown().await.unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_upgrades_its_protocol_starts_new_operation_series() {
+    let (addr, mut rx) = start_metrics_http_receiver().await;
+    let otlp = config(
+        OtlpConfig::http(format!("http://{addr}/v1/metrics")),
+        "upgrade",
+    )
+    .build()
+    .unwrap();
+    let metrics = Metrics::builder().meter(otlp.meter()).build().unwrap();
+    record_everything(&metrics);
+    let read = metrics.server("files").tool("read_file");
+    // The same call before and after a reconnect that negotiated 2026-07-28, and the same again
+    // on a handshake that changed nothing.
+    read.observe_tool_call(CallOutcome::Ok, None, Duration::from_millis(10));
+    for _ in 0..2 {
+        ev(
+            &metrics,
+            ConnectionEvent::Handshake {
+                server: "files".into(),
+                identity: ServerIdentity {
+                    protocol_version: "2026-07-28".into(),
+                    server_name: "fs".into(),
+                    server_version: "1.3.0".into(),
+                },
+            },
+        );
+        read.observe_tool_call(CallOutcome::Ok, None, Duration::from_millis(10));
+    }
+    otlp.flush().await.unwrap();
+    let got = received(&mut rx).await;
+    let operation = by_name(&got, "mcp.client.operation.duration");
+    let ok_call = |version: &str| {
+        histogram_point(
+            operation,
+            &labels(&[
+                ("mcp.method.name", "tools/call"),
+                ("gen_ai.tool.name", "read_file"),
+                ("gen_ai.operation.name", "execute_tool"),
+                ("server", "files"),
+                ("network.transport", "tcp"),
+                ("server.address", "files.internal"),
+                ("server.port", "8443"),
+                ("mcp.protocol.version", version),
+            ]),
+        )
+        .count
+    };
+    // `record_everything`'s call and one more on 2025-11-25; two on 2026-07-28.
+    assert_eq!((ok_call("2025-11-25"), ok_call("2026-07-28")), (2, 2));
+    // The scrape has one series for all four.
+    assert!(metrics.render().contains(
+        r#"mcp_client_operation_duration_seconds_count{error_type="",gen_ai_tool_name="read_file",mcp_method_name="tools/call",server="files"} 4"#
+    ), "{}", metrics.render());
+    otlp.shutdown().await.unwrap();
+}
+
 #[test]
 fn without_a_meter_the_recorder_is_the_prometheus_one() {
     let clock = ManualClock::new(Duration::from_secs(1_800_000_000));

@@ -141,9 +141,65 @@ impl TransportSpec {
                     Some(scheme) if scheme.eq_ignore_ascii_case("https") => 443,
                     _ => 80,
                 };
-                let host = host.trim_start_matches('[').trim_end_matches(']');
+                let host = host
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .to_ascii_lowercase();
                 ServerEndpoint::network(host, uri.port_u16().unwrap_or(default_port))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::ServerEndpoint;
+
+    fn http(url: &str) -> TransportSpec {
+        TransportSpec::Http {
+            url: url.into(),
+            headers: BTreeMap::new(),
+            oauth: None,
+        }
+    }
+
+    #[test]
+    fn the_endpoint_is_the_urls_host_and_port_and_nothing_else() {
+        let cases = [
+            (
+                "http://127.0.0.1:8931/mcp",
+                ServerEndpoint::network("127.0.0.1", 8931),
+            ),
+            (
+                "http://mcp.internal/mcp",
+                ServerEndpoint::network("mcp.internal", 80),
+            ),
+            (
+                "HTTPS://Mcp.Example.com/x?token=s3cret",
+                ServerEndpoint::network("mcp.example.com", 443),
+            ),
+            (
+                "https://[::1]:9443/mcp",
+                ServerEndpoint::network("::1", 9443),
+            ),
+            (
+                "https://user:s3cret@host.example:8443/p",
+                ServerEndpoint::network("host.example", 8443),
+            ),
+            ("not a url", ServerEndpoint::transport_only("tcp")),
+        ];
+        for (url, want) in cases {
+            let got = http(url).endpoint();
+            assert_eq!(got, want, "{url}");
+            assert!(!format!("{got:?}").contains("s3cret"), "{url}");
+        }
+        let stdio = TransportSpec::Stdio {
+            command: "server".into(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: None,
+        };
+        assert_eq!(stdio.endpoint(), ServerEndpoint::pipe());
     }
 }

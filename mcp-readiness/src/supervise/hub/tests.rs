@@ -130,6 +130,30 @@ async fn removing_a_server_emits_server_removed_and_the_hub_answers_absent() {
     ));
 }
 
+#[tokio::test(start_paused = true)]
+async fn every_connection_announces_its_endpoint_before_its_tools() {
+    let script = Arc::new(Script::default());
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = {
+        let events = events.clone();
+        move |e: &ConnectionEvent| events.lock().unwrap().push(e.clone())
+    };
+    let hub = hub_with(ScriptedConnector::new(&script), quiet().event_sink(sink));
+    hub.call(read()).await.unwrap();
+    let events = events.lock().unwrap();
+    let position = |wanted: fn(&ConnectionEvent) -> bool| events.iter().position(wanted);
+    let endpoint =
+        position(|e| matches!(e, ConnectionEvent::Endpoint { .. })).expect("an Endpoint event");
+    let tools = position(|e| matches!(e, ConnectionEvent::ToolsChanged { .. })).unwrap();
+    assert!(endpoint < tools, "{events:?}");
+    let ConnectionEvent::Endpoint { server, endpoint } = &events[endpoint] else {
+        unreachable!()
+    };
+    // A custom connector without a configuration: its transport, no address.
+    assert_eq!(&**server, "mail");
+    assert_eq!(*endpoint, crate::state::ServerEndpoint::pipe());
+}
+
 #[test]
 fn a_url_that_is_not_http_is_a_configuration_error_without_its_credentials() {
     let spec = ServerSpec {

@@ -10,8 +10,8 @@ use futures::future::{BoxFuture, Shared};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
-use crate::state::{ConnectionEvent, ServerEndpoint};
 use crate::state::State;
+use crate::state::{ConnectionEvent, ServerEndpoint};
 use crate::supervise::connectors::connector::{ConnectError, Session};
 use crate::supervise::connectors::human::Human;
 use crate::supervise::hub::options::CrashPolicy;
