@@ -51,7 +51,7 @@ function(cfg)
       }] } },
       g.row(8, 'Connecting and waiting', 19),
       g.timeseries(9, 'Connect time p95 vs wait budget',
-                   'Budget advisor for the selected servers (recorded every 3 minutes across the replicas): p95 of successful connects (last hour, or lifetime), the wait budget in force on each replica, and a suggested one (server:mcp_readiness_wait_budget_seconds:suggested). Raise the budget when the p95 stays above it and calls run out of it.',
+                   'Budget advisor for the selected servers (recorded every 3 minutes across the replicas): p95 of successful connects (last hour, or lifetime), the wait budget in force on each replica, and a suggested one (server:mcp_readiness_wait_budget_seconds:suggested: the p95 plus a quarter; no line for a server that has not connected successfully yet). Raise the budget when the p95 stays above it and calls run out of it.',
                    [8, 12, 0, 20],
                    [
                      g.target('server:mcp_readiness_connect_duration_seconds:p95{job=~"$job", server=~"$server"}', '{{server}} p95 connect'),
