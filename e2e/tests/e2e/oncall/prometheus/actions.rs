@@ -206,7 +206,12 @@ async fn on_a_live_prometheus_each_server_gets_its_one_action_and_every_dashboar
         .into_iter()
         .flatten()
         .find(|a| a["labels"]["server"] == "stuck" && a["labels"]["job"] == "mcp-readiness-agent")
-        .map(|a| a["annotations"]["description"].as_str().unwrap_or_default().to_owned())
+        .map(|a| {
+            a["annotations"]["description"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
         .expect("the stuck server's budget alert");
     assert!(!stuck.contains("NaN"), "{stuck}");
     assert!(
