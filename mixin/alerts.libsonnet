@@ -155,12 +155,13 @@ local lib = import 'lib.libsonnet';
               'MCPResolveBudgetExhausted',
               'MCP server `{{ $labels.server }}` keeps outrunning its wait budget',
               who + ' takes longer to become ready than callers wait: {{ $value | printf "%.0f" }} resolutions ran out of budget in the last '
-              + cfg.budgetExhaustedWindow + ' while it was connecting; connects take '
-              + fig(ws, 'server:mcp_readiness_connect_duration_seconds:p95{{M}}', '%.1f s', '(no successful connect yet)')
-              + ' at p95 and the budget in force is '
+              + cfg.budgetExhaustedWindow + ' while it was connecting; '
+              + fig(ws, 'server:mcp_readiness_connect_duration_seconds:p95{{M}}', 'connects take %.1f s at p95', 'no connect to it has succeeded yet (no connect time to size a budget from)')
+              + ' and the budget in force is '
               + fig(ws, 'server:mcp_readiness_wait_budget_seconds:max{{M}}', '%.0f s', 'unknown') + '. '
               + 'Next step: raise `readiness.servers.{{ $labels.server }}.budget`'
-              + fig(ws, 'server:mcp_readiness_wait_budget_seconds:suggested{{M}}', ' to about %.0f s', '')
+              // No suggestion without a successful connect: the p95 it comes from is missing.
+              + fig(ws, 'server:mcp_readiness_wait_budget_seconds:suggested{{M}}', ' to about %.0f s', ' above the time it takes to start')
               + ' (it overrides the global `readiness.budget` for this server only; in an agent service, the budget of its ServerSpec / HubOptions), or move its steps later in the run.',
             ),
           },

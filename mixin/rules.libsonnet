@@ -282,7 +282,9 @@ local lib = import 'lib.libsonnet';
           {
             // p95 of successful connects: over the last hour when a connect finished in it,
             // otherwise over the exporters' lifetime (a server that connected once has one
-            // observation, invisible to increase()).
+            // observation, invisible to increase()). A server with no successful connect (its
+            // histogram exists at 0: histogram_quantile gives NaN) has no series here, so no
+            // suggestion below and no NaN in the alerts that quote them.
             record: 'server:mcp_readiness_connect_duration_seconds:p95',
             expr: |||
               (
@@ -290,7 +292,10 @@ local lib = import 'lib.libsonnet';
                 >= 0
               )
               or
-              histogram_quantile(0.95, sum by (%(ws)s, le) (last_over_time(mcp_readiness_connect_duration_seconds_bucket{result="ok"%(c)s}[10m])))
+              (
+                histogram_quantile(0.95, sum by (%(ws)s, le) (last_over_time(mcp_readiness_connect_duration_seconds_bucket{result="ok"%(c)s}[10m])))
+                >= 0
+              )
             ||| % v,
           },
           {
@@ -299,7 +304,8 @@ local lib = import 'lib.libsonnet';
             expr: 'max by (%(ws)s) (last_over_time(mcp_readiness_wait_budget_seconds%(s)s[10m]))\n' % v,
           },
           {
-            // A budget that covers the p95 connect with a quarter to spare, in whole seconds.
+            // A budget that covers the p95 connect with a quarter to spare, in whole seconds;
+            // none for a server without a p95 (no successful connect yet).
             record: 'server:mcp_readiness_wait_budget_seconds:suggested',
             expr: 'ceil(1.25 * server:mcp_readiness_connect_duration_seconds:p95)\n',
           },

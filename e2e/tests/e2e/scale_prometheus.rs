@@ -447,6 +447,31 @@ async fn prometheus_with(
     (guard, addr)
 }
 
+/// The job names of docs/scale.md's agent-mode example (`agent.yml`), in order: the test
+/// scrapes `serve` and the agent service under them.
+fn documented_agent_jobs() -> Vec<String> {
+    let doc = std::fs::read_to_string(repo().join("docs/scale.md")).unwrap();
+    let block = doc
+        .split("# agent.yml")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("docs/scale.md has the agent.yml example");
+    block
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- job_name: "))
+        .map(|job| job.trim().to_owned())
+        .collect()
+}
+
+/// The `job` matcher of the exporter alerts (`_config.exporterSelector`) in alerts/alerts.yml.
+fn exporter_selector() -> String {
+    let alerts = std::fs::read_to_string(repo().join("alerts/alerts.yml")).unwrap();
+    let (_, rest) = alerts
+        .split_once("up{job=~\"")
+        .expect("alerts.yml selects exporter jobs");
+    rest.split_once("\"}").unwrap().0.to_owned()
+}
+
 fn count(result: &[serde_json::Value]) -> f64 {
     result
         .first()
@@ -460,6 +485,18 @@ async fn an_agent_mode_prometheus_remote_writes_to_a_central_one_where_the_fleet
     let Some(binary) = prometheus() else {
         return;
     };
+    // The documented example's jobs are exporter jobs: the exporter alerts see their targets
+    // even before a first scrape (MCPReadinessExporterDown, not a false
+    // MCPReadinessExporterAbsent "no exporter is discovered").
+    let jobs = documented_agent_jobs();
+    let selector = exporter_selector();
+    assert_eq!(selector, "mcp-readiness.*");
+    assert_eq!(jobs.len(), 2, "{jobs:?}");
+    assert!(
+        jobs.iter().all(|j| j.starts_with("mcp-readiness")),
+        "docs/scale.md's agent.yml jobs {jobs:?} do not match job=~\"{selector}\""
+    );
+    let (serve_job, agent_job) = (jobs[0].as_str(), jobs[1].as_str());
     let scratch = Scratch::new("two-tier");
     let (_http, port) = http_fixture(&scratch, "tier").await;
     let servers = serde_json::json!({
@@ -499,8 +536,8 @@ async fn an_agent_mode_prometheus_remote_writes_to_a_central_one_where_the_fleet
     .await;
     let agent_yml = format!(
         "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  external_labels:\n    cluster: edge-1\n\
-         scrape_configs:\n  - job_name: serve\n    static_configs:\n      - targets: ['{serve_addr}']\n\
-         \x20 - job_name: agent\n    static_configs:\n      - targets: ['{}']\n\
+         scrape_configs:\n  - job_name: {serve_job}\n    static_configs:\n      - targets: ['{serve_addr}']\n\
+         \x20 - job_name: {agent_job}\n    static_configs:\n      - targets: ['{}']\n\
          remote_write:\n  - url: http://{central}/api/v1/write\n    queue_config:\n      batch_send_deadline: 1s\n",
         agent_service.addr
     );
@@ -520,19 +557,21 @@ async fn an_agent_mode_prometheus_remote_writes_to_a_central_one_where_the_fleet
     .await;
 
     eventually("the central Prometheus to get the fleet view and the alert", Duration::from_secs(90), async || {
+        // The fleet rules keep the group labels: the agent's external label `cluster` is on
+        // the fleet-view series as on the alert.
         let worst = query(
             &central,
-            "server:mcp_readiness_server_state:worst{job=\"serve\",server=\"github\",state=\"unauthenticated\"}",
+            &format!("server:mcp_readiness_server_state:worst{{job=\"{serve_job}\",server=\"github\",state=\"unauthenticated\",cluster=\"edge-1\"}}"),
         )
         .await;
         let by_state = query(
             &central,
-            "state:mcp_readiness_server_state:servers{job=\"agent\",state=\"absent\"}",
+            &format!("state:mcp_readiness_server_state:servers{{job=\"{agent_job}\",state=\"absent\",cluster=\"edge-1\"}}"),
         )
         .await;
         let alert = query(
             &central,
-            "ALERTS{alertname=\"MCPServerUnauthenticated\",job=\"serve\",server=\"github\",cluster=\"edge-1\"}",
+            &format!("ALERTS{{alertname=\"MCPServerUnauthenticated\",job=\"{serve_job}\",server=\"github\",cluster=\"edge-1\"}}"),
         )
         .await;
         if count(&worst) == 1.0 && count(&by_state) >= 1.0 && !alert.is_empty() {
@@ -543,25 +582,70 @@ async fn an_agent_mode_prometheus_remote_writes_to_a_central_one_where_the_fleet
         ))
     })
     .await;
-    // What the fleet costs centrally, and what the fleet rules reduce it to.
-    let raw = count(&query(&central, "count({__name__=~\"mcp_.+\"})").await);
-    let per_server = count(
-        &query(
-            &central,
-            "count({__name__=~\"mcp_.+\",server=\"github\",job=\"serve\"})",
-        )
-        .await,
+    // The remote-written `up` of both targets matches the exporter selector.
+    let selected = count(&query(&central, &format!("count(up{{job=~\"{selector}\"}})")).await);
+    assert_eq!(
+        selected, 2.0,
+        "up{{job=~\"{selector}\"}} on the central side"
     );
+
+    // What one server costs centrally (docs/scale.md, "What the series cost"): 48 series for a
+    // ready server, 68 for one whose connects fail one way (a second connect-duration
+    // histogram, no server info); more for one called through the layer.
+    let series_of = async |job: &str, server: &str| {
+        count(
+            &query(
+                &central,
+                &format!("count({{__name__=~\"mcp_.+\",job=\"{job}\",server=\"{server}\"}})"),
+            )
+            .await,
+        )
+    };
+    let ready = series_of(serve_job, "files").await;
+    let failing = series_of(serve_job, "gone").await;
+    let unauthenticated = series_of(serve_job, "github").await;
+    let called = series_of(agent_job, "files").await;
+    let raw = count(&query(&central, "count({__name__=~\"mcp_.+\"})").await);
     let fleet = count(&query(&central, "count({__name__=~\"server:mcp_readiness_server_state:worst|state:mcp_readiness_server_state:servers\"})").await);
     let fleet_per_server = count(
         &query(
             &central,
-            "count(server:mcp_readiness_server_state:worst{server=\"github\",job=\"serve\"})",
+            &format!("count(server:mcp_readiness_server_state:worst{{server=\"github\",job=\"{serve_job}\"}})"),
         )
         .await,
     );
     eprintln!(
-        "central series: {raw} raw mcp_* series (one server of serve: {per_server}); fleet view: {fleet} series (one server: {fleet_per_server})"
+        "central series per server: ready {ready}, failing (spawn) {failing}, unauthenticated {unauthenticated}, \
+         ready and called (2 tools) {called}; {raw} raw mcp_* series; fleet view: {fleet} series (one server: {fleet_per_server})"
+    );
+    assert_eq!(ready, 48.0, "a ready server");
+    assert_eq!(failing, 68.0, "a server whose connects fail");
+    assert_eq!(unauthenticated, 68.0, "an unauthenticated server");
+    // Called through the layer: a resolve-wait histogram (21) per verdict state it resolved to,
+    // and per tool one call counter per outcome and an operation histogram (17) per error type,
+    // plus the counter of each tool it does not offer.
+    let of = async |expr: &str| {
+        count(
+            &query(
+                &central,
+                &expr.replace("{M}", &format!("{{job=\"{agent_job}\",server=\"files\"}}")),
+            )
+            .await,
+        )
+    };
+    let verdicts =
+        of("count(count by (state) (mcp_readiness_resolve_wait_seconds_count{M}))").await;
+    let outcomes = of("count(mcp_readiness_tool_calls_total{M})").await;
+    let operations = of("count(mcp_client_operation_duration_seconds_count{M})").await;
+    let absent_tools = of("count(mcp_readiness_tool_absent_total{M})").await;
+    eprintln!(
+        "called: {verdicts} verdict states, {outcomes} tool outcomes, {operations} operation histograms, {absent_tools} absent tools"
+    );
+    assert!(verdicts >= 1.0 && outcomes >= 2.0 && operations >= 2.0 && absent_tools >= 1.0);
+    assert_eq!(
+        called,
+        48.0 + 21.0 * verdicts + outcomes + 17.0 * operations + absent_tools,
+        "a ready server called through the layer"
     );
     assert!(fleet < raw && fleet_per_server == 4.0);
     agent_service.stop().await;

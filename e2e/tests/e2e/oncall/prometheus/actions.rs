@@ -198,6 +198,32 @@ async fn on_a_live_prometheus_each_server_gets_its_one_action_and_every_dashboar
             .is_some_and(|u| u.ends_with("runbook.md#mcpwaitbudgetbelowconnecttime")),
         "{rendered}"
     );
+    // `stuck` never connected (its connect histogram exists at 0): no p95, no suggestion, and
+    // its budget alert says so in words instead of quoting NaN.
+    let stuck = prometheus.api("/api/v1/alerts").await.unwrap();
+    let stuck = stuck["alerts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|a| a["labels"]["server"] == "stuck" && a["labels"]["job"] == "mcp-readiness-agent")
+        .map(|a| {
+            a["annotations"]["description"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .expect("the stuck server's budget alert");
+    assert!(!stuck.contains("NaN"), "{stuck}");
+    assert!(
+        stuck.contains("no connect to it has succeeded yet")
+            && stuck.contains("`readiness.servers.stuck.budget` above the time it takes to start"),
+        "{stuck}"
+    );
+    let suggested = prometheus
+        .query("server:mcp_readiness_wait_budget_seconds:suggested{server=\"stuck\"}")
+        .await
+        .unwrap();
+    assert!(suggested.is_empty(), "{suggested:?}");
 
     // 3. Every dashboard query succeeds and returns numbers over the test's time range.
     let queries = dashboard_queries();

@@ -12,6 +12,7 @@ mod alertmanager;
 mod probe;
 mod replicas;
 mod roll_up;
+mod streams;
 
 use mcp_readiness_fixtures as common;
 
