@@ -158,7 +158,7 @@ local lib = import 'lib.libsonnet';
               + cfg.budgetExhaustedWindow + ' while it was connecting; '
               + fig(ws, 'server:mcp_readiness_connect_duration_seconds:p95{{M}}', 'connects take %.1f s at p95', 'no connect to it has succeeded yet (no connect time to size a budget from)')
               + ' and the budget in force is '
-              + fig(ws, 'server:mcp_readiness_wait_budget_seconds:max{{M}}', '%.0f s', 'unknown') + '. '
+              + fig(ws, 'server:mcp_readiness_wait_budget_seconds:max{{M}}', '%g s', 'unknown') + '. '
               + 'Next step: raise `readiness.servers.{{ $labels.server }}.budget`'
               // No suggestion without a successful connect: the p95 it comes from is missing.
               + fig(ws, 'server:mcp_readiness_wait_budget_seconds:suggested{{M}}', ' to about %.0f s', ' above the time it takes to start')
@@ -181,7 +181,7 @@ local lib = import 'lib.libsonnet';
               who + ' connects in '
               + fig(ws, 'server:mcp_readiness_connect_duration_seconds:p95{{M}}', '%.1f s', '?')
               + ' at p95, longer than its wait budget of '
-              + fig(ws, 'server:mcp_readiness_wait_budget_seconds:max{{M}}', '%.0f s', '?')
+              + fig(ws, 'server:mcp_readiness_wait_budget_seconds:max{{M}}', '%g s', '?')
               + '; no call has run out of budget yet. If calls start right after a (re)connect, consider `readiness.servers.{{ $labels.server }}.budget`'
               + fig(ws, 'server:mcp_readiness_wait_budget_seconds:suggested{{M}}', ' of about %.0f s', '')
               + ' (the global `readiness.budget` stays the default for the others).',
