@@ -547,16 +547,28 @@ async fn every_instrument_reaches_an_otlp_http_receiver_with_the_prometheus_valu
     export_and_check(otlp, rx, "metrics-http-test").await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_removed_server_leaves_the_next_export_and_later_calls_keep_counting() {
-    let (addr, mut rx) = start_metrics_http_receiver().await;
+/// A recorder whose meter exports over OTLP/HTTP (on flushes only) to a receiver of its own.
+async fn recorder_over_http(
+    service: &str,
+) -> (
+    OtlpMetrics,
+    Metrics,
+    mpsc::UnboundedReceiver<ExportMetricsServiceRequest>,
+) {
+    let (addr, rx) = start_metrics_http_receiver().await;
     let otlp = config(
         OtlpConfig::http(format!("http://{addr}/v1/metrics")),
-        "removal",
+        service,
     )
     .build()
     .unwrap();
     let metrics = Metrics::builder().meter(otlp.meter()).build().unwrap();
+    (otlp, metrics, rx)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_removed_server_leaves_the_next_export_and_later_calls_keep_counting() {
+    let (otlp, metrics, mut rx) = recorder_over_http("removal").await;
     record_everything(&metrics);
     ev(
         &metrics,
@@ -597,14 +609,7 @@ async fn a_removed_server_leaves_the_next_export_and_later_calls_keep_counting()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_upgrades_its_protocol_starts_new_operation_series() {
-    let (addr, mut rx) = start_metrics_http_receiver().await;
-    let otlp = config(
-        OtlpConfig::http(format!("http://{addr}/v1/metrics")),
-        "upgrade",
-    )
-    .build()
-    .unwrap();
-    let metrics = Metrics::builder().meter(otlp.meter()).build().unwrap();
+    let (otlp, metrics, mut rx) = recorder_over_http("upgrade").await;
     record_everything(&metrics);
     let read = metrics.server("files").tool("read_file");
     // The same call before and after a reconnect that negotiated 2026-07-28, and the same again

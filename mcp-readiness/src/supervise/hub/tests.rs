@@ -106,8 +106,8 @@ async fn the_inventory_reports_ready_tools_pending_and_unauthenticated_servers()
     assert!(missing.to_string().contains("not configured"));
 }
 
-#[tokio::test(start_paused = true)]
-async fn removing_a_server_emits_server_removed_and_the_hub_answers_absent() {
+/// A hub of the scripted `mail` server, and every event it emits, in order.
+fn hub_recording_events() -> (Hub, Arc<Mutex<Vec<ConnectionEvent>>>) {
     let script = Arc::new(Script::default());
     let events = Arc::new(Mutex::new(Vec::new()));
     let sink = {
@@ -115,6 +115,12 @@ async fn removing_a_server_emits_server_removed_and_the_hub_answers_absent() {
         move |e: &ConnectionEvent| events.lock().unwrap().push(e.clone())
     };
     let hub = hub_with(ScriptedConnector::new(&script), quiet().event_sink(sink));
+    (hub, events)
+}
+
+#[tokio::test(start_paused = true)]
+async fn removing_a_server_emits_server_removed_and_the_hub_answers_absent() {
+    let (hub, events) = hub_recording_events();
     hub.call(read()).await.unwrap();
     assert!(hub.remove_server("mail"));
     assert!(!hub.remove_server("mail"));
@@ -132,13 +138,7 @@ async fn removing_a_server_emits_server_removed_and_the_hub_answers_absent() {
 
 #[tokio::test(start_paused = true)]
 async fn every_connection_announces_its_endpoint_before_its_tools() {
-    let script = Arc::new(Script::default());
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let sink = {
-        let events = events.clone();
-        move |e: &ConnectionEvent| events.lock().unwrap().push(e.clone())
-    };
-    let hub = hub_with(ScriptedConnector::new(&script), quiet().event_sink(sink));
+    let (hub, events) = hub_recording_events();
     hub.call(read()).await.unwrap();
     let events = events.lock().unwrap();
     let position = |wanted: fn(&ConnectionEvent) -> bool| events.iter().position(wanted);
