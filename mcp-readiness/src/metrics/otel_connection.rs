@@ -2,7 +2,8 @@
 //! over OTLP (feature `otel-metrics`): set by the `Endpoint` and `Handshake` events, read by the
 //! tool handles, which bind their series again when it changes.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use arc_swap::{ArcSwap, ArcSwapOption};
 
@@ -18,22 +19,37 @@ pub(crate) struct Connection {
     pub(crate) protocol_version: Option<Arc<str>>,
 }
 
-/// One server's [`Connection`], swapped whole so a reader sees one generation.
+/// One server's [`Connection`], swapped whole so a reader sees one generation, and its
+/// generation on its own, which the recording path compares without loading the rest.
 #[derive(Default)]
-pub(crate) struct ConnectionCell(ArcSwap<Connection>);
+pub(crate) struct ConnectionCell {
+    connection: ArcSwap<Connection>,
+    generation: AtomicU64,
+}
 
 impl ConnectionCell {
     pub(crate) fn load(&self) -> arc_swap::Guard<Arc<Connection>> {
-        self.0.load()
+        self.connection.load()
+    }
+
+    /// The generation now (a binding made for an older one is stale).
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    fn update(&self, change: impl Fn(&Connection) -> Option<Connection>) {
+        self.connection.rcu(|old| match change(old) {
+            Some(new) => Arc::new(new),
+            None => old.clone(),
+        });
+        let now = self.connection.load().generation;
+        self.generation.fetch_max(now, Ordering::AcqRel);
     }
 
     /// A new endpoint (a no-op when it is the one known).
     pub(crate) fn set_endpoint(&self, endpoint: &ServerEndpoint) {
-        self.0.rcu(|old| {
-            if old.endpoint.as_ref() == Some(endpoint) {
-                return old.clone();
-            }
-            Arc::new(Connection {
+        self.update(|old| {
+            (old.endpoint.as_ref() != Some(endpoint)).then(|| Connection {
                 generation: old.generation + 1,
                 endpoint: Some(endpoint.clone()),
                 protocol_version: old.protocol_version.clone(),
@@ -46,11 +62,8 @@ impl ConnectionCell {
         if version.is_empty() {
             return;
         }
-        self.0.rcu(|old| {
-            if old.protocol_version.as_deref() == Some(version) {
-                return old.clone();
-            }
-            Arc::new(Connection {
+        self.update(|old| {
+            (old.protocol_version.as_deref() != Some(version)).then(|| Connection {
                 generation: old.generation + 1,
                 endpoint: old.endpoint.clone(),
                 protocol_version: Some(version.into()),
@@ -66,8 +79,16 @@ struct Bound {
 
 /// One series of `mcp.client.operation.duration`, bound to the attributes of the connection's
 /// generation it was first recorded in and bound again when the connection changes.
+///
+/// The first binding is kept in a `OnceLock`, so recording on a connection that has not changed
+/// since (the usual case: the `Endpoint` and `Handshake` of a connection come before its first
+/// call) costs one atomic load more than a plain bound series. After a change (a server that
+/// upgraded its protocol) the newest binding is swapped in beside it.
 #[derive(Default)]
-pub(crate) struct OperationSeries(ArcSwapOption<Bound>);
+pub(crate) struct OperationSeries {
+    first: OnceLock<Bound>,
+    later: ArcSwapOption<Bound>,
+}
 
 /// Which operation a [`OperationSeries`] records.
 pub(crate) struct OperationKey<'a> {
@@ -86,18 +107,28 @@ impl OperationSeries {
         key: OperationKey<'_>,
         seconds: f64,
     ) {
-        let connection = cell.load();
-        if let Some(bound) = &*self.0.load()
-            && bound.generation == connection.generation
-        {
-            bound.series.record(seconds);
+        let generation = cell.generation();
+        let bind = || {
+            let connection = cell.load();
+            Bound {
+                generation: connection.generation,
+                series: otel.operation_series(&key, &connection),
+            }
+        };
+        let first = self.first.get_or_init(&bind);
+        if first.generation == generation {
+            first.series.record(seconds);
             return;
         }
-        let bound = Arc::new(Bound {
-            generation: connection.generation,
-            series: otel.operation_series(&key, &connection),
-        });
-        bound.series.record(seconds);
-        self.0.store(Some(bound));
+        // The connection changed since the first binding.
+        if let Some(later) = &*self.later.load()
+            && later.generation == generation
+        {
+            later.series.record(seconds);
+            return;
+        }
+        let later = Arc::new(bind());
+        later.series.record(seconds);
+        self.later.store(Some(later));
     }
 }
