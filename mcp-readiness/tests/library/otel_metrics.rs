@@ -243,6 +243,18 @@ fn histogram_point<'a>(m: &'a ReceivedMetric, want: &Labels) -> &'a HistogramDat
         })
 }
 
+/// The labels of a sample line's `{...}` block, without its braces.
+fn label_block(labels: &str) -> Labels {
+    labels
+        .split("\",")
+        .filter(|kv| !kv.is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once("=\"").expect("label=\"value\"");
+            (k.to_owned(), v.trim_end_matches('"').to_owned())
+        })
+        .collect()
+}
+
 /// The counter and gauge series of the Prometheus text: (metric, labels) to value.
 fn prometheus_series(text: &str) -> BTreeMap<(String, Labels), f64> {
     let mut out = BTreeMap::new();
@@ -255,15 +267,10 @@ fn prometheus_series(text: &str) -> BTreeMap<(String, Labels), f64> {
         if name.ends_with("_bucket") || name.ends_with("_sum") || name.ends_with("_count") {
             continue;
         }
-        let labels = labels
-            .split("\",")
-            .filter(|kv| !kv.is_empty())
-            .map(|kv| {
-                let (k, v) = kv.split_once("=\"").expect("label=\"value\"");
-                (k.to_owned(), v.trim_end_matches('"').to_owned())
-            })
-            .collect();
-        out.insert((name.to_owned(), labels), value.parse().expect("a number"));
+        out.insert(
+            (name.to_owned(), label_block(labels)),
+            value.parse().expect("a number"),
+        );
     }
     out
 }
@@ -314,15 +321,7 @@ fn prometheus_histograms(text: &str) -> BTreeMap<(String, Labels), HistogramSeri
         } else {
             continue;
         };
-        let mut labels: Labels = labels
-            .trim_end_matches('}')
-            .split("\",")
-            .filter(|kv| !kv.is_empty())
-            .map(|kv| {
-                let (k, v) = kv.split_once("=\"").expect("label=\"value\"");
-                (k.to_owned(), v.trim_end_matches('"').to_owned())
-            })
-            .collect();
+        let mut labels = label_block(labels.trim_end_matches('}'));
         labels.remove("le");
         // A label with an empty value is no label (`error_type=""` on a successful operation).
         labels.retain(|_, v| !v.is_empty());
