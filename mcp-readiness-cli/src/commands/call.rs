@@ -9,11 +9,13 @@ use std::time::Duration;
 use mcp_readiness::CallFailure;
 use mcp_readiness::rmcp::model::CallToolResult;
 use mcp_readiness::secret::escape_controls;
-use mcp_readiness::{Budget, Hub, Metrics, ReadinessLayer, ToolCall, ToolName};
+use mcp_readiness::{Budget, Metrics, ReadinessLayer, ToolCall, ToolName};
 use serde_json::{Map, Value, json};
 use tower::{ServiceBuilder, ServiceExt as _};
 
-use super::common::{EXIT_INVALID, hub_options, load_config, parse_duration, print_stdout};
+use super::common::{
+    EXIT_INVALID, hub_options, load_config, parse_duration, print_stdout, start_hub,
+};
 use super::signals::{StopSignals, run_until_stop_signal};
 
 /// Arguments of `mcp-readiness call`.
@@ -123,21 +125,12 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         Err(code) => return code,
     };
     let metrics = Metrics::new();
-    let hub = match Hub::new(
-        specs,
-        hub_options(&config)
-            .health_interval(None)
-            .event_sink(metrics.clone()),
-    ) {
+    let options = hub_options(&config)
+        .health_interval(None)
+        .event_sink(metrics.clone());
+    let hub = match start_hub(&args.config, specs, options) {
         Ok(hub) => hub,
-        Err(err) => {
-            err_line!(
-                "error: {}: {}",
-                args.config.display(),
-                escape_controls(&err.to_string())
-            );
-            return ExitCode::from(EXIT_INVALID);
-        }
+        Err(code) => return code,
     };
     hub.connect_all();
     let layer = ReadinessLayer::builder(hub.clone())

@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use mcp_readiness::metrics::{Metrics, PushError, PushTarget};
 use mcp_readiness::plan::{Run, RunSummary, Step, StepOutcome};
-use mcp_readiness::{Budget, Hub, resolve::CapabilityCache};
+use mcp_readiness::{Budget, resolve::CapabilityCache};
 
 use mcp_readiness::secret::escape_controls;
 
 use super::common::{
-    EXIT_INVALID, hub_options, load_config, parse_duration, print_stdout, with_progress,
+    EXIT_INVALID, hub_options, load_config, parse_duration, print_stdout, start_hub, with_progress,
 };
 use super::signals::{StopSignals, run_until_stop_signal};
 
@@ -98,21 +98,12 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         Err(code) => return code,
     };
     let metrics = Metrics::new();
-    let hub = match Hub::new(
-        config.servers.clone(),
-        hub_options(&config)
-            .health_interval(None)
-            .event_sink(metrics.clone()),
-    ) {
+    let options = hub_options(&config)
+        .health_interval(None)
+        .event_sink(metrics.clone());
+    let hub = match start_hub(&args.config, config.servers.clone(), options) {
         Ok(hub) => hub,
-        Err(err) => {
-            err_line!(
-                "error: {}: {}",
-                args.config.display(),
-                mcp_readiness::secret::escape_controls(&err.to_string())
-            );
-            return ExitCode::from(EXIT_INVALID);
-        }
+        Err(code) => return code,
     };
     // The run is one trace: connection attempts and step resolutions are children of its span.
     let mut run = Run::start(steps);

@@ -1,4 +1,4 @@
-//! What `check` and `serve` share: loading the configuration and starting the Hub.
+//! What the commands share: loading the configuration and starting the Hub.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use mcp_readiness::config::Config;
 use mcp_readiness::secret::escape_controls;
-use mcp_readiness::supervise::HubOptionsBuilder;
-use mcp_readiness::{Budget, Hub, State};
+use mcp_readiness::supervise::{HubOptions, HubOptionsBuilder};
+use mcp_readiness::{Budget, Hub, ServerSpec, State};
 
 /// Exit code for invalid input (bad flags, bad configuration).
 pub(crate) const EXIT_INVALID: u8 = 2;
@@ -79,6 +79,23 @@ pub(crate) fn load_config(path: &Path) -> Result<Config, ExitCode> {
 /// library's one mapping ([`Config::hub_options`]).
 pub(crate) fn hub_options(config: &Config) -> HubOptionsBuilder {
     config.hub_options()
+}
+
+/// The Hub of `servers`, configured in the file at `path`; a configuration the Hub refuses is
+/// printed, naming the file, and is exit code 2.
+pub(crate) fn start_hub(
+    path: &Path,
+    servers: Vec<ServerSpec>,
+    options: impl Into<HubOptions>,
+) -> Result<Hub, ExitCode> {
+    Hub::new(servers, options).map_err(|err| {
+        print_stderr(&format!(
+            "error: {}: {}\n",
+            path.display(),
+            escape_controls(&err.to_string())
+        ));
+        ExitCode::from(EXIT_INVALID)
+    })
 }
 
 /// Shows which servers are still connecting and the time left, while `work` runs.

@@ -11,7 +11,7 @@ use mcp_readiness::probe::Prober;
 use mcp_readiness::{Hub, state::ConnectionEvent};
 use tokio::signal::unix::{SignalKind, signal};
 
-use super::common::{EXIT_INVALID, hub_options, load_config, print_stdout};
+use super::common::{EXIT_INVALID, hub_options, load_config, print_stdout, start_hub};
 
 /// Arguments of `mcp-readiness serve`.
 #[derive(Debug, clap::Args)]
@@ -57,16 +57,9 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     let options = hub_options(&config)
         .event_sink(metrics.clone())
         .event_sink(log_event);
-    let hub = match Hub::new(config.servers.clone(), options) {
+    let hub = match start_hub(&args.config, config.servers.clone(), options) {
         Ok(hub) => hub,
-        Err(err) => {
-            err_line!(
-                "error: {}: {}",
-                args.config.display(),
-                mcp_readiness::secret::escape_controls(&err.to_string())
-            );
-            return ExitCode::from(EXIT_INVALID);
-        }
+        Err(code) => return code,
     };
     publish_readiness(&hub, &metrics, &config);
     // `GET /probe`: off unless `readiness.probe` is configured; a reload turns it on or off.

@@ -284,6 +284,31 @@ impl Families {
     }
 
     /// Removes every series labelled with `server`; returns how many.
+    /// Sets `mcp_readiness_server_info` of `server` to 1 for `identity` (the caller removes the
+    /// server's earlier series where one may exist).
+    pub(crate) fn set_server_info(&self, server: &str, identity: &crate::state::ServerIdentity) {
+        self.server_info
+            .get_or_create(&[
+                server,
+                &identity.protocol_version,
+                &identity.server_name,
+                &identity.server_version,
+            ])
+            .set(1);
+    }
+
+    /// Sets `mcp_readiness_credential_expiry_timestamp_seconds` of `server` for one known expiry.
+    pub(crate) fn set_credential_expiry(
+        &self,
+        server: &str,
+        expiry: &crate::state::CredentialExpiry,
+    ) {
+        let renewable = if expiry.renewable { "true" } else { "false" };
+        self.credential_expiry
+            .get_or_create(&[server, expiry.kind.as_str(), renewable])
+            .set(expiry.unix_seconds());
+    }
+
     pub(crate) fn remove_server(&self, server: &str) -> usize {
         self.server_state.remove_where(LABEL_SERVER, server)
             + self.state_changed.remove_where(LABEL_SERVER, server)

@@ -98,14 +98,7 @@ impl Metrics {
         let _gate = fam.gate.write().unwrap_or_else(|p| p.into_inner());
         fam.server_info
             .remove_where(super::names::LABEL_SERVER, server);
-        fam.server_info
-            .get_or_create(&[
-                server,
-                &identity.protocol_version,
-                &identity.server_name,
-                &identity.server_version,
-            ])
-            .set(1);
+        fam.set_server_info(server, identity);
     }
 
     fn now_unix_seconds(&self) -> f64 {

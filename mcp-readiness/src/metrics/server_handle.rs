@@ -421,13 +421,11 @@ impl ServerMetrics {
         if !*live {
             return;
         }
-        let family = &core.fam.credential_expiry;
-        family.remove_where(LABEL_SERVER, &core.name);
+        core.fam
+            .credential_expiry
+            .remove_where(LABEL_SERVER, &core.name);
         for expiry in expiries {
-            let renewable = if expiry.renewable { "true" } else { "false" };
-            family
-                .get_or_create(&[&core.name, expiry.kind.as_str(), renewable])
-                .set(expiry.unix_seconds());
+            core.fam.set_credential_expiry(&core.name, expiry);
         }
     }
 

@@ -37,20 +37,10 @@ pub(crate) fn render(
         .get_or_create(&[server])
         .set(i64::try_from(outcome.tools.unwrap_or(0)).unwrap_or(i64::MAX));
     if let Some(identity) = &outcome.identity {
-        fam.server_info
-            .get_or_create(&[
-                server,
-                &identity.protocol_version,
-                &identity.server_name,
-                &identity.server_version,
-            ])
-            .set(1);
+        fam.set_server_info(server, identity);
     }
     for expiry in &outcome.expiries {
-        let renewable = if expiry.renewable { "true" } else { "false" };
-        fam.credential_expiry
-            .get_or_create(&[server, expiry.kind.as_str(), renewable])
-            .set(expiry.unix_seconds());
+        fam.set_credential_expiry(server, expiry);
     }
     for (result, count) in ConnectResult::ALL.iter().zip(connects) {
         if *count > 0 {
