@@ -125,7 +125,7 @@ fn path_with_binary() -> String {
 }
 
 fn fleet_config() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fleet.mcp.json")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/fleet.mcp.json")
 }
 
 #[test]

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 #[test]
 fn promtool_check_metrics_reports_nothing_for_the_golden_exposition() {
-    let golden = std::fs::read_to_string(repo().join("mcp-readiness/tests/golden/metrics.txt"))
+    let golden = std::fs::read_to_string(repo().join("tests/golden/metrics.txt"))
         .expect("the golden exposition");
     assert!(golden.contains("mcp_readiness_server_state"), "{golden}");
     let Some((ok, said)) = promtool_check(&golden) else {

@@ -142,51 +142,51 @@ pub use supervise::{Hub, HubOptions, ServerSpec, TransportSpec};
 pub mod doc_pages {
     /// `README.md`.
     #[cfg(all(feature = "hub", feature = "http"))]
-    #[doc = include_str!("../../README.md")]
+    #[doc = include_str!("../README.md")]
     pub struct Readme;
     /// `docs/architecture.md`.
     #[cfg(all(feature = "hub", feature = "http"))]
-    #[doc = include_str!("../../docs/architecture.md")]
+    #[doc = include_str!("../docs/architecture.md")]
     pub struct Architecture;
     /// `docs/benchmarks.md`.
-    #[doc = include_str!("../../docs/benchmarks.md")]
+    #[doc = include_str!("../docs/benchmarks.md")]
     pub struct Benchmarks;
     /// `docs/configuration.md`.
-    #[doc = include_str!("../../docs/configuration.md")]
+    #[doc = include_str!("../docs/configuration.md")]
     pub struct Configuration;
     /// `docs/guarantees.md`.
-    #[doc = include_str!("../../docs/guarantees.md")]
+    #[doc = include_str!("../docs/guarantees.md")]
     pub struct Guarantees;
     /// `docs/metrics.md`.
-    #[doc = include_str!("../../docs/metrics.md")]
+    #[doc = include_str!("../docs/metrics.md")]
     pub struct Metrics;
     /// `docs/oauth.md`.
-    #[doc = include_str!("../../docs/oauth.md")]
+    #[doc = include_str!("../docs/oauth.md")]
     pub struct Oauth;
     /// `docs/oncall.md`.
-    #[doc = include_str!("../../docs/oncall.md")]
+    #[doc = include_str!("../docs/oncall.md")]
     pub struct Oncall;
     /// `docs/operations.md`.
-    #[doc = include_str!("../../docs/operations.md")]
+    #[doc = include_str!("../docs/operations.md")]
     pub struct Operations;
     /// `docs/own-connections.md`.
     #[cfg(all(feature = "hub", feature = "http"))]
-    #[doc = include_str!("../../docs/own-connections.md")]
+    #[doc = include_str!("../docs/own-connections.md")]
     pub struct OwnConnections;
     /// `docs/probe.md`.
     #[cfg(all(feature = "hub", feature = "http"))]
-    #[doc = include_str!("../../docs/probe.md")]
+    #[doc = include_str!("../docs/probe.md")]
     pub struct Probe;
     /// `docs/protocol.md`.
-    #[doc = include_str!("../../docs/protocol.md")]
+    #[doc = include_str!("../docs/protocol.md")]
     pub struct Protocol;
     /// `docs/runbook.md`.
-    #[doc = include_str!("../../docs/runbook.md")]
+    #[doc = include_str!("../docs/runbook.md")]
     pub struct Runbook;
     /// `docs/scale.md`.
-    #[doc = include_str!("../../docs/scale.md")]
+    #[doc = include_str!("../docs/scale.md")]
     pub struct Scale;
     /// `docs/supervision.md`.
-    #[doc = include_str!("../../docs/supervision.md")]
+    #[doc = include_str!("../docs/supervision.md")]
     pub struct Supervision;
 }

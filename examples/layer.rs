@@ -20,7 +20,7 @@ async fn main() -> Result<(), tower::BoxError> {
     let mut command: Vec<String> = std::env::args().skip(1).collect();
     if command.is_empty() {
         // The fixture MCP server of the end-to-end tests: `cargo build -p mcp-readiness-e2e`.
-        command.push(env!("CARGO_MANIFEST_DIR").to_owned() + "/../target/debug/fixture-server");
+        command.push(env!("CARGO_MANIFEST_DIR").to_owned() + "/target/debug/fixture-server");
     }
     let files = ServerSpec {
         name: "files".into(),

@@ -1,12 +1,12 @@
 //! Peak memory of 20 concurrent scrapes of a 10,000-server fleet (what `serve` holds for it), and
-//! how big the body is gzipped: `cargo run --release --example scrape_fleet_memory`. Linux only
+//! how big the body is gzipped: `cargo bench --bench scrape_fleet_memory` (a program, not a criterion bench). Linux only
 //! (reads `VmHWM` from `/proc/self/status`).
 //!
 //! Runs, in one process and in this order (the peak only grows): the fleet alone; 20 concurrent
 //! scrapes through the `/metrics` endpoint (half of them accepting gzip), which share one render;
 //! then 20 renders at once, which is what 20 scrapes cost before they shared one.
 
-#[path = "../benches/support/fleet.rs"]
+#[path = "support/fleet.rs"]
 #[allow(dead_code)]
 mod fleet;
 
@@ -15,6 +15,9 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 const SERVERS: usize = 10_000;
+/// Under `cargo test --benches` (no `--bench` argument) a quick pass over a small fleet checks that
+/// the program runs; `cargo bench` measures the whole fleet.
+const SERVERS_QUICK: usize = 100;
 const SCRAPES: usize = 20;
 
 fn status_kib(field: &str) -> u64 {
@@ -66,14 +69,15 @@ async fn scrape(addr: String, gzip: bool) -> (usize, bool) {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     if status_kib("VmHWM:") == 0 {
-        eprintln!("no /proc/self/status here: this example measures memory on Linux only");
+        eprintln!("no /proc/self/status here: this program measures memory on Linux only");
         return;
     }
-    let metrics = fleet::exporter_fleet_of(SERVERS);
+    let servers = if std::env::args().any(|arg| arg == "--bench") { SERVERS } else { SERVERS_QUICK };
+    let metrics = fleet::exporter_fleet_of(servers);
     let text_len = metrics.render().len();
     let held = status_kib("VmHWM:");
     println!(
-        "{SERVERS} servers: one render {:.1} MiB; peak RSS holding the fleet (and one render) {:.1} MiB",
+        "{servers} servers: one render {:.1} MiB; peak RSS holding the fleet (and one render) {:.1} MiB",
         text_len as f64 / 1048576.0,
         mib(held)
     );
