@@ -101,6 +101,8 @@
 //!
 //! All waiting goes through `tokio::time`, so tests run on a paused, virtual clock.
 #![warn(missing_docs, unreachable_pub)]
+// On docs.rs (`--cfg docsrs`, every feature): each item says which features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "hub")]
 pub mod config;
