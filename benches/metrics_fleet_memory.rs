@@ -41,7 +41,11 @@ fn main() {
         let after_scrape = rss_kib().unwrap_or(held);
         // CPU time per scrape over several scrapes (wall time suffers on a shared machine).
         // Under `cargo test --benches` (no `--bench` argument) one round checks the program runs.
-        let rounds = if std::env::args().any(|arg| arg == "--bench") { 20 } else { 1 };
+        let rounds = if std::env::args().any(|arg| arg == "--bench") {
+            20
+        } else {
+            1
+        };
         let ticks_before = cpu_ticks().unwrap_or(0);
         for _ in 0..rounds {
             std::hint::black_box(metrics.render());

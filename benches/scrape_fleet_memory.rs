@@ -72,7 +72,11 @@ async fn main() {
         eprintln!("no /proc/self/status here: this program measures memory on Linux only");
         return;
     }
-    let servers = if std::env::args().any(|arg| arg == "--bench") { SERVERS } else { SERVERS_QUICK };
+    let servers = if std::env::args().any(|arg| arg == "--bench") {
+        SERVERS
+    } else {
+        SERVERS_QUICK
+    };
     let metrics = fleet::exporter_fleet_of(servers);
     let text_len = metrics.render().len();
     let held = status_kib("VmHWM:");
