@@ -95,8 +95,7 @@ fn metric(
 
 /// A family's name held in a registry this crate made itself (`Metrics::new`): a collector of
 /// that name cannot be registered beside it, but it yields nothing when gathered, because the
-/// render writes the family from its
-/// storage (see [`render_merged`](super::render_merged)).
+/// render writes the family from its storage (see [`render_merged`](super::render_merged)).
 pub(crate) struct Reserved(pub(crate) Desc);
 
 impl Collector for Reserved {
