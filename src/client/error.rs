@@ -164,7 +164,7 @@ impl CallError {
     ///
     /// ```
     /// use mcp_readiness::state::CallOutcome;
-    /// # fn check(error: &mcp_readiness::supervise::CallError) {
+    /// # fn check(error: &mcp_readiness::client::CallError) {
     /// if error.outcome() == CallOutcome::NotReady {
     ///     tracing::warn!("{} is {}: {}", error.server(), error.state(), error.error_type());
     /// }
