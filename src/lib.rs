@@ -73,6 +73,9 @@
 //!   `ready`), single flight per server.
 //! - [`layer`]: the tower middleware ([`ReadinessLayer`]) that resolves every call at the point
 //!   of use, tags its span, records metrics, and refuses what is not ready.
+//! - [`client`]: how one MCP connection is made (stdio and streamable-HTTP connectors, both
+//!   protocol generations, sessions, OAuth and its store) and what its failures mean
+//!   ([`CallError`](client::CallError) and rmcp's error rules, in every build).
 //! - [`supervise`]: the [`Hub`] of supervised rmcp connections (reconnect on use, single flight,
 //!   generation counter, cooldown, auth fails fast, fan-out isolation), which can also supervise
 //!   connections you made ([`Hub::attach`]) or make with your own client handler
@@ -91,7 +94,8 @@
 //!   [`RunSummary`](plan::RunSummary); [`config`]: the `.mcp.json` file. The design's
 //!   virtual-clock scenarios and the demo's MCP servers are in the `mcp-readiness-cli` package.
 //!
-//! Feature flags: `hub` ([`supervise`], [`Peers`](supervise::Peers), [`config`], [`probe`]), `http` (the `/metrics` endpoint
+//! Feature flags: `hub` ([`supervise`], [`Peers`](supervise::Peers), [`config`], [`probe`], the
+//! connections of [`client`]), `http` (the `/metrics` endpoint
 //! and status page) and `tls` (HTTPS to MCP servers) are on by default; `oauth` (OAuth 2.1 for
 //! streamable-HTTP servers), `otlp-grpc` / `otlp-http` (the [`telemetry`] set-up) and `otel-metrics`
 //! (the metrics through the OpenTelemetry metrics API too, pushed over OTLP with an `otlp-*`
@@ -104,9 +108,10 @@
 // On docs.rs (`--cfg docsrs`, every feature): each item says which features it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod client;
 #[cfg(feature = "hub")]
 pub mod config;
-#[cfg(feature = "http")]
+#[cfg(any(feature = "http", feature = "hub"))]
 pub mod exporter;
 mod exposition;
 pub mod layer;

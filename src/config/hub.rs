@@ -2,7 +2,8 @@
 //! library's and the command line's.
 
 use super::Config;
-use crate::supervise::{Hub, HubOptions, HubOptionsBuilder, SpecError};
+use crate::client::SpecError;
+use crate::supervise::{Hub, HubOptions, HubOptionsBuilder};
 
 impl Config {
     /// The [`HubOptions`] of this file's `readiness` block: `connect_timeout`, `call_timeout`,

@@ -84,9 +84,9 @@ use std::time::Duration;
 pub use error::{ConfigError, ConfigWarning};
 pub use oauth::implicit as implicit_oauth;
 
+use crate::client::ServerSpec;
 use crate::resolve::Budget;
 use crate::state::ToolName;
-use crate::supervise::ServerSpec;
 use node::Node;
 use walk::Ctx;
 

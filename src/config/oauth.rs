@@ -17,8 +17,8 @@ use std::path::PathBuf;
 use super::error::ConfigError;
 use super::node::Node;
 use super::walk::{Ctx, child, index};
+use crate::client::{OAuthGrant, OAuthSpec};
 use crate::secret::Secret;
-use crate::supervise::{OAuthGrant, OAuthSpec};
 
 const OAUTH_KEYS: &[&str] = &[
     "store",

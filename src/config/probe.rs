@@ -21,8 +21,8 @@ use std::collections::BTreeMap;
 use super::error::ConfigError;
 use super::node::Node;
 use super::walk::{Ctx, Fields, index};
+use crate::client::ProtocolGenerations;
 use crate::probe::{ProbeConfig, ProbeModule, TargetPattern};
-use crate::supervise::ProtocolGenerations;
 
 const PROBE_KEYS: &[&str] = &["targets", "max_in_flight", "timeout", "modules"];
 const MODULE_KEYS: &[&str] = &[

@@ -7,9 +7,9 @@ use super::error::{ConfigError, ConfigWarning};
 use super::node::Node;
 use super::walk::{Ctx, index};
 use super::{ReadinessConfig, ServerReadiness, StepConfig};
+use crate::client::ServerSpec;
 use crate::resolve::Budget;
 use crate::state::ToolName;
-use crate::supervise::ServerSpec;
 
 const READINESS_KEYS: &[&str] = &[
     "budget",

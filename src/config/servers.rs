@@ -7,9 +7,9 @@ use std::sync::Arc;
 use super::error::ConfigError;
 use super::node::Node;
 use super::walk::{Ctx, Fields, child};
+use crate::client::{ServerSpec, TransportSpec};
 use crate::secret::Secret;
 use crate::state::ToolName;
-use crate::supervise::{ServerSpec, TransportSpec};
 
 const STDIO_KEYS: &[&str] = &["type", "command", "args", "env", "cwd"];
 const HTTP_KEYS: &[&str] = &["type", "url", "headers", "oauth"];

@@ -1,4 +1,4 @@
-//! The HTTP exporter (feature `http`): `GET /metrics`, the text exposition of a
+//! The exporter: what takes the metrics out of the process. With feature `http`, `GET /metrics`, the text exposition of a
 //! [`Metrics`](crate::metrics::Metrics), and `GET /status`, the live status page (one row per
 //! server with its state, `action`, reason, time in state, tools and connect history;
 //! server-rendered HTML, no assets from the network).
@@ -17,23 +17,41 @@
 //!
 //! [`status_page`] renders the page itself.
 //!
+//! With feature `hub`, [`push`] sends a short run's record to a Prometheus Pushgateway (the
+//! Pushgateway client; also at its older path, `metrics::push`).
+//!
 //! - `routes.rs`: the paths and their handlers; `standalone_server.rs`: [`serve`] and the running
 //!   [`MetricsServer`]; `accept_loop.rs`: the timeouts and the connection cap;
 //!   `scrape_cache.rs`: concurrent scrapes share one render (and its gzip); `status_html.rs`: the
-//!   page; `probe_route.rs`: `/probe`.
+//!   page; `probe_route.rs`: `/probe`; `push.rs`: the Pushgateway client.
 
+#[cfg(feature = "http")]
 mod accept_loop;
-#[cfg(feature = "hub")]
+#[cfg(all(feature = "http", feature = "hub"))]
 mod probe_route;
+#[cfg(feature = "hub")]
+mod push;
+#[cfg(feature = "http")]
 mod routes;
+#[cfg(feature = "http")]
 mod scrape_cache;
+#[cfg(feature = "http")]
 mod standalone_server;
+#[cfg(feature = "http")]
 mod status_html;
 
-#[cfg(feature = "hub")]
+#[cfg(all(feature = "http", feature = "hub"))]
 pub use probe_route::{PROBE_PATH, SCRAPE_TIMEOUT_HEADER, probe_router};
-pub use routes::{CONTENT_TYPE, DEFAULT_LISTEN, METRICS_PATH, STATUS_PATH, router};
 #[cfg(feature = "hub")]
+pub use push::{
+    PushError, PushTarget, RUN_RAN_STEPS, RUN_SERVERS, RUN_STEPS, RUN_TIMESTAMP_SECONDS, push,
+    run_record_text,
+};
+#[cfg(feature = "http")]
+pub use routes::{CONTENT_TYPE, DEFAULT_LISTEN, METRICS_PATH, STATUS_PATH, router};
+#[cfg(all(feature = "http", feature = "hub"))]
 pub use standalone_server::serve_with_probe;
+#[cfg(feature = "http")]
 pub use standalone_server::{MetricsServer, ServeError, serve};
+#[cfg(feature = "http")]
 pub use status_html::{STATUS_REFRESH_SECONDS, status_page};

@@ -1,4 +1,4 @@
-//! The exposition engine behind [`Metrics`](crate::metrics::Metrics): the storage of metric
+//! The exposition engine behind `Metrics`: the storage of metric
 //! families and its two outputs. It knows no metric of this crate by name (the families of
 //! DESIGN.md's table are declared in `metrics/domain_families.rs`) and nothing of HTTP (the
 //! exporter serves what it writes).

@@ -93,10 +93,9 @@ fn metric(
     metric
 }
 
-/// A family's name held in a registry this crate made itself
-/// ([`Metrics::new`](crate::metrics::Metrics::new)): a collector of that name cannot be registered
-/// beside it, but it yields nothing when gathered, because the render writes the family from its
-/// storage (see [`render_merged`](super::render_merged)).
+/// A family's name held in a registry this crate made itself (`Metrics::new`): a collector of
+/// that name cannot be registered beside it, but it yields nothing when gathered, because the
+/// render writes the family from its storage (see [`render_merged`](super::render_merged)).
 pub(crate) struct Reserved(pub(crate) Desc);
 
 impl Collector for Reserved {
@@ -113,12 +112,11 @@ impl Collector for Reserved {
 /// decides how a render writes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Owner {
-    /// The recorder made the registry ([`Metrics::new`](crate::metrics::Metrics::new)): the
-    /// families' names are reserved in it, and the render writes the families from their storage.
+    /// The recorder made the registry (`Metrics::new`): the families' names are reserved in it,
+    /// and the render writes the families from their storage.
     Recorder,
-    /// The service passed its own
-    /// ([`MetricsBuilder::registry`](crate::metrics::MetricsBuilder::registry)): every family is a
-    /// collector in it, and the render encodes what the registry gathers.
+    /// The service passed its own (`MetricsBuilder::registry`): every family is a collector in
+    /// it, and the render encodes what the registry gathers.
     Service,
 }
 

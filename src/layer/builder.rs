@@ -55,7 +55,7 @@ impl<N, O> ReadinessLayerBuilder<CapabilityCache, N, O> {
     }
 
     /// The wait budget of one server's tools, instead of the default (see
-    /// [`CapabilityCache::with_server_budget`]). Over a [`Hub`](crate::Hub) the per-server budgets
+    /// [`CapabilityCache::with_server_budget`]). Over a `Hub` the per-server budgets
     /// of its options apply without this.
     pub fn server_budget(mut self, server: impl Into<Arc<str>>, budget: Budget) -> Self {
         self.cache = self.cache.with_server_budget(server, budget);

@@ -7,13 +7,12 @@ use tower::BoxError;
 
 use super::NotReady;
 use super::classify_result::classify_error;
+use crate::client::CallError;
 use crate::state::{Action, CallOutcome, State};
-#[cfg(feature = "hub")]
-use crate::supervise::CallError;
 
 /// A failed call through the readiness layer, seen once: the layer's error is a
 /// `tower::BoxError` that may be the layer's own refusal ([`NotReady`]), the hub's or `Peers`'
-/// [`CallError`](crate::supervise::CallError), rmcp's `ServiceError`, a timeout, or anything your inner
+/// [`CallError`](crate::client::CallError), rmcp's `ServiceError`, a timeout, or anything your inner
 /// service returned. [`CallFailure::of`] does every downcast; its accessors answer what a caller
 /// decides on.
 ///
@@ -73,7 +72,6 @@ impl<'a> CallFailure<'a> {
     }
 
     /// The hub's (or `Peers`') error, when the inner service failed the call.
-    #[cfg(feature = "hub")]
     pub fn call_error(&self) -> Option<&'a CallError> {
         let root: &'a (dyn std::error::Error + 'static) = self.error;
         std::iter::successors(Some(root), |e| e.source())
@@ -87,7 +85,6 @@ impl<'a> CallFailure<'a> {
         if let Some(not_ready) = self.not_ready() {
             return Some(not_ready.state);
         }
-        #[cfg(feature = "hub")]
         if let Some(error) = self.call_error() {
             return Some(error.state()).filter(|s| *s != State::Ready);
         }

@@ -11,7 +11,8 @@
 //!   tool's [`ToolMetrics`] (calls, absent tools, operations). They are resolved once, so
 //!   recording on the hot path is an atomic add with no label hashing; the layer keeps them per
 //!   tool.
-//! - [`push`] (feature `hub`): a run's record to a Prometheus Pushgateway.
+//! - `push` (feature `hub`): a run's record to a Prometheus Pushgateway, now in the `exporter`
+//!   module (`exporter::push`) and still named here.
 //! - Feature `otel-metrics`: the same metrics through the OpenTelemetry metrics API, on the
 //!   `Meter` given to `MetricsBuilder::meter` (`metrics::otel_names` says what each instrument is called),
 //!   exported over OTLP by `telemetry::init_metrics` (with `otlp-grpc` or `otlp-http`).
@@ -60,8 +61,6 @@ mod otel_connection;
 mod otel_instruments;
 #[cfg(feature = "otel-metrics")]
 pub mod otel_names;
-#[cfg(feature = "hub")]
-mod push;
 mod recorder;
 mod server_handle;
 mod status_board;
@@ -74,8 +73,9 @@ pub use builder::{
 pub use clock::{Clock, ManualClock, SystemClock};
 #[cfg(feature = "hub")]
 pub(crate) use domain_families::Families;
+// Old path (a re-export for names users wrote before the move, not a use): see docs/architecture.md.
 #[cfg(feature = "hub")]
-pub use push::{
+pub use crate::exporter::{
     PushError, PushTarget, RUN_RAN_STEPS, RUN_SERVERS, RUN_STEPS, RUN_TIMESTAMP_SECONDS, push,
     run_record_text,
 };

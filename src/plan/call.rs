@@ -9,11 +9,10 @@ use tracing::Instrument;
 
 use super::spans::{record_step, step_span};
 use super::{Step, StepOutcome};
+use crate::client::CallError;
 use crate::layer::NotReady;
 use crate::resolve::{Scope, Verdict};
 use crate::state::{State, ToolCall};
-#[cfg(feature = "hub")]
-use crate::supervise::CallError;
 
 /// Calls `call` (for `step`'s tool) through `service` and decides from what came back, inside a
 /// `step {id}` span.
@@ -67,14 +66,7 @@ fn verdict_of_failure(error: &BoxError, elapsed: std::time::Duration) -> Verdict
 }
 
 /// The state a `Hub` failure implies for its server, and its message.
-#[cfg(feature = "hub")]
 fn hub_failure(error: &BoxError) -> Option<(State, Arc<str>)> {
     let call = error.downcast_ref::<CallError>()?;
     Some((call.state(), call.message().into()))
-}
-
-/// Without the `hub` feature no error comes from a `Hub`.
-#[cfg(not(feature = "hub"))]
-fn hub_failure(_error: &BoxError) -> Option<(State, Arc<str>)> {
-    None
 }

@@ -1,6 +1,6 @@
 //! Probing any MCP server by URL (feature `hub`): the multi-target exporter pattern of
 //! Prometheus' blackbox_exporter, for MCP. `GET /probe?target=URL[&module=NAME][&server=NAME]` on
-//! `serve` (or on [`exporter::probe_router`](crate::exporter::probe_router)) makes one
+//! `serve` (or on `exporter::probe_router`) makes one
 //! streamable-HTTP handshake and one `tools/list` against `target` and answers with that one
 //! server's series, named and labelled as the supervised ones (so the shipped alerts and
 //! dashboards read probe targets too), plus `mcp_readiness_probe_success` and

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use crate::State;
+use crate::client::ConnectError;
 use crate::state::{ConnectResult, CredentialExpiry, ServerIdentity};
-use crate::supervise::ConnectError;
 
 /// What one probe found, in the vocabulary of the supervised series.
 #[derive(Debug, Clone, PartialEq)]

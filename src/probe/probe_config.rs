@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::target_pattern::TargetPattern;
+use crate::client::{OAuthSpec, ProtocolGenerations};
 use crate::secret::Secret;
-use crate::supervise::{OAuthSpec, ProtocolGenerations};
 
 /// `readiness.probe`: turns on `GET /probe` on `serve` (and on [`Prober`](super::Prober)s built
 /// from it).

@@ -16,9 +16,9 @@ use super::outcome::{ProbeOutcome, state_of_failure};
 use super::probe_config::{ProbeConfig, ProbeModule};
 use super::target_pattern::ProbeTarget;
 use crate::State;
+use crate::client::{Connector, HttpConnector, SessionEvents, SpecError};
 use crate::secret::Secret;
 use crate::state::ConnectResult;
-use crate::supervise::{Connector, HttpConnector, SessionEvents, SpecError};
 
 /// How much earlier than the scrape's own timeout (`X-Prometheus-Scrape-Timeout-Seconds`) a probe
 /// ends, so its answer reaches Prometheus in time (blackbox_exporter's default offset).
@@ -351,7 +351,7 @@ async fn attempt(connector: &HttpConnector, deadline: Duration) -> ProbeOutcome 
                 outcome.reason = None;
                 outcome.tools = Some(tools.len());
             }
-            Err(error) if crate::supervise::is_auth_failure(&error) => {
+            Err(error) if crate::client::is_auth_failure(&error) => {
                 outcome.state = State::Unauthenticated;
                 outcome.result = ConnectResult::Unauthorized;
                 outcome.reason = Some("tools/list: the credentials were rejected".into());

@@ -4,7 +4,7 @@ use futures::future::BoxFuture;
 
 use super::{ChangeFeed, Snapshot};
 
-/// Anything that can say which tools are usable now: the [`Hub`](crate::Hub) of supervised
+/// Anything that can say which tools are usable now: the `Hub` of supervised
 /// connections, a test double, or an adapter over an agent runtime's own connector list.
 ///
 /// `snapshot` is called once per poll, never on the cache-hit path, so it may allocate.

@@ -29,49 +29,40 @@
 //!
 //! # Rooms
 //!
-//! The hub owns supervisors and a supervisor drives a connector; the connectors use neither, and a
-//! supervisor reads of its hub only the shared state and options. `peers` reuses the connectors
-//! and the [`CallError`] for connections the hub did not make.
+//! How one connection is made (the connectors, the server specs, OAuth, the [`CallError`] a call
+//! ends with and the rules that turn rmcp's errors into decisions) is the
+//! [`client`](crate::client) room below this one; its names are re-exported here. This room keeps
+//! connections alive. The hub owns supervisors and a supervisor drives a connector; a supervisor
+//! reads of its hub only the shared state and options. `peers` reuses the client's sessions and
+//! errors for connections the hub did not make.
 //!
 //! - `hub/`: the [`Hub`] and what it owns across servers: membership and routing, [`HubOptions`],
 //!   the state its supervisors share, the [`FanOut`], the `Inventory` view, connections attached
 //!   from outside, and the factory that picks a connector for a configured server.
 //! - `supervisor/`: one server's supervisor and its `ConnState` machine: admission of callers,
 //!   the attempt runner, the call path, background tasks (drop watch, health, tool-list refresh,
-//!   credential watch), and the [`CallError`] a call ends with.
-//! - `connectors/`: how a connection is made: the [`Connector`] and [`Session`] contract, the
-//!   server specs, the stdio and streamable-HTTP connectors with both protocol generations,
-//!   [`RmcpConnector`], OAuth, and the rules that turn rmcp's errors into decisions.
+//!   credential watch).
 //! - `peers/`: [`Peers`], the adapter over connections the service keeps itself.
 
-mod connectors;
 mod hub;
 mod peers;
 mod supervisor;
 #[cfg(test)]
 mod test_support;
 
-pub use connectors::connector::{
-    AfterConnect, ConnectError, Connector, MAX_RETRY_AFTER, Session, SessionEvents,
+// How one connection is made is the `client` room's; its names stay here too, where users first
+// found them.
+pub use crate::client::{
+    AfterConnect, CallError, CallErrorKind, ConnectError, Connector, CredentialState,
+    HttpConnector, MAX_RETRY_AFTER, MAX_STDOUT_LINE, MAX_TOOL_PAGES, MAX_TOOLS, NotConnected,
+    OAuthGrant, OAuthSpec, ProtocolGenerations, RmcpConnector, ServerSpec, Session, SessionEvents,
+    SpecError, StdioConnector, TransportSpec, input_required, task_failed,
 };
-pub use connectors::credential_expiry::CredentialState;
-pub use connectors::fd_limit::{OpenFileLimit, raise_open_file_limit};
-pub use connectors::generations::ProtocolGenerations;
 #[cfg(feature = "oauth")]
-pub use connectors::oauth::{LoginError, authorize};
-pub use connectors::rmcp_connector::RmcpConnector;
-pub(crate) use connectors::rmcp_errors::is_auth_failure;
-pub use connectors::spec::{OAuthGrant, OAuthSpec, ServerSpec, TransportSpec};
-pub use connectors::spec_error::SpecError;
-pub use connectors::stdio::MAX_STDOUT_LINE;
-pub use connectors::stdio::StdioConnector;
-pub use connectors::streamable_http::HttpConnector;
-pub use connectors::task::{input_required, task_failed};
-pub use connectors::tool_pages::{MAX_TOOL_PAGES, MAX_TOOLS};
+pub use crate::client::{LoginError, authorize};
+pub use crate::util::{OpenFileLimit, raise_open_file_limit};
 pub use hub::factory::connector_for;
 pub use hub::fan_out::{Degraded, FanOut, FanOutResult};
 pub use hub::options::{HubOptions, HubOptionsBuilder};
 pub use hub::registry::{Hub, ServerStatus};
 pub use peers::Peers;
-pub(crate) use supervisor::call_outcome::classify_service_error;
-pub use supervisor::error::{CallError, CallErrorKind, NotConnected};

@@ -4,6 +4,7 @@
 
 mod support;
 
+mod architecture;
 mod config;
 mod exporter;
 mod exposition {

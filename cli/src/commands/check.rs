@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use std::time::Duration;
 
-use mcp_readiness::metrics::{Metrics, PushError, PushTarget};
+use mcp_readiness::exporter::{PushError, PushTarget};
+use mcp_readiness::metrics::Metrics;
 use mcp_readiness::plan::{Run, RunSummary, Step, StepOutcome};
 use mcp_readiness::{Budget, resolve::CapabilityCache};
 
@@ -129,7 +130,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
             metrics.server(&server.name).set_wait_budget(budget.wait());
         }
         // The run's own answer is still printed; a failed push is said after it, and is exit 1.
-        push_failed = mcp_readiness::metrics::push(&metrics, target, Some(&summary))
+        push_failed = mcp_readiness::exporter::push(&metrics, target, Some(&summary))
             .await
             .err();
     }

@@ -4,13 +4,13 @@
 use std::sync::Arc;
 
 use super::options::HubOptions;
+use crate::client::connector::Connector;
+use crate::client::spec::{ServerSpec, TransportSpec};
+use crate::client::spec_error::SpecError;
+use crate::client::stdio::StdioConnector;
+use crate::client::streamable_http::HttpConnector;
 use crate::secret::Secret;
 use crate::state::ToolName;
-use crate::supervise::connectors::connector::Connector;
-use crate::supervise::connectors::spec::{ServerSpec, TransportSpec};
-use crate::supervise::connectors::spec_error::SpecError;
-use crate::supervise::connectors::stdio::StdioConnector;
-use crate::supervise::connectors::streamable_http::HttpConnector;
 
 /// Builds the rmcp connector for `spec`: [`StdioConnector`] for a command, [`HttpConnector`] for a
 /// URL, with the connect timeout and the `after_connect` hook for that server from `options`.
@@ -77,7 +77,7 @@ pub(super) fn secrets_of(spec: &ServerSpec) -> Vec<Secret> {
 fn with_oauth(
     connector: HttpConnector,
     server: &Arc<str>,
-    oauth: Option<&crate::supervise::connectors::spec::OAuthSpec>,
+    oauth: Option<&crate::client::spec::OAuthSpec>,
 ) -> Result<HttpConnector, SpecError> {
     let Some(oauth) = oauth else {
         return Ok(connector);

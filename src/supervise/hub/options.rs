@@ -6,9 +6,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::client::connector::AfterConnect;
 use crate::resolve::Budget;
 use crate::state::EventSink;
-use crate::supervise::connectors::connector::AfterConnect;
 
 /// How the [`Hub`](crate::supervise::Hub) supervises its servers: configured with the consuming setters of
 /// [`HubOptions::builder`], read with the getters below.

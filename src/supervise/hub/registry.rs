@@ -12,15 +12,15 @@ use rmcp::model::CallToolResult;
 use super::factory::{connector_for, secrets_of};
 use super::options::HubOptions;
 use super::shared::HubShared;
+use crate::client::connector::Connector;
+use crate::client::error::{CallError, CallErrorKind, NotConnected};
+use crate::client::spec::ServerSpec;
+use crate::client::spec_error::SpecError;
 use crate::resolve::ChangeFeed;
 use crate::state::ConnectionEvent;
 use crate::state::State;
 use crate::state::ToolCall;
-use crate::supervise::connectors::connector::Connector;
-use crate::supervise::connectors::spec::ServerSpec;
-use crate::supervise::connectors::spec_error::SpecError;
 use crate::supervise::supervisor::admission::Supervisor;
-use crate::supervise::supervisor::error::{CallError, CallErrorKind, NotConnected};
 
 /// One server to supervise: its name, its connector, and the configuration it came from (if any).
 type ServerEntry = (Arc<str>, Arc<dyn Connector>, Option<ServerSpec>);

@@ -12,13 +12,13 @@ use std::time::Duration;
 use rmcp::Peer;
 use rmcp::service::{RoleClient, RunningService};
 
+use crate::client::connector::SessionEvents;
+use crate::client::connector::{ConnectError, Session};
+use crate::client::rmcp_errors::{is_auth_failure, is_pipe_dead, truncate};
+use crate::client::rmcp_session::RmcpSession;
 use crate::resolve::ChangeFeed;
 use crate::secret::redact;
 use crate::state::{ConnectResult, ConnectionEvent, EventSink, State, ToolName};
-use crate::supervise::connectors::connector::SessionEvents;
-use crate::supervise::connectors::connector::{ConnectError, Session};
-use crate::supervise::connectors::rmcp_errors::{is_auth_failure, is_pipe_dead, truncate};
-use crate::supervise::connectors::rmcp_session::RmcpSession;
 use crate::supervise::hub::registry::ServerStatus;
 use slot::{Conn, Slot};
 
@@ -204,7 +204,7 @@ impl Peers {
                     ConnectResult::Timeout,
                     format!(
                         "server `{server}` did not list its tools within {}",
-                        crate::supervise::connectors::human::Human(self.inner.call_timeout())
+                        crate::util::Human(self.inner.call_timeout())
                     ),
                 );
                 self.failed_with(&server, error.clone());

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
+use crate::client::connector::Session;
+use crate::client::rmcp_session::RmcpSession;
 use crate::state::{ConnectResult, ConnectionEvent, State};
-use crate::supervise::connectors::connector::Session;
-use crate::supervise::connectors::rmcp_session::RmcpSession;
 
 /// Where the service's connection to one server is.
 ///

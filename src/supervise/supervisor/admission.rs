@@ -12,13 +12,13 @@ use tokio::time::Instant;
 
 use super::attempt::{initialize_span, run_attempt};
 use super::conn_state::{Attempt, AttemptOutcome, ConnState, Lost, Machine};
-use super::error::{CallError, CallErrorKind, NotConnected};
+use crate::client::connector::{ConnectError, Connector, Session};
+use crate::client::error::{CallError, CallErrorKind, NotConnected};
+use crate::client::spec::ServerSpec;
 use crate::state::{ConnectResult, ConnectionEvent};
 use crate::state::{ServerEndpoint, State};
-use crate::supervise::connectors::connector::{ConnectError, Connector, Session};
-use crate::supervise::connectors::human::Human;
-use crate::supervise::connectors::spec::ServerSpec;
 use crate::supervise::hub::shared::HubShared;
+use crate::util::Human;
 
 /// What the hub reads from a supervisor for snapshots and status.
 #[derive(Debug, Clone)]

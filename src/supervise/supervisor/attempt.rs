@@ -11,12 +11,12 @@ use tokio::time::Instant;
 use super::admission::Supervisor;
 use super::coalesce::Coalesce;
 use super::conn_state::AttemptOutcome;
+use crate::client::connector::{ConnectError, Connector, SessionEvents};
+use crate::client::rmcp_errors::{is_auth_failure, is_pipe_dead, truncate};
+use crate::client::tool_pages::unbounded_reason;
 use crate::state::{ConnectResult, ConnectionEvent};
-use crate::supervise::connectors::connector::{ConnectError, Connector, SessionEvents};
-use crate::supervise::connectors::human::Human;
-use crate::supervise::connectors::rmcp_errors::{is_auth_failure, is_pipe_dead, truncate};
-use crate::supervise::connectors::tool_pages::unbounded_reason;
 use crate::supervise::hub::shared::HubShared;
+use crate::util::Human;
 
 /// How long after the connect timeout the supervisor gives up on a connector that has not
 /// returned (the rmcp connectors time out on their own at the connect timeout).

@@ -11,10 +11,10 @@ use tokio::time::Instant;
 use super::admission::Supervisor;
 use super::coalesce::Coalesce;
 use super::conn_state::ConnState;
-use crate::supervise::connectors::connector::Session;
-use crate::supervise::connectors::human::Human;
-use crate::supervise::connectors::rmcp_errors::{is_auth_failure, truncate};
-use crate::supervise::connectors::tool_pages::unbounded_reason;
+use crate::client::connector::Session;
+use crate::client::rmcp_errors::{is_auth_failure, truncate};
+use crate::client::tool_pages::unbounded_reason;
+use crate::util::Human;
 
 impl Supervisor {
     /// Drop detection without waiting for a call: a task awaits the end of the connection and

@@ -10,11 +10,11 @@ use futures::future::{BoxFuture, Shared};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
+use crate::client::connector::{ConnectError, Session};
 use crate::state::State;
 use crate::state::{ConnectionEvent, ServerEndpoint};
-use crate::supervise::connectors::connector::{ConnectError, Session};
-use crate::supervise::connectors::human::Human;
 use crate::supervise::hub::options::CrashPolicy;
+use crate::util::Human;
 
 /// What a connection attempt yields to everyone who awaited it: the generation and session, or
 /// the classified failure.

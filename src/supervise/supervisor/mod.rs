@@ -9,21 +9,18 @@
 //! - `call.rs`: the call path (per-call timeout, retry once after a dead pipe);
 //! - `background.rs`: the drop watch, the health probe, the tool-list refresh and the timer that
 //!   ends a cooldown or a backoff; `credential_watch.rs`: what a connector knows of its
-//!   credentials, forwarded to the hub's sinks; `coalesce.rs`: one refresh at a time;
-//! - `error.rs`: the [`CallError`](crate::supervise::CallError) a call ends with, and
-//!   `call_outcome.rs`: the same rules for a call through a service's own `Peer`.
+//!   credentials, forwarded to the hub's sinks; `coalesce.rs`: one refresh at a time.
 //!
 //! A supervisor reads its hub's shared state and options (`hub/shared.rs`, `hub/options.rs`) and
-//! drives a [`Connector`](crate::supervise::Connector) from `connectors/`.
+//! drives a [`Connector`](crate::client::Connector) from the `client` room, whose
+//! [`CallError`](crate::client::CallError) a call ends with.
 
 pub(super) mod admission;
 pub(super) mod attempt;
 pub(super) mod background;
 pub(super) mod call;
-pub(super) mod call_outcome;
 pub(super) mod coalesce;
 pub(super) mod conn_state;
 pub(super) mod credential_watch;
-pub(super) mod error;
 #[cfg(test)]
 mod tests;

@@ -5,8 +5,8 @@ use std::borrow::Cow;
 
 use rmcp::ServiceError;
 
+use crate::client::rmcp_errors::{is_auth_failure, is_pipe_dead};
 use crate::state::CallOutcome;
-use crate::supervise::connectors::rmcp_errors::{is_auth_failure, is_pipe_dead};
 
 /// The call outcome and the span's `error.type` for `error`: a 401/403 is `not_ready`
 /// (`server_unauthenticated`), a dead pipe `transport_error`, a JSON-RPC error the tool's answer

@@ -14,8 +14,8 @@ use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
+use crate::client::credential_expiry::CredentialState;
 use crate::state::{CredentialExpiry, CredentialKind};
-use crate::supervise::connectors::credential_expiry::CredentialState;
 
 /// The largest store file read (a store is a few kilobytes).
 const MAX_STORE_BYTES: u64 = 1024 * 1024;

@@ -1,6 +1,6 @@
-//! [`RmcpConnector`]: connections the [`Hub`](crate::supervise::Hub) makes with your own rmcp client handler
+//! [`RmcpConnector`]: connections the `supervise::Hub` makes with your own rmcp client handler
 //! and transport, and the classification of a failed connect that it shares with
-//! [`Peers`](crate::supervise::Peers).
+//! `supervise::Peers`.
 
 use std::error::Error as StdError;
 use std::future::Future;
@@ -25,10 +25,10 @@ type Make = Arc<
 /// A [`Connector`] that makes each connection with a closure of yours: any rmcp client handler
 /// (sampling, elicitation, roots, your own notification handling) over any transport.
 ///
-/// The [`Hub`](crate::supervise::Hub) supervises what it returns like its own connections: it calls the
+/// The `supervise::Hub` supervises what it returns like its own connections: it calls the
 /// closure at the first use and again after every drop (single flight, cooldown after a failure,
 /// `unauthenticated` after a 401/403 without retrying), watches for drops, and hands out the
-/// [`Peer`](rmcp::Peer) with [`Hub::peer`](crate::supervise::Hub::peer).
+/// [`Peer`](rmcp::Peer) with `Hub::peer`.
 ///
 /// The closure gets the connection's [`SessionEvents`]: call
 /// [`SessionEvents::tools_changed`] from your handler's `on_tool_list_changed` so the hub re-reads
@@ -135,7 +135,7 @@ pub(crate) fn connect_error_of(
             // A process that could not start for want of descriptors or memory.
             _ if chain()
                 .find_map(|e| e.downcast_ref::<std::io::Error>())
-                .and_then(super::fd_limit::out_of_descriptors)
+                .and_then(crate::util::out_of_descriptors)
                 .is_some() =>
             {
                 ConnectResult::SpawnFailed

@@ -1,4 +1,4 @@
-//! How a call through the hub (or [`Peers`](crate::supervise::Peers)) ends without a result:
+//! How a call through the hub (or `supervise::Peers`) ends without a result:
 //! [`CallError`], its [`CallErrorKind`], and [`NotConnected`] for a server with no live connection.
 
 use std::borrow::Cow;
@@ -78,7 +78,7 @@ impl CallErrorKind {
     }
 }
 
-/// A tool call through the [`Hub`](crate::supervise::Hub) that produced no result. The message names the
+/// A tool call through the `supervise::Hub` that produced no result. The message names the
 /// server, says what happened and what to do next, and never contains secrets.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{message}")]
@@ -164,7 +164,7 @@ impl CallError {
     ///
     /// ```
     /// use mcp_readiness::state::CallOutcome;
-    /// # fn check(error: &mcp_readiness::supervise::CallError) {
+    /// # fn check(error: &mcp_readiness::client::CallError) {
     /// if error.outcome() == CallOutcome::NotReady {
     ///     tracing::warn!("{} is {}: {}", error.server(), error.state(), error.error_type());
     /// }

@@ -45,7 +45,7 @@ pub enum SpecError {
         /// The server.
         server: Arc<str>,
     },
-    /// A [`HubOptions`](crate::supervise::HubOptions) value the Hub cannot run with (what the configuration
+    /// A `supervise::HubOptions` value the Hub cannot run with (what the configuration
     /// file would refuse too).
     #[error("HubOptions::{option}: {problem}")]
     BadOption {

@@ -11,14 +11,14 @@ use futures::future::BoxFuture;
 use super::child_guard::ChildGuard;
 use super::child_streams::{LineWatch, TailLines};
 use super::connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents, run_hook};
-use super::fd_limit::out_of_descriptors;
-use super::human::Human;
 use super::lifecycle;
 use super::quiet::Quiet;
 use super::rmcp_errors::{chain_text, classify_init_error, truncate};
 use super::rmcp_session::{RmcpSession, SupervisorClient};
 use crate::secret::{Secret, redact};
 use crate::state::ConnectResult;
+use crate::util::Human;
+use crate::util::out_of_descriptors;
 
 /// How a handshake with a child ended (before its timeout).
 enum Handshake<T> {

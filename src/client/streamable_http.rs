@@ -12,7 +12,6 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use super::connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents, run_hook};
 use super::credential_expiry::{CredentialState, bearer_expiry};
 use super::generations::{ProtocolGenerations, handshake_offering};
-use super::human::Human;
 use super::lifecycle;
 use super::quiet::Quiet;
 use super::retry_after;
@@ -23,6 +22,7 @@ use super::spec_error::SpecError;
 use super::stream_pacing::StreamPacer;
 use crate::secret::{Secret, redact};
 use crate::state::ConnectResult;
+use crate::util::Human;
 
 /// Connects to a streamable-HTTP MCP endpoint with the configured headers (e.g. a bearer token).
 ///
@@ -120,7 +120,7 @@ impl HttpConnector {
     /// Uses OAuth with the tokens of `spec`'s credential store (refreshed before they expire)
     /// instead of a static `Authorization` header.
     #[cfg(feature = "oauth")]
-    pub fn oauth(mut self, spec: crate::supervise::OAuthSpec) -> Self {
+    pub fn oauth(mut self, spec: crate::client::OAuthSpec) -> Self {
         self.oauth = Some(Arc::new(super::oauth::OAuthCredentials::new(
             self.server.clone(),
             self.url.clone(),
@@ -411,9 +411,9 @@ mod tests {
         use rmcp::transport::streamable_http_client::StreamableHttpError;
 
         use super::super::{AUTHORIZATION_SERVER_RETRY, HttpConnector};
+        use crate::client::OAuthSpec;
         use crate::secret::Secret;
         use crate::state::ConnectResult;
-        use crate::supervise::OAuthSpec;
 
         fn connector(store: &str) -> HttpConnector {
             HttpConnector::new(

@@ -35,7 +35,7 @@ impl ConnectError {
         }
     }
 
-    /// Classifies a failed connect of `server` the way the [`Hub`](crate::Hub) classifies its
+    /// Classifies a failed connect of `server` the way the `Hub` classifies its
     /// own: rmcp's `ClientInitializeError` anywhere in `error`'s chain by its cause (a 401/403
     /// challenge is `unauthorized`, nothing listening `refused`, ...), an `std::io::Error` from
     /// starting a command (not found, not executable, out of file descriptors) `spawn_failed`,
@@ -208,9 +208,7 @@ pub trait Connector: Send + Sync + 'static {
     /// What is known of this server's credentials, as it changes: the hub exports the expiries
     /// as `mcp_readiness_credential_expiry_timestamp_seconds` and lets an unauthenticated server
     /// try again after a re-authorization. The default: nothing is known.
-    fn credentials(
-        &self,
-    ) -> Option<tokio::sync::watch::Receiver<crate::supervise::CredentialState>> {
+    fn credentials(&self) -> Option<tokio::sync::watch::Receiver<crate::client::CredentialState>> {
         None
     }
 

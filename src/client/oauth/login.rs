@@ -16,8 +16,8 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpListener;
 
 use super::store::FileStore;
+use crate::client::spec::{OAuthGrant, OAuthSpec};
 use crate::secret::{Secret, redact};
-use crate::supervise::connectors::spec::{OAuthGrant, OAuthSpec};
 
 /// How long the login waits for the browser to come back.
 const CALLBACK_TIMEOUT: Duration = Duration::from_secs(300);
@@ -34,11 +34,11 @@ pub struct LoginError(String);
 /// (`port` 0: the port of the kept registration, else any free port; register the redirect URI
 /// with the authorization server if it wants an exact one). Returns the store file written.
 pub async fn authorize(
-    spec: &crate::supervise::ServerSpec,
+    spec: &crate::client::ServerSpec,
     port: u16,
     show_url: impl FnOnce(&str),
 ) -> Result<std::path::PathBuf, LoginError> {
-    let crate::supervise::TransportSpec::Http {
+    let crate::client::TransportSpec::Http {
         url,
         oauth: Some(oauth),
         ..
@@ -103,8 +103,7 @@ async fn login(
         .await
         .map_err(|e| fail("preparing OAuth", &e))?;
     manager.set_credential_store(store.clone());
-    let http = crate::supervise::connectors::session_id::default_http_client(server)
-        .map_err(|e| e.message)?;
+    let http = crate::client::session_id::default_http_client(server).map_err(|e| e.message)?;
     let challenge = super::discovery::challenge(&http, url.expose()).await;
     let metadata = super::discovery::metadata(&manager, url.expose(), challenge.as_deref())
         .await
@@ -149,7 +148,7 @@ async fn login(
             format!(
                 "server `{server}`: no redirect came back to 127.0.0.1:{port} within {}; run the \
                  command again and open the URL it prints",
-                crate::supervise::connectors::human::Human(CALLBACK_TIMEOUT)
+                crate::util::Human(CALLBACK_TIMEOUT)
             )
         })?
         .map_err(|e| format!("server `{server}`: {e}"))?;

@@ -37,7 +37,7 @@ pub(crate) enum TaskEnd {
     InputRequired,
 }
 
-/// The error a [`Session`](crate::supervise::Session) returns for a call whose task failed (or was
+/// The error a [`Session`](crate::client::Session) returns for a call whose task failed (or was
 /// cancelled): the task's JSON-RPC error, marked so the call's outcome is `task_failed`.
 /// Custom sessions that follow tasks themselves can use it too.
 pub fn task_failed(mut error: ErrorData) -> ServiceError {
@@ -45,7 +45,7 @@ pub fn task_failed(mut error: ErrorData) -> ServiceError {
     ServiceError::McpError(error)
 }
 
-/// The error a [`Session`](crate::supervise::Session) returns for a call that needs input (elicitation,
+/// The error a [`Session`](crate::client::Session) returns for a call that needs input (elicitation,
 /// sampling, an `input_required` task or result) an unattended run cannot give: the call's outcome
 /// is `input_required`.
 pub fn input_required() -> ServiceError {

@@ -11,8 +11,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use crate::secret::Secret;
 use crate::state::{CredentialExpiry, CredentialKind};
 
-/// What a [`Connector`](crate::supervise::Connector) knows of its credentials, as it changes
-/// ([`Connector::credentials`](crate::supervise::Connector::credentials)): every credential whose expiry is
+/// What a [`Connector`](crate::client::Connector) knows of its credentials, as it changes
+/// ([`Connector::credentials`](crate::client::Connector::credentials)): every credential whose expiry is
 /// known, and a counter that goes up each time the credentials were replaced after being refused
 /// (a re-authorization: the hub lets an unauthenticated server try again).
 #[derive(Debug, Clone, Default, PartialEq)]

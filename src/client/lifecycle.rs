@@ -386,7 +386,7 @@ mod handshake_tests {
     //! way an older server can answer (or not answer) `server/discover`.
 
     use super::*;
-    use crate::supervise::connectors::connector::SessionEvents;
+    use crate::client::connector::SessionEvents;
     use rmcp::transport::async_rw::AsyncRwTransport;
     use serde_json::{Value, json};
     use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};

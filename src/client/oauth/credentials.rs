@@ -9,11 +9,11 @@ use rmcp::transport::auth::{AuthClient, AuthorizationManager, OAuthClientConfig}
 use tokio::sync::watch;
 
 use super::store::FileStore;
+use crate::client::connector::ConnectError;
+use crate::client::credential_expiry::CredentialState;
+use crate::client::spec::{OAuthGrant, OAuthSpec};
 use crate::secret::{Secret, redact};
 use crate::state::ConnectResult;
-use crate::supervise::connectors::connector::ConnectError;
-use crate::supervise::connectors::credential_expiry::CredentialState;
-use crate::supervise::connectors::spec::{OAuthGrant, OAuthSpec};
 
 /// The redirect URI a refresh-only client is configured with (rmcp needs one; a refresh never
 /// uses it, the login command sets its own).
@@ -105,8 +105,8 @@ impl OAuthCredentials {
             return Ok(client.clone());
         }
         let manager = self.manager(registered.as_deref()).await.map_err(|e| {
-            use crate::supervise::connectors::rmcp_errors::{chain_text, truncate};
-            use crate::supervise::connectors::streamable_http::AUTHORIZATION_SERVER_RETRY;
+            use crate::client::rmcp_errors::{chain_text, truncate};
+            use crate::client::streamable_http::AUTHORIZATION_SERVER_RETRY;
             let detail = redact(&chain_text(&e), &self.known());
             ConnectError::new(
                 ConnectResult::Refused,
@@ -116,7 +116,7 @@ impl OAuthCredentials {
                      attempt in {})",
                     self.server,
                     truncate(detail, 200),
-                    crate::supervise::connectors::human::Human(AUTHORIZATION_SERVER_RETRY)
+                    crate::util::Human(AUTHORIZATION_SERVER_RETRY)
                 ),
             )
             .with_retry_after(AUTHORIZATION_SERVER_RETRY)
@@ -124,7 +124,7 @@ impl OAuthCredentials {
         // The client the bearer-header path uses too (rmcp's defaults): no idle pooled
         // connections, and only same-origin 307 / 308 redirects, so a redirect never replays the
         // session id or a custom header to another host.
-        let http = crate::supervise::connectors::session_id::default_http_client(&self.server)?;
+        let http = crate::client::session_id::default_http_client(&self.server)?;
         let client = AuthClient::new(http, manager);
         if let OAuthGrant::ClientCredentials { .. } = self.spec.grant {
             self.start_client_credentials(&client).await?;

@@ -9,8 +9,8 @@
 use rmcp::transport::auth::{AuthorizationManager, AuthorizationMetadata};
 
 use super::store::{FileStore, Registration};
+use crate::client::spec::OAuthSpec;
 use crate::secret::Secret;
-use crate::supervise::connectors::spec::OAuthSpec;
 
 /// The name this client registers under.
 const CLIENT_NAME: &str = "mcp-readiness";

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::recorder::Metrics;
+use crate::metrics::Metrics;
 use crate::plan::RunSummary;
 use crate::state::State;
 

@@ -13,8 +13,8 @@ use rmcp::transport::auth::{
 use tokio::sync::Mutex;
 
 use super::store::FileStore;
+use crate::client::spec::{OAuthGrant, OAuthSpec};
 use crate::secret::{Secret, redact};
-use crate::supervise::connectors::spec::{OAuthGrant, OAuthSpec};
 
 /// The longest a token is renewed ahead of its expiry.
 const MAX_MARGIN: Duration = Duration::from_secs(120);

@@ -1,0 +1,112 @@
+//! The MCP client: how ONE connection to an MCP server is made, and what its failures mean.
+//!
+//! Supervision (keeping connections alive: the hub, its supervisors, the connections a service
+//! keeps itself) is in `supervise`, which builds on this room; nothing here knows of a hub or a
+//! supervisor.
+//!
+//! Always built (no feature): what a failed call says, so the readiness layer classifies an error
+//! the same way in every build:
+//!
+//! - `error.rs`: [`CallError`], its [`CallErrorKind`] and [`NotConnected`], how a call through a
+//!   supervised connection ends without a result;
+//! - `rmcp_errors.rs`: rmcp's errors turned into decisions (a dead pipe, rejected credentials,
+//!   the `ConnectResult` of a failed handshake); `call_outcome.rs`: an rmcp `ServiceError` as a
+//!   call outcome, by the same rules.
+//!
+//! With feature `hub`, the connections themselves:
+//!
+//! - `connector.rs`: the [`Connector`] and [`Session`] contract every connection kind implements;
+//! - `spec.rs`, `spec_builders.rs`, `spec_error.rs`: how to reach a configured server
+//!   ([`ServerSpec`]) and why a configuration cannot be used ([`SpecError`]);
+//! - `stdio.rs` (a child process; `child_guard.rs` watches it for its exit and kills its group,
+//!   `child_streams.rs` reads its stdout and stderr safely) and `streamable_http.rs`
+//!   (`session_id.rs` for sessions, `retry_after.rs`, `stream_pacing.rs` for event-stream
+//!   re-opens, and OAuth with its credential store in `oauth/`): the rmcp connectors;
+//! - `rmcp_connector.rs`: connections made with your own rmcp client handler and transport
+//!   ([`RmcpConnector`]);
+//! - `rmcp_session.rs`: the session behind every rmcp connector; `lifecycle.rs`: both protocol
+//!   generations' handshakes; `generations.rs`: which generations an HTTP connection offers
+//!   ([`ProtocolGenerations`]); `quiet.rs`: the notifications dropped before rmcp sees them;
+//!   `task.rs`: calls answered with a task; `tool_pages.rs`: `tools/list` across pages, bounded;
+//! - `credential_expiry.rs`: when a credential stops working ([`CredentialState`]).
+//!
+//! Every public name here is also at its older path, `mcp_readiness::supervise::…`.
+
+pub(crate) mod call_outcome;
+#[cfg(feature = "hub")]
+pub(crate) mod child_guard;
+#[cfg(feature = "hub")]
+pub(crate) mod child_streams;
+#[cfg(feature = "hub")]
+pub(crate) mod connector;
+#[cfg(feature = "hub")]
+pub(crate) mod credential_expiry;
+// Without `hub` nothing in the crate makes a `CallError` (the hub and `Peers` do); the layer and
+// the plans still read one, the same way in every build.
+#[cfg_attr(not(feature = "hub"), allow(dead_code))]
+pub(crate) mod error;
+#[cfg(feature = "hub")]
+pub(crate) mod generations;
+#[cfg(feature = "hub")]
+pub(crate) mod lifecycle;
+#[cfg(feature = "oauth")]
+pub(crate) mod oauth;
+#[cfg(feature = "hub")]
+pub(crate) mod quiet;
+#[cfg(feature = "hub")]
+pub(crate) mod retry_after;
+#[cfg(feature = "hub")]
+pub(crate) mod rmcp_connector;
+// Without `hub` only the call rules (`is_pipe_dead`, `is_auth_failure`) are used; the handshake
+// rules are there for the connectors.
+#[cfg_attr(not(feature = "hub"), allow(dead_code))]
+pub(crate) mod rmcp_errors;
+#[cfg(feature = "hub")]
+pub(crate) mod rmcp_session;
+#[cfg(feature = "hub")]
+pub(crate) mod session_id;
+#[cfg(feature = "hub")]
+pub(crate) mod spec;
+#[cfg(feature = "hub")]
+pub(crate) mod spec_builders;
+#[cfg(feature = "hub")]
+pub(crate) mod spec_error;
+#[cfg(feature = "hub")]
+pub(crate) mod stdio;
+#[cfg(feature = "hub")]
+pub(crate) mod stream_pacing;
+#[cfg(feature = "hub")]
+pub(crate) mod streamable_http;
+#[cfg(feature = "hub")]
+pub(crate) mod task;
+#[cfg(feature = "hub")]
+pub(crate) mod tool_pages;
+
+pub(crate) use call_outcome::classify_service_error;
+#[cfg(feature = "hub")]
+pub use connector::{
+    AfterConnect, ConnectError, Connector, MAX_RETRY_AFTER, Session, SessionEvents,
+};
+#[cfg(feature = "hub")]
+pub use credential_expiry::CredentialState;
+pub use error::{CallError, CallErrorKind, NotConnected};
+#[cfg(feature = "hub")]
+pub use generations::ProtocolGenerations;
+#[cfg(feature = "oauth")]
+pub use oauth::{LoginError, authorize};
+#[cfg(feature = "hub")]
+pub use rmcp_connector::RmcpConnector;
+#[cfg(feature = "hub")]
+pub(crate) use rmcp_errors::is_auth_failure;
+#[cfg(feature = "hub")]
+pub use spec::{OAuthGrant, OAuthSpec, ServerSpec, TransportSpec};
+#[cfg(feature = "hub")]
+pub use spec_error::SpecError;
+#[cfg(feature = "hub")]
+pub use stdio::{MAX_STDOUT_LINE, StdioConnector};
+#[cfg(feature = "hub")]
+pub use streamable_http::HttpConnector;
+#[cfg(feature = "hub")]
+pub use task::{input_required, task_failed};
+#[cfg(feature = "hub")]
+pub use tool_pages::{MAX_TOOL_PAGES, MAX_TOOLS};
