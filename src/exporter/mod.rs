@@ -18,7 +18,7 @@
 //! [`status_page`] renders the page itself.
 //!
 //! With feature `hub`, [`push`] sends a short run's record to a Prometheus Pushgateway (the
-//! Pushgateway client; also at its older path, `metrics::push`).
+//! Pushgateway client; its metric names are `metrics::RUN_*`).
 //!
 //! - `routes.rs`: the paths and their handlers; `standalone_server.rs`: [`serve`] and the running
 //!   [`MetricsServer`]; `accept_loop.rs`: the timeouts and the connection cap;
@@ -43,10 +43,7 @@ mod status_html;
 #[cfg(all(feature = "http", feature = "hub"))]
 pub use probe_route::{PROBE_PATH, SCRAPE_TIMEOUT_HEADER, probe_router};
 #[cfg(feature = "hub")]
-pub use push::{
-    PushError, PushTarget, RUN_RAN_STEPS, RUN_SERVERS, RUN_STEPS, RUN_TIMESTAMP_SECONDS, push,
-    run_record_text,
-};
+pub use push::{PushError, PushTarget, push, run_record_text};
 #[cfg(feature = "http")]
 pub use routes::{CONTENT_TYPE, DEFAULT_LISTEN, METRICS_PATH, STATUS_PATH, router};
 #[cfg(all(feature = "http", feature = "hub"))]

@@ -6,19 +6,9 @@
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, RUN_RAN_STEPS, RUN_SERVERS, RUN_STEPS, RUN_TIMESTAMP_SECONDS};
 use crate::plan::RunSummary;
 use crate::state::State;
-
-/// Gauge {`state`}: steps of the pushed run, by the state they resolved to (all four states).
-pub const RUN_STEPS: &str = "mcp_readiness_run_steps";
-/// Gauge: steps of the pushed run that ran.
-pub const RUN_RAN_STEPS: &str = "mcp_readiness_run_ran_steps";
-/// Gauge {`list`}: servers named in the run record's `blocked_by_auth`, `still_connecting` and
-/// `absent` lists.
-pub const RUN_SERVERS: &str = "mcp_readiness_run_servers";
-/// Gauge: Unix time the run was pushed.
-pub const RUN_TIMESTAMP_SECONDS: &str = "mcp_readiness_run_timestamp_seconds";
 
 /// Why a push target was refused or a push failed. Messages never contain URL credentials.
 #[derive(Debug, thiserror::Error)]

@@ -73,12 +73,8 @@ pub use builder::{
 pub use clock::{Clock, ManualClock, SystemClock};
 #[cfg(feature = "hub")]
 pub(crate) use domain_families::Families;
-// Old path (a re-export for names users wrote before the move, not a use): see docs/architecture.md.
-#[cfg(feature = "hub")]
-pub use crate::exporter::{
-    PushError, PushTarget, RUN_RAN_STEPS, RUN_SERVERS, RUN_STEPS, RUN_TIMESTAMP_SECONDS, push,
-    run_record_text,
-};
+// The pushed run record's gauges (`exporter::push`), at the path they always had.
+pub use names::{RUN_RAN_STEPS, RUN_SERVERS, RUN_STEPS, RUN_TIMESTAMP_SECONDS};
 pub use recorder::Metrics;
 pub use server_handle::ServerMetrics;
 #[cfg(all(test, feature = "http"))]

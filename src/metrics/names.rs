@@ -140,3 +140,14 @@ pub const WAIT_BUCKETS: [f64; 18] = [
 pub const OPERATION_BUCKETS: [f64; 14] = [
     0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
 ];
+
+// The run record pushed to a Pushgateway (`exporter::push`).
+/// Gauge {`state`}: steps of the pushed run, by the state they resolved to (all four states).
+pub const RUN_STEPS: &str = "mcp_readiness_run_steps";
+/// Gauge: steps of the pushed run that ran.
+pub const RUN_RAN_STEPS: &str = "mcp_readiness_run_ran_steps";
+/// Gauge {`list`}: servers named in the run record's `blocked_by_auth`, `still_connecting` and
+/// `absent` lists.
+pub const RUN_SERVERS: &str = "mcp_readiness_run_servers";
+/// Gauge: Unix time the run was pushed.
+pub const RUN_TIMESTAMP_SECONDS: &str = "mcp_readiness_run_timestamp_seconds";

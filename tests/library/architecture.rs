@@ -5,9 +5,8 @@
 //! from the crate root (`crate::other::…`, a `use crate::{a, b}` group, a `pub use`, a doc link;
 //! a name re-exported at the root, `crate::Hub`, counts as its module) must name a module listed
 //! in that module's "uses" cell, and every module listed there must sit above it in the table: the
-//! drawing has no arrow back up, so no cycle either. The one exception is an old path: a
-//! `pub use` that keeps a moved name where users found it, marked `// Old path` in the source
-//! and listed under the table ("`from` re-exports `to`"). Hermetic: reads files only.
+//! drawing has no arrow back up, so no cycle either. No exception: a re-export is a use too.
+//! Hermetic: reads files only.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -26,7 +25,6 @@ struct CrateUse {
     file: PathBuf,
     line: usize,
     module: String,
-    old_path: bool,
 }
 
 fn root() -> &'static Path {
@@ -46,8 +44,8 @@ fn identifiers(cell: &str) -> Vec<String> {
 
 /// The rows of the table under "## The modules of the library" whose header is
 /// `| module | holds | uses | feature |`, top to bottom; rows naming no module of this package
-/// (the command line's) are left out. Also the old paths listed under it: (from, to).
-fn module_table(doc: &str) -> (Vec<Row>, BTreeSet<(String, String)>) {
+/// (the command line's) are left out.
+fn module_table(doc: &str) -> Vec<Row> {
     let section = doc
         .split("\n## ")
         .find(|section| section.starts_with("The modules of the library"))
@@ -65,10 +63,8 @@ fn module_table(doc: &str) -> (Vec<Row>, BTreeSet<(String, String)>) {
         "the module table's columns are | module | holds | uses | feature |"
     );
     let mut rows = Vec::new();
-    let mut rest = Vec::new();
-    for line in lines.by_ref() {
+    for line in lines {
         if !line.starts_with('|') {
-            rest.push(line);
             break;
         }
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
@@ -85,16 +81,7 @@ fn module_table(doc: &str) -> (Vec<Row>, BTreeSet<(String, String)>) {
             uses: identifiers(cells[3]).into_iter().collect(),
         });
     }
-    rest.extend(lines);
-    let mut old_paths = BTreeSet::new();
-    let after = rest.join("\n");
-    let words: Vec<&str> = after.split('`').collect();
-    for (i, word) in words.iter().enumerate() {
-        if word.trim() == "re-exports" && i >= 1 && i + 1 < words.len() {
-            old_paths.insert((words[i - 1].to_owned(), words[i + 1].to_owned()));
-        }
-    }
-    (rows, old_paths)
+    rows
 }
 
 /// The library's top-level modules: the folders and files of `src/` but `lib.rs`.
@@ -190,23 +177,6 @@ fn group_heads(text: &str) -> Vec<&str> {
     heads
 }
 
-/// Whether the statement around byte `at` of `text` is a `pub use` marked `// Old path` (the
-/// comment above it, with attributes between them).
-fn marked_old_path(text: &str, at: usize) -> bool {
-    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-    if !text[line_start..at].trim_start().starts_with("pub use ") {
-        return false;
-    }
-    for line in text[..line_start].lines().rev() {
-        let line = line.trim();
-        if line.starts_with("#[") {
-            continue;
-        }
-        return line.starts_with("// Old path");
-    }
-    false
-}
-
 /// Every path from the crate root in `text` that names one of `modules` (directly or through a
 /// root re-export), with its line.
 fn crate_uses(
@@ -240,7 +210,6 @@ fn crate_uses(
                 file: file.to_owned(),
                 line,
                 module: module.to_owned(),
-                old_path: marked_old_path(text, at),
             });
         }
     }
@@ -282,7 +251,7 @@ fn cycle(uses: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
 fn every_import_points_down_the_module_table_of_docs_architecture() {
     let doc = fs::read_to_string(root().join("docs/architecture.md"))
         .expect("docs/architecture.md is readable");
-    let (rows, old_paths) = module_table(&doc);
+    let rows = module_table(&doc);
     let src = root().join("src");
     let modules = source_modules(&src);
     let mut problems = Vec::new();
@@ -353,9 +322,6 @@ fn every_import_points_down_the_module_table_of_docs_architecture() {
                     .strip_prefix(root())
                     .unwrap_or(&found.file)
                     .display();
-                if found.old_path && old_paths.contains(&(module.clone(), found.module.clone())) {
-                    continue;
-                }
                 problems.push(format!(
                     "{shown}:{}: `{module}` uses `{}`, which its row of docs/architecture.md does not list",
                     found.line, found.module
@@ -371,7 +337,7 @@ fn every_import_points_down_the_module_table_of_docs_architecture() {
 }
 
 #[test]
-fn the_scanner_sees_groups_nested_paths_root_reexports_and_old_paths() {
+fn the_scanner_sees_groups_nested_paths_and_root_reexports() {
     let modules: BTreeSet<String> = ["state", "layer", "supervise", "metrics"]
         .map(String::from)
         .into();
@@ -384,20 +350,12 @@ fn the_scanner_sees_groups_nested_paths_root_reexports_and_old_paths() {
     let text = "use crate::{\n    layer::{NotReady, CallFailure},\n    state::State,\n};\n\
                 /// the [`Hub`](crate::Hub)\n\
                 let x = my_crate::metrics::thing;\n\
-                // Old path (a re-export)\n#[cfg(feature = \"hub\")]\npub use crate::metrics::push;\n";
+                #[cfg(feature = \"hub\")]\npub use crate::metrics::push;\n";
     let found = crate_uses(Path::new("x.rs"), text, &modules, &reexports);
-    let seen: Vec<(usize, &str, bool)> = found
-        .iter()
-        .map(|f| (f.line, f.module.as_str(), f.old_path))
-        .collect();
+    let seen: Vec<(usize, &str)> = found.iter().map(|f| (f.line, f.module.as_str())).collect();
     assert_eq!(
         seen,
-        [
-            (1, "layer", false),
-            (1, "state", false),
-            (5, "supervise", false),
-            (9, "metrics", true)
-        ]
+        [(1, "layer"), (1, "state"), (5, "supervise"), (8, "metrics")]
     );
     let uses: BTreeMap<String, BTreeSet<String>> = [
         ("a".to_owned(), ["b".to_owned()].into()),
