@@ -31,20 +31,28 @@
 //!
 //! The hub owns supervisors and a supervisor drives a connector; the connectors use neither, and a
 //! supervisor reads of its hub only the shared state and options. `peers` reuses the connectors
-//! and the [`CallError`] for connections the hub did not make.
+//! and the [`CallError`] for connections the hub did not make. Both machines (a supervisor's
+//! `ConnState`, a `Peers` slot's `Conn`) turn their transitions into events by one rule and
+//! deliver them through one ordered queue, both in `events/`.
 //!
-//! - `hub/`: the [`Hub`] and what it owns across servers: membership and routing, [`HubOptions`],
-//!   the state its supervisors share, the [`FanOut`], the `Inventory` view, connections attached
-//!   from outside, and the factory that picks a connector for a configured server.
-//! - `supervisor/`: one server's supervisor and its `ConnState` machine: admission of callers,
-//!   the attempt runner, the call path, background tasks (drop watch, health, tool-list refresh,
-//!   credential watch), and the [`CallError`] a call ends with.
+//! - `hub/`: the [`Hub`] (in `hub/mod.rs`) and what it owns across servers: membership and
+//!   routing, [`HubOptions`], the state its supervisors share, the [`FanOut`], the `Inventory`
+//!   view, connections attached from outside, and the factory that picks a connector for a
+//!   configured server.
+//! - `supervisor/`: one server's supervisor (in `supervisor/mod.rs`) and its `ConnState`
+//!   machine: admission of callers, the attempt runner, the call path, background tasks (drop
+//!   watch, health, tool-list refresh, credential watch), and the [`CallError`] a call ends with.
+//! - `events/`: the one readiness-change rule (which transition emits which
+//!   [`ConnectionEvent`](crate::state::ConnectionEvent)) and the one ordered event queue that
+//!   delivers them to the sinks and moves the change feed, for the hub and for `Peers`.
 //! - `connectors/`: how a connection is made: the [`Connector`] and [`Session`] contract, the
 //!   server specs, the stdio and streamable-HTTP connectors with both protocol generations,
 //!   [`RmcpConnector`], OAuth, and the rules that turn rmcp's errors into decisions.
-//! - `peers/`: [`Peers`], the adapter over connections the service keeps itself.
+//! - `peers/`: [`Peers`] (in `peers/mod.rs`), the adapter over connections the service keeps
+//!   itself, and its `Conn` machine.
 
 mod connectors;
+mod events;
 mod hub;
 mod peers;
 mod supervisor;
@@ -68,10 +76,11 @@ pub use connectors::stdio::StdioConnector;
 pub use connectors::streamable_http::HttpConnector;
 pub use connectors::task::{input_required, task_failed};
 pub use connectors::tool_pages::{MAX_TOOL_PAGES, MAX_TOOLS};
+pub use hub::Hub;
 pub use hub::factory::connector_for;
 pub use hub::fan_out::{Degraded, FanOut, FanOutResult};
 pub use hub::options::{HubOptions, HubOptionsBuilder};
-pub use hub::registry::{Hub, ServerStatus};
+pub use hub::status::ServerStatus;
 pub use peers::Peers;
 pub(crate) use supervisor::call_outcome::classify_service_error;
 pub use supervisor::error::{CallError, CallErrorKind, NotConnected};

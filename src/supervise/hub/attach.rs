@@ -8,7 +8,7 @@ use futures::future::BoxFuture;
 use rmcp::Peer;
 use rmcp::service::{RoleClient, RunningService};
 
-use super::registry::Hub;
+use super::Hub;
 use crate::state::ConnectResult;
 #[cfg(doc)]
 use crate::supervise::RmcpConnector;

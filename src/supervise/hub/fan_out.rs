@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use rmcp::model::CallToolResult;
 
-use super::registry::Hub;
+use super::Hub;
 use crate::state::ToolCall;
 use crate::state::{State, ToolName};
 use crate::supervise::supervisor::error::{CallError, CallErrorKind};

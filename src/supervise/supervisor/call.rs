@@ -8,7 +8,7 @@ use std::sync::Arc;
 use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, RequestMetaObject};
 
-use super::admission::Supervisor;
+use super::Supervisor;
 use super::error::{CallError, CallErrorKind};
 use crate::state::ToolCall;
 use crate::supervise::connectors::connector::Session;
