@@ -74,9 +74,9 @@
 //! - [`layer`]: the tower middleware ([`ReadinessLayer`]) that resolves every call at the point
 //!   of use, tags its span, records metrics, and refuses what is not ready.
 //! - [`supervise`]: the [`Hub`] of supervised rmcp connections (reconnect on use, single flight,
-//!   generation counter, cooldown, auth fails fast, fan-out isolation), which can also supervise
-//!   connections you made ([`Hub::attach`]) or make with your own client handler
-//!   ([`RmcpConnector`](supervise::RmcpConnector)); and [`Peers`](supervise::Peers), the layer's
+//!   generation counter, cooldown, auth fails fast, fan-out isolation), which can also make
+//!   connections with your own client handler ([`RmcpConnector`](supervise::RmcpConnector)) or
+//!   take over one you opened ([`Hub::attach_with`]); and [`Peers`](supervise::Peers), the layer's
 //!   inventory and inner service over the rmcp connections a service keeps itself (drop
 //!   detection, the hub's error classification, events for [`Metrics`] and the status page,
 //!   [`Peers::peer`](supervise::Peers::peer) for resources and prompts).
