@@ -144,7 +144,7 @@ impl Connector for Attached {
                 ConnectResult::Closed,
                 format!(
                     "server `{}` was attached and its connection ended; the hub cannot re-make \
-                     it: attach a new connection (Hub::attach), or attach with a connector \
+                     it: attach a new connection with a connector that makes the next ones \
                      (Hub::attach_with)",
                     self.server
                 ),

@@ -147,7 +147,7 @@ impl Hub {
 
     /// Puts a fresh supervisor for `name` over `connector` in place of any supervisor of that name
     /// (whose connection is closed), announcing the change like [`Hub::replace_server`]. Used by
-    /// [`Hub::attach`] and [`Hub::add_connector`].
+    /// [`Hub::attach_with`] and [`Hub::add_connector`].
     pub(super) fn install(
         &self,
         name: Arc<str>,

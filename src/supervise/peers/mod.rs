@@ -56,7 +56,9 @@ use slot::{Conn, Slot};
 ///  What it does not do is reconnect: the connection is the service's, so after a drop it stays
 ///  `absent` until the service inserts a new one. For supervision (reconnect on use, cooldown,
 ///  health pings, retry-once) with your own connections or client handler, use
-///  [`Hub::attach`](crate::supervise::Hub::attach) or an [`RmcpConnector`](crate::supervise::RmcpConnector).
+///  an [`RmcpConnector`](crate::supervise::RmcpConnector) with
+///  [`Hub::add_connector`](crate::supervise::Hub::add_connector), or hand over a connection you
+///  opened with [`Hub::attach_with`](crate::supervise::Hub::attach_with).
 ///
 ///  ```no_run
 ///  use std::time::Duration;
