@@ -77,9 +77,9 @@
 //!   protocol generations, sessions, OAuth and its store) and what its failures mean
 //!   ([`CallError`](client::CallError) and rmcp's error rules, in every build).
 //! - [`supervise`]: the [`Hub`] of supervised rmcp connections (reconnect on use, single flight,
-//!   generation counter, cooldown, auth fails fast, fan-out isolation), which can also supervise
-//!   connections you made ([`Hub::attach`]) or make with your own client handler
-//!   ([`RmcpConnector`](supervise::RmcpConnector)); and [`Peers`](supervise::Peers), the layer's
+//!   generation counter, cooldown, auth fails fast, fan-out isolation), which can also make
+//!   connections with your own client handler ([`RmcpConnector`](supervise::RmcpConnector)) or
+//!   take over one you opened ([`Hub::attach_with`]); and [`Peers`](supervise::Peers), the layer's
 //!   inventory and inner service over the rmcp connections a service keeps itself (drop
 //!   detection, the hub's error classification, events for [`Metrics`] and the status page,
 //!   [`Peers::peer`](supervise::Peers::peer) for resources and prompts).

@@ -34,16 +34,24 @@
 //! [`client`](crate::client) room below this one; its names are re-exported here. This room keeps
 //! connections alive. The hub owns supervisors and a supervisor drives a connector; a supervisor
 //! reads of its hub only the shared state and options. `peers` reuses the client's sessions and
-//! errors for connections the hub did not make.
+//! errors for connections the hub did not make. Both machines (a supervisor's `ConnState`, a
+//! `Peers` slot's `Conn`) turn their transitions into events by one rule and deliver them through
+//! one ordered queue, both in `events/`.
 //!
-//! - `hub/`: the [`Hub`] and what it owns across servers: membership and routing, [`HubOptions`],
-//!   the state its supervisors share, the [`FanOut`], the `Inventory` view, connections attached
-//!   from outside, and the factory that picks a connector for a configured server.
-//! - `supervisor/`: one server's supervisor and its `ConnState` machine: admission of callers,
-//!   the attempt runner, the call path, background tasks (drop watch, health, tool-list refresh,
-//!   credential watch).
-//! - `peers/`: [`Peers`], the adapter over connections the service keeps itself.
+//! - `hub/`: the [`Hub`] (in `hub/mod.rs`) and what it owns across servers: membership and
+//!   routing, [`HubOptions`], the state its supervisors share, the [`FanOut`], the `Inventory`
+//!   view, connections attached from outside, and the factory that picks a connector for a
+//!   configured server.
+//! - `supervisor/`: one server's supervisor (in `supervisor/mod.rs`) and its `ConnState`
+//!   machine: admission of callers, the attempt runner, the call path, background tasks (drop
+//!   watch, health, tool-list refresh, credential watch).
+//! - `events/`: the one readiness-change rule (which transition emits which
+//!   [`ConnectionEvent`](crate::state::ConnectionEvent)) and the one ordered event queue that
+//!   delivers them to the sinks and moves the change feed, for the hub and for `Peers`.
+//! - `peers/`: [`Peers`] (in `peers/mod.rs`), the adapter over connections the service keeps
+//!   itself, and its `Conn` machine.
 
+mod events;
 mod hub;
 mod peers;
 mod supervisor;
@@ -61,8 +69,9 @@ pub use crate::client::{
 #[cfg(feature = "oauth")]
 pub use crate::client::{LoginError, authorize};
 pub use crate::util::{OpenFileLimit, raise_open_file_limit};
+pub use hub::Hub;
 pub use hub::factory::connector_for;
 pub use hub::fan_out::{Degraded, FanOut, FanOutResult};
 pub use hub::options::{HubOptions, HubOptionsBuilder};
-pub use hub::registry::{Hub, ServerStatus};
+pub use hub::status::ServerStatus;
 pub use peers::Peers;

@@ -208,3 +208,47 @@ async fn a_command_that_cannot_start_is_absent_with_spawn_failed_at_once_not_con
     assert_eq!(not_ready.action(), Action::AddConnection);
     assert_eq!(start.elapsed(), Duration::ZERO);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_service_connection_announces_its_attempt_then_its_state_then_its_tools_like_the_hub() {
+    use mcp_readiness::state::{ConnectResult, ConnectionEvent};
+    use std::sync::Mutex;
+
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = {
+        let seen = seen.clone();
+        move |e: &ConnectionEvent| seen.lock().unwrap().push(e.clone())
+    };
+    let peers = Peers::with_events(sink);
+    peers.connecting("echo");
+    let (client, server) = connect().await;
+    peers.insert("echo", client).await.unwrap();
+    drop(server);
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let kinds: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|e| match e {
+            ConnectionEvent::ServerAdded { state, .. } => format!("added {state}"),
+            ConnectionEvent::StateChanged { from, to, .. } => format!("{from} -> {to}"),
+            ConnectionEvent::ConnectAttempt { result, .. } => {
+                assert_eq!(*result, ConnectResult::Ok);
+                "attempt ok".to_owned()
+            }
+            ConnectionEvent::ToolsChanged { count, .. } => format!("tools {count}"),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "added absent",
+            "absent -> connecting",
+            "attempt ok",
+            "connecting -> ready",
+            "tools 1",
+            "ready -> absent",
+        ]
+    );
+}

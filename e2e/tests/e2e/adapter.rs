@@ -264,6 +264,7 @@ async fn server_state_and_the_status_page_show_every_server_the_service_connecte
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(deprecated)] // `Hub::attach` without a connector: still supported, and tested
 async fn an_attached_connection_is_supervised_by_the_hub_and_its_peer_handed_out() {
     let metrics = Metrics::new();
     let hub = Hub::new(vec![], HubOptions::builder().event_sink(metrics.clone())).unwrap();

@@ -1,6 +1,8 @@
-//! Connections the [`Hub`] did not make: [`Hub::attach`] (a `RunningService` you opened, with any
-//! client handler), [`Hub::add_connector`] (your [`Connector`], e.g. an [`RmcpConnector`] with your
-//! own handler), and [`Hub::peer`] for everything beyond tools.
+//! Connections made with your own handler or transport: [`Hub::add_connector`] (your
+//! [`Connector`], e.g. an [`RmcpConnector`] with your own handler: the hub makes every
+//! connection), [`Hub::attach_with`] (a `RunningService` you already opened, and the connector
+//! that makes the next ones), and [`Hub::peer`] for everything beyond tools. [`Hub::attach`]
+//! (no connector) is deprecated.
 
 use std::sync::{Arc, Mutex};
 
@@ -8,34 +10,27 @@ use futures::future::BoxFuture;
 use rmcp::Peer;
 use rmcp::service::{RoleClient, RunningService};
 
-use super::registry::Hub;
-use crate::client::connector::{ConnectError, Connector, Session, SessionEvents};
-use crate::client::rmcp_session::RmcpSession;
-use crate::client::spec_error::SpecError;
+use super::Hub;
 use crate::state::ConnectResult;
 #[cfg(doc)]
 use crate::supervise::RmcpConnector;
+use crate::client::connector::{ConnectError, Connector, Session, SessionEvents};
+use crate::client::rmcp_session::RmcpSession;
+use crate::client::spec_error::SpecError;
 use crate::supervise::supervisor::conn_state::ConnState;
 
 impl Hub {
-    /// Supervises a connection you opened yourself (any client handler: sampling, elicitation,
-    /// roots, ...) as server `name`, replacing any server of that name. It is `ready` as soon as
-    /// its tools are listed. Your handler receives `notifications/tools/list_changed`, not the
-    /// hub: call [`Hub::refresh_tools`] from its `on_tool_list_changed`. Calls get the
-    /// `network.transport` `unknown` unless a connector says otherwise ([`Hub::attach_with`]).
+    /// Supervises a connection you opened yourself without a way to make the next one: when it
+    /// ends, the server is `absent` and every reconnect fails at once
+    /// (`connects_total{result="closed"}`) until you attach again.
     ///
-    /// # What reconnect means for an attached connection
-    ///
-    /// The hub supervises an attached connection like its own (drop watch, 401/403 → `unauthenticated`,
-    /// health pings, events, metrics), but it cannot re-make a connection it was handed:
-    ///
-    /// - [`Hub::attach`]: when the connection ends, the server is `absent` at once. The next use
-    ///   tries to reconnect, which fails at once (`connects_total{result="closed"}`) with a reason
-    ///   that says to attach a new connection, and the server cools down like any failed server.
-    ///   Attaching again (same name) replaces it and is `ready` as soon as its tools are listed.
-    /// - [`Hub::attach_with`]: the same, except that every reconnect calls the given connector (for
-    ///   example an [`RmcpConnector`] that opens the same transport with the same handler), so the
-    ///   attached connection is supervised exactly like a configured one from then on.
+    /// Deprecated: give the hub the connector that makes the next connection
+    /// ([`Hub::attach_with`], e.g. with an [`RmcpConnector`]), or, when your service reconnects
+    /// itself, keep the connection in [`Peers`](crate::supervise::Peers).
+    #[deprecated(
+        note = "use `Hub::attach_with` with a connector for the next connection (e.g. an \
+                `RmcpConnector`), or `Peers` when the service reconnects itself"
+    )]
     pub fn attach<S: rmcp::Service<RoleClient>>(
         &self,
         name: impl Into<Arc<str>>,
@@ -44,7 +39,17 @@ impl Hub {
         self.attach_inner(name.into(), running, None)
     }
 
-    /// Like [`Hub::attach`], with `reconnect` making every later connection of the server.
+    /// Supervises a connection you opened yourself (any client handler: sampling, elicitation,
+    /// roots, ...) as server `name`, replacing any server of that name, and makes every later
+    /// connection of it with `reconnect` (for example an [`RmcpConnector`] that opens the same
+    /// transport with the same handler).
+    ///
+    /// It is `ready` as soon as its tools are listed, and supervised from then on exactly like a
+    /// configured server: drop watch, reconnect through `reconnect`, 401/403 → `unauthenticated`,
+    /// health pings, events, metrics. Your handler receives `notifications/tools/list_changed`,
+    /// not the hub: call [`Hub::refresh_tools`] from its `on_tool_list_changed` (connections
+    /// `reconnect` makes get [`SessionEvents::tools_changed`] for that). Calls get the
+    /// `network.transport` of `reconnect`.
     pub fn attach_with<S: rmcp::Service<RoleClient>>(
         &self,
         name: impl Into<Arc<str>>,
@@ -139,7 +144,7 @@ impl Connector for Attached {
                 ConnectResult::Closed,
                 format!(
                     "server `{}` was attached and its connection ended; the hub cannot re-make \
-                     it: attach a new connection (Hub::attach), or attach with a connector \
+                     it: attach a new connection with a connector that makes the next ones \
                      (Hub::attach_with)",
                     self.server
                 ),

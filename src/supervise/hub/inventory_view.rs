@@ -2,7 +2,7 @@
 
 use futures::future::BoxFuture;
 
-use super::registry::Hub;
+use super::Hub;
 use crate::resolve::{ChangeFeed, Inventory, Snapshot};
 use crate::state::{State, ToolName};
 

@@ -10,12 +10,13 @@ use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, RequestMetaObject};
 
 use super::Peers;
-use crate::client::connector::Session;
-use crate::client::error::{CallError, CallErrorKind, NotConnected};
-use crate::client::rmcp_errors::{is_auth_failure, is_pipe_dead, truncate};
 use crate::secret::redact;
 use crate::state::{ConnectResult, State, ToolCall};
+use crate::client::connector::Session;
 use crate::util::Human;
+use crate::client::rmcp_errors::{is_auth_failure, is_pipe_dead, truncate};
+use crate::supervise::events::Readiness as _;
+use crate::client::error::{CallError, CallErrorKind, NotConnected};
 
 impl Peers {
     /// Routes one call to its server's live connection (see the `tower::Service` impl). A server
@@ -60,9 +61,8 @@ impl Peers {
             let why = format!(
                 "server `{server}` rejected the credentials during `{tool}` (HTTP 401/403)"
             );
-            self.inner.update_known(&server, |slot, events| {
-                slot.auth_lost(generation, why.clone(), events)
-            });
+            self.inner
+                .update_known(&server, |slot| slot.auth_lost(generation, why.clone()));
             return Err(CallError::new(
                 &server,
                 CallErrorKind::NotConnected(NotConnected::Unauthenticated),
@@ -71,12 +71,11 @@ impl Peers {
             .with_connect_result(ConnectResult::Unauthorized));
         }
         if is_pipe_dead(&error) {
-            self.inner.update_known(&server, |slot, events| {
+            self.inner.update_known(&server, |slot| {
                 slot.lost(
                     generation,
                     &format!("the pipe died during `{tool}` ({detail})"),
-                    events,
-                );
+                )
             });
             return Err(CallError::new(
                 &server,

@@ -62,7 +62,7 @@ impl Inventory for Peers {
     }
 
     fn changes(&self) -> Option<&ChangeFeed> {
-        Some(&self.inner.feed)
+        Some(self.inner.events.feed())
     }
 
     fn network_transport(&self, server: &str) -> Option<&'static str> {

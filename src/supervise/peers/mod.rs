@@ -1,4 +1,14 @@
-//! [`Peers`]: the registry of a service's own rmcp connections (see its documentation).
+//! The peers room: [`Peers`], the registry of a service's own rmcp connections (see its
+//! documentation).
+//!
+//! - `mod.rs`: `Peers` itself: hand-over (`insert`), `connecting`, `failed`, `remove`, the tool
+//!   list, the peer and status, and the one way to change a server (`PeersInner::update`);
+//! - `slot.rs`: one server's `Conn` machine and its transitions, whose events follow the same
+//!   readiness-change rule as a hub supervisor's (`supervise/events/`);
+//! - `call.rs`: the call path, classified with the hub's rules;
+//! - `inventory.rs`: the `Inventory` view.
+//!
+//! Events go through the same ordered event queue as the hub's.
 
 mod call;
 mod inventory;
@@ -12,14 +22,14 @@ use std::time::Duration;
 use rmcp::Peer;
 use rmcp::service::{RoleClient, RunningService};
 
+use crate::secret::redact;
+use crate::state::{ConnectResult, ConnectionEvent, EventSink, State, ToolName};
 use crate::client::connector::SessionEvents;
 use crate::client::connector::{ConnectError, Session};
 use crate::client::rmcp_errors::{is_auth_failure, is_pipe_dead, truncate};
 use crate::client::rmcp_session::RmcpSession;
-use crate::resolve::ChangeFeed;
-use crate::secret::redact;
-use crate::state::{ConnectResult, ConnectionEvent, EventSink, State, ToolName};
-use crate::supervise::hub::registry::ServerStatus;
+use crate::supervise::events::{EventQueue, Readiness as _};
+use crate::supervise::hub::status::ServerStatus;
 use slot::{Conn, Slot};
 
 ///  [`Peers`]: the readiness layer, metrics and status page over the rmcp connections a service
@@ -46,7 +56,9 @@ use slot::{Conn, Slot};
 ///  What it does not do is reconnect: the connection is the service's, so after a drop it stays
 ///  `absent` until the service inserts a new one. For supervision (reconnect on use, cooldown,
 ///  health pings, retry-once) with your own connections or client handler, use
-///  [`Hub::attach`](crate::supervise::Hub::attach) or an [`RmcpConnector`](crate::supervise::RmcpConnector).
+///  an [`RmcpConnector`](crate::supervise::RmcpConnector) with
+///  [`Hub::add_connector`](crate::supervise::Hub::add_connector), or hand over a connection you
+///  opened with [`Hub::attach_with`](crate::supervise::Hub::attach_with).
 ///
 ///  ```no_run
 ///  use std::time::Duration;
@@ -85,10 +97,8 @@ pub struct Peers {
 
 struct PeersInner {
     servers: Mutex<BTreeMap<Arc<str>, Slot>>,
-    feed: ChangeFeed,
-    sink: Option<Arc<dyn EventSink>>,
-    /// Held while delivering, so the sink sees one ordered stream.
-    delivering: Mutex<()>,
+    /// The ordered event queue (the sink, if any, and the change feed), the same as a hub's.
+    events: EventQueue,
     call_timeout_ms: AtomicU64,
 }
 
@@ -135,9 +145,7 @@ impl Peers {
         Peers {
             inner: Arc::new(PeersInner {
                 servers: Mutex::new(BTreeMap::new()),
-                feed: ChangeFeed::new(),
-                sink,
-                delivering: Mutex::new(()),
+                events: EventQueue::new(sink.into_iter().collect()),
                 call_timeout_ms: AtomicU64::new(call_timeout_ms),
             }),
         }
@@ -146,8 +154,7 @@ impl Peers {
     /// The service started connecting `server`: it is `connecting` (the layer waits for it inside
     /// its budget) and the connect duration is measured from now.
     pub fn connecting(&self, server: &str) {
-        self.inner
-            .update(server, |slot, events| slot.connecting(events));
+        self.inner.update(server, Slot::connecting);
     }
 
     /// Hands over a live connection to `server` (any client handler), replacing any connection of
@@ -214,17 +221,13 @@ impl Peers {
         let names: Vec<String> = tools.into_iter().map(|t| t.name.into_owned()).collect();
         let count = names.len();
         let closed = session.closed();
-        let generation = self
-            .inner
-            .update(&server, |slot, events| slot.live(session, names, events));
+        let generation = self.inner.update(&server, |slot| slot.live(session, names));
         // The watcher: the moment this connection ends, the server is absent.
         let weak = Arc::downgrade(&self.inner);
         tokio::spawn(async move {
             let why = closed.await;
             if let Some(inner) = Weak::upgrade(&weak) {
-                inner.update_known(&server, |slot, events| {
-                    slot.lost(generation, &why, events);
-                });
+                inner.update_known(&server, |slot| slot.lost(generation, &why));
             }
         });
         Ok(count)
@@ -245,22 +248,27 @@ impl Peers {
     /// The service's connect to `server` failed for a reason it classified itself (e.g.
     /// `spawn_failed` when the command could not start).
     pub fn failed_with(&self, server: &str, error: ConnectError) {
-        self.inner.update(server, |slot, events| {
-            slot.failed(error.result, error.message.into(), events)
+        self.inner.update(server, |slot| {
+            slot.failed(error.result, error.message.into())
         });
     }
 
     /// Forgets `server`, closing its connection. Its series leave `/metrics`. Returns whether
     /// it was known.
     pub fn remove(&self, server: &str) -> bool {
-        let removed = self.inner.lock().remove(server);
-        let Some(mut slot) = removed else {
+        let mut servers = self.inner.lock();
+        let Some(mut slot) = servers.remove(server) else {
             return false;
         };
+        // Queued under the lock, like every transition, so it stays in order with them.
+        self.inner
+            .events
+            .queue(vec![ConnectionEvent::ServerRemoved {
+                server: server.into(),
+            }]);
+        drop(servers);
         slot.close();
-        self.inner.deliver(vec![ConnectionEvent::ServerRemoved {
-            server: server.into(),
-        }]);
+        self.inner.events.flush();
         true
     }
 
@@ -283,9 +291,8 @@ impl Peers {
         };
         let names: Vec<String> = tools.into_iter().map(|t| t.name.into_owned()).collect();
         let count = names.len();
-        self.inner.update_known(server, |slot, events| {
-            slot.replace_tools(generation, names, events)
-        });
+        self.inner
+            .update_known(server, |slot| slot.replace_tools(generation, names));
         Some(count)
     }
 
@@ -336,62 +343,35 @@ impl PeersInner {
     }
 
     /// The one way to change a server: lock, run `f` on its slot (created `absent` and announced
-    /// if new), take the delivery turn before unlocking so the sink sees transitions in order,
-    /// unlock, deliver, and bump the change feed.
-    fn update<R>(
-        &self,
-        server: &str,
-        f: impl FnOnce(&mut Slot, &mut Vec<ConnectionEvent>) -> R,
-    ) -> R {
-        let mut events = Vec::new();
+    /// if new), queue the events its transitions caused while still holding the lock, unlock, and
+    /// deliver them through the ordered event queue (which moves the change feed), exactly as a
+    /// hub supervisor does.
+    fn update<R>(&self, server: &str, f: impl FnOnce(&mut Slot) -> R) -> R {
         let mut servers = self.lock();
         let slot = match servers.get_mut(server) {
             Some(slot) => slot,
             None => servers
                 .entry(server.into())
-                .or_insert_with(|| Slot::new(server.into(), Conn::Absent, None, &mut events)),
+                .or_insert_with(|| Slot::new(server.into())),
         };
-        let result = f(slot, &mut events);
-        let turn = self.delivering.lock().unwrap_or_else(|p| p.into_inner());
+        let result = f(slot);
+        self.events.queue(slot.take_events());
         drop(servers);
-        self.deliver_in_turn(events);
-        drop(turn);
+        self.events.flush();
         result
     }
 
     /// Like [`PeersInner::update`] for a server that is still known; `None` (and nothing
     /// announced) for one removed meanwhile, so the late end of a removed server's connection, or
     /// a call that was in flight, cannot bring it back.
-    fn update_known<R>(
-        &self,
-        server: &str,
-        f: impl FnOnce(&mut Slot, &mut Vec<ConnectionEvent>) -> R,
-    ) -> Option<R> {
-        let mut events = Vec::new();
+    fn update_known<R>(&self, server: &str, f: impl FnOnce(&mut Slot) -> R) -> Option<R> {
         let mut servers = self.lock();
-        let result = f(servers.get_mut(server)?, &mut events);
-        let turn = self.delivering.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = servers.get_mut(server)?;
+        let result = f(slot);
+        self.events.queue(slot.take_events());
         drop(servers);
-        self.deliver_in_turn(events);
-        drop(turn);
+        self.events.flush();
         Some(result)
-    }
-
-    fn deliver(&self, events: Vec<ConnectionEvent>) {
-        let _turn = self.delivering.lock().unwrap_or_else(|p| p.into_inner());
-        self.deliver_in_turn(events);
-    }
-
-    fn deliver_in_turn(&self, events: Vec<ConnectionEvent>) {
-        if events.is_empty() {
-            return;
-        }
-        if let Some(sink) = &self.sink {
-            for event in &events {
-                sink.on_event(event);
-            }
-        }
-        self.feed.bump();
     }
 }
 

@@ -1,14 +1,16 @@
 //! One server of a [`Peers`](super::Peers) registry: the [`Conn`] state machine and its
-//! transitions, each commented with its edge; every transition queues the [`ConnectionEvent`]s it
-//! causes.
+//! transitions, each commented with its edge; every transition collects the
+//! [`ConnectionEvent`]s it causes by the one readiness-change rule ([`Transitions`]), the same as
+//! a hub supervisor's machine.
 
 use std::sync::Arc;
 
 use tokio::time::Instant;
 
+use crate::state::{ConnectResult, ConnectionEvent, State};
 use crate::client::connector::Session;
 use crate::client::rmcp_session::RmcpSession;
-use crate::state::{ConnectResult, ConnectionEvent, State};
+use crate::supervise::events::{Announce, Readiness, Transitions};
 
 /// Where the service's connection to one server is.
 ///
@@ -34,8 +36,8 @@ pub(super) enum Conn {
     Absent,
 }
 
-impl Conn {
-    pub(super) fn readiness(&self) -> State {
+impl Readiness for Conn {
+    fn readiness(&self) -> State {
         match self {
             Conn::Connecting => State::Connecting,
             Conn::Live { .. } => State::Ready,
@@ -43,13 +45,24 @@ impl Conn {
             Conn::Absent => State::Absent,
         }
     }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Conn::Connecting => "connecting",
+            Conn::Live { .. } => "live",
+            Conn::Unauthenticated => "unauthenticated",
+            Conn::Absent => "absent",
+        }
+    }
 }
 
 /// One server: its connection state, why, the generation of its newest live connection, when
-/// the service started connecting it, and its transport.
+/// the service started connecting it, its transport, and the events its transitions caused that
+/// are not queued yet.
 pub(super) struct Slot {
     server: Arc<str>,
     pub(super) conn: Conn,
+    events: Transitions,
     pub(super) reason: Option<Arc<str>>,
     /// The newest live connection's generation (0 before the first).
     pub(super) generation: u64,
@@ -59,115 +72,85 @@ pub(super) struct Slot {
 }
 
 impl Slot {
-    /// A server first heard of in `conn`: queues `ServerAdded` with its state.
-    pub(super) fn new(
-        server: Arc<str>,
-        conn: Conn,
-        reason: Option<Arc<str>>,
-        events: &mut Vec<ConnectionEvent>,
-    ) -> Slot {
-        events.push(ConnectionEvent::ServerAdded {
-            server: server.clone(),
-            state: conn.readiness(),
-        });
+    /// A server first heard of: `Absent`, and `ServerAdded` queued.
+    pub(super) fn new(server: Arc<str>) -> Slot {
         Slot {
+            events: Transitions::added(server.clone(), Conn::Absent.readiness()),
             server,
-            conn,
-            reason,
+            conn: Conn::Absent,
+            reason: None,
             generation: 0,
             since: None,
             transport: None,
         }
     }
 
-    /// Moves to `next` with `reason`; queues `StateChanged` when the readiness state changes.
-    /// Every transition goes through here; a live connection left behind is shut down.
-    fn transition(
-        &mut self,
-        next: Conn,
-        reason: Option<Arc<str>>,
-        events: &mut Vec<ConnectionEvent>,
-    ) {
-        let from = self.conn.readiness();
-        let old = std::mem::replace(&mut self.conn, next);
-        if let Conn::Live { session, .. } = old {
+    /// The events caused since the last call, in the order they happened.
+    pub(super) fn take_events(&mut self) -> Vec<ConnectionEvent> {
+        self.events.take()
+    }
+
+    /// Moves to `next` with `reason` by the readiness-change rule ([`Transitions::transition`]:
+    /// `StateChanged` when the readiness state changes). Every transition goes through here; a
+    /// live connection left behind is shut down.
+    fn transition(&mut self, next: Conn, reason: Option<Arc<str>>) {
+        let left = self
+            .events
+            .transition(&mut self.conn, &mut self.reason, next, reason);
+        if let Conn::Live { session, .. } = left {
             session.shutdown();
-        }
-        self.reason = reason.clone();
-        let to = self.conn.readiness();
-        if from != to {
-            events.push(ConnectionEvent::StateChanged {
-                server: self.server.clone(),
-                from,
-                to,
-                reason,
-            });
         }
     }
 
     /// Any → Connecting: the service started a handshake; its duration is measured from now.
-    pub(super) fn connecting(&mut self, events: &mut Vec<ConnectionEvent>) {
+    pub(super) fn connecting(&mut self) {
         self.since = Some(Instant::now());
         let reason = format!("server `{}` is connecting", self.server);
-        self.transition(Conn::Connecting, Some(reason.into()), events);
+        self.transition(Conn::Connecting, Some(reason.into()));
     }
 
-    /// Any → Live{g+1}: a connection with its tool list. Queues `ConnectAttempt{ok}`,
-    /// `ToolsChanged`, and `Reconnected` when it is not the first. Returns the generation.
-    pub(super) fn live(
-        &mut self,
-        session: Arc<RmcpSession>,
-        tools: Vec<String>,
-        events: &mut Vec<ConnectionEvent>,
-    ) -> u64 {
-        self.attempt_ended(ConnectResult::Ok, events);
-        let reconnect = self.generation > 0;
+    /// Any → Live{g+1}: a connection with its tool list. Queues `ConnectAttempt{ok}`, then the
+    /// announcement of the rule ([`Transitions::connected`]): `ToolsChanged`, and `Reconnected`
+    /// when it is not the first (a connection the service made names no endpoint, and its
+    /// handshake is not announced). Returns the generation.
+    pub(super) fn live(&mut self, session: Arc<RmcpSession>, tools: Vec<String>) -> u64 {
+        self.attempt_ended(ConnectResult::Ok);
+        let announce = Announce {
+            endpoint: None,
+            identity: None,
+            tools: tools.len(),
+            reconnect: self.generation > 0,
+        };
         self.generation += 1;
-        let count = tools.len();
-        self.transition(
+        let left = self.events.connected(
+            &mut self.conn,
+            &mut self.reason,
             Conn::Live {
                 session,
                 tools: Arc::new(tools),
             },
-            None,
-            events,
+            announce,
         );
-        events.push(ConnectionEvent::ToolsChanged {
-            server: self.server.clone(),
-            count,
-        });
-        if reconnect {
-            events.push(ConnectionEvent::Reconnected {
-                server: self.server.clone(),
-            });
+        if let Conn::Live { session, .. } = left {
+            session.shutdown();
         }
         self.generation
     }
 
     /// Any → Unauthenticated (`result` unauthorized) or Absent: a connect the service made
     /// failed. Queues `ConnectAttempt{result}`.
-    pub(super) fn failed(
-        &mut self,
-        result: ConnectResult,
-        why: Arc<str>,
-        events: &mut Vec<ConnectionEvent>,
-    ) {
-        self.attempt_ended(result, events);
+    pub(super) fn failed(&mut self, result: ConnectResult, why: Arc<str>) {
+        self.attempt_ended(result);
         let next = match result {
             ConnectResult::Unauthorized => Conn::Unauthenticated,
             _ => Conn::Absent,
         };
-        self.transition(next, Some(why), events);
+        self.transition(next, Some(why));
     }
 
     /// Live{g} → Absent, if `g` is still the live generation (a late end of an older connection
     /// changes nothing). Returns whether it acted.
-    pub(super) fn lost(
-        &mut self,
-        generation: u64,
-        why: &str,
-        events: &mut Vec<ConnectionEvent>,
-    ) -> bool {
+    pub(super) fn lost(&mut self, generation: u64, why: &str) -> bool {
         if !self.is_live(generation) {
             return false;
         }
@@ -175,37 +158,24 @@ impl Slot {
             "connection to server `{}` lost: {why}; the service has to connect it again",
             self.server
         );
-        self.transition(Conn::Absent, Some(reason.into()), events);
+        self.transition(Conn::Absent, Some(reason.into()));
         true
     }
 
     /// Live{g} → Unauthenticated, if `g` is still live: the server rejected the credentials
     /// mid-session.
-    pub(super) fn auth_lost(
-        &mut self,
-        generation: u64,
-        why: String,
-        events: &mut Vec<ConnectionEvent>,
-    ) {
+    pub(super) fn auth_lost(&mut self, generation: u64, why: String) {
         if self.is_live(generation) {
-            self.transition(Conn::Unauthenticated, Some(why.into()), events);
+            self.transition(Conn::Unauthenticated, Some(why.into()));
         }
     }
 
     /// Live{g} → Live{g} with a new tool list, if `g` is still live. Queues `ToolsChanged`.
-    pub(super) fn replace_tools(
-        &mut self,
-        generation: u64,
-        names: Vec<String>,
-        events: &mut Vec<ConnectionEvent>,
-    ) {
+    pub(super) fn replace_tools(&mut self, generation: u64, names: Vec<String>) {
         if let Conn::Live { tools, .. } = &mut self.conn
             && self.generation == generation
         {
-            events.push(ConnectionEvent::ToolsChanged {
-                server: self.server.clone(),
-                count: names.len(),
-            });
+            self.events.tools_changed(names.len());
             *tools = Arc::new(names);
         }
     }
@@ -233,12 +203,8 @@ impl Slot {
 
     /// Queues `ConnectAttempt` for the attempt that just ended, timed from `connecting` (zero
     /// when the service did not say it was connecting).
-    fn attempt_ended(&mut self, result: ConnectResult, events: &mut Vec<ConnectionEvent>) {
+    fn attempt_ended(&mut self, result: ConnectResult) {
         let duration = self.since.take().map(|s| s.elapsed()).unwrap_or_default();
-        events.push(ConnectionEvent::ConnectAttempt {
-            server: self.server.clone(),
-            result,
-            duration,
-        });
+        self.events.attempt_ended(result, duration);
     }
 }

@@ -1,46 +1,21 @@
-//! One server's supervisor: owns its [`Machine`] behind a lock, admits callers (single-flight
-//! `ensure_connected`, the cooldown, auth that fails fast), and starts and finishes attempts.
-//!
-//! Every change of the machine goes through [`Supervisor::update`]: lock, transition (which
-//! collects the events), queue the events, unlock, flush them to the sinks. The call path is in
-//! `call.rs`, the background tasks in `background.rs`, the attempt runner in `attempt.rs`.
+//! The admission of callers to one server's [`Supervisor`] (single-flight `ensure_connected`,
+//! the cooldown, auth that fails fast), the start and finish of attempts, and lost, retired and
+//! re-authorized connections. The call path is in `call.rs`, the background tasks in
+//! `background.rs`, the attempt runner in `attempt.rs`.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
+use std::time::Duration;
 
 use futures::FutureExt as _;
 use tokio::time::Instant;
 
+use super::Supervisor;
 use super::attempt::{initialize_span, run_attempt};
 use super::conn_state::{Attempt, AttemptOutcome, ConnState, Lost, Machine};
-use crate::client::connector::{ConnectError, Connector, Session};
 use crate::client::error::{CallError, CallErrorKind, NotConnected};
-use crate::client::spec::ServerSpec;
 use crate::state::{ConnectResult, ConnectionEvent};
-use crate::state::{ServerEndpoint, State};
-use crate::supervise::hub::shared::HubShared;
+use crate::client::connector::{ConnectError, Session};
 use crate::util::Human;
-
-/// What the hub reads from a supervisor for snapshots and status.
-#[derive(Debug, Clone)]
-pub(crate) struct Observed {
-    pub(crate) state: State,
-    pub(crate) reason: Option<Arc<str>>,
-    pub(crate) tools: Arc<Vec<String>>,
-    pub(crate) generation: u64,
-    /// Who answered the live connection's handshake.
-    pub(crate) identity: Option<crate::state::ServerIdentity>,
-}
-
-pub(crate) struct Supervisor {
-    pub(super) name: Arc<str>,
-    /// The configuration it was built from (`None` for a custom connector).
-    spec: Option<ServerSpec>,
-    pub(super) connector: Arc<dyn Connector>,
-    pub(super) shared: Arc<HubShared>,
-    machine: Mutex<Machine>,
-    /// Whether the credential watch (`credential_watch.rs`) was started.
-    pub(super) watching_credentials: std::sync::atomic::AtomicBool,
-}
 
 /// How [`Supervisor::ensure_connected`] admits a caller, decided under the lock.
 enum Admission {
@@ -54,84 +29,6 @@ enum Admission {
 }
 
 impl Supervisor {
-    /// A supervisor for `name`, idle until first use. `spec` is the configuration it was built
-    /// from (`None` for a custom connector); [`Hub::replace_server`](crate::supervise::Hub::replace_server)
-    /// compares it to keep an unchanged server's connection.
-    pub(crate) fn new(
-        name: Arc<str>,
-        connector: Arc<dyn Connector>,
-        shared: Arc<HubShared>,
-        spec: Option<ServerSpec>,
-    ) -> Arc<Self> {
-        let endpoint = match &spec {
-            Some(spec) => spec.transport.endpoint(),
-            None => ServerEndpoint::transport_only(connector.network_transport()),
-        };
-        Arc::new(Supervisor {
-            machine: Mutex::new(Machine::new(name.clone(), endpoint)),
-            name,
-            spec,
-            connector,
-            shared,
-            watching_credentials: std::sync::atomic::AtomicBool::new(false),
-        })
-    }
-
-    pub(crate) fn spec(&self) -> Option<&ServerSpec> {
-        self.spec.as_ref()
-    }
-
-    pub(crate) fn name(&self) -> &Arc<str> {
-        &self.name
-    }
-
-    pub(crate) fn network_transport(&self) -> &'static str {
-        self.connector.network_transport()
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Machine> {
-        self.machine.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Reads the machine under its lock (no transition, no events).
-    pub(in crate::supervise) fn read<R>(&self, f: impl FnOnce(&Machine) -> R) -> R {
-        f(&self.lock())
-    }
-
-    /// The one way to change the machine: lock, run `f` (its transitions collect events), queue
-    /// the events while still holding the lock, unlock, then deliver them. Sinks therefore see
-    /// the transitions in the order they happened, and no sink runs under the lock. When `f`
-    /// caused no event there is nothing to deliver (the hot path of a live connection takes no
-    /// other lock).
-    pub(super) fn update<R>(&self, f: impl FnOnce(&mut Machine) -> R) -> R {
-        let mut machine = self.lock();
-        let result = f(&mut machine);
-        let events = machine.take_events();
-        if events.is_empty() {
-            return result;
-        }
-        self.shared.queue(events);
-        drop(machine);
-        self.shared.flush();
-        result
-    }
-
-    pub(crate) fn observe(&self) -> Observed {
-        self.read(|machine| Observed {
-            state: machine.state.readiness(),
-            reason: machine.reason.clone(),
-            tools: match &machine.state {
-                ConnState::Connected { tools, .. } => tools.clone(),
-                _ => Arc::new(Vec::new()),
-            },
-            generation: machine.generation,
-            identity: match &machine.state {
-                ConnState::Connected { session, .. } => session.identity(),
-                _ => None,
-            },
-        })
-    }
-
     /// Makes sure there is a live connection, and returns it with its generation.
     ///
     /// - connected → go;
@@ -361,12 +258,18 @@ impl Supervisor {
         });
     }
 
-    /// Records how an attempt ended. Called by the attempt's own task.
+    /// Records how an attempt that took `duration` ended: its `ConnectAttempt`, then the
+    /// transition it leads to, in one batch. Called by the attempt's own task.
     pub(super) fn finish_attempt(
         self: &Arc<Self>,
         result: Result<(Arc<dyn Session>, Vec<String>), ConnectError>,
+        duration: Duration,
     ) -> AttemptOutcome {
         self.update(|machine| {
+            let connect_result = result
+                .as_ref()
+                .map_or_else(|e| e.result, |_| ConnectResult::Ok);
+            machine.attempt_ended(connect_result, duration);
             if !matches!(machine.state, ConnState::Connecting { .. }) {
                 // Shut down or removed while connecting: the new session must not outlive that.
                 if let Ok((session, _)) = &result {
@@ -470,15 +373,5 @@ impl Supervisor {
     /// server was unauthorized.
     pub(crate) fn reset_auth(&self) -> bool {
         self.update(Machine::reset_auth)
-    }
-
-    /// Closes the live connection (killing a stdio child's process group) or cancels the attempt
-    /// in flight; nothing connects again.
-    pub(crate) fn stop(&self) {
-        self.update(Machine::stop);
-    }
-
-    pub(super) fn session_of(&self, generation: u64) -> Option<Arc<dyn Session>> {
-        self.read(|machine| machine.session_of(generation))
     }
 }

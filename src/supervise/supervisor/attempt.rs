@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures::FutureExt as _;
 use tokio::time::Instant;
 
-use super::admission::Supervisor;
+use super::Supervisor;
 use super::coalesce::Coalesce;
 use super::conn_state::AttemptOutcome;
 use crate::client::connector::{ConnectError, Connector, SessionEvents};
@@ -23,7 +23,7 @@ use crate::util::Human;
 const CONNECTOR_GRACE: Duration = Duration::from_millis(250);
 
 /// One connection attempt: connect, `after_connect`, first tool list, all inside the connect
-/// timeout. Emits `ConnectAttempt` and records the outcome in the supervisor.
+/// timeout. Records the outcome in the supervisor (its `ConnectAttempt` first).
 pub(super) async fn run_attempt(
     weak: Weak<Supervisor>,
     connector: Arc<dyn Connector>,
@@ -41,7 +41,7 @@ pub(super) async fn run_attempt(
             let server = name.clone();
             move || {
                 if let Some(shared) = shared.upgrade() {
-                    shared.emit(vec![ConnectionEvent::StreamReopened {
+                    shared.events.emit(vec![ConnectionEvent::StreamReopened {
                         server: server.clone(),
                     }]);
                 }
@@ -128,14 +128,14 @@ pub(super) async fn run_attempt(
         .map_or_else(|e| e.result, |_| ConnectResult::Ok);
     record_initialize(&span, connect_result);
     drop(span);
-    shared.emit(vec![ConnectionEvent::ConnectAttempt {
-        server: name.clone(),
-        result: connect_result,
-        duration: started.elapsed(),
-    }]);
     match weak.upgrade() {
-        Some(supervisor) => supervisor.finish_attempt(result),
+        Some(supervisor) => supervisor.finish_attempt(result, started.elapsed()),
         None => {
+            shared.events.emit(vec![ConnectionEvent::ConnectAttempt {
+                server: name.clone(),
+                result: connect_result,
+                duration: started.elapsed(),
+            }]);
             if let Ok((session, _)) = &result {
                 session.shutdown();
             }

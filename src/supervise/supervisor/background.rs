@@ -8,7 +8,7 @@ use std::time::Duration;
 use rmcp::ServiceError;
 use tokio::time::Instant;
 
-use super::admission::Supervisor;
+use super::Supervisor;
 use super::coalesce::Coalesce;
 use super::conn_state::ConnState;
 use crate::client::connector::Session;

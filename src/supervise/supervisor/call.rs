@@ -8,13 +8,15 @@ use std::sync::Arc;
 use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, RequestMetaObject};
 
-use super::admission::Supervisor;
-use crate::client::connector::Session;
+use super::Supervisor;
 use crate::client::error::{CallError, CallErrorKind};
-use crate::client::rmcp_errors::{insufficient_scope, is_auth_failure, is_pipe_dead, truncate};
-use crate::client::task::{TaskEnd, task_end};
 use crate::state::ToolCall;
+use crate::client::connector::Session;
 use crate::util::Human;
+use crate::client::rmcp_errors::{
+    insufficient_scope, is_auth_failure, is_pipe_dead, truncate,
+};
+use crate::client::task::{TaskEnd, task_end};
 
 impl Supervisor {
     /// Routes one call: ensure a connection, call with the per-call timeout, and when the pipe

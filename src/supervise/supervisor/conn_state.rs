@@ -1,7 +1,8 @@
 //! The per-server connection state machine: the [`ConnState`] enum and every transition of it,
 //! each commented with its edge. [`Machine`] is what a supervisor's lock guards; the transitions
-//! queue the [`ConnectionEvent`]s they cause, and the supervisor delivers them after unlocking
-//! (see `Supervisor::update`).
+//! collect the [`ConnectionEvent`]s they cause by the one readiness-change rule
+//! ([`Transitions`]), and the supervisor queues them on the hub's event queue and delivers them
+//! after unlocking (see `Supervisor::update`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,11 +11,12 @@ use futures::future::{BoxFuture, Shared};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
-use crate::client::connector::{ConnectError, Session};
 use crate::state::State;
-use crate::state::{ConnectionEvent, ServerEndpoint};
-use crate::supervise::hub::options::CrashPolicy;
+use crate::state::{ConnectResult, ConnectionEvent, ServerEndpoint};
+use crate::client::connector::{ConnectError, Session};
 use crate::util::Human;
+use crate::supervise::events::{Announce, Readiness, Transitions};
+use crate::supervise::hub::options::CrashPolicy;
 
 /// What a connection attempt yields to everyone who awaited it: the generation and session, or
 /// the classified failure.
@@ -25,7 +27,7 @@ pub(crate) type Attempt = Shared<BoxFuture<'static, AttemptOutcome>>;
 
 /// The per-server connection state machine. A connection is a thing you maintain, not a thing you
 /// have: no boolean, one enum, and every transition goes through [`Machine::transition`], which
-/// queues the events.
+/// follows the one readiness-change rule ([`Transitions::transition`]).
 ///
 /// ```text
 ///            ┌──────── connect_all / first use / reconnect after a drop ────────┐
@@ -89,9 +91,9 @@ pub(crate) enum ConnState {
     Stopped,
 }
 
-impl ConnState {
+impl Readiness for ConnState {
     /// The readiness state of the server (DESIGN.md section 1).
-    pub(crate) fn readiness(&self) -> State {
+    fn readiness(&self) -> State {
         match self {
             ConnState::Connected { .. } => State::Ready,
             // Nothing failed and something will connect it: a server configured but not started
@@ -107,8 +109,7 @@ impl ConnState {
         }
     }
 
-    /// A short name for logs.
-    pub(crate) fn name(&self) -> &'static str {
+    fn name(&self) -> &'static str {
         match self {
             ConnState::Idle => "idle",
             ConnState::Connecting { .. } => "connecting",
@@ -134,7 +135,7 @@ pub(crate) struct Machine {
     /// Why the server is in its state, for humans; no secrets.
     pub(crate) reason: Option<Arc<str>>,
     /// Events caused under the lock, in order; taken by `Supervisor::update` before unlocking.
-    events: Vec<ConnectionEvent>,
+    events: Transitions,
     /// Connections in a row that ended soon after their handshake (see [`CrashPolicy`]).
     short_lives: u32,
     /// The longest life among those connections.
@@ -155,6 +156,7 @@ impl Machine {
     /// generation 0.
     pub(crate) fn new(server: Arc<str>, endpoint: ServerEndpoint) -> Self {
         Machine {
+            events: Transitions::new(server.clone()),
             server,
             endpoint,
             state: ConnState::Idle,
@@ -162,7 +164,6 @@ impl Machine {
             reason: Some(
                 "not connected yet; connects at start (`connect_all`) or first use".into(),
             ),
-            events: Vec::new(),
             short_lives: 0,
             longest_short_life: Duration::ZERO,
         }
@@ -170,7 +171,7 @@ impl Machine {
 
     /// The events caused since the last call, in the order they happened.
     pub(crate) fn take_events(&mut self) -> Vec<ConnectionEvent> {
-        std::mem::take(&mut self.events)
+        self.events.take()
     }
 
     /// Records an event that is not a transition (a cooldown rejection), in order with the others.
@@ -190,28 +191,18 @@ impl Machine {
         }
     }
 
-    /// Moves to `next`, recording `reason`, and queues a `StateChanged` when the readiness state
-    /// changes. Every transition of the machine goes through here.
+    /// Moves to `next`, recording `reason`, by the readiness-change rule
+    /// ([`Transitions::transition`]: `StateChanged` when the readiness state changes). Every
+    /// transition of the machine goes through here.
     fn transition(&mut self, next: ConnState, reason: Option<Arc<str>>) {
-        let from = self.state.readiness();
-        tracing::debug!(
-            server = %self.server,
-            from = self.state.name(),
-            to = next.name(),
-            reason = reason.as_deref().unwrap_or(""),
-            "connection state"
-        );
-        self.state = next;
-        self.reason = reason.clone();
-        let to = self.state.readiness();
-        if from != to {
-            self.events.push(ConnectionEvent::StateChanged {
-                server: self.server.clone(),
-                from,
-                to,
-                reason,
-            });
-        }
+        self.events
+            .transition(&mut self.state, &mut self.reason, next, reason);
+    }
+
+    /// An attempt ended with `result` after `duration`: `ConnectAttempt`, before the transition
+    /// it leads to.
+    pub(crate) fn attempt_ended(&mut self, result: ConnectResult, duration: Duration) {
+        self.events.attempt_ended(result, duration);
     }
 
     /// Idle / CoolingDown (expired) / BackingOff (expired) → Connecting, with `attempt` in flight.
@@ -223,43 +214,30 @@ impl Machine {
         );
     }
 
-    /// Connecting → Connected{g}: a new generation, with the server's tool list. Queues
-    /// `Endpoint`, `Handshake` (when the session knows who answered), `ToolsChanged`, and
-    /// `Reconnected` when it is not the first connection. Returns `g`.
+    /// Connecting → Connected{g}: a new generation, with the server's tool list, announced by
+    /// the rule ([`Transitions::connected`]): `Endpoint`, `Handshake` (when the session knows who
+    /// answered), `ToolsChanged`, and `Reconnected` when it is not the first connection. Returns
+    /// `g`.
     pub(crate) fn connected(&mut self, session: Arc<dyn Session>, tools: Vec<String>) -> u64 {
-        let reconnect = self.generation > 0;
+        let announce = Announce {
+            endpoint: Some(self.endpoint.clone()),
+            identity: session.identity(),
+            tools: tools.len(),
+            reconnect: self.generation > 0,
+        };
         self.generation += 1;
         let generation = self.generation;
-        let count = tools.len();
-        let identity = session.identity();
-        self.transition(
+        self.events.connected(
+            &mut self.state,
+            &mut self.reason,
             ConnState::Connected {
                 generation,
                 session,
                 tools: Arc::new(tools),
                 since: Instant::now(),
             },
-            None,
+            announce,
         );
-        self.events.push(ConnectionEvent::Endpoint {
-            server: self.server.clone(),
-            endpoint: self.endpoint.clone(),
-        });
-        if let Some(identity) = identity {
-            self.events.push(ConnectionEvent::Handshake {
-                server: self.server.clone(),
-                identity,
-            });
-        }
-        self.events.push(ConnectionEvent::ToolsChanged {
-            server: self.server.clone(),
-            count,
-        });
-        if reconnect {
-            self.events.push(ConnectionEvent::Reconnected {
-                server: self.server.clone(),
-            });
-        }
         generation
     }
 
@@ -413,10 +391,7 @@ impl Machine {
         } = &mut self.state
             && *live == generation
         {
-            self.events.push(ConnectionEvent::ToolsChanged {
-                server: self.server.clone(),
-                count: names.len(),
-            });
+            self.events.tools_changed(names.len());
             *tools = Arc::new(names);
         }
     }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use super::admission::Supervisor;
+use super::Supervisor;
 use crate::state::ConnectionEvent;
 
 impl Supervisor {
@@ -38,6 +38,7 @@ impl Supervisor {
                 }
                 supervisor
                     .shared
+                    .events
                     .emit(vec![ConnectionEvent::CredentialsExpire {
                         server: supervisor.name.clone(),
                         expiries: state.expiries,

@@ -1,0 +1,59 @@
+//! Each server of a [`Hub`] as it reports it: [`ServerStatus`], state, generation and transport.
+
+use std::sync::Arc;
+
+use super::Hub;
+use crate::state::State;
+
+/// One server as [`Hub::servers`] reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerStatus {
+    /// The server's name.
+    pub name: Arc<str>,
+    /// Its readiness state.
+    pub state: State,
+    /// Why it is in that state (no secrets), if known.
+    pub reason: Option<String>,
+    /// How many tools it offers now (0 unless connected).
+    pub tools: usize,
+    /// `pipe` (stdio) or `tcp` (HTTP).
+    pub transport: &'static str,
+    /// Who answered the live connection's handshake (protocol version, server name and version).
+    pub identity: Option<crate::state::ServerIdentity>,
+}
+
+impl Hub {
+    /// Every server, its state, why, how many tools, and its transport.
+    pub fn servers(&self) -> Vec<ServerStatus> {
+        self.supervisors()
+            .into_iter()
+            .map(|s| {
+                let observed = s.observe();
+                ServerStatus {
+                    name: s.name().clone(),
+                    state: observed.state,
+                    reason: observed.reason.map(|r| r.to_string()),
+                    tools: observed.tools.len(),
+                    transport: s.network_transport(),
+                    identity: observed.identity,
+                }
+            })
+            .collect()
+    }
+
+    /// The readiness state of one server, if configured.
+    pub fn state(&self, server: &str) -> Option<State> {
+        self.supervisor(server).map(|s| s.observe().state)
+    }
+
+    /// The generation of the server's newest successful connection (0 before the first), if
+    /// configured. Every reconnect increments it.
+    pub fn generation(&self, server: &str) -> Option<u64> {
+        self.supervisor(server).map(|s| s.observe().generation)
+    }
+
+    /// The OpenTelemetry `network.transport` of a server: `pipe` (stdio) or `tcp` (HTTP).
+    pub fn network_transport(&self, server: &str) -> Option<&'static str> {
+        self.supervisor(server).map(|s| s.network_transport())
+    }
+}
