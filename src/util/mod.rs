@@ -1,15 +1,9 @@
 //! Small internal building blocks.
 
-mod call_clock;
-mod cow_map;
 mod form;
-mod per_thread;
 
-pub(crate) use call_clock::{CallStart, counter, tokio_clock_runs};
-pub(crate) use cow_map::{CowMap, CowMapView, Map};
 #[allow(unused_imports)] // see form_decode
 pub(crate) use form::form_decode;
-pub(crate) use per_thread::{Padded, SHARDS, ShardedArc, ShardedCells, shard};
 
 use std::time::Duration;
 use tokio::time::Instant;
