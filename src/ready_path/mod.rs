@@ -33,8 +33,10 @@
 //! On a hit (everything above but the writes of `Deadline::at` and `CowMap`'s inserts, which
 //! happen off the hit, when a verdict or a new tool name is stored):
 //!
-//! - no lock, no allocation, no system call beyond one clock read per end of the call, no
-//!   waiting; no reference count that moves in steady state;
+//! - no lock, no allocation, no system call, no waiting; one clock read at each end of the call
+//!   (the counter, or the OS clock through the vDSO where the counter is not stable); no reference
+//!   count that moves in steady state. (While tokio's clock is paused its reads take tokio's
+//!   test clock lock: the cost of tests and `simulate`, never of a service.)
 //! - a hit reads at most: one atomic load for "same map", the map probe (skipped for the tool
 //!   called last), two atomic loads of the slot (its deadline and generation), the inventory's
 //!   generation, one clock read; atomics are `Relaxed` except the deadline (`Release` when
@@ -46,7 +48,7 @@
 //!   that; the cache does not know there are two clocks), so paused-time tests step to each TTL
 //!   edge and read virtual durations exactly;
 //! - nothing here may panic, and nothing here names a metric, a span or a server: this module
-//!   uses only `util` (and std, tokio, `quanta`, `arc-swap`).
+//!   uses only `util` (and std, tokio, `quanta`, `arc-swap`, `foldhash`).
 //!
 //! # The bench that guards it
 //!
