@@ -119,6 +119,7 @@ pub mod metrics;
 pub mod plan;
 #[cfg(feature = "hub")]
 pub mod probe;
+mod ready_path;
 pub mod resolve;
 pub mod secret;
 pub mod state;

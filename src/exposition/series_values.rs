@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use prometheus::proto::MetricType;
 
-use crate::util::{Padded, SHARDS, ShardedCells, shard};
+use crate::ready_path::{Padded, SHARDS, ShardedCells, shard};
 
 /// Adds `v` to the `f64` stored as bits in `cell`.
 #[inline]

@@ -15,8 +15,8 @@ use super::classify_result::{ClassifiedCall, classify_result};
 use super::handles::CallHandles;
 use super::hooks::OnOutcome;
 use super::span::record_error;
+use crate::ready_path::{CallStart, Padded, Recycled};
 use crate::state::{CallOutcome, ToolName};
-use crate::util::{CallStart, Padded};
 
 pin_project! {
     /// The response future of [`ReadinessService`](super::ReadinessService). Polled inside the
@@ -160,7 +160,7 @@ impl<O: OnOutcome> Recorder<O> {
                 .on_outcome(tool, classified.outcome, Duration::from_nanos(elapsed));
         }
         if let Some(record) = self.record {
-            super::recycled::give_back(record);
+            CallHandles::give_back(record);
         }
     }
 }

@@ -1,15 +1,19 @@
 //! The layer's hot-path state: what every clone of a layer and its services share, and the
 //! per-tool handles (cache slot, metrics, transport) the ready path finds with one probe.
+//! [`LayerShared::ready_hit`] is where the ready path enters; what it calls is fenced in
+//! `ready_path/` (its module doc holds the rules and names the bench that guards them).
 
+use std::cell::RefCell;
 use std::ops::Deref;
 use std::sync::Arc;
+use std::thread::LocalKey;
 
 use arc_swap::ArcSwap;
 
 use crate::metrics::{Metrics, ServerMetrics, ToolMetrics};
+use crate::ready_path::{CallStart, CowMap, CowMapView, Map, Padded, Recycled, ShardedArc, Spares};
 use crate::resolve::{CapabilityCache, ToolSlot, Verdict};
 use crate::state::ToolName;
-use crate::util::{CallStart, CowMap, CowMapView, Map, Padded, ShardedArc};
 
 /// What every clone of a layer and its services share.
 pub(crate) struct LayerShared {
@@ -27,7 +31,7 @@ pub(crate) struct ToolHandles {
     /// `None` past the cache's tool-name cap (such tools always take the slow path).
     pub(crate) slot: Option<Arc<ToolSlot>>,
     /// One copy per thread shard: every call takes a reference to it for its recorder (one this
-    /// thread kept from a finished call, when it has one: see `recycled.rs`).
+    /// thread kept from a finished call, when it has one: see `ready_path/recycled.rs`).
     pub(crate) record: Option<ShardedArc<CallHandles>>,
     pub(crate) transport: Option<&'static str>,
 }
@@ -38,6 +42,17 @@ pub(crate) struct ToolHandles {
 pub(crate) struct CallHandles {
     pub(crate) metrics: Option<ToolMetrics>,
     pub(crate) slot: Option<Arc<ToolSlot>>,
+}
+
+thread_local! {
+    /// This thread's spare references to call handles (see `ready_path/recycled.rs`).
+    static SPARE_CALL_HANDLES: RefCell<Spares<CallHandles>> = const { RefCell::new(Spares::new()) };
+}
+
+impl Recycled for CallHandles {
+    fn spares() -> &'static LocalKey<RefCell<Spares<Self>>> {
+        &SPARE_CALL_HANDLES
+    }
 }
 
 /// A service's own view of its layer's handles map: the ready path's probe costs one atomic load
@@ -89,7 +104,7 @@ impl LayerShared {
             let start = self.cache.ready_now(handles.slot.as_deref()?)?;
             Some(ReadyHit {
                 start,
-                record: handles.record.as_ref().map(super::recycled::take),
+                record: handles.record.as_ref().map(CallHandles::take),
                 transport: handles.transport,
             })
         })

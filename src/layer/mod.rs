@@ -46,7 +46,6 @@ mod handles;
 pub mod hooks;
 mod not_ready;
 mod readiness_layer;
-mod recycled;
 mod service;
 mod span;
 

@@ -7,14 +7,14 @@ use rmcp::model::CallToolResult;
 use tower::{BoxError, Service};
 
 use super::future::{Recorder, ResponseFuture};
-use super::handles::{HandlesView, LayerShared, ReadyHit, ToolHandles};
+use super::handles::{CallHandles, HandlesView, LayerShared, ReadyHit, ToolHandles};
 use super::hooks::{OnNotReady, OnOutcome};
 use super::not_ready::NotReady;
 use super::span::{call_span, record_verdict};
+use crate::ready_path::{CallStart, Recycled};
 use crate::resolve::{Scope, Verdict};
 use crate::state::{State, ToolCall};
 use crate::telemetry::inject_into_optional_meta as inject_trace_context;
-use crate::util::CallStart;
 
 /// The service [`ReadinessLayer`](super::ReadinessLayer) produces.
 ///
@@ -72,7 +72,7 @@ where
         let ToolHandles {
             record, transport, ..
         } = self.shared.handles(&call.name);
-        let record = record.as_ref().map(super::recycled::take);
+        let record = record.as_ref().map(CallHandles::take);
         let span = call_span(&call.name, transport, None);
         let absent_counter = record.clone();
         let start = CallStart::tokio_now();

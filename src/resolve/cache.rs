@@ -10,8 +10,8 @@ use futures::future::{BoxFuture, Shared};
 use tokio::time::Instant;
 
 use super::{Budget, Inventory, Scope, Verdict, classify, resolve};
+use crate::ready_path::{AtomicDeadline, CallStart, CowMap, Deadline, Origin};
 use crate::state::{State, ToolName};
-use crate::util::{CallStart, CowMap};
 
 /// How long a verdict is reused, by state.
 ///
@@ -94,24 +94,17 @@ pub struct CapabilityCache {
     /// The most server slots kept (see [`CapabilityCache::with_max_servers`]).
     max_servers: usize,
     next_flight: AtomicU64,
-    /// When the cache was made: the ready path keeps expiries as nanoseconds after it, on
-    /// tokio's clock or on the counter clock (see `util::call_clock`).
-    epoch: Instant,
-    counter_epoch: u64,
+    /// When the cache was made: what the ready path's deadlines count from.
+    origin: Origin,
 }
-
-/// The bit of [`ToolSlot::ready_until`] that says its expiry is on tokio's clock (the entry was
-/// written while tokio's clock was paused); without it, the expiry is on the counter clock.
-const ON_TOKIO_CLOCK: u64 = 1 << 63;
 
 /// One tool's cached verdict (`ready`, or `absent` at the grain of the tool).
 #[derive(Default)]
 pub(crate) struct ToolSlot {
     entry: ArcSwapOption<Entry>,
-    /// The ready path's copy of a ready `entry`: its expiry in nanoseconds after the cache's
-    /// epoch, on the counter clock or (with [`ON_TOKIO_CLOCK`]) on tokio's (0 when the entry is
-    /// not a ready one), and its generation.
-    ready_until: AtomicU64,
+    /// The ready path's copy of a ready `entry`: its expiry ([`Deadline::PASSED`] when the entry
+    /// is not a ready one), and its generation.
+    ready_until: AtomicDeadline,
     ready_generation: AtomicU64,
 }
 
@@ -119,17 +112,17 @@ impl ToolSlot {
     /// Drops a ready verdict (a call found the connection dead): the next call re-checks. A
     /// verdict that is not ready (a tool its live server does not offer) is kept.
     pub(crate) fn forget_ready(&self) {
-        if self.ready_until.load(Ordering::Acquire) != 0 {
-            self.store(None, 0);
+        if self.ready_until.load() != Deadline::PASSED {
+            self.store(None, Deadline::PASSED);
         }
     }
 
-    fn store(&self, entry: Option<Arc<Entry>>, ready_until: u64) {
+    fn store(&self, entry: Option<Arc<Entry>>, ready_until: Deadline) {
         if let Some(entry) = &entry {
             self.ready_generation
                 .store(entry.generation, Ordering::Relaxed);
         }
-        self.ready_until.store(ready_until, Ordering::Release);
+        self.ready_until.store(ready_until);
         self.entry.store(entry);
     }
 }
@@ -188,9 +181,8 @@ impl CapabilityCache {
             servers: Mutex::new(HashMap::new()),
             max_servers: Self::DEFAULT_MAX_SERVERS,
             next_flight: AtomicU64::new(0),
-            epoch: Instant::now(),
-            // The first read calibrates the counter clock: here, not on a call.
-            counter_epoch: crate::util::counter().raw(),
+            // Calibrates the ready path's clock: here, not on a call.
+            origin: Origin::now(),
         }
     }
 
@@ -289,44 +281,11 @@ impl CapabilityCache {
     /// If `slot` holds a ready verdict that is still fresh (then it is [`Verdict::READY`]), now,
     /// as the start of the call it admits: [`CapabilityCache::lookup`] for the ready path,
     /// without the map probe or the clone. Two atomic loads, the inventory's generation and one
-    /// read of the clock the entry's expiry is on (see `util::call_clock`).
+    /// clock read (the entry's [`Deadline`] knows which clock; see `ready_path`).
     #[inline]
     pub(crate) fn ready_now(&self, slot: &ToolSlot) -> Option<CallStart> {
-        let until = slot.ready_until.load(Ordering::Acquire);
-        let now = if until & ON_TOKIO_CLOCK == 0 {
-            let clock = crate::util::counter();
-            let raw = clock.raw();
-            (clock.delta_as_nanos(self.counter_epoch, raw) < until)
-                .then_some(CallStart::Counter(raw))
-        } else {
-            let now = Instant::now();
-            (self.since_epoch(now) < until & !ON_TOKIO_CLOCK).then_some(CallStart::Tokio(now))
-        }?;
+        let now = slot.ready_until.load().admit(&self.origin)?;
         (slot.ready_generation.load(Ordering::Relaxed) == self.generation()).then_some(now)
-    }
-
-    /// `at` as nanoseconds after this cache was made, on tokio's clock.
-    #[inline]
-    fn since_epoch(&self, at: Instant) -> u64 {
-        crate::util::nanos(at.saturating_duration_since(self.epoch))
-    }
-
-    /// The ready path's copy of a ready entry's expiry `expires` (see
-    /// [`ToolSlot::ready_until`]): on the counter clock, now plus what is left of its lifetime.
-    fn ready_until(&self, expires: Instant) -> u64 {
-        // Below the flag, and never 0 (not ready).
-        let bounded = |nanos: u64| nanos.clamp(1, ON_TOKIO_CLOCK - 1);
-        if crate::util::tokio_clock_runs() {
-            let left = crate::util::nanos(expires.saturating_duration_since(Instant::now()));
-            let clock = crate::util::counter();
-            bounded(
-                clock
-                    .delta_as_nanos(self.counter_epoch, clock.raw())
-                    .saturating_add(left),
-            )
-        } else {
-            bounded(self.since_epoch(expires)) | ON_TOKIO_CLOCK
-        }
     }
 
     /// Resolves `tool`: from the cache when a fresh verdict is there, otherwise by (joining) a
@@ -376,7 +335,8 @@ impl CapabilityCache {
     /// Drops every cached verdict (e.g. after a configuration reload).
     pub fn clear(&self) {
         // Emptied in place: callers may hold slots (see `tool_slot`).
-        self.tools.for_each(|slot| slot.store(None, 0));
+        self.tools
+            .for_each(|slot| slot.store(None, Deadline::PASSED));
         self.lock_servers()
             .values_mut()
             .for_each(|slot| slot.cached = None);
@@ -468,9 +428,9 @@ impl CapabilityCache {
         }));
         if let Some(slot) = self.tool_slot(tool) {
             let ready_until = if entry.verdict.is_ready() {
-                self.ready_until(entry.expires)
+                Deadline::at(entry.expires, &self.origin)
             } else {
-                0
+                Deadline::PASSED
             };
             slot.store(Some(entry), ready_until);
         }

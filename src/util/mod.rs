@@ -2,17 +2,12 @@
 //! decoding, durations as messages write them (`human.rs`) and the open-file limit
 //! (`fd_limit.rs`, re-exported as `supervise::raise_open_file_limit`).
 
-mod call_clock;
-mod cow_map;
 #[cfg(feature = "hub")]
 mod fd_limit;
 mod form;
 #[cfg(feature = "hub")]
 mod human;
-mod per_thread;
 
-pub(crate) use call_clock::{CallStart, counter, tokio_clock_runs};
-pub(crate) use cow_map::{CowMap, CowMapView, Map};
 #[cfg(feature = "hub")]
 pub(crate) use fd_limit::out_of_descriptors;
 #[cfg(feature = "hub")]
@@ -21,7 +16,6 @@ pub use fd_limit::{OpenFileLimit, raise_open_file_limit};
 pub(crate) use form::form_decode;
 #[cfg(feature = "hub")]
 pub(crate) use human::Human;
-pub(crate) use per_thread::{Padded, SHARDS, ShardedArc, ShardedCells, shard};
 
 use std::time::Duration;
 use tokio::time::Instant;

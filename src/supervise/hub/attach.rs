@@ -11,12 +11,12 @@ use rmcp::Peer;
 use rmcp::service::{RoleClient, RunningService};
 
 use super::Hub;
-use crate::state::ConnectResult;
-#[cfg(doc)]
-use crate::supervise::RmcpConnector;
 use crate::client::connector::{ConnectError, Connector, Session, SessionEvents};
 use crate::client::rmcp_session::RmcpSession;
 use crate::client::spec_error::SpecError;
+use crate::state::ConnectResult;
+#[cfg(doc)]
+use crate::supervise::RmcpConnector;
 use crate::supervise::supervisor::conn_state::ConnState;
 
 impl Hub {

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use rmcp::model::CallToolResult;
 
 use super::Hub;
+use crate::client::error::{CallError, CallErrorKind};
 use crate::state::ToolCall;
 use crate::state::{State, ToolName};
-use crate::client::error::{CallError, CallErrorKind};
 
 /// A server that did not contribute to a [`FanOut`], with its state and why.
 #[derive(Debug, Clone, PartialEq, Eq)]

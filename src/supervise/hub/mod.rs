@@ -35,13 +35,13 @@ use rmcp::model::CallToolResult;
 use self::factory::{connector_for, secrets_of};
 use self::options::HubOptions;
 use self::shared::HubShared;
-use crate::resolve::ChangeFeed;
-use crate::state::{ConnectionEvent, State, ToolCall};
 use crate::client::connector::Connector;
+use crate::client::error::{CallError, CallErrorKind, NotConnected};
 use crate::client::spec::ServerSpec;
 use crate::client::spec_error::SpecError;
+use crate::resolve::ChangeFeed;
+use crate::state::{ConnectionEvent, State, ToolCall};
 use crate::supervise::supervisor::Supervisor;
-use crate::client::error::{CallError, CallErrorKind, NotConnected};
 
 /// One server to supervise: its name, its connector, and the configuration it came from (if any).
 type ServerEntry = (Arc<str>, Arc<dyn Connector>, Option<ServerSpec>);

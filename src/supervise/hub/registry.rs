@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use super::Hub;
 use super::factory::{connector_for, secrets_of};
-use crate::state::{ConnectionEvent, State};
 use crate::client::connector::Connector;
 use crate::client::spec::ServerSpec;
 use crate::client::spec_error::SpecError;
+use crate::state::{ConnectionEvent, State};
 use crate::supervise::supervisor::Supervisor;
 
 impl Hub {

@@ -10,13 +10,13 @@ use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, RequestMetaObject};
 
 use super::Peers;
+use crate::client::connector::Session;
+use crate::client::error::{CallError, CallErrorKind, NotConnected};
+use crate::client::rmcp_errors::{is_auth_failure, is_pipe_dead, truncate};
 use crate::secret::redact;
 use crate::state::{ConnectResult, State, ToolCall};
-use crate::client::connector::Session;
-use crate::util::Human;
-use crate::client::rmcp_errors::{is_auth_failure, is_pipe_dead, truncate};
 use crate::supervise::events::Readiness as _;
-use crate::client::error::{CallError, CallErrorKind, NotConnected};
+use crate::util::Human;
 
 impl Peers {
     /// Routes one call to its server's live connection (see the `tower::Service` impl). A server

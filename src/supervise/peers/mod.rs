@@ -22,12 +22,12 @@ use std::time::Duration;
 use rmcp::Peer;
 use rmcp::service::{RoleClient, RunningService};
 
-use crate::secret::redact;
-use crate::state::{ConnectResult, ConnectionEvent, EventSink, State, ToolName};
 use crate::client::connector::SessionEvents;
 use crate::client::connector::{ConnectError, Session};
 use crate::client::rmcp_errors::{is_auth_failure, is_pipe_dead, truncate};
 use crate::client::rmcp_session::RmcpSession;
+use crate::secret::redact;
+use crate::state::{ConnectResult, ConnectionEvent, EventSink, State, ToolName};
 use crate::supervise::events::{EventQueue, Readiness as _};
 use crate::supervise::hub::status::ServerStatus;
 use slot::{Conn, Slot};

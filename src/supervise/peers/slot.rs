@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use crate::state::{ConnectResult, ConnectionEvent, State};
 use crate::client::connector::Session;
 use crate::client::rmcp_session::RmcpSession;
+use crate::state::{ConnectResult, ConnectionEvent, State};
 use crate::supervise::events::{Announce, Readiness, Transitions};
 
 /// Where the service's connection to one server is.

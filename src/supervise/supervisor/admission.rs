@@ -12,9 +12,9 @@ use tokio::time::Instant;
 use super::Supervisor;
 use super::attempt::{initialize_span, run_attempt};
 use super::conn_state::{Attempt, AttemptOutcome, ConnState, Lost, Machine};
+use crate::client::connector::{ConnectError, Session};
 use crate::client::error::{CallError, CallErrorKind, NotConnected};
 use crate::state::{ConnectResult, ConnectionEvent};
-use crate::client::connector::{ConnectError, Session};
 use crate::util::Human;
 
 /// How [`Supervisor::ensure_connected`] admits a caller, decided under the lock.

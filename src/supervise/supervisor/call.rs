@@ -9,14 +9,12 @@ use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, RequestMetaObject};
 
 use super::Supervisor;
-use crate::client::error::{CallError, CallErrorKind};
-use crate::state::ToolCall;
 use crate::client::connector::Session;
-use crate::util::Human;
-use crate::client::rmcp_errors::{
-    insufficient_scope, is_auth_failure, is_pipe_dead, truncate,
-};
+use crate::client::error::{CallError, CallErrorKind};
+use crate::client::rmcp_errors::{insufficient_scope, is_auth_failure, is_pipe_dead, truncate};
 use crate::client::task::{TaskEnd, task_end};
+use crate::state::ToolCall;
+use crate::util::Human;
 
 impl Supervisor {
     /// Routes one call: ensure a connection, call with the per-call timeout, and when the pipe

@@ -11,12 +11,12 @@ use futures::future::{BoxFuture, Shared};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
+use crate::client::connector::{ConnectError, Session};
 use crate::state::State;
 use crate::state::{ConnectResult, ConnectionEvent, ServerEndpoint};
-use crate::client::connector::{ConnectError, Session};
-use crate::util::Human;
 use crate::supervise::events::{Announce, Readiness, Transitions};
 use crate::supervise::hub::options::CrashPolicy;
+use crate::util::Human;
 
 /// What a connection attempt yields to everyone who awaited it: the generation and session, or
 /// the classified failure.

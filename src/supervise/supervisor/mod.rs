@@ -31,9 +31,9 @@ mod tests;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use self::conn_state::{ConnState, Machine};
-use crate::state::{ServerEndpoint, State};
 use crate::client::connector::{Connector, Session};
 use crate::client::spec::ServerSpec;
+use crate::state::{ServerEndpoint, State};
 use crate::supervise::events::Readiness as _;
 use crate::supervise::hub::shared::HubShared;
 

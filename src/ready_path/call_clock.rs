@@ -8,20 +8,22 @@
 //! and falls back to the OS clock where the counter is not stable.
 //!
 //! Tokio's clock stays the truth whenever it is paused (`#[tokio::test(start_paused = true)]`,
-//! `mcp-readiness simulate`): the cache checks, when it writes a ready entry, whether tokio's
-//! clock is running in real time ([`tokio_clock_runs`]). An entry written while it is paused keeps
-//! its expiry on tokio's clock, and the calls it admits are timed on tokio's clock, so paused-time
-//! tests step to each TTL edge and see virtual durations exactly. (An entry written before a
-//! test pauses the clock expires in real time: pause before the first call.)
+//! `mcp-readiness simulate`): a ready entry's [`Deadline`](super::Deadline) checks, when it is
+//! made, whether tokio's clock is running in real time ([`tokio_clock_runs`]). An entry written
+//! while it is paused keeps its expiry on tokio's clock, and the calls it admits are timed on
+//! tokio's clock, so paused-time tests step to each TTL edge and see virtual durations exactly.
+//! (An entry written before a test pauses the clock expires in real time: pause before the first
+//! call.)
 
 use std::sync::OnceLock;
 
 use tokio::time::Instant;
 
 /// The process's counter clock, calibrated on first use (between half a millisecond and 200 ms
-/// of spinning, once per process; a cache reads it when it is built, so no call pays for it).
+/// of spinning, once per process; a cache reads it when it is built, through its deadlines'
+/// [`Origin`](super::Origin), so no call pays for it).
 #[inline]
-pub(crate) fn counter() -> &'static quanta::Clock {
+pub(super) fn counter() -> &'static quanta::Clock {
     static COUNTER: OnceLock<quanta::Clock> = OnceLock::new();
     COUNTER.get_or_init(quanta::Clock::new)
 }
@@ -50,7 +52,7 @@ impl CallStart {
                 let clock = counter();
                 clock.delta_as_nanos(start, clock.raw())
             }
-            CallStart::Tokio(start) => super::nanos(start.elapsed()),
+            CallStart::Tokio(start) => crate::util::nanos(start.elapsed()),
         }
     }
 }
@@ -61,7 +63,7 @@ impl CallStart {
 /// While tokio's clock is paused it moves only when the runtime advances it, never between two
 /// reads in one synchronous stretch of code; a running clock moves while the counter does. Costs
 /// about 200 ns of spinning; called when a ready entry is written, not per call.
-pub(crate) fn tokio_clock_runs() -> bool {
+pub(super) fn tokio_clock_runs() -> bool {
     /// How long the counter must move for a running tokio clock to show it.
     const SPIN_NANOS: u64 = 200;
     /// An upper bound on the spin, for a counter that does not move.
