@@ -2,6 +2,8 @@
 //! errors: they travel in [`Secret`], whose `Debug` and `Display` redact, and text that may carry
 //! one goes through [`redact`] before it is shown.
 
+#[cfg(any(feature = "hub", feature = "otlp-grpc", feature = "otlp-http"))]
+use crate::util::RwLockExt as _;
 use std::borrow::Cow;
 use std::fmt;
 #[cfg(any(feature = "hub", feature = "otlp-grpc", feature = "otlp-http"))]
@@ -100,7 +102,7 @@ static KNOWN: RwLock<Vec<Secret>> = RwLock::new(Vec::new());
 /// Remembers secrets for [`redact_everywhere`] (process-wide; each value once).
 #[cfg(feature = "hub")]
 pub(crate) fn remember(secrets: impl IntoIterator<Item = Secret>) {
-    let mut known = KNOWN.write().unwrap_or_else(|p| p.into_inner());
+    let mut known = KNOWN.write_unpoisoned();
     for secret in secrets {
         if secret.expose().len() >= MIN_KNOWN_SECRET_LEN && !known.contains(&secret) {
             known.push(secret);
@@ -112,7 +114,7 @@ pub(crate) fn remember(secrets: impl IntoIterator<Item = Secret>) {
 /// through, whichever crate wrote them.
 #[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
 pub(crate) fn redact_everywhere(text: &str) -> String {
-    let known = KNOWN.read().unwrap_or_else(|p| p.into_inner());
+    let known = KNOWN.read_unpoisoned();
     redact(text, &known)
 }
 

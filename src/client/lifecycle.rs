@@ -26,6 +26,7 @@
 //! `server/discover` that lists only versions we do not speak) is refused with a reason that
 //! names both lists, as the specification asks of a client that does not support the version.
 
+use crate::util::MutexExt as _;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -79,7 +80,7 @@ impl<T> Handoff<T> {
         epoch: u32,
         late_answer: &Arc<AtomicBool>,
     ) -> Option<Handoff<T>> {
-        let inner = slot.lock().unwrap_or_else(|p| p.into_inner()).take()?;
+        let inner = slot.lock_unpoisoned().take()?;
         Some(Handoff {
             slot: slot.clone(),
             inner: Some(inner),
@@ -146,7 +147,7 @@ fn shift(id: &mut NumberOrString, offset: i64) {
 impl<T> Drop for Handoff<T> {
     fn drop(&mut self) {
         if let Some(inner) = self.inner.take() {
-            *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(inner);
+            *self.slot.lock_unpoisoned() = Some(inner);
         }
     }
 }

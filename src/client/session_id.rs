@@ -4,6 +4,7 @@
 //!
 //! The id is an ordinary span attribute (`mcp.session.id`), never a metric label.
 
+use crate::util::MutexExt as _;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -27,7 +28,7 @@ pub(crate) struct SessionIdSlot(Arc<Mutex<Option<Arc<str>>>>);
 impl SessionIdSlot {
     /// The last session id the server sent, if any.
     pub(crate) fn get(&self) -> Option<Arc<str>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.0.lock_unpoisoned().clone()
     }
 
     /// Keeps the session id of a POST response (an empty one is no session).
@@ -39,7 +40,7 @@ impl SessionIdSlot {
             ) if !id.is_empty() => id,
             _ => return,
         };
-        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.0.lock_unpoisoned();
         if slot.as_deref() != Some(id.as_str()) {
             *slot = Some(id.as_str().into());
         }

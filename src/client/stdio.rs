@@ -1,5 +1,6 @@
 //! The child-process stdio connector.
 
+use crate::util::MutexExt as _;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -129,7 +130,7 @@ impl StdioConnector {
                 while let Some(line) = lines.next_line().await {
                     let line = redact(&line, &secrets);
                     tracing::debug!(server = %server, "stderr: {line}");
-                    let mut tail = tail.lock().unwrap_or_else(|p| p.into_inner());
+                    let mut tail = tail.lock_unpoisoned();
                     if tail.len() == STDERR_TAIL {
                         tail.pop_front();
                     }
@@ -139,7 +140,7 @@ impl StdioConnector {
             });
         }
         let stderr_tail = |tail: &std::sync::Mutex<std::collections::VecDeque<String>>| {
-            let tail = tail.lock().unwrap_or_else(|p| p.into_inner());
+            let tail = tail.lock_unpoisoned();
             if tail.is_empty() {
                 String::new()
             } else {

@@ -19,6 +19,7 @@
 //! - every re-open is reported (`mcp_readiness_stream_reopens_total`), so a storm shows on a
 //!   dashboard whatever the pacing.
 
+use crate::util::MutexExt as _;
 use std::hash::{BuildHasher as _, Hasher as _};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -80,7 +81,7 @@ impl StreamPacer {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Pace> {
-        self.pace.lock().unwrap_or_else(|p| p.into_inner())
+        self.pace.lock_unpoisoned()
     }
 
     /// How long to wait before opening a stream now (zero for the first); counts a re-open.

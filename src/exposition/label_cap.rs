@@ -2,6 +2,7 @@
 //! Prometheus: the first `limit` distinct values are kept, every later one is counted as one
 //! overflow value (`other` for this crate's labels).
 
+use crate::util::MutexExt as _;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
@@ -26,10 +27,7 @@ impl LabelCap {
     /// The label value to use for `value`: itself while the cap has room or when it was admitted
     /// before, the overflow value after. An admitted value stays admitted for the life of the recorder.
     pub(crate) fn admit(&self, value: &str) -> Arc<str> {
-        let mut admitted = self
-            .admitted
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut admitted = self.admitted.lock_unpoisoned();
         if let Some(known) = admitted.get(value) {
             return known.clone();
         }

@@ -10,6 +10,7 @@
 //! Both outputs read this storage: the text of `/metrics` (`text_encoder.rs`) and the
 //! `prometheus` messages a registry gathers (`proto_collector.rs`).
 
+use crate::util::RwLockExt as _;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::RwLock;
@@ -102,10 +103,10 @@ impl<M: Child> Family<M> {
     pub(crate) fn get_or_create(&self, values: &[&str]) -> M {
         // Not the hot path: handles keep their children, so this runs once per label set.
         let key = self.key(values);
-        if let Some(entry) = read(&self.children).get(&key) {
+        if let Some(entry) = self.children.read_unpoisoned().get(&key) {
             return entry.child.clone();
         }
-        let mut children = write(&self.children);
+        let mut children = self.children.write_unpoisoned();
         if let Some(entry) = children.get(&key) {
             return entry.child.clone();
         }
@@ -129,7 +130,7 @@ impl<M: Child> Family<M> {
     /// Runs `f` while no scrape can read the family, so several children can change together (the
     /// one-hot state gauges). `f` must not create children of this family.
     pub(crate) fn exclusive<R>(&self, f: impl FnOnce() -> R) -> R {
-        let _guard = write(&self.children);
+        let _guard = self.children.write_unpoisoned();
         f()
     }
 
@@ -139,7 +140,7 @@ impl<M: Child> Family<M> {
         let Some(index) = self.label_names().position(|name| name == label) else {
             return 0;
         };
-        let mut children = write(&self.children);
+        let mut children = self.children.write_unpoisoned();
         let before = children.len();
         children.retain(|key, _| &*key[index] != value);
         before - children.len()
@@ -147,7 +148,7 @@ impl<M: Child> Family<M> {
 
     /// How many series the family exports.
     pub(crate) fn len(&self) -> usize {
-        read(&self.children).len()
+        self.children.read_unpoisoned().len()
     }
 
     /// The label names in exposition order (sorted), matching the values of a [`Key`].
@@ -157,18 +158,8 @@ impl<M: Child> Family<M> {
 
     /// The series in exposition order, for one output to read while no series is added or removed.
     pub(crate) fn series(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<Key, Entry<M>>> {
-        read(&self.children)
+        self.children.read_unpoisoned()
     }
-}
-
-fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    // A panic while holding the lock cannot leave a map of metrics inconsistent: keep going.
-    lock.read().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    lock.write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(test)]

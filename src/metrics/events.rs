@@ -2,6 +2,7 @@
 
 use super::recorder::Metrics;
 use crate::state::{ConnectionEvent, EventSink};
+use crate::util::RwLockExt as _;
 
 /// When each event fires, what it records:
 ///
@@ -95,7 +96,7 @@ impl Metrics {
     /// families' gate, so a scrape never sees two or none.
     fn set_server_info(&self, server: &str, identity: &crate::state::ServerIdentity) {
         let fam = &self.inner.fam;
-        let _gate = fam.gate.write().unwrap_or_else(|p| p.into_inner());
+        let _gate = fam.gate.write_unpoisoned();
         fam.server_info
             .remove_where(super::names::LABEL_SERVER, server);
         fam.set_server_info(server, identity);

@@ -1,5 +1,6 @@
 //! [`Metrics`]: the recorder the layer, the supervisor and the exporter share.
 
+use crate::util::{MutexExt as _, RwLockExt as _};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,10 +25,6 @@ struct Servers {
 
 /// The most removed server names remembered (see `Metrics::remember_removed`).
 const MAX_TOMBSTONES: usize = 4096;
-
-fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 pub(crate) struct Inner {
     registry: Registry,
@@ -209,22 +206,17 @@ impl Metrics {
     /// assert!(metrics.render().contains(r#"server="files""#));
     /// ```
     pub fn reload<R>(&self, reload: impl FnOnce() -> R) -> R {
-        let _reload = self
-            .inner
-            .fam
-            .reload_gate
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
+        let _reload = self.inner.fam.reload_gate.write_unpoisoned();
         reload()
     }
 
     /// Whether `ServerRemoved` named the server since its last `ServerAdded`.
     pub(crate) fn was_removed(&self, name: &str) -> bool {
-        lock(&self.inner.removed).contains(name)
+        self.inner.removed.lock_unpoisoned().contains(name)
     }
 
     pub(crate) fn remember_removed(&self, name: &str) {
-        let mut removed = lock(&self.inner.removed);
+        let mut removed = self.inner.removed.lock_unpoisoned();
         // Bounded: only configured names are removed; a pathological churn of fresh names
         // forgets the oldest tombstones wholesale.
         if removed.len() >= MAX_TOMBSTONES {
@@ -234,7 +226,7 @@ impl Metrics {
     }
 
     pub(crate) fn forget_removed(&self, name: &str) {
-        lock(&self.inner.removed).remove(name);
+        self.inner.removed.lock_unpoisoned().remove(name);
     }
 
     fn server_if_known(&self, name: &str) -> Option<ServerMetrics> {
@@ -326,8 +318,8 @@ impl Metrics {
     pub fn render(&self) -> String {
         let fam = &self.inner.fam;
         // One generation of the server set, each server one-hot (see `Metrics::reload`).
-        let _reload = fam.reload_gate.read().unwrap_or_else(|p| p.into_inner());
-        let _gate = fam.gate.read().unwrap_or_else(|p| p.into_inner());
+        let _reload = fam.reload_gate.read_unpoisoned();
+        let _gate = fam.gate.read_unpoisoned();
         // Our families' collectors in the recorder's own registry gather nothing (they only hold
         // the names), so what it gathers is the other collectors; a service's registry gathers
         // our families too.
@@ -346,11 +338,7 @@ impl Metrics {
     /// Holds every render back until the guard is dropped (what a reload does), for tests.
     #[cfg(all(test, feature = "http"))]
     pub(crate) fn hold_renders(&self) -> std::sync::RwLockWriteGuard<'_, ()> {
-        self.inner
-            .fam
-            .reload_gate
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
+        self.inner.fam.reload_gate.write_unpoisoned()
     }
 
     /// How old a finished render a scrape of `/metrics` may be answered with.
@@ -367,14 +355,11 @@ impl Metrics {
     }
 
     fn read_servers(&self) -> std::sync::RwLockReadGuard<'_, Servers> {
-        self.inner.servers.read().unwrap_or_else(|p| p.into_inner())
+        self.inner.servers.read_unpoisoned()
     }
 
     fn write_servers(&self) -> std::sync::RwLockWriteGuard<'_, Servers> {
-        self.inner
-            .servers
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
+        self.inner.servers.write_unpoisoned()
     }
 }
 

@@ -1,6 +1,7 @@
 //! [`ServerMetrics`]: the pre-resolved handle of every series of one server (its tools' handles,
 //! [`ToolMetrics`], are in `tool_handle.rs`), so recording is an atomic add with no label hashing.
 
+use crate::util::{MutexExt as _, RwLockExt as _};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,7 +35,7 @@ pub(crate) struct ServerCore {
 impl ServerCore {
     /// The child of `fam` for `values`, exported while the server is live, detached after.
     pub(super) fn create<M: Child>(&self, fam: &Family<M>, values: &[&str]) -> M {
-        let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        let live = self.live.lock_unpoisoned();
         if *live {
             fam.get_or_create(values)
         } else {
@@ -199,12 +200,7 @@ impl ServerMetrics {
 
     /// Whether this handle's series are still exported (false once the server was removed).
     pub fn is_live(&self) -> bool {
-        *self
-            .inner
-            .core
-            .live
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        *self.inner.core.live.lock_unpoisoned()
     }
 
     fn waste(&self, state: State) -> &Counter {
@@ -267,7 +263,7 @@ impl ServerMetrics {
     /// [`MetricsBuilder::tool_cap`](super::MetricsBuilder::tool_cap)): a name beyond the cap gets
     /// the shared `tool="other"` handle.
     pub fn tool(&self, tool: &str) -> ToolMetrics {
-        if let Some(handle) = read(&self.inner.tools).get(tool) {
+        if let Some(handle) = self.inner.tools.read_unpoisoned().get(tool) {
             return handle.clone();
         }
         self.admit_tool(tool)
@@ -284,7 +280,7 @@ impl ServerMetrics {
                 .get_or_init(|| ToolMetrics::new(core.clone(), label))
                 .clone();
         }
-        let mut tools = write(&self.inner.tools);
+        let mut tools = self.inner.tools.write_unpoisoned();
         tools
             .entry(label.clone())
             .or_insert_with(|| ToolMetrics::new(core.clone(), label))
@@ -397,7 +393,7 @@ impl ServerMetrics {
     pub(crate) fn set_state(&self, state: State, now_unix_seconds: f64) {
         let core = &self.inner.core;
         // The four series appear together and already one-hot.
-        let _gate = core.fam.gate.write().unwrap_or_else(|p| p.into_inner());
+        let _gate = core.fam.gate.write_unpoisoned();
         let series = self.inner.state.get_or_init(|| StateSeries {
             by_state: State::ALL
                 .map(|s| core.create(&core.fam.server_state, &[&core.name, s.as_str()])),
@@ -416,8 +412,8 @@ impl ServerMetrics {
     pub(crate) fn set_credential_expiries(&self, expiries: &[crate::state::CredentialExpiry]) {
         let core = &self.inner.core;
         // The gate, then the liveness (the order `set_state` takes them in).
-        let _gate = core.fam.gate.write().unwrap_or_else(|p| p.into_inner());
-        let live = core.live.lock().unwrap_or_else(|p| p.into_inner());
+        let _gate = core.fam.gate.write_unpoisoned();
+        let live = core.live.lock_unpoisoned();
         if !*live {
             return;
         }
@@ -473,17 +469,9 @@ impl ServerMetrics {
     pub(crate) fn retire(&self) -> usize {
         let core = &self.inner.core;
         // Every series of the server goes at once.
-        let _gate = core.fam.gate.write().unwrap_or_else(|p| p.into_inner());
-        let mut live = core.live.lock().unwrap_or_else(|p| p.into_inner());
+        let _gate = core.fam.gate.write_unpoisoned();
+        let mut live = core.live.lock_unpoisoned();
         *live = false;
         core.fam.remove_server(&core.name)
     }
-}
-
-fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    lock.read().unwrap_or_else(|p| p.into_inner())
-}
-
-fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    lock.write().unwrap_or_else(|p| p.into_inner())
 }

@@ -6,6 +6,7 @@
 // Only the exporter's status page (feature `http`) reads the board.
 #![cfg_attr(not(feature = "http"), allow(dead_code))]
 
+use crate::util::MutexExt as _;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -78,7 +79,7 @@ struct Board {
 
 impl StatusBoard {
     fn board(&self) -> std::sync::MutexGuard<'_, Board> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+        self.inner.lock_unpoisoned()
     }
 
     /// Applies one event at wall-clock time `now_unix`. Only `ServerAdded` creates a row: events

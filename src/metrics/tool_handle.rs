@@ -1,6 +1,7 @@
 //! [`ToolMetrics`]: the pre-resolved handle of every series of one tool of one server, so
 //! recording a call is an atomic add with no label hashing.
 
+use crate::util::RwLockExt as _;
 use std::fmt;
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
@@ -236,7 +237,7 @@ impl ToolMetrics {
     /// [`ToolMetrics::observe_operation`] for anything but a successful `tools/call`.
     fn observe_other_operation(&self, method: &str, error_type: &str, duration: Duration) {
         {
-            let operations = read(&self.inner.operations);
+            let operations = self.inner.operations.read_unpoisoned();
             if let Some(op) = find(&operations, method, error_type) {
                 op.histogram.observe(duration);
                 #[cfg(feature = "otel-metrics")]
@@ -244,7 +245,7 @@ impl ToolMetrics {
                 return;
             }
         }
-        let mut operations = write(&self.inner.operations);
+        let mut operations = self.inner.operations.write_unpoisoned();
         let (method, error_type) = if find(&operations, method, error_type).is_none()
             && operations.len() >= MAX_OPERATIONS_PER_TOOL
         {
@@ -306,12 +307,4 @@ fn find<'a>(operations: &'a [Operation], method: &str, error_type: &str) -> Opti
     operations
         .iter()
         .find(|op| &*op.method == method && &*op.error_type == error_type)
-}
-
-fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    lock.read().unwrap_or_else(|p| p.into_inner())
-}
-
-fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    lock.write().unwrap_or_else(|p| p.into_inner())
 }

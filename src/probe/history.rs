@@ -7,6 +7,7 @@
 //! forgets them all (a counter reset, which `increase()` understands), so a scrape storm over
 //! many targets cannot grow the process.
 
+use crate::util::MutexExt as _;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -28,7 +29,7 @@ impl ConnectHistory {
         key: &str,
         result: ConnectResult,
     ) -> [u64; ConnectResult::ALL.len()] {
-        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        let mut counts = self.counts.lock_unpoisoned();
         if !counts.contains_key(key) && counts.len() >= MAX_KEYS {
             counts.clear();
         }
@@ -42,7 +43,7 @@ impl ConnectHistory {
     /// How many triples are remembered.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.counts.lock().unwrap_or_else(|p| p.into_inner()).len()
+        self.counts.lock_unpoisoned().len()
     }
 }
 

@@ -2,6 +2,8 @@
 //! allow-list, through the Hub's own [`HttpConnector`], within the scrape's deadline, bounded in
 //! number.
 
+#[cfg(feature = "oauth")]
+use crate::util::MutexExt as _;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -300,7 +302,7 @@ impl Prober {
         #[cfg(feature = "oauth")]
         if let Some(oauth) = &module.oauth {
             let key = format!("{}\n{}", module_name.unwrap_or(""), target.as_str());
-            let mut kept = configured.oauth.lock().unwrap_or_else(|p| p.into_inner());
+            let mut kept = configured.oauth.lock_unpoisoned();
             if let Some(connector) = kept.get(key.as_str()) {
                 return Ok(connector.clone());
             }

@@ -1,3 +1,4 @@
+use crate::util::MutexExt as _;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -349,9 +350,7 @@ impl CapabilityCache {
 
     fn lock_servers(&self) -> MutexGuard<'_, HashMap<Arc<str>, ServerSlot>> {
         // A panic elsewhere cannot leave a slot half-written: every write is one assignment.
-        self.servers
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.servers.lock_unpoisoned()
     }
 
     fn slot_action(&self, server: &Arc<str>, tool: &ToolName) -> SlotAction {

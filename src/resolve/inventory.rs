@@ -1,3 +1,4 @@
+use crate::util::MutexExt as _;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
@@ -99,18 +100,14 @@ impl StaticInventory {
 
     /// Replaces the snapshot and notifies waiters.
     pub fn set(&self, snapshot: Snapshot) {
-        *self.snapshot.lock().unwrap_or_else(|p| p.into_inner()) = snapshot;
+        *self.snapshot.lock_unpoisoned() = snapshot;
         self.feed.bump();
     }
 }
 
 impl Inventory for StaticInventory {
     fn snapshot(&self) -> BoxFuture<'_, Snapshot> {
-        let snapshot = self
-            .snapshot
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let snapshot = self.snapshot.lock_unpoisoned().clone();
         Box::pin(async move { snapshot })
     }
 

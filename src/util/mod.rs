@@ -7,6 +7,7 @@ mod fd_limit;
 mod form;
 #[cfg(feature = "hub")]
 mod human;
+mod lock;
 
 #[cfg(feature = "hub")]
 pub(crate) use fd_limit::out_of_descriptors;
@@ -16,6 +17,7 @@ pub use fd_limit::{OpenFileLimit, raise_open_file_limit};
 pub(crate) use form::form_decode;
 #[cfg(feature = "hub")]
 pub(crate) use human::Human;
+pub(crate) use lock::{MutexExt, RwLockExt};
 
 use std::time::Duration;
 use tokio::time::Instant;

@@ -3,6 +3,7 @@
 //! it. Every load and save recomputes the expiries the gauge exports; a refused refresh token is
 //! remembered so the server's reason can say so; a file rewritten by a re-authorization is noticed.
 
+use crate::util::MutexExt as _;
 use std::hash::{Hash as _, Hasher as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
@@ -142,10 +143,6 @@ impl std::fmt::Debug for FileStore {
     }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 fn fingerprint(token: &str) -> u64 {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     token.hash(&mut hasher);
@@ -190,12 +187,12 @@ impl FileStore {
     /// Records that the authorization server refused the client credentials (`why` says what
     /// to rotate).
     pub(crate) fn reject(&self, why: String) {
-        *lock(&self.inner.problem) = Some(Problem::Rejected(why));
+        *self.inner.problem.lock_unpoisoned() = Some(Problem::Rejected(why));
     }
 
     /// Forgets a refusal of the client credentials (a token was fetched since).
     pub(crate) fn clear_rejection(&self) {
-        let mut problem = lock(&self.inner.problem);
+        let mut problem = self.inner.problem.lock_unpoisoned();
         if matches!(*problem, Some(Problem::Rejected(_))) {
             *problem = None;
         }
@@ -214,7 +211,7 @@ impl FileStore {
     /// when nothing is known to be wrong with the store.
     pub(crate) fn problem(&self, reauthorize: &str) -> Option<String> {
         let path = self.inner.path.display();
-        Some(match lock(&self.inner.problem).clone()? {
+        Some(match self.inner.problem.lock_unpoisoned().clone()? {
             Problem::RefreshRefused { .. } => format!(
                 "the authorization server refused the refresh token (invalid_grant: revoked or \
                  expired); re-authorize: {reauthorize}"
@@ -255,7 +252,7 @@ impl FileStore {
                 tick.tick().await;
                 let Some(inner) = weak.upgrade() else { return };
                 let store = FileStore { inner };
-                if lock(&store.inner.problem).is_none() {
+                if store.inner.problem.lock_unpoisoned().is_none() {
                     continue;
                 }
                 let path = store.inner.path.clone();
@@ -263,7 +260,7 @@ impl FileStore {
                     .await
                     .ok()
                     .flatten();
-                if stamp.is_some() && stamp != *lock(&store.inner.seen) {
+                if stamp.is_some() && stamp != *store.inner.seen.lock_unpoisoned() {
                     let _ = store.load().await;
                 }
             }
@@ -272,7 +269,7 @@ impl FileStore {
 
     fn record(&self, file: Option<&StoreFile>, problem: Option<Problem>) {
         let reauthorized = {
-            let mut current = lock(&self.inner.problem);
+            let mut current = self.inner.problem.lock_unpoisoned();
             let was_stuck = current.is_some();
             // A refused token stays refused until the file holds another refresh token.
             let still_refused = match (&*current, file) {
@@ -294,7 +291,7 @@ impl FileStore {
         // Refused credentials expire no more: they are dead already (the server is
         // unauthenticated, which pages on its own).
         let refused = matches!(
-            *lock(&self.inner.problem),
+            *self.inner.problem.lock_unpoisoned(),
             Some(Problem::RefreshRefused { .. })
         );
         let expiries = match file {
@@ -317,7 +314,7 @@ impl FileStore {
             .await
             .map_err(|_| "reading the credential store was cancelled".to_owned())?;
         let (file, stamp) = read?;
-        *lock(&self.inner.seen) = stamp;
+        *self.inner.seen.lock_unpoisoned() = stamp;
         if let Some(secret) = file
             .as_ref()
             .and_then(|f| f.registration.as_ref()?.client_secret.clone())
@@ -384,7 +381,7 @@ impl FileStore {
             }
         }
         if let Some(token) = access_fingerprint(&file.credentials) {
-            *lock(&self.inner.problem) = Some(Problem::StepUp { token });
+            *self.inner.problem.lock_unpoisoned() = Some(Problem::StepUp { token });
         }
         if file.step_up.len() == before {
             return Ok(());
@@ -400,7 +397,7 @@ impl FileStore {
         })
         .await
         .map_err(|_| "writing the credential store was cancelled".to_owned())?;
-        *lock(&self.inner.seen) = written?;
+        *self.inner.seen.lock_unpoisoned() = written?;
         let problem = file
             .credentials
             .token_response
@@ -643,7 +640,7 @@ impl CredentialStore for FileStore {
         credentials: &StoredCredentials,
     ) -> Result<(), AuthError> {
         let token = refresh_fingerprint(credentials).unwrap_or_default();
-        *lock(&self.inner.problem) = Some(Problem::RefreshRefused { token });
+        *self.inner.problem.lock_unpoisoned() = Some(Problem::RefreshRefused { token });
         self.inner.status.send_if_modified(|status| {
             let changed = !status.expiries.is_empty();
             status.expiries.clear();

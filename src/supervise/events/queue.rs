@@ -1,6 +1,7 @@
 //! [`EventQueue`]: the one ordered delivery of [`ConnectionEvent`]s to the [`EventSink`]s, shared by
 //! the supervisors of a hub and used by [`Peers`](crate::supervise::Peers).
 
+use crate::util::MutexExt as _;
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -62,10 +63,7 @@ impl EventQueue {
     /// transitions were made, then [`EventQueue::flush`] after releasing it.
     pub(crate) fn queue(&self, events: Vec<ConnectionEvent>) {
         if !events.is_empty() {
-            self.pending
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .extend(events);
+            self.pending.lock_unpoisoned().extend(events);
         }
     }
 
@@ -76,7 +74,7 @@ impl EventQueue {
         if DELIVERING.with(Cell::get) {
             return;
         }
-        let _turn = self.delivering.lock().unwrap_or_else(|p| p.into_inner());
+        let _turn = self.delivering.lock_unpoisoned();
         /// Clears the flag even when a sink panics.
         struct Reset;
         impl Drop for Reset {
@@ -88,11 +86,7 @@ impl EventQueue {
         let reset = Reset;
         let mut changed = false;
         loop {
-            let next = self
-                .pending
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .pop_front();
+            let next = self.pending.lock_unpoisoned().pop_front();
             let Some(event) = next else { break };
             changed |= moves_inventory(&event);
             for sink in &self.sinks {

@@ -4,6 +4,7 @@
 //! that makes the next ones), and [`Hub::peer`] for everything beyond tools. [`Hub::attach`]
 //! (no connector) is deprecated.
 
+use crate::util::MutexExt as _;
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
@@ -136,7 +137,7 @@ impl Connector for Attached {
         &self,
         events: SessionEvents,
     ) -> BoxFuture<'_, Result<Arc<dyn Session>, ConnectError>> {
-        let first = self.first.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let first = self.first.lock_unpoisoned().take();
         match (first, &self.reconnect) {
             (Some(session), _) => Box::pin(std::future::ready(Ok(session))),
             (None, Some(reconnect)) => reconnect.connect(events),

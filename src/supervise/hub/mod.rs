@@ -25,6 +25,7 @@ pub(super) mod status;
 #[cfg(test)]
 mod tests;
 
+use crate::util::RwLockExt as _;
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 use std::task::{Context, Poll};
@@ -194,19 +195,13 @@ impl Hub {
     }
 
     pub(in crate::supervise) fn supervisor(&self, server: &str) -> Option<Arc<Supervisor>> {
-        self.inner
-            .servers
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(server)
-            .cloned()
+        self.inner.servers.read_unpoisoned().get(server).cloned()
     }
 
     fn supervisors(&self) -> Vec<Arc<Supervisor>> {
         self.inner
             .servers
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
+            .read_unpoisoned()
             .values()
             .cloned()
             .collect()

@@ -2,6 +2,7 @@
 //! install one over a connector (`attach_with`, `add_connector`), per-server wait budgets, and
 //! re-authorization.
 
+use crate::util::RwLockExt as _;
 use std::sync::Arc;
 
 use super::Hub;
@@ -17,11 +18,7 @@ impl Hub {
     pub fn add_server(&self, spec: ServerSpec) -> Result<(), SpecError> {
         let connector = connector_for(&spec, &self.inner.shared.options)?;
         self.inner.shared.add_secrets(secrets_of(&spec));
-        let mut servers = self
-            .inner
-            .servers
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut servers = self.inner.servers.write_unpoisoned();
         if servers.contains_key(&spec.name) {
             return Err(SpecError::Duplicate { server: spec.name });
         }
@@ -52,12 +49,7 @@ impl Hub {
     /// Removes a server, closing its connection (and killing a stdio child). Returns whether it
     /// was configured.
     pub fn remove_server(&self, server: &str) -> bool {
-        let removed = self
-            .inner
-            .servers
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(server);
+        let removed = self.inner.servers.write_unpoisoned().remove(server);
         match removed {
             Some(supervisor) => {
                 supervisor.stop();
@@ -95,8 +87,7 @@ impl Hub {
         let old = self
             .inner
             .servers
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
+            .write_unpoisoned()
             .insert(spec.name.clone(), fresh.clone());
         match old {
             Some(old) => {
@@ -162,8 +153,7 @@ impl Hub {
         let old = self
             .inner
             .servers
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
+            .write_unpoisoned()
             .insert(name.clone(), fresh.clone());
         match old {
             Some(old) => {

@@ -1,6 +1,7 @@
 //! [`HubShared`]: what every supervisor of one hub shares (options, the event queue with its
 //! sinks and change feed, the secrets to redact, per-server budgets).
 
+use crate::util::{MutexExt as _, RwLockExt as _};
 use std::sync::Mutex;
 
 use super::options::HubOptions;
@@ -30,16 +31,12 @@ impl HubShared {
 
     /// The wait budget set for `server`, if any.
     pub(crate) fn server_budget(&self, server: &str) -> Option<crate::resolve::Budget> {
-        self.budgets
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(server)
-            .copied()
+        self.budgets.read_unpoisoned().get(server).copied()
     }
 
     /// Sets (or, with `None`, clears) the wait budget of `server`.
     pub(crate) fn set_server_budget(&self, server: &str, budget: Option<crate::resolve::Budget>) {
-        let mut budgets = self.budgets.write().unwrap_or_else(|p| p.into_inner());
+        let mut budgets = self.budgets.write_unpoisoned();
         match budget {
             Some(budget) => budgets.insert(server.to_owned(), budget),
             None => budgets.remove(server),
@@ -50,7 +47,7 @@ impl HubShared {
         let secrets: Vec<Secret> = secrets.into_iter().collect();
         // Log lines and exported spans of every crate are redacted with them too.
         crate::secret::remember(secrets.iter().cloned());
-        let mut known = self.secrets.lock().unwrap_or_else(|p| p.into_inner());
+        let mut known = self.secrets.lock_unpoisoned();
         for secret in secrets {
             if !known.contains(&secret) {
                 known.push(secret);
@@ -59,7 +56,7 @@ impl HubShared {
     }
 
     pub(crate) fn redact(&self, text: &str) -> String {
-        let secrets = self.secrets.lock().unwrap_or_else(|p| p.into_inner());
+        let secrets = self.secrets.lock_unpoisoned();
         redact(text, &secrets)
     }
 }

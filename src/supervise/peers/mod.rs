@@ -14,6 +14,7 @@ mod call;
 mod inventory;
 mod slot;
 
+use crate::util::MutexExt as _;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -339,7 +340,7 @@ impl PeersInner {
 
     fn lock(&self) -> MutexGuard<'_, BTreeMap<Arc<str>, Slot>> {
         // Every write is one assignment: a panic elsewhere cannot leave a slot half-written.
-        self.servers.lock().unwrap_or_else(|p| p.into_inner())
+        self.servers.lock_unpoisoned()
     }
 
     /// The one way to change a server: lock, run `f` on its slot (created `absent` and announced

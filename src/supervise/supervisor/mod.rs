@@ -28,6 +28,7 @@ pub(super) mod credential_watch;
 #[cfg(test)]
 mod tests;
 
+use crate::util::MutexExt as _;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use self::conn_state::{ConnState, Machine};
@@ -100,7 +101,7 @@ impl Supervisor {
     }
 
     fn lock(&self) -> MutexGuard<'_, Machine> {
-        self.machine.lock().unwrap_or_else(|p| p.into_inner())
+        self.machine.lock_unpoisoned()
     }
 
     /// Reads the machine under its lock (no transition, no events).
