@@ -5,12 +5,8 @@
 //! refuses that). A panic while one is held leaves data that is still consistent for these uses
 //! (the worst case is one lost update), so a poisoned lock is taken as it is instead of turning
 //! one panic into a panic on every later call: the exporter keeps answering scrapes and the layer
-//! keeps answering calls.
-//!
-//! ```ignore
-//! use crate::util::{MutexExt as _, RwLockExt as _};
-//! let mut count = counts.lock_unpoisoned();
-//! ```
+//! keeps answering calls. In use: `use crate::util::MutexExt as _;`, then
+//! `counts.lock_unpoisoned()` (and `read_unpoisoned` / `write_unpoisoned` with `RwLockExt`).
 
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
