@@ -222,10 +222,12 @@ pub trait Connector: Send + Sync + 'static {
     /// The server answered `403 insufficient_scope` asking for `scope` (space-separated): the
     /// connector remembers it for the next authorization (OAuth: `oauth login` then asks for the
     /// granted scopes plus these) and returns what to run, for the `unauthenticated` reason. The
-    /// default: nothing is remembered, no command is known.
-    fn step_up(&self, scope: &str) -> Option<String> {
+    /// supervisor awaits the future before it returns the `unauthenticated` error, so a login
+    /// started on that error (by a run that exits on it, or a client that re-authorizes at once)
+    /// finds the scope remembered. The default: nothing is remembered, no command is known.
+    fn step_up(&self, scope: &str) -> BoxFuture<'_, Option<String>> {
         let _ = scope;
-        None
+        Box::pin(std::future::ready(None))
     }
 }
 

@@ -194,13 +194,13 @@ impl HttpConnector {
                     Human(self.connect_timeout)
                 ),
             )),
-            Ok(Ok(Err(e))) => Err(self.handshake_failed(&e)),
+            Ok(Ok(Err(e))) => Err(self.handshake_failed(&e).await),
         }
     }
 
     /// Classifies a failed handshake: a version we do not speak, a 429 / 503 that names when to
     /// come back, or the ordinary classification.
-    fn handshake_failed(&self, e: &rmcp::service::ClientInitializeError) -> ConnectError {
+    async fn handshake_failed(&self, e: &rmcp::service::ClientInitializeError) -> ConnectError {
         let server = &self.server;
         if let Some(why) = lifecycle::version_refusal(e) {
             return ConnectError::new(
@@ -232,6 +232,7 @@ impl HttpConnector {
             let scope = truncate(redact(&scope, &self.secrets), 200);
             let next = self
                 .step_up(&scope)
+                .await
                 .unwrap_or_else(|| "re-authorize it with that scope".to_owned());
             return ConnectError::new(
                 ConnectResult::Unauthorized,
@@ -379,20 +380,22 @@ impl Connector for HttpConnector {
         None
     }
 
-    fn step_up(&self, scope: &str) -> Option<String> {
+    fn step_up(&self, scope: &str) -> BoxFuture<'_, Option<String>> {
         #[cfg(feature = "oauth")]
         if let Some(oauth) = &self.oauth {
-            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                let (oauth, scope) = (oauth.clone(), scope.to_owned());
-                runtime.spawn(async move { oauth.step_up(&scope).await });
-            }
-            return Some(format!(
-                "re-authorize with the scopes granted plus these: {}",
-                oauth.reauthorize_command()
-            ));
+            let scope = scope.to_owned();
+            // Saved before the error is returned, never in a task of its own: a run that exits on
+            // the error, or a login started on it at once, would otherwise miss the scope.
+            return Box::pin(async move {
+                oauth.step_up(&scope).await;
+                Some(format!(
+                    "re-authorize with the scopes granted plus these: {}",
+                    oauth.reauthorize_command()
+                ))
+            });
         }
         let _ = scope;
-        None
+        Box::pin(std::future::ready(None))
     }
 }
 
@@ -451,14 +454,14 @@ mod tests {
             );
         }
 
-        #[test]
-        fn an_authorization_server_that_fails_the_refresh_is_named_and_heals() {
-            let error =
-                connector("mcp-readiness-as-down.json")
-                    .handshake_failed(&failed(AuthError::TokenRefreshFailed(
+        #[tokio::test]
+        async fn an_authorization_server_that_fails_the_refresh_is_named_and_heals() {
+            let error = connector("mcp-readiness-as-down.json")
+                .handshake_failed(&failed(AuthError::TokenRefreshFailed(
                     "error sending request for url (http://127.0.0.1:9/token): connection refused"
                         .into(),
-                )));
+                )))
+                .await;
             assert_eq!(error.result, ConnectResult::Refused);
             assert_eq!(error.retry_after(), Some(AUTHORIZATION_SERVER_RETRY));
             assert_eq!(AUTHORIZATION_SERVER_RETRY, Duration::from_secs(10));
@@ -473,13 +476,13 @@ mod tests {
             assert_no_type_dump(&error.message);
         }
 
-        #[test]
-        fn a_credential_store_that_cannot_be_read_is_unauthenticated_with_its_own_fix() {
-            let error = connector("mcp-readiness-store-broken.json").handshake_failed(&failed(
-                AuthError::CredentialStoreError(
+        #[tokio::test]
+        async fn a_credential_store_that_cannot_be_read_is_unauthenticated_with_its_own_fix() {
+            let error = connector("mcp-readiness-store-broken.json")
+                .handshake_failed(&failed(AuthError::CredentialStoreError(
                     "the credential store is open to other users".into(),
-                ),
-            ));
+                )))
+                .await;
             assert_eq!(error.result, ConnectResult::Unauthorized);
             assert_eq!(error.retry_after(), None);
             assert!(
@@ -493,11 +496,51 @@ mod tests {
             assert_no_type_dump(&error.message);
         }
 
-        #[test]
-        fn a_refused_refresh_token_is_unauthenticated() {
-            let error = connector("mcp-readiness-refused.json").handshake_failed(&failed(
-                AuthError::TokenRefreshRejected("invalid_grant".into()),
-            ));
+        /// The scope a `403 insufficient_scope` asked for is in the store when `step_up`'s
+        /// future ends, with no task left to finish it: the `unauthenticated` error is returned
+        /// after it, and a run that exits on that error, or a login started on it at once (as the
+        /// conformance suite's `auth/scope-step-up` does), must find the scope there.
+        #[tokio::test]
+        async fn a_step_up_is_in_the_store_when_its_future_ends() {
+            let name = format!("mcp-readiness-step-up-{}.json", std::process::id());
+            let path = std::env::temp_dir().join(&name);
+            std::fs::write(
+                &path,
+                r#"{"client_id":"client","token_response":{"access_token":"AT-step-up","token_type":"bearer","scope":"tools"},"granted_scopes":["tools"]}"#,
+            )
+            .unwrap();
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt as _;
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+            }
+            let connector = connector(&name);
+            let next = crate::client::Connector::step_up(&connector, "tools admin").await;
+            // Read at once, on this one-thread runtime: nothing else has run since.
+            let store: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let _ = std::fs::remove_file(&path);
+            assert_eq!(
+                store["step_up"],
+                serde_json::json!(["admin"]),
+                "the granted scope is not asked for again, the missing one is kept: {store}"
+            );
+            assert_eq!(
+                next.as_deref(),
+                Some(
+                    "re-authorize with the scopes granted plus these: run `mcp-readiness oauth \
+                     login --server vault`"
+                )
+            );
+        }
+
+        #[tokio::test]
+        async fn a_refused_refresh_token_is_unauthenticated() {
+            let error = connector("mcp-readiness-refused.json")
+                .handshake_failed(&failed(AuthError::TokenRefreshRejected(
+                    "invalid_grant".into(),
+                )))
+                .await;
             assert_eq!(error.result, ConnectResult::Unauthorized);
             assert_no_type_dump(&error.message);
         }

@@ -81,8 +81,8 @@ impl Supervisor {
     /// The server answered `403 insufficient_scope` during `during`, asking for `scope`: the
     /// credentials work but do not reach far enough, which no fresh handshake changes. The server
     /// is unauthenticated (action `reauthorize`) with a reason naming the scope and what to run;
-    /// the connector remembers the scope for the next authorization.
-    fn scope_missing(&self, generation: u64, during: &str, scope: &str) -> CallError {
+    /// the connector remembers the scope for the next authorization before this returns.
+    async fn scope_missing(&self, generation: u64, during: &str, scope: &str) -> CallError {
         let scope = truncate(self.shared.redact(scope), 200);
         let asked = if scope.is_empty() {
             "a scope it did not name".to_owned()
@@ -92,6 +92,7 @@ impl Supervisor {
         let next = self
             .connector
             .step_up(&scope)
+            .await
             .unwrap_or_else(|| "re-authorize it with that scope".to_owned());
         let why = format!(
             "server `{}` needs {asked} for {during} (HTTP 403 insufficient_scope); {next}",
@@ -131,7 +132,9 @@ impl Supervisor {
         };
         let detail = truncate(self.shared.redact(&error.to_string()), 300);
         if let Some(scope) = error.auth_challenge().and_then(insufficient_scope) {
-            return Err(self.scope_missing(generation, &format!("`{tool}`"), &scope));
+            return Err(self
+                .scope_missing(generation, &format!("`{tool}`"), &scope)
+                .await);
         }
         if is_auth_failure(&error) {
             return Err(self.credentials_rejected(generation, &format!("`{tool}`"), fresh_tried));
