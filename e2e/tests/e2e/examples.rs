@@ -101,18 +101,32 @@ fn custom_inventory_waits_for_the_pending_server_and_refuses_the_others_at_once(
         (1490..2400).contains(&waited),
         "woken when the host connected it (1.5 s), not at a later poll: {waited} ms"
     );
-    assert_eq!(
-        line("mcp__calendar__list_events"),
-        "unauthenticated after 0 ms -> reauthorize"
-    );
-    assert_eq!(
-        line("mcp__crm__update_contact"),
-        "absent after 0 ms -> add_connection"
-    );
-    assert_eq!(
-        line("mcp__files__delete_file"),
-        "absent after 0 ms -> add_connection"
-    );
+    // Refused at once: the verdict and its action exactly, and no wait on the pending server
+    // (wall-clock milliseconds again; 3 ms has been seen on a loaded machine).
+    for (tool, verdict) in [
+        (
+            "mcp__calendar__list_events",
+            ("unauthenticated", "reauthorize"),
+        ),
+        ("mcp__crm__update_contact", ("absent", "add_connection")),
+        ("mcp__files__delete_file", ("absent", "add_connection")),
+    ] {
+        let line = line(tool);
+        let refused = line
+            .strip_prefix(&format!("{} after ", verdict.0))
+            .and_then(|rest| rest.strip_suffix(&format!(" ms -> {}", verdict.1)))
+            .and_then(|ms| ms.parse::<u64>().ok())
+            .unwrap_or_else(|| {
+                panic!(
+                    "{tool}: `{line}` is not `{} after N ms -> {}`",
+                    verdict.0, verdict.1
+                )
+            });
+        assert!(
+            refused < 500,
+            "{tool} refused at once, not after a wait: {line}"
+        );
+    }
 }
 
 /// `PATH` with this build's `mcp-readiness` first, as after `cargo install`.
