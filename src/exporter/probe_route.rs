@@ -62,8 +62,14 @@ async fn probe(
         Err(refused) => {
             let status =
                 StatusCode::from_u16(refused.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            if let ProbeRefusal::NotAllowed(reason) = &refused {
-                tracing::warn!(target: "mcp_readiness::probe", "probe refused: {reason}");
+            match &refused {
+                ProbeRefusal::NotAllowed(reason) => {
+                    tracing::warn!(target: "mcp_readiness::probe", "probe refused: {reason}");
+                }
+                ProbeRefusal::RenderFailed(reason) => {
+                    tracing::error!(target: "mcp_readiness::probe", "probe failed: {reason}");
+                }
+                _ => {}
             }
             refusal(status, &refused.to_string())
         }

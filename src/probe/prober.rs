@@ -68,6 +68,10 @@ pub enum ProbeRefusal {
     /// Too many probes are running and waiting already (`503`).
     #[error("{0}")]
     Busy(String),
+    /// The probe ran but its answer could not be rendered as metrics: a fault in mcp-readiness,
+    /// not in the request or the target (`500`).
+    #[error("{0}")]
+    RenderFailed(String),
 }
 
 impl ProbeRefusal {
@@ -78,6 +82,7 @@ impl ProbeRefusal {
             ProbeRefusal::BadRequest(_) => 400,
             ProbeRefusal::NotAllowed(_) => 403,
             ProbeRefusal::Busy(_) => 503,
+            ProbeRefusal::RenderFailed(_) => 500,
         }
     }
 }
@@ -270,9 +275,7 @@ impl Prober {
             target.shown(),
             outcome.state
         );
-        let text = answer::render(&server, &outcome, &connects).map_err(|e| {
-            ProbeRefusal::BadRequest(format!("the answer could not be written: {e}"))
-        })?;
+        let text = answer::render(&server, &outcome, &connects).map_err(render_failed)?;
         Ok(ProbeAnswer {
             server,
             outcome,
@@ -422,6 +425,14 @@ fn unknown_module(name: Option<&str>, config: &ProbeConfig) -> String {
     )
 }
 
+/// A probe whose answer could not be rendered: the exporter's own fault (`500`), named as such.
+fn render_failed(error: crate::metrics::MetricsError) -> ProbeRefusal {
+    ProbeRefusal::RenderFailed(format!(
+        "the probe ran but mcp-readiness could not render its answer as metrics ({error}): a \
+         fault in the exporter, not in the request or the target; report it"
+    ))
+}
+
 fn checked_server(server: &str) -> Result<String, ProbeRefusal> {
     if server.is_empty() || server.len() > MAX_SERVER_LABEL || server.chars().any(char::is_control)
     {
@@ -458,6 +469,22 @@ fn check_module(name: &str, module: &ProbeModule) -> Result<(), ProbeSetupError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_answer_that_cannot_be_rendered_is_a_500_that_names_the_exporter() {
+        let refusal = render_failed(crate::metrics::MetricsError::Declare {
+            name: "mcp_readiness_probe_success",
+            source: prometheus::Error::Msg("bad".into()),
+        });
+        assert_eq!(refusal.status(), 500);
+        assert!(
+            refusal.to_string().contains("could not render its answer")
+                && refusal
+                    .to_string()
+                    .contains("not in the request or the target"),
+            "{refusal}"
+        );
+    }
 
     #[test]
     fn the_deadline_is_the_scrapes_timeout_less_the_margin_when_shorter_than_the_modules() {
