@@ -101,8 +101,9 @@ enum Problem {
     /// The authorization server refused the client credentials (the message says what to
     /// rotate); stays until a token is fetched again.
     Rejected(String),
-    /// The server asked for scopes the grant lacks (`403 insufficient_scope`); stays until the
-    /// store holds another access token (a login that asked for them).
+    /// The server asked for scopes the grant lacks (`403 insufficient_scope`); stays until a
+    /// grant carries them (a login that asked for them, or a renewal whose token does): the
+    /// client's own renewals without them change nothing.
     StepUp { token: u64 },
 }
 
@@ -278,8 +279,13 @@ impl FileStore {
                 }
                 // Cleared by the renewal that succeeds, not by reading the old token again.
                 (Some(Problem::Rejected(_)), _) => true,
+                // A renewal is not a re-authorization: a step-up stays while the file still
+                // lacks a scope the server asked for (a login, or a renewal whose grant carries
+                // the scope, clears `step_up`), and, when nothing is listed there, until another
+                // access token arrives.
                 (Some(Problem::StepUp { token }), Some(file)) => {
-                    access_fingerprint(&file.credentials) == Some(*token)
+                    !file.step_up.is_empty()
+                        || access_fingerprint(&file.credentials) == Some(*token)
                 }
                 _ => false,
             };
@@ -835,6 +841,45 @@ mod tests {
         assert_eq!(store.problem("run `login`"), None);
         assert_eq!(status.borrow().reauthorized, 1);
         assert_eq!(status.borrow().expiries.len(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The storm of issue 38: a server that keeps answering `403 insufficient_scope` to a
+    /// client-credentials token renewed every few seconds. Each renewal rewrote the store and
+    /// was taken for a re-authorization (17 flips out of `unauthenticated` in 21 s). A renewal
+    /// whose grant lacks the scope changes nothing; one that carries it clears the step-up.
+    #[tokio::test]
+    async fn a_renewal_without_the_step_up_scope_is_not_a_reauthorization_and_one_with_it_is() {
+        let dir = dir("step-up-renewal");
+        let store = FileStore::new(dir.join("job.json"));
+        let status = store.subscribe();
+        let granted = |access: &str, scopes: &[&str]| {
+            let mut creds: StoredCredentials = serde_json::from_str(&format!(
+                r#"{{"client_id":"cid","token_received_at":1000,"token_response":
+                   {{"access_token":"{access}","token_type":"bearer","expires_in":3}}}}"#
+            ))
+            .unwrap();
+            creds.granted_scopes = scopes.iter().map(|s| (*s).to_owned()).collect();
+            creds
+        };
+        store.save(granted("AT-1", &["tools"])).await.unwrap();
+        store.save_step_up("tools admin").await.unwrap();
+        assert!(store.problem("run `login`").is_some());
+        for (i, access) in ["AT-2", "AT-3", "AT-4"].into_iter().enumerate() {
+            store.save(granted(access, &["tools"])).await.unwrap();
+            store.load().await.unwrap();
+            assert!(
+                store.problem("run `login`").is_some(),
+                "renewal {i} without `admin` ended the step-up"
+            );
+            assert_eq!(status.borrow().reauthorized, 0, "renewal {i}");
+        }
+        store
+            .save(granted("AT-5", &["tools", "admin"]))
+            .await
+            .unwrap();
+        assert_eq!(store.problem("run `login`"), None);
+        assert_eq!(status.borrow().reauthorized, 1);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
