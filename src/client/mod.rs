@@ -28,7 +28,9 @@
 //!   generations' handshakes; `generations.rs`: which generations an HTTP connection offers
 //!   ([`ProtocolGenerations`]); `quiet.rs`: the notifications dropped before rmcp sees them;
 //!   `task.rs`: calls answered with a task; `tool_pages.rs`: `tools/list` across pages, bounded;
-//! - `credential_expiry.rs`: when a credential stops working ([`CredentialState`]).
+//! - `credential_expiry.rs`: when a credential stops working ([`CredentialState`]);
+//! - `reason.rs`: the one way an error chain becomes the reason a person reads (the root cause
+//!   first, the system at fault named, no Rust type names, remote text cut).
 //!
 //! Every public name here is also at its older path, `mcp_readiness::supervise::…`.
 
@@ -53,6 +55,8 @@ pub(crate) mod lifecycle;
 pub(crate) mod oauth;
 #[cfg(feature = "hub")]
 pub(crate) mod quiet;
+#[cfg(feature = "hub")]
+pub(crate) mod reason;
 #[cfg(feature = "hub")]
 pub(crate) mod retry_after;
 #[cfg(feature = "hub")]

@@ -11,7 +11,7 @@ use rmcp::service::{ClientInitializeError, RoleClient, RunningService};
 use tower::BoxError;
 
 use super::connector::{ConnectError, Connector, Session, SessionEvents};
-use super::rmcp_errors::{classify_init_error, truncate};
+use super::rmcp_errors::classify_init_error;
 use super::rmcp_session::RmcpSession;
 use crate::secret::redact;
 use crate::state::ConnectResult;
@@ -144,7 +144,7 @@ pub(crate) fn connect_error_of(
             _ => ConnectResult::Closed,
         }
     };
-    let detail = truncate(redact(&super::rmcp_errors::chain_text(root), &[]), 300);
+    let detail = redact(&super::reason::explain(root), &[]);
     let next = match result {
         ConnectResult::Unauthorized => "re-authorize it, then connect again",
         ConnectResult::SpawnFailed => "check that its command is installed and executable",
@@ -174,7 +174,7 @@ mod tests {
         assert!(
             error
                 .message
-                .starts_with("server `x`: connecting failed (connection closed")
+                .starts_with("server `x`: connecting failed (the MCP server: the connection closed")
         );
     }
 

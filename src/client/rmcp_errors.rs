@@ -172,6 +172,12 @@ pub(crate) fn classify_init_error(
     ) {
         return ConnectResult::Unauthorized;
     }
+    // An endpoint that answered HTML or JSON that is not JSON-RPC, to either request of the
+    // discover → initialize fallback, is not MCP: the first answer is the diagnosis.
+    #[cfg(feature = "hub")]
+    if crate::client::reason::not_mcp_answer(error).is_some() {
+        return ConnectResult::ProtocolError;
+    }
     match error {
         ClientInitializeError::LegacyFallbackFailed { fallback, .. } => {
             classify_init_error(fallback, garbage_lines)
@@ -222,36 +228,8 @@ pub(crate) fn classify_init_error(
     }
 }
 
-/// An error and its sources as one line for a reason, each cause once and without rmcp's
-/// transport wrappers (`Transport [rmcp::transport::…<…>] error: `, a Rust type name that tells
-/// on-call nothing): `send message error when initialize: HTTP error: connection refused`
-/// rather than every level repeating the levels below it.
-pub(crate) fn chain_text(error: &(dyn StdError + 'static)) -> String {
-    let texts: Vec<String> = chain(error).map(ToString::to_string).collect();
-    let mut parts: Vec<String> = Vec::new();
-    for (i, text) in texts.iter().enumerate() {
-        let mut own = text.clone();
-        // A level that quotes its source: keep only what it adds.
-        if let Some(next) = texts.get(i + 1)
-            && let Some(at) = own.find(next.as_str())
-        {
-            own = format!("{}{}", &own[..at], &own[at + next.len()..]);
-        }
-        let own = strip_transport_names(&own).replace(" ,", ",");
-        let own = own
-            .trim()
-            .trim_end_matches([':', ',', ';'])
-            .trim_start_matches([':', ',', ';'])
-            .trim();
-        if !own.is_empty() && !parts.iter().any(|p| p == own) {
-            parts.push(own.to_owned());
-        }
-    }
-    parts.join(": ")
-}
-
 /// Removes rmcp's `Transport [<type name>] error` wrappers from a message.
-fn strip_transport_names(text: &str) -> String {
+pub(crate) fn strip_transport_names(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find("Transport [") {
@@ -295,10 +273,13 @@ pub(crate) enum OAuthFailure {
     Store,
     /// The authorization server refused the refresh token: `unauthenticated`, re-authorize.
     RefreshRefused,
+    /// The authorization server answered with something that cannot be used (another issuer, no
+    /// or invalid metadata, a refused registration): `unauthenticated`, it does not heal by
+    /// waiting. What is wrong, in words.
+    Unusable(String),
     /// The authorization server could not be reached or failed: it heals when the authorization
-    /// server is back. What failed (`the token refresh`, `the discovery of its metadata`) and
-    /// the cause.
-    AuthorizationServer(&'static str, String),
+    /// server is back. The reason, naming the step that failed.
+    AuthorizationServer(String),
 }
 
 /// The OAuth failure in `error`'s chain, if there is one.
@@ -306,16 +287,16 @@ pub(crate) enum OAuthFailure {
 pub(crate) fn oauth_failure(error: &(dyn StdError + 'static)) -> Option<OAuthFailure> {
     use rmcp::transport::auth::AuthError;
     let auth = chain(error).find_map(|e| e.downcast_ref::<AuthError>())?;
+    if let Some(unusable) = crate::client::reason::authorization_server_unusable(auth) {
+        return Some(OAuthFailure::Unusable(unusable));
+    }
     Some(match auth {
         AuthError::CredentialStoreError(_) => OAuthFailure::Store,
         AuthError::TokenRefreshRejected(_) => OAuthFailure::RefreshRefused,
-        AuthError::TokenRefreshFailed(_) | AuthError::HttpError(_) => {
-            OAuthFailure::AuthorizationServer("the refresh of its access token", chain_text(auth))
-        }
-        AuthError::DiscoveryRequestFailed { .. }
-        | AuthError::MetadataError(_)
-        | AuthError::AuthorizationServersUnavailable { .. } => {
-            OAuthFailure::AuthorizationServer("the discovery of its metadata", chain_text(auth))
+        AuthError::TokenRefreshFailed(_)
+        | AuthError::HttpError(_)
+        | AuthError::DiscoveryRequestFailed { .. } => {
+            OAuthFailure::AuthorizationServer(crate::client::reason::explain(auth))
         }
         _ => return None,
     })
@@ -393,43 +374,6 @@ mod tests {
             Some(403)
         );
         assert_eq!(quoted_status("http 5"), None);
-    }
-
-    #[test]
-    fn a_chain_is_told_once_per_cause_without_rmcp_transport_type_names() {
-        #[derive(Debug)]
-        struct Level(String, Option<Box<Level>>);
-        impl std::fmt::Display for Level {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(&self.0)
-            }
-        }
-        impl StdError for Level {
-            fn source(&self) -> Option<&(dyn StdError + 'static)> {
-                self.1.as_deref().map(|l| l as &(dyn StdError + 'static))
-            }
-        }
-        let root = "OAuth token refresh failed: error sending request";
-        let transport = format!(
-            "Transport [rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::StreamableHttpClientWorker<Foo<[u8]>>>] error: Auth error: {root}"
-        );
-        let error = Level(
-            format!("Send message error {transport}, when initialize"),
-            Some(Box::new(Level(
-                transport.clone(),
-                Some(Box::new(Level(
-                    format!("Auth error: {root}"),
-                    Some(Box::new(Level(root.into(), None))),
-                ))),
-            ))),
-        );
-        let text = chain_text(&error);
-        assert_eq!(
-            text,
-            "Send message error, when initialize: Auth error: OAuth token refresh failed: error \
-             sending request"
-        );
-        assert!(!text.contains("rmcp::") && !text.contains('<'), "{text}");
     }
 
     #[test]

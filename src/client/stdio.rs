@@ -14,7 +14,8 @@ use super::child_streams::{LineWatch, TailLines};
 use super::connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents, run_hook};
 use super::lifecycle;
 use super::quiet::Quiet;
-use super::rmcp_errors::{chain_text, classify_init_error, truncate};
+use super::reason::explain;
+use super::rmcp_errors::{classify_init_error, truncate};
 use super::rmcp_session::{RmcpSession, SupervisorClient};
 use crate::secret::{Secret, redact};
 use crate::state::ConnectResult;
@@ -248,7 +249,7 @@ impl StdioConnector {
                 if result == ConnectResult::ProtocolError && garbage_lines > 0 {
                     return Err(not_mcp());
                 }
-                let detail = truncate(redact(&chain_text(&e), &secrets), 300);
+                let detail = redact(&explain(&e), &secrets);
                 let next = match result {
                     ConnectResult::Closed => {
                         "it exited or closed stdout during the handshake; run it by hand to see why"

@@ -14,8 +14,9 @@ use super::credential_expiry::{CredentialState, bearer_expiry};
 use super::generations::{ProtocolGenerations, handshake_offering};
 use super::lifecycle;
 use super::quiet::Quiet;
+use super::reason::explain;
 use super::retry_after;
-use super::rmcp_errors::{chain_text, classify_init_error, truncate};
+use super::rmcp_errors::{classify_init_error, truncate};
 use super::rmcp_session::{RmcpSession, SupervisorClient};
 use super::session_id::{self, SessionIdClient, SessionIdSlot};
 use super::spec_error::SpecError;
@@ -225,6 +226,17 @@ impl HttpConnector {
             return failed;
         }
         let result = classify_init_error(e, 0);
+        if result == ConnectResult::ProtocolError
+            && let Some(answer) = super::reason::not_mcp_answer(e)
+        {
+            return ConnectError::new(
+                result,
+                format!(
+                    "server `{server}` answers, but not MCP: {}",
+                    redact(&answer, &self.secrets)
+                ),
+            );
+        }
         if let Some(scope) = e
             .auth_challenge()
             .and_then(super::rmcp_errors::insufficient_scope)
@@ -251,9 +263,9 @@ impl HttpConnector {
         };
         let detail = match e.auth_challenge() {
             Some(challenge) => format!("HTTP 401/403, challenge: {challenge}"),
-            None => chain_text(e),
+            None => explain(e),
         };
-        let detail = truncate(redact(&detail, &self.secrets), 300);
+        let detail = redact(&detail, &self.secrets);
         // What the credential store knows (e.g. a refused refresh token) beats the generic hint.
         if let Some(problem) = self
             .auth_problem()
@@ -295,14 +307,23 @@ impl HttpConnector {
                     format!("server `{server}`: {problem}"),
                 )
             }
-            OAuthFailure::AuthorizationServer(what, detail) => {
-                let detail = truncate(redact(&detail, &self.secrets), 200);
+            OAuthFailure::Unusable(unusable) => ConnectError::new(
+                ConnectResult::Unauthorized,
+                format!(
+                    "server `{server}`: its OAuth authorization server cannot be used: {}; this \
+                     does not heal by waiting: fix the authorization server's configuration (or \
+                     the proxy in front of it), then {}",
+                    redact(&unusable, &self.secrets),
+                    oauth.reauthorize_command()
+                ),
+            ),
+            OAuthFailure::AuthorizationServer(detail) => {
+                let detail = redact(&detail, &self.secrets);
                 ConnectError::new(
                     ConnectResult::Refused,
                     format!(
-                        "server `{server}`: its OAuth authorization server failed {what} \
-                         ({detail}); the stored credentials are kept and this heals when the \
-                         authorization server answers again (next attempt in {})",
+                        "server `{server}`: {detail}; the stored credentials are kept and this \
+                         heals when the authorization server answers again (next attempt in {})",
                         Human(AUTHORIZATION_SERVER_RETRY)
                     ),
                 )
@@ -467,11 +488,10 @@ mod tests {
             assert_eq!(AUTHORIZATION_SERVER_RETRY, Duration::from_secs(10));
             assert_eq!(
                 error.message,
-                "server `vault`: its OAuth authorization server failed the refresh of its access \
-                 token (OAuth token refresh failed: error sending request for url \
-                 (http://127.0.0.1:9/[redacted]): connection refused); the stored credentials \
-                 are kept and this heals when the authorization server answers again (next \
-                 attempt in 10s)"
+                "server `vault`: authorization server unreachable (the refresh of its access \
+                 token): error sending request for url (http://127.0.0.1:9/[redacted]): \
+                 connection refused; the stored credentials are kept and this heals when the \
+                 authorization server answers again (next attempt in 10s)"
             );
             assert_no_type_dump(&error.message);
         }

@@ -5,6 +5,8 @@
 mod support;
 
 mod architecture;
+#[cfg(feature = "oauth")]
+mod authorization_server;
 mod config;
 mod exporter;
 mod exposition {

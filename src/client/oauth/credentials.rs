@@ -104,23 +104,10 @@ impl OAuthCredentials {
         {
             return Ok(client.clone());
         }
-        let manager = self.manager(registered.as_deref()).await.map_err(|e| {
-            use crate::client::rmcp_errors::{chain_text, truncate};
-            use crate::client::streamable_http::AUTHORIZATION_SERVER_RETRY;
-            let detail = redact(&chain_text(&e), &self.known());
-            ConnectError::new(
-                ConnectResult::Refused,
-                format!(
-                    "server `{}`: the discovery of its OAuth authorization server failed ({}); \
-                     this heals when the server and its authorization server answer again (next \
-                     attempt in {})",
-                    self.server,
-                    truncate(detail, 200),
-                    crate::util::Human(AUTHORIZATION_SERVER_RETRY)
-                ),
-            )
-            .with_retry_after(AUTHORIZATION_SERVER_RETRY)
-        })?;
+        let manager = self
+            .manager(registered.as_deref())
+            .await
+            .map_err(|e| self.discovery_failed(&e))?;
         // The client the bearer-header path uses too (rmcp's defaults): no idle pooled
         // connections, and only same-origin 307 / 308 redirects, so a redirect never replays the
         // session id or a custom header to another host.
@@ -145,6 +132,40 @@ impl OAuthCredentials {
             .ok()
             .flatten()
             .map(|r| r.client_id)
+    }
+
+    /// A discovery of the authorization server that failed: `unauthenticated` when the
+    /// authorization server answered with something that cannot be used (another issuer, no or
+    /// invalid metadata: waiting will not fix it), `refused` with a retry when it could not be
+    /// reached (it heals when it answers again).
+    fn discovery_failed(&self, e: &rmcp::transport::AuthError) -> ConnectError {
+        use crate::client::reason::{authorization_server_unusable, explain};
+        use crate::client::streamable_http::AUTHORIZATION_SERVER_RETRY;
+        if let Some(unusable) = authorization_server_unusable(e) {
+            return ConnectError::new(
+                ConnectResult::Unauthorized,
+                format!(
+                    "server `{}`: its OAuth authorization server cannot be used: {}; this does \
+                     not heal by waiting: fix the authorization server's configuration (or the \
+                     proxy in front of it), then {}",
+                    self.server,
+                    redact(&unusable, &self.known()),
+                    self.reauthorize_command()
+                ),
+            );
+        }
+        let detail = redact(&explain(e), &self.known());
+        ConnectError::new(
+            ConnectResult::Refused,
+            format!(
+                "server `{}`: the discovery of its OAuth authorization server failed ({detail}); \
+                 this heals when the server and its authorization server answer again (next \
+                 attempt in {})",
+                self.server,
+                crate::util::Human(AUTHORIZATION_SERVER_RETRY)
+            ),
+        )
+        .with_retry_after(AUTHORIZATION_SERVER_RETRY)
     }
 
     async fn manager(

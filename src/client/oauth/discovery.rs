@@ -66,7 +66,12 @@ pub(crate) async fn metadata(
     let resolution = manager
         .resolve_metadata_from_challenge(challenge)
         .await
-        .map_err(|e| format!("authorization server discovery failed: {e}"))?;
+        .map_err(|e| {
+            format!(
+                "authorization server discovery failed: {}",
+                crate::client::reason::explain(&e)
+            )
+        })?;
     if resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback {
         return Err(no_metadata(challenge.is_some(), has_path(url)));
     }

@@ -72,13 +72,15 @@ async fn login(
 ) -> Result<std::path::PathBuf, String> {
     let mut known = vec![url.clone()];
     known.extend(spec.client_secret.clone());
-    let failed = |what: &str, e: &dyn std::fmt::Display, known: &[Secret]| {
+    let failed = |what: &str, e: &(dyn std::error::Error + 'static), known: &[Secret]| {
         format!(
             "server `{server}`: {what} failed: {}",
-            redact(&e.to_string(), known)
+            redact(&crate::client::reason::explain(e), known)
         )
     };
-    let fail = |what: &str, e: &dyn std::fmt::Display| failed(what, e, std::slice::from_ref(url));
+    let fail = |what: &str, e: &(dyn std::error::Error + 'static)| {
+        failed(what, e, std::slice::from_ref(url))
+    };
     let store = FileStore::new(spec.store.clone());
     let kept = store
         .registration()

@@ -12,7 +12,8 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, RequestMetaObject};
 use super::Peers;
 use crate::client::connector::Session;
 use crate::client::error::{CallError, CallErrorKind, NotConnected};
-use crate::client::rmcp_errors::{is_auth_failure, is_pipe_dead, truncate};
+use crate::client::reason::explain;
+use crate::client::rmcp_errors::{is_auth_failure, is_pipe_dead};
 use crate::secret::redact;
 use crate::state::{ConnectResult, State, ToolCall};
 use crate::supervise::events::Readiness as _;
@@ -56,7 +57,7 @@ impl Peers {
             }
             Ok(Err(error)) => error,
         };
-        let detail = truncate(redact(&error.to_string(), &[]), 300);
+        let detail = redact(&explain(&error), &[]);
         if is_auth_failure(&error) {
             let why = format!(
                 "server `{server}` rejected the credentials during `{tool}` (HTTP 401/403)"

@@ -25,7 +25,7 @@ use rmcp::service::{RoleClient, RunningService};
 
 use crate::client::connector::SessionEvents;
 use crate::client::connector::{ConnectError, Session};
-use crate::client::rmcp_errors::{is_auth_failure, is_pipe_dead, truncate};
+use crate::client::rmcp_errors::{is_auth_failure, is_pipe_dead};
 use crate::client::rmcp_session::RmcpSession;
 use crate::secret::redact;
 use crate::state::{ConnectResult, ConnectionEvent, EventSink, State, ToolName};
@@ -198,10 +198,10 @@ impl Peers {
                 } else {
                     ConnectResult::ProtocolError
                 };
-                let detail = truncate(redact(&error.to_string(), &[]), 300);
+                let detail = redact(&crate::client::reason::explain(&error), &[]);
                 let error = ConnectError::new(
                     result,
-                    format!("server `{server}`: listing its tools failed ({detail})"),
+                    format!("server `{server}`: listing its tools failed: {detail}"),
                 );
                 self.failed_with(&server, error.clone());
                 return Err(error);

@@ -12,7 +12,8 @@ use super::Supervisor;
 use super::coalesce::Coalesce;
 use super::conn_state::AttemptOutcome;
 use crate::client::connector::{ConnectError, Connector, SessionEvents};
-use crate::client::rmcp_errors::{is_auth_failure, is_pipe_dead, truncate};
+use crate::client::reason::explain;
+use crate::client::rmcp_errors::{is_auth_failure, is_pipe_dead};
 use crate::client::tool_pages::unbounded_reason;
 use crate::state::{ConnectResult, ConnectionEvent};
 use crate::supervise::hub::shared::HubShared;
@@ -94,8 +95,8 @@ pub(super) async fn run_attempt(
                 ConnectError::new(
                     result,
                     format!(
-                        "server `{name}`: listing its tools failed ({})",
-                        truncate(shared.redact(&e.to_string()), 300)
+                        "server `{name}`: listing its tools failed: {}",
+                        shared.redact(&explain(&e))
                     ),
                 )
             })

@@ -12,7 +12,8 @@ use super::Supervisor;
 use super::coalesce::Coalesce;
 use super::conn_state::ConnState;
 use crate::client::connector::Session;
-use crate::client::rmcp_errors::{is_auth_failure, truncate};
+use crate::client::reason::explain;
+use crate::client::rmcp_errors::is_auth_failure;
 use crate::client::tool_pages::unbounded_reason;
 use crate::util::Human;
 
@@ -88,8 +89,8 @@ impl Supervisor {
                     }
                     Ok(Err(e)) => {
                         let why = format!(
-                            "health ping failed ({})",
-                            truncate(supervisor.shared.redact(&e.to_string()), 200)
+                            "health ping failed: {}",
+                            supervisor.shared.redact(&explain(&e))
                         );
                         supervisor.connection_lost(generation, &why);
                         return;

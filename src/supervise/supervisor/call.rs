@@ -11,6 +11,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, RequestMetaObject};
 use super::Supervisor;
 use crate::client::connector::Session;
 use crate::client::error::{CallError, CallErrorKind};
+use crate::client::reason::explain;
 use crate::client::rmcp_errors::{insufficient_scope, is_auth_failure, is_pipe_dead, truncate};
 use crate::client::task::{TaskEnd, task_end};
 use crate::state::ToolCall;
@@ -130,7 +131,7 @@ impl Supervisor {
             }
             Ok(Err(error)) => error,
         };
-        let detail = truncate(self.shared.redact(&error.to_string()), 300);
+        let detail = self.shared.redact(&explain(&error));
         if let Some(scope) = error.auth_challenge().and_then(insufficient_scope) {
             return Err(self
                 .scope_missing(generation, &format!("`{tool}`"), &scope)

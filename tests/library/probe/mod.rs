@@ -4,6 +4,7 @@
 
 mod admission;
 mod allow_list;
+mod reasons;
 mod states;
 
 use std::net::SocketAddr;

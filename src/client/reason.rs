@@ -1,0 +1,924 @@
+//! The one way an error chain becomes the reason a person reads (a state's reason, `check`,
+//! `call`, `oauth login`, the status page): the root cause first, in words, with the system at
+//! fault named (the MCP server, its authorization server and which of its endpoints, the
+//! credential store, the network); never a Rust type name; remote text cut to
+//! [`REMOTE_TEXT_MAX`] characters with the status and what kind of body it was kept. Spans keep
+//! their short codes (`error.type`); this is only for people.
+//!
+//! rmcp's errors Display the transport's Rust type
+//! (`Transport [mcp_readiness::client::lifecycle::Handoff<…>] error: …`), repeat their sources,
+//! and quote whole response bodies; [`explain`] walks the chain itself and says what it found.
+
+use std::error::Error as StdError;
+use std::io::ErrorKind;
+
+use rmcp::ServiceError;
+use rmcp::service::ClientInitializeError;
+
+/// At most this many characters of text that came from the remote side (a response body, an
+/// error description) are kept in a reason.
+pub(crate) const REMOTE_TEXT_MAX: usize = 200;
+
+/// The error below `error`: its `source()`, or for rmcp's handshake errors, which keep their
+/// cause in fields `source()` does not return, that cause.
+fn cause<'a>(error: &'a (dyn StdError + 'static)) -> Option<&'a (dyn StdError + 'static)> {
+    match error.downcast_ref::<ClientInitializeError>() {
+        Some(ClientInitializeError::TransportError { error, .. }) => Some(error),
+        Some(ClientInitializeError::LegacyFallbackFailed { fallback, .. }) => {
+            Some(fallback.as_ref())
+        }
+        _ => error.source(),
+    }
+}
+
+fn chain<'a>(
+    error: &'a (dyn StdError + 'static),
+) -> impl Iterator<Item = &'a (dyn StdError + 'static)> {
+    std::iter::successors(Some(error), |e: &&'a (dyn StdError + 'static)| cause(*e))
+}
+
+type HttpError = rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
+type IoHttpError = rmcp::transport::streamable_http_client::StreamableHttpError<std::io::Error>;
+
+/// What an MCP endpoint answered instead of MCP, when some request of the handshake saw it:
+/// an HTML page (an SSO login page in front of the server), a JSON body that is not JSON-RPC (a
+/// health endpoint), or another content type. Looks at both requests of the `server/discover`
+/// → `initialize` fallback: the first answer is the diagnosis, whichever request saw it.
+pub(crate) fn not_mcp_answer(error: &(dyn StdError + 'static)) -> Option<String> {
+    if let Some(ClientInitializeError::LegacyFallbackFailed { discover, fallback }) =
+        error.downcast_ref::<ClientInitializeError>()
+    {
+        return not_mcp_answer(discover.as_ref()).or_else(|| not_mcp_answer(fallback.as_ref()));
+    }
+    chain(error).find_map(|level| {
+        let (content_type, response) = if let Some(e) = level.downcast_ref::<HttpError>() {
+            http_answer(e)
+        } else if let Some(e) = level.downcast_ref::<IoHttpError>() {
+            http_answer(e)
+        } else {
+            return None;
+        };
+        if let Some(content_type) = content_type {
+            let content_type = clean_remote(&content_type, 60);
+            return Some(if content_type.to_ascii_lowercase().contains("html") {
+                format!(
+                    "it answered HTML ({content_type}; a login page?): check that the URL is \
+                     the MCP endpoint"
+                )
+            } else {
+                format!(
+                    "it answered `{content_type}`, not JSON-RPC: check that the URL is the MCP \
+                     endpoint"
+                )
+            });
+        }
+        let response = response?;
+        let body = response
+            .strip_prefix("could not parse JSON response as ServerJsonRpcMessage:")
+            .map(|rest| rest.rsplit_once(": ").map_or(rest, |(_, body)| body))?;
+        Some(format!(
+            "it answered a JSON body that is not JSON-RPC ({}): check that the URL is the MCP \
+             endpoint",
+            clean_remote(body.trim(), 80)
+        ))
+    })
+}
+
+/// The content type an rmcp HTTP error says the endpoint answered, or the text of an
+/// unexpected response.
+fn http_answer<E: StdError + Send + Sync + 'static>(
+    error: &rmcp::transport::streamable_http_client::StreamableHttpError<E>,
+) -> (Option<String>, Option<String>) {
+    use rmcp::transport::streamable_http_client::StreamableHttpError as H;
+    match error {
+        H::UnexpectedContentType(content_type) => (
+            Some(
+                content_type
+                    .clone()
+                    .unwrap_or_else(|| "no content type".into()),
+            ),
+            None,
+        ),
+        H::UnexpectedServerResponse(text) => (None, Some(text.to_string())),
+        _ => (None, None),
+    }
+}
+
+/// The reason for `error`: what went wrong at the root, in words, naming the system at fault.
+///
+/// ```text
+/// the MCP server is unreachable: connection refused
+/// its authorization server is unreachable (the refresh of its access token): connection refused
+/// its authorization server's registration endpoint answered HTTP 500 with an HTML page: …
+/// ```
+pub(crate) fn explain(error: &(dyn StdError + 'static)) -> String {
+    // The first answer wins in the discover → initialize fallback.
+    if let Some(ClientInitializeError::LegacyFallbackFailed { discover, fallback }) =
+        error.downcast_ref::<ClientInitializeError>()
+    {
+        if let Some(answer) = not_mcp_answer(error) {
+            return format!("the MCP server: {answer}");
+        }
+        let first = explain(discover.as_ref());
+        return if said_nothing(discover.as_ref()) {
+            explain(fallback.as_ref())
+        } else {
+            first
+        };
+    }
+    if let Some(answer) = not_mcp_answer(error) {
+        return format!("the MCP server: {answer}");
+    }
+    let levels: Vec<&(dyn StdError + 'static)> = chain(error).collect();
+    let what = root_words(&levels);
+    #[cfg(feature = "oauth")]
+    if let Some(auth) = levels
+        .iter()
+        .find_map(|e| e.downcast_ref::<rmcp::transport::auth::AuthError>())
+    {
+        return authorization_server(auth, &levels, &what);
+    }
+    if unreachable(&levels) {
+        return format!("the MCP server is unreachable: {what}");
+    }
+    format!("the MCP server: {what}")
+}
+
+/// Whether a failed request said nothing about the endpoint: the connection closed, the request
+/// was cancelled.
+fn said_nothing(error: &(dyn StdError + 'static)) -> bool {
+    chain(error).all(|level| {
+        matches!(
+            level.downcast_ref::<ClientInitializeError>(),
+            Some(ClientInitializeError::ConnectionClosed(_) | ClientInitializeError::Cancelled)
+        ) || matches!(
+            level.downcast_ref::<HttpError>(),
+            Some(rmcp::transport::streamable_http_client::StreamableHttpError::TransportChannelClosed)
+        ) || level.downcast_ref::<ClientInitializeError>().is_some()
+            || level.downcast_ref::<rmcp::transport::DynamicTransportError>().is_some()
+    })
+}
+
+/// What is wrong with an authorization server that answered but cannot be used, when the
+/// failure is definitive (it will not heal by waiting): its metadata names another issuer than
+/// the URL it was fetched from, names none, is not valid, is missing at every path the spec
+/// names, or it refused the registration. `None` for outages (refused connections, 5xx,
+/// timeouts) and for everything else.
+#[cfg(feature = "oauth")]
+pub(crate) fn authorization_server_unusable(
+    auth: &rmcp::transport::auth::AuthError,
+) -> Option<String> {
+    use rmcp::transport::auth::AuthError as A;
+    Some(match auth {
+        A::AuthorizationServerMismatch {
+            expected_issuer,
+            received_issuer,
+        } => format!(
+            "its metadata names issuer `{}`, not `{}` where it was fetched (an attack, or a \
+             misconfigured proxy in front of it)",
+            clean_remote(received_issuer, 100),
+            clean_remote(expected_issuer, 100)
+        ),
+        A::AuthorizationServerMissingIssuer { expected_issuer } => format!(
+            "its metadata names no issuer (expected `{}`)",
+            clean_remote(expected_issuer, 100)
+        ),
+        A::MetadataError(text) => format!(
+            "its metadata is not valid ({})",
+            clean_remote(text, REMOTE_TEXT_MAX)
+        ),
+        A::ProtectedResourceMetadataInvalid { .. } => format!(
+            "the server's protected resource metadata is not valid ({})",
+            clean_remote(&auth.to_string(), REMOTE_TEXT_MAX)
+        ),
+        A::AuthorizationServersUnavailable {
+            authorization_servers,
+            ..
+        } => format!(
+            "none of the authorization servers the server names ({}) publishes valid metadata at \
+             the paths the spec names",
+            clean_remote(&authorization_servers.join(", "), 150)
+        ),
+        A::NoAuthorizationSupport => {
+            "no authorization server metadata at any of the paths the spec names".into()
+        }
+        A::PkceUnsupported => "it does not support PKCE with S256, which MCP requires".into(),
+        A::RegistrationFailed(text) if !looks_unreachable(text) && !quotes_server_error(text) => {
+            format!("it refused the registration: {}", remote_response(text))
+        }
+        _ => return None,
+    })
+}
+
+/// The authorization server's part in a failure: which of its endpoints, and whether it could
+/// be reached at all.
+#[cfg(feature = "oauth")]
+fn authorization_server(
+    auth: &rmcp::transport::auth::AuthError,
+    levels: &[&(dyn StdError + 'static)],
+    what: &str,
+) -> String {
+    use rmcp::transport::auth::AuthError as A;
+    if let Some(unusable) = authorization_server_unusable(auth) {
+        return format!("its authorization server cannot be used: {unusable}");
+    }
+    let step = match auth {
+        A::CredentialStoreError(text) => {
+            return format!("the credential store: {}", clean_remote(text, 300));
+        }
+        A::TokenRefreshRejected(_) => {
+            return format!(
+                "its authorization server refused the refresh token ({what}): re-authorize"
+            );
+        }
+        A::RegistrationFailed(text) => {
+            return format!(
+                "its authorization server's registration endpoint failed the registration: {}",
+                remote_response(text)
+            );
+        }
+        A::TokenRefreshFailed(_) => "the refresh of its access token",
+        A::TokenExchangeFailed(_) => "the exchange of the authorization code",
+        A::ClientCredentialsError(_) => "the client-credentials token request",
+        A::DiscoveryRequestFailed { .. }
+        | A::MetadataError(_)
+        | A::AuthorizationServersUnavailable { .. } => "the discovery of its metadata",
+        A::AuthorizationRequired => {
+            return "its authorization server: no access token yet; authorize first".into();
+        }
+        _ => "authorization",
+    };
+    let text = auth.to_string();
+    if unreachable(levels) || looks_unreachable(&text) || quotes_server_error(&text) {
+        format!("authorization server unreachable ({step}): {what}")
+    } else {
+        format!("its authorization server failed {step}: {what}")
+    }
+}
+
+/// Whether the chain says the other side could not be reached (refused, reset, timed out, no
+/// such host), rather than that it answered.
+fn unreachable(levels: &[&(dyn StdError + 'static)]) -> bool {
+    levels.iter().any(|level| {
+        if let Some(io) = level.downcast_ref::<std::io::Error>() {
+            return matches!(
+                io.kind(),
+                ErrorKind::ConnectionRefused
+                    | ErrorKind::ConnectionReset
+                    | ErrorKind::ConnectionAborted
+                    | ErrorKind::TimedOut
+                    | ErrorKind::NotConnected
+                    | ErrorKind::HostUnreachable
+                    | ErrorKind::NetworkUnreachable
+                    | ErrorKind::AddrNotAvailable
+            );
+        }
+        if let Some(e) = level.downcast_ref::<reqwest::Error>() {
+            return e.is_connect() || e.is_timeout();
+        }
+        false
+    }) || levels
+        .last()
+        .is_some_and(|root| looks_unreachable(&root.to_string()))
+}
+
+fn looks_unreachable(text: &str) -> bool {
+    let text = text.to_ascii_lowercase();
+    [
+        "connection refused",
+        "tcp connect error",
+        "dns error",
+        "timed out",
+        "error sending request",
+        "connection reset",
+    ]
+    .iter()
+    .any(|p| text.contains(p))
+}
+
+/// Whether a text quotes a `5xx` answer: the other side is up but failing (an outage too).
+fn quotes_server_error(text: &str) -> bool {
+    let text = text.to_ascii_lowercase();
+    text.contains("http 5") || text.contains("status 5")
+}
+
+/// The root cause in words: the deepest level that says something, without the levels that
+/// wrap it.
+fn root_words(levels: &[&(dyn StdError + 'static)]) -> String {
+    for level in levels.iter().rev() {
+        if let Some(words) = known_words(*level) {
+            return words;
+        }
+    }
+    let root = levels.last().map(|e| e.to_string()).unwrap_or_default();
+    clean_remote(&root, 300)
+}
+
+/// Words for the errors whose Display is a type name, a whole body, or says nothing by itself.
+fn known_words(level: &(dyn StdError + 'static)) -> Option<String> {
+    if let Some(io) = level.downcast_ref::<std::io::Error>() {
+        return Some(match io.kind() {
+            ErrorKind::ConnectionRefused => "connection refused".into(),
+            ErrorKind::ConnectionReset => "the connection was reset".into(),
+            ErrorKind::ConnectionAborted => "the connection was aborted".into(),
+            ErrorKind::TimedOut => "timed out".into(),
+            ErrorKind::BrokenPipe => "the connection closed (broken pipe)".into(),
+            ErrorKind::UnexpectedEof => "the connection closed mid-answer".into(),
+            _ => clean_remote(&io.to_string(), 300),
+        });
+    }
+    if let Some(e) = level.downcast_ref::<reqwest::Error>() {
+        if level.source().is_some() {
+            return None;
+        }
+        if e.is_timeout() {
+            return Some("timed out".into());
+        }
+        if e.is_connect() {
+            return Some("could not connect".into());
+        }
+        return None;
+    }
+    if let Some(e) = level.downcast_ref::<HttpError>() {
+        return http_words(e);
+    }
+    if let Some(e) = level.downcast_ref::<IoHttpError>() {
+        return http_words(e);
+    }
+    if let Some(e) = level.downcast_ref::<ServiceError>() {
+        return service_words(e);
+    }
+    #[cfg(feature = "oauth")]
+    if let Some(e) = level.downcast_ref::<rmcp::transport::auth::AuthError>() {
+        use rmcp::transport::auth::AuthError as A;
+        return match e {
+            // Their text is the remote answer or the step's own words.
+            A::TokenRefreshFailed(text)
+            | A::TokenRefreshRejected(text)
+            | A::TokenExchangeFailed(text)
+            | A::ClientCredentialsError(text)
+            | A::MetadataError(text)
+            | A::AuthorizationFailed(text)
+            | A::OAuthError(text) => Some(remote_response(text)),
+            A::HttpError(_) => None,
+            other => Some(clean_remote(&other.to_string(), 300)),
+        };
+    }
+    if let Some(e) = level.downcast_ref::<ClientInitializeError>() {
+        return match e {
+            ClientInitializeError::ConnectionClosed(during) => Some(format!(
+                "the connection closed before the handshake ended ({})",
+                clean_remote(during, 80)
+            )),
+            ClientInitializeError::Cancelled => Some("the handshake was cancelled".into()),
+            ClientInitializeError::JsonRpcError(data) => Some(format!(
+                "it answered the handshake with JSON-RPC error {}: {}",
+                data.code.0,
+                clean_remote(&data.message, REMOTE_TEXT_MAX)
+            )),
+            ClientInitializeError::TransportError { .. } => None,
+            _ => Some(clean_remote(&e.to_string(), 300)),
+        };
+    }
+    None
+}
+
+fn http_words<E: StdError + Send + Sync + 'static>(
+    error: &rmcp::transport::streamable_http_client::StreamableHttpError<E>,
+) -> Option<String> {
+    use rmcp::transport::streamable_http_client::StreamableHttpError as H;
+    Some(match error {
+        H::HttpStatus(status) => format!("it answered HTTP {}", status.status),
+        H::UnexpectedServerResponse(text) => remote_response(text),
+        H::UnexpectedEndOfStream => "its event stream ended mid-answer".into(),
+        H::TransportChannelClosed => "the connection closed".into(),
+        H::UnexpectedContentType(content_type) => format!(
+            "it answered content type `{}`, not JSON-RPC",
+            clean_remote(content_type.as_deref().unwrap_or("none"), 60)
+        ),
+        H::ResponseBodyTooLarge { max_size } => {
+            format!("its answer was larger than {max_size} bytes")
+        }
+        H::SessionExpired => "its session expired (HTTP 404)".into(),
+        H::MissingSessionIdInResponse => "it sent no session id".into(),
+        H::AuthRequired(_) => "it answered HTTP 401 (authorization required)".into(),
+        H::InsufficientScope(_) => "it answered HTTP 403 (insufficient scope)".into(),
+        H::Client(_) | H::Io(_) | H::Sse(_) | H::Auth(_) => return None,
+        other => clean_remote(&other.to_string(), 300),
+    })
+}
+
+fn service_words(error: &ServiceError) -> Option<String> {
+    Some(match error {
+        ServiceError::TransportClosed => "the connection closed".into(),
+        ServiceError::UnexpectedResponse => "it answered with a message of the wrong kind".into(),
+        ServiceError::Cancelled { reason } => match reason {
+            Some(reason) => format!("the request was cancelled: {}", clean_remote(reason, 100)),
+            None => "the request was cancelled".into(),
+        },
+        ServiceError::Timeout { timeout } => {
+            format!("no answer within {}", crate::util::Human(*timeout))
+        }
+        ServiceError::McpError(data) => format!(
+            "it answered JSON-RPC error {}: {}",
+            data.code.0,
+            clean_remote(&data.message, REMOTE_TEXT_MAX)
+        ),
+        ServiceError::TransportSend(_) => return None,
+        other => clean_remote(&other.to_string(), 300),
+    })
+}
+
+/// A remote answer quoted as `HTTP <status> <reason>: <body>`: the status kept, the body named
+/// by its kind (an HTML page is reduced to its title or text) and cut.
+pub(crate) fn remote_response(text: &str) -> String {
+    let text = text.trim();
+    let (status, body) = match text.strip_prefix("HTTP ") {
+        Some(rest) => match rest.split_once(": ") {
+            Some((status, body)) => (Some(status), body),
+            None => (Some(rest), ""),
+        },
+        None => (None, text),
+    };
+    let body = body.trim();
+    let described = if body.is_empty() {
+        String::new()
+    } else if looks_like_html(body) {
+        let text = html_text(body);
+        if text.is_empty() {
+            "an HTML page".into()
+        } else {
+            format!("an HTML page: {}", clean_remote(&text, REMOTE_TEXT_MAX))
+        }
+    } else {
+        clean_remote(body, REMOTE_TEXT_MAX)
+    };
+    match (status, described.is_empty()) {
+        (Some(status), true) => format!("it answered HTTP {}", clean_remote(status, 60)),
+        (Some(status), false) => {
+            format!(
+                "it answered HTTP {} with {described}",
+                clean_remote(status, 60)
+            )
+        }
+        (None, _) => described,
+    }
+}
+
+fn looks_like_html(body: &str) -> bool {
+    let head = body.get(..body.len().min(512)).unwrap_or(body);
+    let head = head.to_ascii_lowercase();
+    head.starts_with('<')
+        && (head.contains("<html")
+            || head.contains("<!doctype")
+            || head.contains("<body")
+            || head.contains("<head")
+            || head.contains("<title")
+            || head.contains("<p")
+            || head.contains("<h1"))
+}
+
+/// The title of an HTML page, or its text without tags, scripts and styles.
+fn html_text(page: &str) -> String {
+    let lower = page.to_ascii_lowercase();
+    if let Some(start) = lower.find("<title")
+        && let Some(open_end) = lower[start..].find('>')
+        && let Some(end) = lower[start + open_end..].find("</title")
+    {
+        let title = &page[start + open_end + 1..start + open_end + end];
+        let title = collapse(title);
+        if !title.is_empty() {
+            return title;
+        }
+    }
+    let mut out = String::new();
+    let mut rest = page;
+    while let Some(at) = rest.find('<') {
+        out.push_str(&rest[..at]);
+        out.push(' ');
+        let tail = &rest[at..];
+        let tail_lower = tail.to_ascii_lowercase();
+        let skip_to = ["script", "style"].iter().find_map(|tag| {
+            tail_lower
+                .starts_with(&format!("<{tag}"))
+                .then(|| {
+                    tail_lower
+                        .find(&format!("</{tag}>"))
+                        .map(|e| e + tag.len() + 3)
+                })
+                .flatten()
+        });
+        rest = match skip_to {
+            Some(end) => &tail[end..],
+            None => match tail.find('>') {
+                Some(end) => &tail[end + 1..],
+                None => "",
+            },
+        };
+        if out.len() > 4 * REMOTE_TEXT_MAX {
+            break;
+        }
+    }
+    out.push_str(rest);
+    collapse(&out)
+}
+
+fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Text for a reason: rmcp's transport type names and Rust paths removed, markup and control
+/// characters dropped, whitespace collapsed, cut to `max` characters.
+pub(crate) fn clean_remote(text: &str, max: usize) -> String {
+    let text = crate::client::rmcp_errors::strip_transport_names(text);
+    let text = strip_rust_paths(&text);
+    let text: String = text
+        .chars()
+        .map(|c| match c {
+            '<' => '‹',
+            '>' => '›',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect();
+    cut(&collapse(&text), max)
+}
+
+/// Cuts `text` to at most `max` characters, marking the cut.
+pub(crate) fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// Replaces each Rust path (`a::b::C<D<E>>`) by its last segment without generics (`C`).
+fn strip_rust_paths(text: &str) -> String {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("::") {
+        let before = &rest[..at];
+        let start = before
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| is_ident(*c))
+            .last()
+            .map_or(at, |(i, _)| i);
+        let after = &rest[at + 2..];
+        if start == at || !after.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+            // Not a path (`[::1]`, `a::`): keep the colons, without making `::`.
+            out.push_str(&rest[..at]);
+            out.push(':');
+            rest = &rest[at + 1..];
+            if rest.starts_with(':') {
+                out.push(' ');
+                rest = &rest[1..];
+            }
+            continue;
+        }
+        out.push_str(&rest[..start]);
+        // Walk the path: segments joined by `::`, then optional generics.
+        let mut tail = &rest[start..];
+        let last = loop {
+            let end = tail.find(|c: char| !is_ident(c)).unwrap_or(tail.len());
+            let segment = &tail[..end];
+            tail = &tail[end..];
+            match tail.strip_prefix("::") {
+                Some(next) if next.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') => {
+                    tail = next;
+                }
+                _ => break segment,
+            }
+        };
+        if tail.starts_with('<') {
+            let mut depth = 0usize;
+            let mut end = tail.len();
+            for (i, c) in tail.char_indices() {
+                match c {
+                    '<' => depth += 1,
+                    '>' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = i + 1;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            tail = &tail[end..];
+        }
+        out.push_str(last);
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::any::TypeId;
+
+    use rmcp::ErrorData;
+    use rmcp::transport::DynamicTransportError;
+    use rmcp::transport::streamable_http_client::{
+        AuthRequiredError, HttpStatusError, InsufficientScopeError, StreamableHttpError,
+    };
+
+    use super::*;
+    use crate::client::error::{CallError, CallErrorKind, NotConnected};
+    use crate::state::ConnectResult;
+
+    /// The transport type name rmcp prints for the crate's HTTP connections.
+    const TRANSPORT: &str = "mcp_readiness::client::lifecycle::Handoff<mcp_readiness::client::\
+        quiet::Quiet<rmcp::transport::worker::WorkerTransport<rmcp::transport::\
+        streamable_http_client::StreamableHttpClientWorker<mcp_readiness::client::session_id::\
+        SessionIdClient<reqwest::Client>>>>>";
+
+    fn wrapped(error: IoHttpError) -> DynamicTransportError {
+        DynamicTransportError::from_parts(TRANSPORT, TypeId::of::<()>(), Box::new(error))
+    }
+
+    fn html_page() -> String {
+        format!(
+            "<!DOCTYPE html><html><head><title>Sign in - Example SSO</title><style>p{{x:1}}\
+             </style></head><body>{}</body></html>",
+            "<p>Please sign in to continue.</p>".repeat(800)
+        )
+    }
+
+    /// Every transport error the crate's HTTP connections can see from rmcp.
+    fn http_errors() -> Vec<IoHttpError> {
+        use std::io::Error;
+        vec![
+            StreamableHttpError::Io(Error::from(ErrorKind::ConnectionRefused)),
+            StreamableHttpError::Io(Error::from(ErrorKind::ConnectionReset)),
+            StreamableHttpError::Io(Error::from(ErrorKind::TimedOut)),
+            StreamableHttpError::Client(Error::other("error sending request for url")),
+            HttpStatusError::new(503, Some("5".into())).into(),
+            StreamableHttpError::UnexpectedEndOfStream,
+            StreamableHttpError::UnexpectedServerResponse(
+                format!("HTTP 500 Internal Server Error: {}", html_page()).into(),
+            ),
+            StreamableHttpError::UnexpectedServerResponse(
+                "could not parse JSON response as ServerJsonRpcMessage: data did not match any \
+                 variant of untagged enum JsonRpcMessage<rmcp::model::ClientRequest>: \
+                 {\"status\":\"ok\"}"
+                    .into(),
+            ),
+            StreamableHttpError::ResponseBodyTooLarge { max_size: 1 << 20 },
+            StreamableHttpError::UnexpectedContentType(Some("text/html; charset=utf-8".into())),
+            StreamableHttpError::UnexpectedContentType(None),
+            StreamableHttpError::ServerDoesNotSupportSse,
+            StreamableHttpError::ServerDoesNotSupportDeleteSession,
+            serde_json::from_str::<u8>("x").unwrap_err().into(),
+            StreamableHttpError::TransportChannelClosed,
+            StreamableHttpError::MissingSessionIdInResponse,
+            StreamableHttpError::AuthRequired(AuthRequiredError::new("Bearer".into())),
+            StreamableHttpError::InsufficientScope(InsufficientScopeError::new(
+                "Bearer error=\"insufficient_scope\"".into(),
+                Some("a".into()),
+            )),
+            StreamableHttpError::ReservedHeaderConflict("accept".into()),
+            StreamableHttpError::SessionExpired,
+            StreamableHttpError::SessionRecoveryTimeout,
+            StreamableHttpError::ReinitializationFailed(ErrorData::internal_error("no", None)),
+            StreamableHttpError::ControlRequestTimeout,
+        ]
+    }
+
+    /// Every OAuth failure rmcp reports, with a registration endpoint's whole HTML error page.
+    #[cfg(feature = "oauth")]
+    fn auth_errors() -> Vec<rmcp::transport::auth::AuthError> {
+        use rmcp::transport::auth::AuthError as A;
+        vec![
+            A::AuthorizationRequired,
+            A::AuthorizationFailed("denied".into()),
+            A::TokenExchangeFailed("HTTP 400: {\"error\":\"invalid_grant\"}".into()),
+            A::TokenRefreshFailed(
+                "error sending request for url (http://127.0.0.1:9/token): connection refused"
+                    .into(),
+            ),
+            A::TokenRefreshRejected("invalid_grant".into()),
+            A::CredentialStoreError("open to other users".into()),
+            A::OAuthError("x".into()),
+            A::MetadataError("no metadata".into()),
+            A::InternalError("x".into()),
+            A::InvalidTokenType("mac".into()),
+            A::TokenExpired,
+            A::InvalidScope("x".into()),
+            A::RegistrationFailed(format!("HTTP 500 Internal Server Error: {}", html_page())),
+            A::AuthorizationServerMismatch {
+                expected_issuer: "http://127.0.0.1:9".into(),
+                received_issuer: "http://evil.test".into(),
+            },
+            A::AuthorizationServerMissingIssuer {
+                expected_issuer: "http://127.0.0.1:9".into(),
+            },
+            A::ClientCredentialsError("HTTP 401: {\"error\":\"invalid_client\"}".into()),
+            A::NoAuthorizationSupport,
+            A::PkceUnsupported,
+        ]
+    }
+
+    /// The errors a connection of the crate can end with, as rmcp hands them over: each HTTP
+    /// error while sending, during the handshake (both requests of the discover fallback), and
+    /// on a call; and rmcp's own service errors.
+    fn all_errors() -> Vec<Box<dyn StdError + Send + Sync>> {
+        let mut errors: Vec<Box<dyn StdError + Send + Sync>> = Vec::new();
+        let count = http_errors().len();
+        for i in 0..count {
+            let e = || http_errors().swap_remove(i);
+            errors.push(Box::new(ServiceError::TransportSend(wrapped(e()))));
+            errors.push(Box::new(ClientInitializeError::TransportError {
+                error: wrapped(e()),
+                context: "send initialize request".into(),
+            }));
+            errors.push(Box::new(ClientInitializeError::LegacyFallbackFailed {
+                discover: Box::new(ClientInitializeError::TransportError {
+                    error: wrapped(e()),
+                    context: "send discover request".into(),
+                }),
+                fallback: Box::new(ClientInitializeError::TransportError {
+                    error: wrapped(StreamableHttpError::TransportChannelClosed),
+                    context: "send initialize request".into(),
+                }),
+            }));
+        }
+        #[cfg(feature = "oauth")]
+        for auth in auth_errors() {
+            errors.push(Box::new(ServiceError::TransportSend(
+                DynamicTransportError::from_parts(
+                    TRANSPORT,
+                    TypeId::of::<()>(),
+                    Box::new(StreamableHttpError::<reqwest::Error>::Auth(auth)),
+                ),
+            )));
+        }
+        #[cfg(feature = "oauth")]
+        errors.extend(
+            auth_errors()
+                .into_iter()
+                .map(|e| Box::new(e) as Box<dyn StdError + Send + Sync>),
+        );
+        errors.push(Box::new(ServiceError::TransportClosed));
+        errors.push(Box::new(ServiceError::UnexpectedResponse));
+        errors.push(Box::new(ServiceError::Cancelled { reason: None }));
+        errors.push(Box::new(ServiceError::Timeout {
+            timeout: std::time::Duration::from_secs(30),
+        }));
+        errors.push(Box::new(ServiceError::McpError(ErrorData::internal_error(
+            "boom", None,
+        ))));
+        errors.push(Box::new(ClientInitializeError::ConnectionClosed(
+            "initialize response".into(),
+        )));
+        errors.push(Box::new(ClientInitializeError::Cancelled));
+        errors.push(Box::new(std::io::Error::from(ErrorKind::NotFound)));
+        errors
+    }
+
+    fn assert_readable(reason: &str) {
+        assert!(
+            !reason.contains("::") && !reason.contains('<'),
+            "a Rust type name or markup in: {reason}"
+        );
+        assert!(
+            reason.chars().count() <= 600,
+            "{} characters: {reason}",
+            reason.chars().count()
+        );
+    }
+
+    #[test]
+    fn no_reason_for_any_error_the_crate_can_see_carries_a_type_name_markup_or_a_whole_body() {
+        let errors = all_errors();
+        assert!(errors.len() > 90, "{}", errors.len());
+        for error in &errors {
+            let error: &(dyn StdError + 'static) = error.as_ref();
+            let reason = explain(error);
+            assert_readable(&reason);
+            assert!(!reason.is_empty(), "{error:?}");
+        }
+    }
+
+    #[test]
+    fn every_call_and_connect_error_kind_built_from_a_reason_stays_readable() {
+        let server: std::sync::Arc<str> = "vault".into();
+        let kinds = [
+            CallErrorKind::NotConnected(NotConnected::Unauthenticated),
+            CallErrorKind::NotConnected(NotConnected::Absent),
+            CallErrorKind::NotConnected(NotConnected::CoolingDown {
+                left: std::time::Duration::from_secs(3),
+            }),
+            CallErrorKind::NotConnected(NotConnected::Throttled {
+                left: std::time::Duration::from_secs(3),
+            }),
+            CallErrorKind::Transport,
+            CallErrorKind::Timeout,
+            CallErrorKind::Protocol,
+            CallErrorKind::TaskFailed,
+            CallErrorKind::InputRequired,
+        ];
+        let results = [
+            ConnectResult::Refused,
+            ConnectResult::Timeout,
+            ConnectResult::Closed,
+            ConnectResult::ProtocolError,
+            ConnectResult::Unauthorized,
+            ConnectResult::SpawnFailed,
+        ];
+        for error in all_errors() {
+            let reason = explain(error.as_ref());
+            for kind in kinds {
+                let call = CallError::new(&server, kind, format!("server `vault`: {reason}"));
+                assert_readable(call.message());
+            }
+            for result in results {
+                let connect =
+                    crate::client::ConnectError::new(result, format!("server `vault`: {reason}"));
+                assert_readable(&connect.message);
+            }
+        }
+    }
+
+    #[test]
+    fn a_transport_type_dump_becomes_the_root_cause_naming_the_system() {
+        let refused = ServiceError::TransportSend(wrapped(StreamableHttpError::Io(
+            std::io::Error::from(ErrorKind::ConnectionRefused),
+        )));
+        assert_eq!(
+            explain(&refused),
+            "the MCP server is unreachable: connection refused"
+        );
+        let closed =
+            ServiceError::TransportSend(wrapped(StreamableHttpError::TransportChannelClosed));
+        assert_eq!(explain(&closed), "the MCP server: the connection closed");
+    }
+
+    #[cfg(feature = "oauth")]
+    #[test]
+    fn an_authorization_server_outage_says_unreachable_and_a_registration_page_is_cut_to_its_title()
+    {
+        use rmcp::transport::auth::AuthError;
+        let down = ServiceError::TransportSend(DynamicTransportError::from_parts(
+            TRANSPORT,
+            TypeId::of::<()>(),
+            Box::new(StreamableHttpError::<reqwest::Error>::Auth(
+                AuthError::TokenRefreshFailed(
+                    "error sending request for url (http://127.0.0.1:9/token)".into(),
+                ),
+            )),
+        ));
+        assert_eq!(
+            explain(&down),
+            "authorization server unreachable (the refresh of its access token): error \
+             sending request for url (http://127.0.0.1:9/token)"
+        );
+        let page = AuthError::RegistrationFailed(format!(
+            "HTTP 500 Internal Server Error: {}",
+            html_page()
+        ));
+        assert_eq!(
+            explain(&page),
+            "its authorization server's registration endpoint failed the registration: it \
+             answered HTTP 500 Internal Server Error with an HTML page: Sign in - Example SSO"
+        );
+    }
+
+    #[test]
+    fn the_first_answer_wins_the_diagnosis_of_the_discover_fallback() {
+        let html = ClientInitializeError::LegacyFallbackFailed {
+            discover: Box::new(ClientInitializeError::TransportError {
+                error: wrapped(StreamableHttpError::UnexpectedContentType(Some(
+                    "text/html".into(),
+                ))),
+                context: "send discover request".into(),
+            }),
+            fallback: Box::new(ClientInitializeError::TransportError {
+                error: wrapped(StreamableHttpError::TransportChannelClosed),
+                context: "send initialize request".into(),
+            }),
+        };
+        assert_eq!(
+            explain(&html),
+            "the MCP server: it answered HTML (text/html; a login page?): check that the URL is \
+             the MCP endpoint"
+        );
+        assert_eq!(
+            crate::client::rmcp_errors::classify_init_error(&html, 0),
+            ConnectResult::ProtocolError
+        );
+    }
+
+    #[test]
+    fn rust_paths_become_their_last_segment_and_other_colons_stay_apart() {
+        assert_eq!(
+            strip_rust_paths("expected rmcp::model::JsonRpcMessage<A<B>> here"),
+            "expected JsonRpcMessage here"
+        );
+        assert!(!strip_rust_paths("http://[::1]:9/mcp").contains("::"));
+        assert_eq!(cut("ééé", 2), "éé…");
+    }
+}

@@ -1,0 +1,216 @@
+//! Reasons as people read them, from real rmcp clients against real servers on 127.0.0.1: no
+//! Rust type name, no whole remote body.
+//!
+//! URLs that answer, but not MCP: an SSO login page in front of the server (every POST answered
+//! `200 text/html`) and a health endpoint (`200 application/json` that is not JSON-RPC). The
+//! first answer is the diagnosis, whichever request of the `server/discover` → `initialize`
+//! fallback saw it: `protocol_error`, with what the URL answered and what to check.
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use axum::http::header;
+use mcp_readiness::State;
+use mcp_readiness::probe::{ProbeConfig, ProbeRequest};
+use mcp_readiness::secret::Secret;
+use mcp_readiness::state::ConnectResult;
+use mcp_readiness::supervise::{Hub, HubOptions};
+use mcp_readiness::{ServerSpec, ToolCall, TransportSpec};
+
+use super::*;
+
+/// Serves `content_type` and `body` with `200` to every request on 127.0.0.1; its `/mcp` URL.
+async fn answering(content_type: &'static str, body: String) -> String {
+    let app = axum::Router::new().fallback(move || {
+        let body = body.clone();
+        async move { ([(header::CONTENT_TYPE, content_type)], body) }
+    });
+    let (addr, accepted, listener) = counting_listener().await;
+    tokio::spawn(serve_counted(listener, accepted, app));
+    format!("http://{addr}/mcp")
+}
+
+fn sso_page() -> String {
+    format!(
+        "<!DOCTYPE html><html><head><title>Sign in</title></head><body>{}</body></html>",
+        "<p>Single sign-on: please sign in.</p>".repeat(500)
+    )
+}
+
+fn assert_readable(reason: &str) {
+    assert!(
+        !reason.contains("::") && !reason.contains('<') && reason.len() < 600,
+        "{reason}"
+    );
+}
+
+#[tokio::test]
+async fn an_sso_page_and_a_health_endpoint_are_protocol_errors_that_say_what_the_url_answered() {
+    let cases = [
+        (
+            answering("text/html; charset=utf-8", sso_page()).await,
+            "it answered HTML (text/html; charset=utf-8; a login page?): check that the URL is \
+             the MCP endpoint",
+        ),
+        (
+            answering("application/json", r#"{"status":"ok"}"#.into()).await,
+            "it answered a JSON body that is not JSON-RPC",
+        ),
+    ];
+    let prober = prober(ProbeConfig::allowing(loopback()));
+    for (url, said) in cases {
+        let answer = prober
+            .probe(&ProbeRequest {
+                target: url.clone(),
+                server: Some("api".into()),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        let reason = answer.outcome.reason.clone().unwrap_or_default();
+        assert_eq!(
+            answer.outcome.result,
+            ConnectResult::ProtocolError,
+            "{reason}"
+        );
+        assert_eq!(answer.outcome.state, State::Absent, "{reason}");
+        assert!(reason.contains(said), "{reason}");
+        assert!(
+            reason.contains("check that the URL is the MCP endpoint"),
+            "{reason}"
+        );
+        assert_readable(&reason);
+        assert_eq!(
+            sample(
+                &answer.text,
+                r#"mcp_readiness_connects_total{result="protocol_error",server="api"}"#
+            ),
+            Some(1.0),
+            "{}",
+            answer.text
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_supervised_server_behind_an_sso_page_reads_absent_with_the_page_named_not_a_closed_channel()
+ {
+    let url = answering("text/html", sso_page()).await;
+    let spec = ServerSpec {
+        name: "sso".into(),
+        transport: TransportSpec::Http {
+            url: Secret::new(url),
+            headers: Default::default(),
+            oauth: None,
+        },
+    };
+    let options = HubOptions::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .health_interval(None)
+        .build()
+        .unwrap();
+    let hub = Hub::new(vec![spec], options).unwrap();
+    let error = hub
+        .call(ToolCall::new("mcp__sso__search"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.connect_result(),
+        Some(ConnectResult::ProtocolError),
+        "{error}"
+    );
+    let status = hub
+        .servers()
+        .into_iter()
+        .find(|s| &*s.name == "sso")
+        .unwrap();
+    let reason = status.reason.unwrap_or_default();
+    assert!(reason.contains("answered HTML"), "{reason}");
+    assert!(!reason.contains("channel closed"), "{reason}");
+    assert_readable(&reason);
+    assert_readable(error.message());
+    hub.shutdown().await;
+}
+
+/// The fixture MCP server, until `failing` is set: then every request is answered `500` with an
+/// HTML error page (a proxy in front of a server that went down).
+async fn failing_server(failing: Arc<AtomicBool>) -> String {
+    let service: StreamableHttpService<Fixture, LocalSessionManager> = StreamableHttpService::new(
+        || Ok(Fixture),
+        Default::default(),
+        StreamableHttpServerConfig::default().with_sse_keep_alive(None),
+    );
+    let app = axum::Router::new().nest_service("/mcp", service).layer(
+        axum::middleware::from_fn(move |request: Request<Body>, next: axum::middleware::Next| {
+            let failing = failing.clone();
+            async move {
+                if failing.load(Ordering::SeqCst) {
+                    return Response::builder()
+                        .status(StatusCode::INTERNAL_SERVER_ERROR)
+                        .header(header::CONTENT_TYPE, "text/html")
+                        .body(Body::from(format!(
+                            "<html><head><title>502 Bad Gateway</title></head><body>{}</body></html>",
+                            "<p>upstream went away</p>".repeat(400)
+                        )))
+                        .unwrap();
+                }
+                next.run(request).await
+            }
+        }),
+    );
+    let (addr, accepted, listener) = counting_listener().await;
+    tokio::spawn(serve_counted(listener, accepted, app));
+    format!("http://{addr}/mcp")
+}
+
+#[tokio::test]
+async fn a_health_ping_that_fails_reads_the_root_cause_not_the_transport_type() {
+    use mcp_readiness::resolve::Inventory as _;
+    let failing = Arc::new(AtomicBool::new(false));
+    let url = failing_server(failing.clone()).await;
+    let spec = ServerSpec {
+        name: "rot".into(),
+        transport: TransportSpec::Http {
+            url: Secret::new(url),
+            headers: Default::default(),
+            oauth: None,
+        },
+    };
+    let options = HubOptions::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .health_interval(Some(Duration::from_millis(100)))
+        .reconnect_on_drop(false)
+        .build()
+        .unwrap();
+    let hub = Hub::new(vec![spec], options).unwrap();
+    // The fixture lists `lookup` but does not run it: the call connects and is answered.
+    let _ = hub.call(ToolCall::new("mcp__rot__lookup")).await;
+    assert_eq!(hub.state("rot"), Some(State::Ready));
+    let feed = hub.changes().unwrap();
+    let seen = feed.generation();
+    failing.store(true, Ordering::SeqCst);
+    let reason = tokio::time::timeout(Duration::from_secs(20), async {
+        let mut seen = seen;
+        loop {
+            feed.changed_since(seen).await;
+            seen = feed.generation();
+            if hub.state("rot") != Some(State::Ready) {
+                let status = hub
+                    .servers()
+                    .into_iter()
+                    .find(|s| &*s.name == "rot")
+                    .unwrap();
+                return status.reason.unwrap_or_default();
+            }
+        }
+    })
+    .await
+    .expect("the failed ping is noticed");
+    assert!(reason.contains("health ping failed"), "{reason}");
+    assert!(
+        reason.contains("health ping failed: the MCP server: it answered HTTP 500"),
+        "{reason}"
+    );
+    assert_readable(&reason);
+    hub.shutdown().await;
+}
