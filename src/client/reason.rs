@@ -204,7 +204,10 @@ pub(crate) fn authorization_server_unusable(
         }
         A::PkceUnsupported => "it does not support PKCE with S256, which MCP requires".into(),
         A::RegistrationFailed(text) if !looks_unreachable(text) && !quotes_server_error(text) => {
-            format!("it refused the registration: {}", remote_response(text))
+            format!(
+                "it refused the registration (Dynamic Client Registration): {}",
+                remote_response(text)
+            )
         }
         _ => return None,
     })
@@ -233,7 +236,8 @@ fn authorization_server(
         }
         A::RegistrationFailed(text) => {
             return format!(
-                "its authorization server's registration endpoint failed the registration: {}",
+                "its authorization server's registration endpoint (Dynamic Client \
+                 Registration) failed: {}",
                 remote_response(text)
             );
         }
@@ -882,8 +886,8 @@ mod tests {
         ));
         assert_eq!(
             explain(&page),
-            "its authorization server's registration endpoint failed the registration: it \
-             answered HTTP 500 Internal Server Error with an HTML page: Sign in - Example SSO"
+            "its authorization server's registration endpoint (Dynamic Client Registration) \
+             failed: it answered HTTP 500 Internal Server Error with an HTML page: Sign in - Example SSO"
         );
     }
 

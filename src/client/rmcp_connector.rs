@@ -172,9 +172,9 @@ mod tests {
         let error = connect_error_of("x", &closed);
         assert_eq!(error.result, ConnectResult::Closed);
         assert!(
-            error
-                .message
-                .starts_with("server `x`: connecting failed (the MCP server: the connection closed")
+            error.message.starts_with(
+                "server `x`: connecting failed (the MCP server: the connection closed"
+            )
         );
     }
 

@@ -4,25 +4,33 @@
 //! reached reads `connecting` and says "authorization server unreachable". Real rmcp OAuth
 //! client, real HTTP on 127.0.0.1.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
 use mcp_readiness::secret::Secret;
-use mcp_readiness::state::ConnectResult;
-use mcp_readiness::supervise::{Hub, HubOptions, OAuthSpec};
+use mcp_readiness::state::{ConnectResult, ConnectionEvent};
+use mcp_readiness::supervise::{Hub, HubOptions, OAuthGrant, OAuthSpec};
 use mcp_readiness::{ServerSpec, State, ToolCall, TransportSpec};
 use serde_json::json;
 use tokio::net::TcpListener;
 
 /// An MCP endpoint at `/mcp` that answers every request `401` with a challenge pointing at its
 /// protected resource metadata, which names `authorization_server`; at that address (when it is
-/// this server) metadata whose `issuer` is `issuer`. Returns its `/mcp` URL.
-async fn protected_server(authorization_server: Option<String>, issuer: &'static str) -> String {
+/// this server) metadata whose `issuer` is `issuer` (`None`: its own origin), with a Dynamic
+/// Client Registration endpoint that answers `500` with a 25 kB HTML error page. Returns its
+/// `/mcp` URL.
+async fn protected_server(
+    authorization_server: Option<String>,
+    issuer: Option<&'static str>,
+) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let origin = format!("http://{}", listener.local_addr().unwrap());
     let authorization_server = authorization_server.unwrap_or_else(|| origin.clone());
+    let issuer = issuer.map_or_else(|| origin.clone(), str::to_owned);
     let resource = json!({
         "resource": format!("{origin}/mcp"),
         "authorization_servers": [authorization_server],
@@ -31,6 +39,7 @@ async fn protected_server(authorization_server: Option<String>, issuer: &'static
         "issuer": issuer,
         "authorization_endpoint": format!("{origin}/authorize"),
         "token_endpoint": format!("{origin}/token"),
+        "registration_endpoint": format!("{origin}/register"),
         "response_types_supported": ["code"],
         "code_challenge_methods_supported": ["S256"],
     });
@@ -48,6 +57,16 @@ async fn protected_server(authorization_server: Option<String>, issuer: &'static
     };
     let app = axum::Router::new()
         .route("/mcp", get(unauthorized.clone()).post(unauthorized))
+        .route(
+            "/register",
+            axum::routing::post(|| async {
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    [(header::CONTENT_TYPE, "text/html")],
+                    error_page(),
+                )
+            }),
+        )
         .route(
             "/.well-known/oauth-protected-resource/mcp",
             get({
@@ -74,6 +93,15 @@ async fn protected_server(authorization_server: Option<String>, issuer: &'static
     format!("{origin}/mcp")
 }
 
+/// A 25 kB error page, as a web framework's debug mode prints one.
+fn error_page() -> String {
+    format!(
+        "<!DOCTYPE html><html><head><title>Internal Server Error</title><style>body{{}}</style>\
+         </head><body><h1>Traceback</h1>{}</body></html>",
+        "<pre>  File \"app.py\", line 42, in register</pre>".repeat(500)
+    )
+}
+
 fn json_body(value: &serde_json::Value) -> axum::response::Response {
     (
         [(header::CONTENT_TYPE, "application/json")],
@@ -82,19 +110,23 @@ fn json_body(value: &serde_json::Value) -> axum::response::Response {
         .into_response()
 }
 
-fn hub_for(url: String, store: &str) -> Hub {
+fn spec_for(url: String, store: &str, client_id: Option<&str>) -> ServerSpec {
     let path = std::env::temp_dir().join(format!("{store}-{}.json", std::process::id()));
     let _ = std::fs::remove_file(&path);
-    let mut oauth = OAuthSpec::new(path, Some("client".into()));
+    let mut oauth = OAuthSpec::new(path, client_id.map(str::to_owned));
     oauth.reauthorize = Some("mcp-readiness oauth login --server vault".into());
-    let spec = ServerSpec {
+    ServerSpec {
         name: "vault".into(),
         transport: TransportSpec::Http {
             url: Secret::new(url),
             headers: Default::default(),
             oauth: Some(oauth),
         },
-    };
+    }
+}
+
+fn hub_for(url: String, store: &str) -> Hub {
+    let spec = spec_for(url, store, Some("client"));
     let options = HubOptions::builder()
         .connect_timeout(Duration::from_secs(10))
         .health_interval(None)
@@ -113,7 +145,7 @@ fn reason(hub: &Hub) -> String {
 
 #[tokio::test]
 async fn an_issuer_mismatch_is_unauthenticated_naming_the_authorization_server_and_the_issuers() {
-    let url = protected_server(None, "https://someone-else.example").await;
+    let url = protected_server(None, Some("https://someone-else.example")).await;
     let hub = hub_for(url, "mcp-readiness-issuer-mismatch");
     let error = hub
         .call(ToolCall::new("mcp__vault__search"))
@@ -145,7 +177,7 @@ async fn an_authorization_server_that_refuses_connections_reads_connecting_and_u
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap().port()
     };
-    let url = protected_server(Some(format!("http://127.0.0.1:{closed}")), "unused").await;
+    let url = protected_server(Some(format!("http://127.0.0.1:{closed}")), None).await;
     let hub = hub_for(url, "mcp-readiness-as-outage");
     let error = hub
         .call(ToolCall::new("mcp__vault__search"))
@@ -165,4 +197,227 @@ async fn an_authorization_server_that_refuses_connections_reads_connecting_and_u
     assert!(reason.contains("heals when"), "{reason}");
     assert!(!reason.contains("::") && !reason.contains('<'), "{reason}");
     hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_registration_refused_with_an_html_error_page_is_cut_to_its_status_and_title() {
+    let url = protected_server(None, None).await;
+    let spec = spec_for(url, "mcp-readiness-dcr-page", None);
+    let error = mcp_readiness::client::authorize(&spec, 0, |url| {
+        panic!("no authorization URL without a registration: {url}")
+    })
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(error.len() < 600, "{} characters", error.len());
+    for said in [
+        "server `vault`",
+        "registration endpoint",
+        "HTTP 500",
+        "an HTML page: Internal Server Error",
+    ] {
+        assert!(error.contains(said), "{said:?} missing: {error}");
+    }
+    assert!(!error.contains('<') && !error.contains("::"), "{error}");
+}
+
+/// An MCP server that answers every token `403 insufficient_scope` (it wants `admin`), and its
+/// authorization server that grants client-credentials tokens of 3 s with scope `tools` only.
+/// Counts the token requests (each also sent on `tokens`) and the requests to `/mcp` that carry a
+/// token (the handshakes).
+struct StepUpServer {
+    url: String,
+    token_requests: Arc<AtomicUsize>,
+    handshakes: Arc<AtomicUsize>,
+    tokens: Arc<std::sync::Mutex<std::sync::mpsc::Receiver<()>>>,
+}
+
+impl StepUpServer {
+    async fn start() -> StepUpServer {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let origin = format!("http://{}", listener.local_addr().unwrap());
+        let resource = json!({
+            "resource": format!("{origin}/mcp"),
+            "authorization_servers": [origin],
+        });
+        let metadata = json!({
+            "issuer": origin,
+            "authorization_endpoint": format!("{origin}/authorize"),
+            "token_endpoint": format!("{origin}/token"),
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["client_credentials"],
+            "token_endpoint_auth_methods_supported": ["client_secret_basic"],
+            "code_challenge_methods_supported": ["S256"],
+        });
+        let (token_requests, handshakes) =
+            (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (sent, tokens) = std::sync::mpsc::channel();
+        let sent = Arc::new(std::sync::Mutex::new(sent));
+        let challenge = format!(
+            r#"Bearer resource_metadata="{origin}/.well-known/oauth-protected-resource/mcp""#
+        );
+        let mcp = {
+            let handshakes = handshakes.clone();
+            move |headers: axum::http::HeaderMap| {
+                let challenge = challenge.clone();
+                let handshakes = handshakes.clone();
+                async move {
+                    if headers.contains_key(header::AUTHORIZATION) {
+                        handshakes.fetch_add(1, Ordering::SeqCst);
+                        return (
+                            StatusCode::FORBIDDEN,
+                            [(
+                                header::WWW_AUTHENTICATE,
+                                r#"Bearer error="insufficient_scope", scope="tools admin""#
+                                    .to_owned(),
+                            )],
+                        )
+                            .into_response();
+                    }
+                    (
+                        StatusCode::UNAUTHORIZED,
+                        [(header::WWW_AUTHENTICATE, challenge)],
+                    )
+                        .into_response()
+                }
+            }
+        };
+        let token = {
+            let token_requests = token_requests.clone();
+            move || {
+                let n = token_requests.fetch_add(1, Ordering::SeqCst) + 1;
+                let _ = sent.lock().unwrap().send(());
+                async move {
+                    json_body(&json!({
+                        "access_token": format!("AT-{n}"),
+                        "token_type": "Bearer",
+                        "expires_in": 3,
+                        "scope": "tools",
+                    }))
+                }
+            }
+        };
+        let app = axum::Router::new()
+            .route("/mcp", get(mcp.clone()).post(mcp))
+            .route("/token", axum::routing::post(token))
+            .route(
+                "/.well-known/oauth-protected-resource/mcp",
+                get(move || async move { json_body(&resource) }),
+            )
+            .route(
+                "/.well-known/oauth-authorization-server",
+                get(move || async move { json_body(&metadata) }),
+            );
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        StepUpServer {
+            url: format!("{origin}/mcp"),
+            token_requests,
+            handshakes,
+            tokens: Arc::new(std::sync::Mutex::new(tokens)),
+        }
+    }
+
+    /// Waits (at most 100 ms of real time) for a token request that came due on the paused
+    /// clock to reach the server: the request itself is real loopback I/O.
+    async fn settle(&self) {
+        let tokens = self.tokens.clone();
+        let _ = tokio::task::spawn_blocking(move || {
+            tokens
+                .lock()
+                .unwrap()
+                .recv_timeout(std::time::Duration::from_millis(100))
+        })
+        .await;
+    }
+}
+
+/// The storm of issue 38: 18 token requests, 18 handshakes and 17 flips out of
+/// `unauthenticated` in 21 s. Now: the server stays `unauthenticated`, nothing connects again,
+/// and the renewals back off from the renewal interval (1.2 s for a 3 s token).
+#[tokio::test]
+async fn a_step_up_under_3_s_client_credential_renewals_never_flips_and_paces_its_token_requests() {
+    let server = StepUpServer::start().await;
+    let path = std::env::temp_dir().join(format!(
+        "mcp-readiness-step-up-storm-{}.json",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&path);
+    let mut oauth = OAuthSpec::new(path.clone(), Some("job".into()));
+    oauth.client_secret = Some(Secret::new("job-secret-123456"));
+    oauth.scopes = vec!["tools".into()];
+    oauth.grant = OAuthGrant::ClientCredentials {
+        private_key: None,
+        signing_algorithm: "RS256".into(),
+    };
+    let spec = ServerSpec {
+        name: "job".into(),
+        transport: TransportSpec::Http {
+            url: Secret::new(server.url.clone()),
+            headers: Default::default(),
+            oauth: Some(oauth),
+        },
+    };
+    let flips = Arc::new(AtomicUsize::new(0));
+    let counted = flips.clone();
+    let options = HubOptions::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .health_interval(None)
+        .event_sink(move |event: &ConnectionEvent| {
+            if let ConnectionEvent::StateChanged {
+                from: State::Unauthenticated,
+                ..
+            } = event
+            {
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+        .build()
+        .unwrap();
+    let hub = Hub::new(vec![spec], options).unwrap();
+    let call = || ToolCall::new("mcp__job__deploy");
+    let error = hub.call(call()).await.unwrap_err();
+    assert_eq!(hub.state("job"), Some(State::Unauthenticated), "{error}");
+    assert!(
+        error.to_string().contains("needs scope `tools admin`"),
+        "{error}"
+    );
+    while server.tokens.lock().unwrap().try_recv().is_ok() {}
+    let (tokens_before, handshakes_before) = (
+        server.token_requests.load(Ordering::SeqCst),
+        server.handshakes.load(Ordering::SeqCst),
+    );
+
+    // Paused time that moves only when the test says (a blocking task stops tokio from
+    // advancing the clock by itself while real requests are in flight).
+    tokio::time::pause();
+    let (hold, held) = std::sync::mpsc::channel::<()>();
+    let inhibitor = tokio::task::spawn_blocking(move || held.recv());
+    for second in 1..=21u32 {
+        tokio::time::advance(Duration::from_secs(1)).await;
+        server.settle().await;
+        // A use, as a service makes one: a server that flipped would connect again here.
+        let _ = hub.call(call()).await;
+        assert_eq!(
+            hub.state("job"),
+            Some(State::Unauthenticated),
+            "at {second} s"
+        );
+    }
+    drop(hold);
+    let _ = inhibitor.await;
+    let renewals = server.token_requests.load(Ordering::SeqCst) - tokens_before;
+    let handshakes = server.handshakes.load(Ordering::SeqCst) - handshakes_before;
+    assert_eq!(
+        flips.load(Ordering::SeqCst),
+        0,
+        "flips out of unauthenticated"
+    );
+    assert_eq!(handshakes, 0, "handshakes after the step-up");
+    // At 1.2 s (the renewal interval), then 3.6, 8.4 and 18 s: doubling waits.
+    assert!(
+        (1..=4).contains(&renewals),
+        "token requests in 21 s: {renewals} (one per renewal interval would be 17)"
+    );
+    hub.shutdown().await;
+    let _ = std::fs::remove_file(&path);
 }

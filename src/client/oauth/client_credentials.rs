@@ -22,6 +22,22 @@ const MAX_MARGIN: Duration = Duration::from_secs(120);
 /// How long after a failed renewal the next one is tried (while the token lasts).
 const RETRY: Duration = Duration::from_secs(10);
 
+/// The longest wait between renewals while the server refuses every token for want of a scope.
+pub(crate) const MAX_STEP_UP_PACE: Duration = Duration::from_secs(300);
+
+/// The wait before the next renewal: the token's renewal interval; while the server refuses
+/// every token for want of a scope (a step-up), twice the last wait, at least the renewal
+/// interval and at most [`MAX_STEP_UP_PACE`]: a server that refuses every token sees at most one
+/// token request per renewal interval, fewer and fewer.
+pub(crate) fn renewal_wait(lifetime: Duration, step_up_pending: bool, last: Duration) -> Duration {
+    let interval = lifetime.saturating_sub(margin(lifetime));
+    if step_up_pending {
+        (last * 2).clamp(interval, MAX_STEP_UP_PACE.max(interval))
+    } else {
+        interval
+    }
+}
+
 /// The token request's configuration for `spec` (a client-credentials spec) and resource `url`.
 /// Reads the private key file; errors name the file, never its content.
 pub(crate) fn config(spec: &OAuthSpec, url: &str) -> Result<ClientCredentialsConfig, String> {
@@ -138,7 +154,9 @@ pub(crate) async fn fetch(
     match exchanged {
         Ok(lifetime) => Ok(lifetime),
         Err(e) => {
-            let text = redact(&e.to_string(), known);
+            // Classified on rmcp's own text (the OAuth error codes, the status); told in words.
+            let raw = e.to_string();
+            let text = redact(&crate::client::reason::explain(&e), known);
             let refused = matches!(e, AuthError::JwtSigningError(_))
                 || [
                     "invalid_client",
@@ -151,7 +169,7 @@ pub(crate) async fn fetch(
                     "HTTP 403",
                 ]
                 .iter()
-                .any(|code| text.contains(code));
+                .any(|code| raw.contains(code));
             Err((refused, text))
         }
     }
@@ -175,7 +193,8 @@ pub(crate) fn spawn_renewal(
     };
     tokio::spawn(async move {
         // Counted from when each token was asked for: its lifetime starts then.
-        let mut next = tokio::time::Instant::now() + lifetime.saturating_sub(margin(lifetime));
+        let mut wait = renewal_wait(lifetime, false, Duration::ZERO);
+        let mut next = tokio::time::Instant::now() + wait;
         loop {
             tokio::time::sleep_until(next).await;
             let Some(manager) = manager.upgrade() else {
@@ -187,7 +206,8 @@ pub(crate) fn spawn_renewal(
                 Ok(Some(renewed)) => {
                     store.clear_rejection();
                     lifetime = renewed;
-                    next = asked + lifetime.saturating_sub(margin(lifetime));
+                    wait = renewal_wait(lifetime, store.step_up_pending(), wait);
+                    next = asked + wait;
                 }
                 Ok(None) => {
                     store.clear_rejection();
@@ -213,8 +233,38 @@ pub(crate) fn spawn_renewal(
 
 #[cfg(test)]
 mod tests {
-    use super::margin;
+    use super::{MAX_STEP_UP_PACE, margin, renewal_wait};
     use std::time::Duration;
+
+    /// The storm of issue 38 had a 3 s token renewed every 1.2 s for a server that refused
+    /// every token: 18 token requests in 21 s. Paced, the waits double from the renewal
+    /// interval: 5 requests in those 21 s, and never more than one per 5 minutes later on.
+    #[test]
+    fn renewals_for_a_server_that_refuses_every_token_back_off_from_the_renewal_interval() {
+        let lifetime = Duration::from_secs(3);
+        let interval = renewal_wait(lifetime, false, Duration::ZERO);
+        assert_eq!(interval, Duration::from_millis(1200));
+        assert_eq!(
+            renewal_wait(lifetime, false, Duration::from_secs(60)),
+            interval
+        );
+        let (mut wait, mut at, mut requests) = (interval, interval, 1);
+        while at + renewal_wait(lifetime, true, wait) <= Duration::from_secs(21) {
+            wait = renewal_wait(lifetime, true, wait);
+            assert!(wait >= interval, "never more than one per renewal interval");
+            at += wait;
+            requests += 1;
+        }
+        assert_eq!(requests, 4, "at 1.2, 3.6, 8.4 and 18 s");
+        for _ in 0..20 {
+            wait = renewal_wait(lifetime, true, wait);
+        }
+        assert_eq!(wait, MAX_STEP_UP_PACE);
+        // A token whose renewal interval is longer than the cap keeps its interval.
+        let day = Duration::from_secs(86_400);
+        let day_interval = renewal_wait(day, false, Duration::ZERO);
+        assert_eq!(renewal_wait(day, true, day_interval), day_interval);
+    }
 
     #[test]
     fn a_token_is_renewed_before_rmcp_would_find_it_expiring() {

@@ -75,12 +75,7 @@ pub(crate) async fn client(
             let config = manager
                 .register_client(CLIENT_NAME, redirect, &scopes)
                 .await
-                .map_err(|e| {
-                    format!(
-                        "Dynamic Client Registration failed: {}",
-                        crate::client::reason::explain(&e)
-                    )
-                })?;
+                .map_err(|e| crate::client::reason::explain(&e))?;
             if let Some(secret) = &config.client_secret {
                 crate::secret::remember([Secret::new(secret.clone())]);
             }

@@ -199,6 +199,15 @@ impl FileStore {
         }
     }
 
+    /// Whether the server asked for a scope the grant lacks and no grant has carried it since:
+    /// every token like the current one is refused, so renewing it is paced.
+    pub(crate) fn step_up_pending(&self) -> bool {
+        matches!(
+            *self.inner.problem.lock_unpoisoned(),
+            Some(Problem::StepUp { .. })
+        )
+    }
+
     pub(crate) fn path(&self) -> &Path {
         &self.inner.path
     }
