@@ -108,8 +108,9 @@ fn http_answer<E: StdError + Send + Sync + 'static>(
 ///
 /// ```text
 /// the MCP server is unreachable: connection refused
-/// its authorization server is unreachable (the refresh of its access token): connection refused
-/// its authorization server's registration endpoint answered HTTP 500 with an HTML page: …
+/// authorization server unreachable (the refresh of its access token): connection refused
+/// its authorization server's registration endpoint (Dynamic Client Registration) failed: it
+///   answered HTTP 500 Internal Server Error with an HTML page: Internal Server Error
 /// ```
 pub(crate) fn explain(error: &(dyn StdError + 'static)) -> String {
     // The first answer wins in the discover → initialize fallback.
@@ -147,16 +148,28 @@ pub(crate) fn explain(error: &(dyn StdError + 'static)) -> String {
 /// Whether a failed request said nothing about the endpoint: the connection closed, the request
 /// was cancelled.
 fn said_nothing(error: &(dyn StdError + 'static)) -> bool {
-    chain(error).all(|level| {
-        matches!(
-            level.downcast_ref::<ClientInitializeError>(),
-            Some(ClientInitializeError::ConnectionClosed(_) | ClientInitializeError::Cancelled)
-        ) || matches!(
-            level.downcast_ref::<HttpError>(),
-            Some(rmcp::transport::streamable_http_client::StreamableHttpError::TransportChannelClosed)
-        ) || level.downcast_ref::<ClientInitializeError>().is_some()
-            || level.downcast_ref::<rmcp::transport::DynamicTransportError>().is_some()
-    })
+    use rmcp::transport::streamable_http_client::StreamableHttpError as H;
+    chain(error).all(
+        |level| match level.downcast_ref::<ClientInitializeError>() {
+            // A wrapper: judged by what it wraps.
+            Some(ClientInitializeError::TransportError { .. }) => true,
+            Some(ClientInitializeError::ConnectionClosed(_) | ClientInitializeError::Cancelled) => {
+                true
+            }
+            Some(_) => false,
+            None => {
+                level.is::<rmcp::transport::DynamicTransportError>()
+                    || matches!(
+                        level.downcast_ref::<HttpError>(),
+                        Some(H::TransportChannelClosed)
+                    )
+                    || matches!(
+                        level.downcast_ref::<IoHttpError>(),
+                        Some(H::TransportChannelClosed)
+                    )
+            }
+        },
+    )
 }
 
 /// What is wrong with an authorization server that answered but cannot be used, when the
@@ -301,6 +314,7 @@ fn looks_unreachable(text: &str) -> bool {
 }
 
 /// Whether a text quotes a `5xx` answer: the other side is up but failing (an outage too).
+#[cfg(feature = "oauth")]
 fn quotes_server_error(text: &str) -> bool {
     let text = text.to_ascii_lowercase();
     text.contains("http 5") || text.contains("status 5")
@@ -407,7 +421,9 @@ fn http_words<E: StdError + Send + Sync + 'static>(
         H::MissingSessionIdInResponse => "it sent no session id".into(),
         H::AuthRequired(_) => "it answered HTTP 401 (authorization required)".into(),
         H::InsufficientScope(_) => "it answered HTTP 403 (insufficient scope)".into(),
-        H::Client(_) | H::Io(_) | H::Sse(_) | H::Auth(_) => return None,
+        H::Client(_) | H::Io(_) | H::Sse(_) => return None,
+        #[cfg(feature = "oauth")]
+        H::Auth(_) => return None,
         other => clean_remote(&other.to_string(), 300),
     })
 }
@@ -914,6 +930,19 @@ mod tests {
             crate::client::rmcp_errors::classify_init_error(&html, 0),
             ConnectResult::ProtocolError
         );
+        // A discover that was answered with a status, then an initialize on a closed channel:
+        // the status is the diagnosis.
+        let status = ClientInitializeError::LegacyFallbackFailed {
+            discover: Box::new(ClientInitializeError::TransportError {
+                error: wrapped(HttpStatusError::new(502, None).into()),
+                context: "send discover request".into(),
+            }),
+            fallback: Box::new(ClientInitializeError::TransportError {
+                error: wrapped(StreamableHttpError::TransportChannelClosed),
+                context: "send initialize request".into(),
+            }),
+        };
+        assert_eq!(explain(&status), "the MCP server: it answered HTTP 502");
     }
 
     #[test]
