@@ -36,6 +36,7 @@ impl Supervisor {
     /// - cooling down, or backing off a crash loop → fail at once with the cause and the time
     ///   left;
     /// - unauthorized → fail at once, no retry until credentials change;
+    /// - unservable (a configuration this build cannot serve) → fail at once with the reason;
     /// - idle, or the cooldown is over → start one attempt and await it.
     pub(crate) async fn ensure_connected(
         self: &Arc<Self>,
@@ -103,6 +104,14 @@ impl Supervisor {
                 ConnState::Unauthorized => {
                     Admission::Refuse(self.unauthenticated_error(machine.reason.as_deref()))
                 }
+                ConnState::Unservable => Admission::Refuse(CallError::new(
+                    &self.name,
+                    CallErrorKind::NotConnected(NotConnected::Absent),
+                    machine.reason.as_deref().map_or_else(
+                        || format!("server `{}` cannot be served by this build", self.name),
+                        str::to_owned,
+                    ),
+                )),
                 ConnState::Stopped => Admission::Refuse(CallError::new(
                     &self.name,
                     CallErrorKind::NotConnected(NotConnected::Absent),

@@ -42,6 +42,7 @@ pub(crate) type Attempt = Shared<BoxFuture<'static, AttemptOutcome>>;
 ///            └──401/403──▶ Unauthorized ◀──401 mid-session── Connected{g}
 ///                               └── credentials changed (replace_server / reset_auth) ──▶ Idle
 ///  BackingOff ── backoff over, no reconnect_on_drop ──▶ Idle
+///  Idle ──configuration this build cannot serve (at add)──▶ Unservable
 ///  any ──shutdown / remove──▶ Stopped
 /// ```
 ///
@@ -49,7 +50,7 @@ pub(crate) type Attempt = Shared<BoxFuture<'static, AttemptOutcome>>;
 /// the next use, `connect_all` or the background reconnect connects it), `Connecting` is
 /// `connecting`, `Throttled` is `connecting` (it heals by itself), `Connected` is `ready`,
 /// `Unauthorized` is `unauthenticated`, and `CoolingDown`,
-/// `BackingOff` and `Stopped` are `absent`.
+/// `BackingOff`, `Unservable` and `Stopped` are `absent`.
 pub(crate) enum ConnState {
     /// No connection and no failure: never tried, or the last one closed after a normal life. The
     /// next use (or the background reconnect) connects.
@@ -87,6 +88,11 @@ pub(crate) enum ConnState {
         last_error: ConnectError,
         until: Instant,
     },
+    /// The configuration cannot be served by this build (a feature not built, a bad URL or
+    /// header, an empty command): nothing connects until the configuration changes
+    /// (`replace_server` builds a fresh supervisor). The other servers of the hub are not
+    /// affected.
+    Unservable,
     /// Removed from the hub or shut down: nothing will connect again.
     Stopped,
 }
@@ -103,9 +109,10 @@ impl Readiness for ConnState {
                 State::Connecting
             }
             ConnState::Unauthorized => State::Unauthenticated,
-            ConnState::CoolingDown { .. } | ConnState::BackingOff { .. } | ConnState::Stopped => {
-                State::Absent
-            }
+            ConnState::CoolingDown { .. }
+            | ConnState::BackingOff { .. }
+            | ConnState::Unservable
+            | ConnState::Stopped => State::Absent,
         }
     }
 
@@ -118,6 +125,7 @@ impl Readiness for ConnState {
             ConnState::CoolingDown { .. } => "cooling_down",
             ConnState::BackingOff { .. } => "backing_off",
             ConnState::Throttled { .. } => "throttled",
+            ConnState::Unservable => "unservable",
             ConnState::Stopped => "stopped",
         }
     }
@@ -367,6 +375,14 @@ impl Machine {
             );
         }
         was
+    }
+
+    /// Idle → Unservable, when the server is added: its configuration cannot be served by this
+    /// build, and `why` names the feature or key at fault. Nothing connects it again.
+    pub(crate) fn unservable(&mut self, why: Arc<str>) {
+        if matches!(self.state, ConnState::Idle) {
+            self.transition(ConnState::Unservable, Some(why));
+        }
     }
 
     /// Any state → Stopped: closes the live connection (killing a stdio child's process group) or

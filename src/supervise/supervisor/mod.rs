@@ -144,6 +144,18 @@ impl Supervisor {
         })
     }
 
+    /// Marks the server as one whose configuration this build cannot serve: it reads `absent`
+    /// with `problem` (which names the feature or key at fault) as its reason, and never
+    /// connects. Called after the server was announced as added.
+    pub(crate) fn unservable(&self, problem: &crate::client::spec_error::SpecError) {
+        let reason = format!(
+            "{problem}. This server stays absent until its configuration is fixed; the other \
+             servers are not affected"
+        );
+        tracing::warn!(target: "mcp_readiness::hub", server = %self.name, "{reason}");
+        self.update(|machine| machine.unservable(reason.into()));
+    }
+
     /// Closes the live connection (killing a stdio child's process group) or cancels the attempt
     /// in flight; nothing connects again.
     pub(crate) fn stop(&self) {
