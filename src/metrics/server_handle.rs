@@ -425,6 +425,23 @@ impl ServerMetrics {
         }
     }
 
+    /// Sets `mcp_readiness_server_next_attempt_timestamp_seconds` to `at` (Unix seconds), or
+    /// removes the series when no attempt is waiting for a time.
+    pub(crate) fn set_next_attempt(&self, at: Option<f64>) {
+        let core = &self.inner.core;
+        let _gate = core.fam.gate.write_unpoisoned();
+        let live = core.live.lock_unpoisoned();
+        if !*live {
+            return;
+        }
+        match at {
+            Some(at) => core.fam.next_attempt.get_or_create(&[&core.name]).set(at),
+            None => {
+                core.fam.next_attempt.remove_where(LABEL_SERVER, &core.name);
+            }
+        }
+    }
+
     pub(crate) fn observe_connect(&self, result: ConnectResult, duration: Duration) {
         self.supervised().connects[connect_index(result)].inc();
         let core = &self.inner.core;

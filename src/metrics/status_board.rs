@@ -44,6 +44,10 @@ pub(crate) struct ServerRow {
     pub(crate) identity: Option<crate::state::ServerIdentity>,
     /// Every credential of the server whose expiry is known.
     pub(crate) credentials: Vec<crate::state::CredentialExpiry>,
+    /// Unix time the next connection attempt is due, while one waits for a time (a failed
+    /// connect's backoff, a crash loop's backoff, a `Retry-After`); `/status.json`'s
+    /// `next_attempt_at`.
+    pub(crate) next_attempt_at: Option<f64>,
 }
 
 impl ServerRow {
@@ -60,6 +64,7 @@ impl ServerRow {
             history: VecDeque::with_capacity(CONNECT_HISTORY),
             identity: None,
             credentials: Vec::new(),
+            next_attempt_at: None,
         }
     }
 }
@@ -141,6 +146,11 @@ impl StatusBoard {
             ConnectionEvent::Handshake { server, identity } => {
                 if let Some(row) = rows.get_mut(server) {
                     row.identity = Some(identity.clone());
+                }
+            }
+            ConnectionEvent::NextAttempt { server, after } => {
+                if let Some(row) = rows.get_mut(server) {
+                    row.next_attempt_at = after.map(|after| now_unix + after.as_secs_f64());
                 }
             }
             ConnectionEvent::CredentialsExpire { server, expiries } => {

@@ -189,10 +189,17 @@ async fn an_entry_this_build_cannot_serve_reads_absent_naming_its_key_and_the_ot
 
     for (server, key) in [("files", "url"), ("github", "oauth.client_id")] {
         assert_eq!(hub.state(server), Some(State::Absent), "{server}");
-        let status = hub.servers().into_iter().find(|s| &*s.name == server).unwrap();
+        let status = hub
+            .servers()
+            .into_iter()
+            .find(|s| &*s.name == server)
+            .unwrap();
         let reason = status.reason.unwrap_or_default();
         assert!(reason.contains(&format!("`{key}`")), "{server}: {reason}");
-        assert!(reason.contains("other servers are not affected"), "{reason}");
+        assert!(
+            reason.contains("other servers are not affected"),
+            "{reason}"
+        );
         assert!(!reason.contains("hunter2"), "{reason}");
         // Calls fail at once, with the same words, and nothing is attempted.
         let started = Instant::now();
@@ -210,7 +217,9 @@ async fn an_entry_this_build_cannot_serve_reads_absent_naming_its_key_and_the_ot
     }
     let events = events.lock().unwrap();
     assert!(
-        !events.iter().any(|e| matches!(e, ConnectionEvent::ConnectAttempt { server, .. } if &**server != "mail")),
+        !events.iter().any(
+            |e| matches!(e, ConnectionEvent::ConnectAttempt { server, .. } if &**server != "mail")
+        ),
         "no attempt for an entry that cannot be served: {events:?}"
     );
     // The exporter learns the reason with the state change.
@@ -249,7 +258,8 @@ async fn a_reload_to_an_entry_this_build_cannot_serve_makes_that_server_absent_a
     hub.replace_server(http_spec("files", "ws://example.test/mcp"))
         .unwrap();
     assert_eq!(hub.state("files"), Some(State::Absent));
-    hub.add_server(http_spec("more", "file:///etc/passwd")).unwrap();
+    hub.add_server(http_spec("more", "file:///etc/passwd"))
+        .unwrap();
     assert_eq!(hub.state("more"), Some(State::Absent));
     assert!(reason_of(&hub, "more").contains("`url`"));
     // Fixing the entry brings it back to `connecting`.

@@ -328,6 +328,8 @@ impl Peers {
                     Conn::Live { session, .. } => session.identity(),
                     _ => None,
                 },
+                // Your own connections are re-made by you: no attempt is scheduled here.
+                next_attempt_at: None,
             })
             .collect()
     }

@@ -37,7 +37,7 @@ pub(crate) type Attempt = Shared<BoxFuture<'static, AttemptOutcome>>;
 ///            │   │                 └──drop soon after the handshake, again──▶ BackingOff{until}
 ///            │   ├── backoff over (reconnect_on_drop) ─────────────────────────────┘
 ///            │   └── cooldown over ───────────────────────── CoolingDown{until}
-///            ├──fail──────────────────────────────────────▶ CoolingDown{until}
+///            ├──fail (1 s, 2 s, 4 s ... up to the cooldown)──▶ CoolingDown{until}
 ///            ├──429/503 + Retry-After──▶ Throttled{until} ──retry-after over──▶ Connecting
 ///            └──401/403──▶ Unauthorized ◀──401 mid-session── Connected{g}
 ///                               └── credentials changed (replace_server / reset_auth) ──▶ Idle
@@ -148,6 +148,12 @@ pub(crate) struct Machine {
     short_lives: u32,
     /// The longest life among those connections.
     longest_short_life: Duration,
+    /// Failed connects in a row since the last successful one (the connect backoff doubles with
+    /// each, up to the cooldown).
+    connect_failures: u32,
+    /// When the next attempt is due (cooling down, backing off or throttled), as last announced
+    /// with [`ConnectionEvent::NextAttempt`].
+    pub(crate) next_attempt: Option<Instant>,
 }
 
 /// What ended a connection led to (returned by [`Machine::lose`]).
@@ -174,6 +180,8 @@ impl Machine {
             ),
             short_lives: 0,
             longest_short_life: Duration::ZERO,
+            connect_failures: 0,
+            next_attempt: None,
         }
     }
 
@@ -205,6 +213,41 @@ impl Machine {
     fn transition(&mut self, next: ConnState, reason: Option<Arc<str>>) {
         self.events
             .transition(&mut self.state, &mut self.reason, next, reason);
+        self.note_next_attempt();
+    }
+
+    /// Announces when the next attempt is due ([`ConnectionEvent::NextAttempt`]) whenever that
+    /// changed: the end of a cooldown, a crash-loop backoff or a `Retry-After`; none otherwise.
+    fn note_next_attempt(&mut self) {
+        let next = match &self.state {
+            ConnState::CoolingDown { until, .. }
+            | ConnState::BackingOff { until }
+            | ConnState::Throttled { until, .. } => Some(*until),
+            _ => None,
+        };
+        if next != self.next_attempt {
+            self.next_attempt = next;
+            self.events.push(ConnectionEvent::NextAttempt {
+                server: self.server.clone(),
+                after: next.map(|until| until.saturating_duration_since(Instant::now())),
+            });
+        }
+    }
+
+    /// A connect failed: the wait before the next attempt, `initial` after the first failure in a
+    /// row, doubling with each one after it, never longer than `cooldown`. A server down for a
+    /// moment is therefore tried again within seconds; one that stays down costs one attempt per
+    /// cooldown.
+    pub(crate) fn connect_backoff(&mut self, initial: Duration, cooldown: Duration) -> Duration {
+        self.connect_failures = self.connect_failures.saturating_add(1);
+        let doublings = self.connect_failures - 1;
+        let factor = 1u32.checked_shl(doublings.min(31)).unwrap_or(u32::MAX);
+        initial.saturating_mul(factor).min(cooldown)
+    }
+
+    /// How many connects in a row have failed since the last successful one.
+    pub(crate) fn connect_failures(&self) -> u32 {
+        self.connect_failures
     }
 
     /// An attempt ended with `result` after `duration`: `ConnectAttempt`, before the transition
@@ -234,6 +277,7 @@ impl Machine {
             reconnect: self.generation > 0,
         };
         self.generation += 1;
+        self.connect_failures = 0;
         let generation = self.generation;
         self.events.connected(
             &mut self.state,
@@ -246,6 +290,7 @@ impl Machine {
             },
             announce,
         );
+        self.note_next_attempt();
         generation
     }
 
@@ -254,7 +299,8 @@ impl Machine {
         self.transition(ConnState::Unauthorized, Some(why));
     }
 
-    /// Connecting → CoolingDown{until}: fail fast until `until`.
+    /// Connecting → CoolingDown{until}: fail fast until `until` (the connect backoff, at most the
+    /// cooldown).
     pub(crate) fn cool_down(&mut self, last_error: ConnectError, until: Instant, why: Arc<str>) {
         self.transition(ConnState::CoolingDown { last_error, until }, Some(why));
     }

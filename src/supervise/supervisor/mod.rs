@@ -47,6 +47,8 @@ pub(crate) struct Observed {
     pub(crate) generation: u64,
     /// Who answered the live connection's handshake.
     pub(crate) identity: Option<crate::state::ServerIdentity>,
+    /// When the next attempt is due, while one waits for a time.
+    pub(crate) next_attempt: Option<tokio::time::Instant>,
 }
 
 /// One server's supervisor: its [`Machine`] behind a lock, the connector that makes its
@@ -141,6 +143,7 @@ impl Supervisor {
                 ConnState::Connected { session, .. } => session.identity(),
                 _ => None,
             },
+            next_attempt: machine.next_attempt,
         })
     }
 
