@@ -269,7 +269,10 @@ async fn failed_takes_an_anyhow_error_a_boxed_error_or_any_std_error_and_reads_t
     // Any std error, by value.
     peers.failed("docs", missing());
     // A plain message (a `String` converts too): absent, `closed`.
-    peers.failed("misc", anyhow::anyhow!("the handshake was refused by policy"));
+    peers.failed(
+        "misc",
+        anyhow::anyhow!("the handshake was refused by policy"),
+    );
 
     for (server, result) in [
         ("files", ConnectResult::SpawnFailed),
