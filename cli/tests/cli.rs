@@ -96,7 +96,9 @@ fn help_lists_every_command_in_its_summary_and_its_list() {
 mod demo_server {
     use std::io::{BufRead as _, BufReader};
     use std::process::{Child, Command, Stdio};
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
+
+    use tokio::time::Instant;
 
     use mcp_readiness::secret::Secret;
     use mcp_readiness::supervise::{ServerSpec, TransportSpec};
@@ -128,7 +130,7 @@ mod demo_server {
         }
 
         /// SIGTERM, and the exit status.
-        fn stop(mut self) -> std::process::ExitStatus {
+        async fn stop(mut self) -> std::process::ExitStatus {
             let pid = self.0.id().to_string();
             Command::new("kill").args(["-TERM", &pid]).status().unwrap();
             let deadline = Instant::now() + Duration::from_secs(10);
@@ -140,7 +142,7 @@ mod demo_server {
                     Instant::now() < deadline,
                     "demo-server did not stop on SIGTERM"
                 );
-                std::thread::sleep(Duration::from_millis(20));
+                tokio::time::sleep(Duration::from_millis(20)).await;
             }
         }
     }
@@ -200,7 +202,7 @@ mod demo_server {
             .unwrap_err();
         assert_eq!(refused.state(), State::Unauthenticated, "{refused}");
         hub.shutdown().await;
-        assert!(demo.stop().success(), "exit 0 on SIGTERM");
+        assert!(demo.stop().await.success(), "exit 0 on SIGTERM");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
