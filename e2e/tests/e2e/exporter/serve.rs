@@ -98,11 +98,7 @@ async fn every_server_reads_its_state(fleet: &Fleet) -> Scrape {
     assert_eq!(tool_count(&scrape, "gone"), 0.0);
     assert_eq!(tool_count(&scrape, "authz"), 0.0);
     assert_eq!(tool_count(&scrape, "stuck"), 0.0);
-    for (server, result) in [
-        ("ready", "ok"),
-        ("slow", "ok"),
-        ("authz", "unauthorized"),
-    ] {
+    for (server, result) in [("ready", "ok"), ("slow", "ok"), ("authz", "unauthorized")] {
         assert_eq!(scrape.connects(server, result), 1.0, "{server}/{result}");
     }
     // `gone` is tried again as its connect backoff ends (1 s, then 2 s, 4 s, ... up to the
