@@ -271,4 +271,18 @@ mod tests {
         assert_eq!(row.wait_budget, Some(Duration::from_secs(20)));
         assert_eq!(row.since_unix, 5.0);
     }
+
+    #[test]
+    fn the_next_attempt_is_now_plus_its_delay_and_goes_away_when_none_is_due() {
+        let board = StatusBoard::default();
+        board.apply(&added("down", State::Connecting), 100.0);
+        let next = |after: Option<Duration>| ConnectionEvent::NextAttempt {
+            server: "down".into(),
+            after,
+        };
+        board.apply(&next(Some(Duration::from_millis(4_500))), 110.0);
+        assert_eq!(board.snapshot()[0].1.next_attempt_at, Some(114.5));
+        board.apply(&next(None), 114.5);
+        assert_eq!(board.snapshot()[0].1.next_attempt_at, None);
+    }
 }
