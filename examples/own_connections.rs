@@ -66,7 +66,7 @@ async fn main() -> Result<(), BoxError> {
         };
         match connected {
             Ok(running) => drop(peers.insert(name, running).await), // adapter
-            Err(error) => peers.failed(name, &error),               // adapter
+            Err(error) => peers.failed(name, error),                // adapter
         }
     }
     let layer = ReadinessLayer::builder(peers.clone()).metrics(metrics.clone()); // adapter

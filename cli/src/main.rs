@@ -42,8 +42,9 @@ enum Command {
     Simulate(commands::simulate::Args),
     /// OAuth for configured servers: `oauth login` authorizes one and writes its credential store.
     Oauth(commands::oauth::Args),
-    /// One of the demo's MCP servers over stdio (started by `demo`).
-    #[command(hide = true)]
+    /// One of the demo's MCP servers, to test an integration against: over stdio, or streamable
+    /// HTTP with --http ADDR; each state on demand (ready, connecting for a while with --delay,
+    /// unauthenticated with --token, absent when stopped).
     DemoServer(commands::demo::ServerArgs),
 }
 

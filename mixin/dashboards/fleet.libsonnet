@@ -157,7 +157,7 @@ function(cfg)
       timeline,
       g.row(7, 'Waiting', 25),
       g.timeseries(8, 'Wait wasted vs wait avoided',
-                   'Wasted: seconds per second spent waiting in resolutions whose verdict was not ready. Avoided: the budget not spent because the state was known not to heal (what a resolver without states would have wasted).',
+                   'Wasted: seconds per second spent waiting in resolutions whose verdict was not ready. Avoided: the wait not spent because the state was known not to heal (what a resolver without states would have waited; concurrent calls to one server share one wait, so at most 1 s/s per server).',
                    [8, 12, 0, 26],
                    [
                      g.target('sum(rate(mcp_readiness_waste_seconds_total{%s}[$__rate_interval]))' % isel, 'wasted'),

@@ -74,7 +74,7 @@ function(cfg)
                      g.target('histogram_quantile(0.95, sum by (server, state, le) (rate(mcp_readiness_resolve_wait_seconds_bucket{%s}[$__rate_interval])))' % isel, '{{server}} {{state}} p95'),
                    ], 's'),
       g.timeseries(12, 'Wait wasted, wait avoided, budget exhaustions',
-                   'Seconds per second wasted on verdicts that were not ready and avoided because the state was known not to heal, by state; and resolutions per second that ran out of budget.',
+                   'Seconds per second wasted on verdicts that were not ready and avoided because the state was known not to heal (one wait shared by concurrent calls: at most 1 s/s per server), by state; and resolutions per second that ran out of budget.',
                    [8, 12, 12, 28],
                    [
                      g.target('sum by (server, state) (rate(mcp_readiness_waste_seconds_total{%s}[$__rate_interval]))' % isel, '{{server}} wasted ({{state}})'),

@@ -63,3 +63,47 @@ impl Config {
         Hub::new(self.servers.clone(), more(self.hub_options()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::Config;
+    use crate::state::State;
+
+    /// A `.mcp.json` with an OAuth server, in a build without the `oauth` feature (the library's
+    /// default features): the hub starts, that server reads `absent` naming the feature, the
+    /// others start.
+    #[cfg(not(feature = "oauth"))]
+    #[tokio::test(start_paused = true)]
+    async fn an_oauth_entry_without_the_oauth_feature_is_absent_alone_and_names_the_feature() {
+        let text = r#"{ "mcpServers": {
+            "files": { "command": "files-mcp" },
+            "github": { "type": "http", "url": "https://example.invalid/mcp",
+                        "oauth": { "store": "tokens/github.json", "client_id": "me" } } } }"#;
+        let config = Config::parse(text, "mcp.json", |_| None).unwrap();
+        let hub = config
+            .hub(|options| options)
+            .expect("one entry does not stop the hub");
+        assert_eq!(hub.state("files"), Some(State::Connecting));
+        assert_eq!(hub.state("github"), Some(State::Absent));
+        let reason = hub
+            .servers()
+            .into_iter()
+            .find(|s| &*s.name == "github")
+            .and_then(|s| s.reason)
+            .unwrap_or_default();
+        assert!(reason.contains("`oauth` feature"), "{reason}");
+        assert!(reason.contains("features = [\"oauth\"]"), "{reason}");
+    }
+
+    /// With the feature, the same entry is a server like the others (it needs a login).
+    #[cfg(feature = "oauth")]
+    #[test]
+    fn an_oauth_entry_with_the_oauth_feature_is_not_refused() {
+        let text = r#"{ "mcpServers": {
+            "github": { "type": "http", "url": "https://example.invalid/mcp",
+                        "oauth": { "store": "tokens/github.json", "client_id": "me" } } } }"#;
+        let config = Config::parse(text, "mcp.json", |_| None).unwrap();
+        let hub = config.hub(|options| options).unwrap();
+        assert_eq!(hub.state("github"), Some(State::Connecting));
+    }
+}

@@ -37,7 +37,7 @@
 //! |---|---|---|
 //! | `budget` | `20s` | how long a resolution may wait for a `connecting` server |
 //! | `poll` | `2s` | how often a waiting resolution looks again (at most `budget`) |
-//! | `cooldown` | `60s` | how long a server that failed to connect fails fast before the next attempt |
+//! | `cooldown` | `60s` | the longest a server whose connects keep failing fails fast before the next attempt (1 s after the first failure in a row, doubling up to this) |
 //! | `ping` | `30s` | health-ping interval of a live connection; `"off"` disables pings |
 //! | `connect_timeout` | `30s` | how long one connection attempt may take |
 //! | `call_timeout` | `60s` | how long one tool call may take |
@@ -118,7 +118,7 @@ pub struct Config {
 pub struct ReadinessConfig {
     /// Wait budget and poll interval (`budget`, `poll`).
     pub budget: Budget,
-    /// How long a server that failed to connect fails fast (`cooldown`).
+    /// The longest a server whose connects keep failing fails fast (`cooldown`): the wait starts at 1 s and doubles up to it.
     pub cooldown: Duration,
     /// Health-ping interval, `None` when `"ping": "off"`.
     pub ping: Option<Duration>,

@@ -108,7 +108,17 @@ pub(crate) fn render(rows: &[(std::sync::Arc<str>, ServerRow)], now_unix: f64) -
             ),
             None => ("-".to_owned(), String::new()),
         };
-        let reason = row.reason.as_deref().map_or_else(String::new, escape);
+        let mut reason = row.reason.as_deref().map_or_else(String::new, escape);
+        if let Some(at) = row.next_attempt_at {
+            let left = (at - now_unix).max(0.0);
+            let _ = write!(
+                reason,
+                "<br><span class=\"muted next-attempt\" data-next-attempt=\"{at}\">next attempt \
+                 {} UTC (in {})</span>",
+                utc(at),
+                since(left)
+            );
+        }
         let budget = row.wait_budget.map_or_else(|| "-".to_owned(), seconds);
         let protocol = row.identity.as_ref().map_or_else(String::new, |i| {
             format!(
@@ -277,7 +287,24 @@ mod tests {
                 at_unix: 1_000.0,
             }]),
             credentials: Vec::new(),
+            next_attempt_at: None,
         }
+    }
+
+    #[test]
+    fn a_server_waiting_for_its_next_attempt_shows_when_it_is_due() {
+        let mut down = row(
+            State::Absent,
+            Some("connection refused; next attempt in 4s"),
+        );
+        down.next_attempt_at = Some(1_004.0);
+        let page = render(&[(Arc::from("down"), down)], 1_000.0);
+        assert!(
+            page.contains("data-next-attempt=\"1004\"") && page.contains("(in 4 s)"),
+            "{page}"
+        );
+        let page = render(&[(Arc::from("up"), row(State::Ready, None))], 1_000.0);
+        assert!(!page.contains("next-attempt"), "{page}");
     }
 
     #[test]

@@ -44,6 +44,8 @@ mod failure;
 mod future;
 mod handles;
 pub mod hooks;
+#[cfg(feature = "http")]
+mod http_answer;
 mod not_ready;
 mod readiness_layer;
 mod service;
@@ -52,6 +54,8 @@ mod span;
 pub use builder::ReadinessLayerBuilder;
 pub use failure::CallFailure;
 pub use future::ResponseFuture;
+#[cfg(feature = "http")]
+pub use http_answer::{CONNECTING_RETRY_AFTER, HttpFailure};
 pub use not_ready::NotReady;
 pub use readiness_layer::ReadinessLayer;
 pub use service::ReadinessService;

@@ -43,6 +43,7 @@ pub(crate) struct Families {
     pub(crate) reload_time: Arc<Family<Gauge>>,
     pub(crate) server_info: Arc<Family<IntGauge>>,
     pub(crate) credential_expiry: Arc<Family<Gauge>>,
+    pub(crate) next_attempt: Arc<Family<Gauge>>,
     pub(crate) operation: Arc<Family<Histogram>>,
     /// The OpenTelemetry histograms the handles record into too, when a meter was given.
     #[cfg(feature = "otel-metrics")]
@@ -187,6 +188,11 @@ impl Families {
                 "Unix time a credential of the server expires, where known; renewable=\"false\": a human must re-authorize before then.",
                 &[LABEL_SERVER, LABEL_CREDENTIAL, LABEL_RENEWABLE],
             )?,
+            next_attempt: plain(
+                SERVER_NEXT_ATTEMPT_TIMESTAMP_SECONDS,
+                "Unix time the next connection attempt to a server that is not ready is due.",
+                SERVER,
+            )?,
             operation: histogram(
                 MCP_CLIENT_OPERATION_DURATION_SECONDS,
                 "Duration of MCP client operations (OpenTelemetry MCP semantic conventions).",
@@ -230,6 +236,7 @@ impl Families {
             c(&self.reload_time, owner),
             c(&self.server_info, owner),
             c(&self.credential_expiry, owner),
+            c(&self.next_attempt, owner),
             c(&self.operation, owner),
         ]
     }
@@ -277,6 +284,7 @@ impl Families {
             &*self.reload_time,
             &*self.server_info,
             &*self.credential_expiry,
+            &*self.next_attempt,
             &*self.operation,
         ];
         all.sort_by_key(|f| f.name());
@@ -328,6 +336,7 @@ impl Families {
             + self.state_changes.remove_where(LABEL_SERVER, server)
             + self.server_info.remove_where(LABEL_SERVER, server)
             + self.credential_expiry.remove_where(LABEL_SERVER, server)
+            + self.next_attempt.remove_where(LABEL_SERVER, server)
             + self.operation.remove_where(LABEL_SERVER, server)
     }
 }

@@ -18,6 +18,7 @@ use crate::util::RwLockExt as _;
 /// | `Endpoint` | nothing on the scrape; over OTLP, `network.transport`, `server.address` and `server.port` of the server's later `mcp.client.operation.duration` series |
 /// | `Handshake` | `mcp_readiness_server_info{protocol_version, server_name, server_version}` = 1; the server's earlier series goes; over OTLP, `mcp.protocol.version` of its later operation series |
 /// | `CredentialsExpire` | `mcp_readiness_credential_expiry_timestamp_seconds{credential, renewable}`: one series per known expiry; the server's others go away |
+/// | `NextAttempt` | `mcp_readiness_server_next_attempt_timestamp_seconds` = now + `after`; the series goes away with `None` |
 /// | `ServerRemoved` | every series labelled with the server goes away, tool-labelled ones included |
 ///
 /// Every event also updates the server's row of the status page (the exporter's `/status`).
@@ -84,6 +85,9 @@ impl EventSink for Metrics {
                 self.remember_removed(server);
                 self.remove_server(server);
             }
+            ConnectionEvent::NextAttempt { server, after } => self
+                .configured_server(server)
+                .set_next_attempt(after.map(|after| self.now_unix_seconds() + after.as_secs_f64())),
             ConnectionEvent::CredentialsExpire { server, expiries } => self
                 .configured_server(server)
                 .set_credential_expiries(expiries),

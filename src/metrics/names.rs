@@ -53,6 +53,11 @@ pub const SERVER_INFO: &str = "mcp_readiness_server_info";
 /// `MCPCredentialExpiringSoon` watches.
 pub const CREDENTIAL_EXPIRY_TIMESTAMP_SECONDS: &str =
     "mcp_readiness_credential_expiry_timestamp_seconds";
+/// Gauge {`server`}: Unix time the next connection attempt to a server that is not ready is
+/// due (the end of a failed connect's backoff, a crash loop's backoff or a `Retry-After`); no
+/// series while none is waiting for a time.
+pub const SERVER_NEXT_ATTEMPT_TIMESTAMP_SECONDS: &str =
+    "mcp_readiness_server_next_attempt_timestamp_seconds";
 /// Histogram {`mcp_method_name`, `gen_ai_tool_name`, `error_type`, `server`}: the OpenTelemetry
 /// MCP semantic-convention client operation duration.
 pub const MCP_CLIENT_OPERATION_DURATION_SECONDS: &str = "mcp_client_operation_duration_seconds";
@@ -64,7 +69,7 @@ pub const PROBE_DURATION_SECONDS: &str = "mcp_readiness_probe_duration_seconds";
 
 /// Every metric name this crate registers (the `/probe` answer's own two, [`PROBE_SUCCESS`] and
 /// [`PROBE_DURATION_SECONDS`], are not registered: they exist on probe answers only), in the order of DESIGN.md's table.
-pub const ALL: [&str; 22] = [
+pub const ALL: [&str; 23] = [
     SERVER_STATE,
     SERVER_STATE_CHANGED_TIMESTAMP_SECONDS,
     SERVER_TOOLS,
@@ -86,6 +91,7 @@ pub const ALL: [&str; 22] = [
     CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS,
     SERVER_INFO,
     CREDENTIAL_EXPIRY_TIMESTAMP_SECONDS,
+    SERVER_NEXT_ATTEMPT_TIMESTAMP_SECONDS,
     MCP_CLIENT_OPERATION_DURATION_SECONDS,
 ];
 

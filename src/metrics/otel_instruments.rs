@@ -173,6 +173,7 @@ impl OtelInstruments {
         observe(meter, &fam.reload_time);
         observe(meter, &fam.server_info);
         observe(meter, &fam.credential_expiry);
+        observe(meter, &fam.next_attempt);
         OtelInstruments {
             resolve_wait: histogram(meter, &fam.resolve_wait, &WAIT_BUCKETS),
             connect_duration: histogram(meter, &fam.connect_duration, &WAIT_BUCKETS),

@@ -71,7 +71,7 @@ use InstrumentKind::{Counter, Gauge, Histogram};
 pub const MCP_CLIENT_OPERATION_DURATION: &str = "mcp.client.operation.duration";
 
 /// Every instrument, in the order of [`names::ALL`].
-pub const ALL: [Instrument; 22] = [
+pub const ALL: [Instrument; 23] = [
     i(
         "mcp_readiness.server.state",
         "{state}",
@@ -187,6 +187,12 @@ pub const ALL: [Instrument; 22] = [
         "s",
         Gauge,
         names::CREDENTIAL_EXPIRY_TIMESTAMP_SECONDS,
+    ),
+    i(
+        "mcp_readiness.server.next_attempt.timestamp",
+        "s",
+        Gauge,
+        names::SERVER_NEXT_ATTEMPT_TIMESTAMP_SECONDS,
     ),
     i(
         MCP_CLIENT_OPERATION_DURATION,

@@ -79,6 +79,9 @@ struct ServerInner {
     otel_resolve_wait: [OnceLock<super::otel_instruments::BoundSeries>; 4],
     waste: [OnceLock<Counter>; 4],
     avoided: [OnceLock<Counter>; 4],
+    /// Until when a resolver without states would already be waiting for this server: the end
+    /// of the union of the budgets it would have spent (one wait shared by concurrent calls).
+    avoided_until: Mutex<Option<tokio::time::Instant>>,
     connect_duration: [OnceLock<Histogram>; 7],
     /// The OpenTelemetry twins of `connect_duration`, bound once (`result="ok"` when the server
     /// is announced, as on the scrape).
@@ -168,6 +171,7 @@ impl ServerMetrics {
             otel_resolve_wait: Default::default(),
             waste: Default::default(),
             avoided: Default::default(),
+            avoided_until: Mutex::new(None),
             connect_duration: Default::default(),
             #[cfg(feature = "otel-metrics")]
             otel_connect_duration: Default::default(),
@@ -227,8 +231,12 @@ impl ServerMetrics {
     /// - when the verdict is not ready, `mcp_readiness_waste_seconds_total{state}` adds the wait;
     /// - when it is `connecting` and timed out, `mcp_readiness_budget_exhausted_total` counts one;
     /// - when its state does not heal with time (`unauthenticated`, `absent`),
-    ///   `mcp_readiness_avoided_wait_seconds_total{state}` adds `budget - waited`: what a resolver
-    ///   without states would have spent waiting for a tool that was never going to come.
+    ///   `mcp_readiness_avoided_wait_seconds_total{state}` adds what a resolver without states
+    ///   would really have waited for a tool that was never going to come: it would wait out the
+    ///   rest of the budget (`budget - waited`) from now, and concurrent calls to one server
+    ///   share one wait, so only the part of that wait not already counted for the server is
+    ///   added (the union of the waits, on tokio's clock). A storm of refused calls therefore
+    ///   adds at most the wall time it lasted plus one budget, not a budget per call.
     pub fn observe_resolution(&self, verdict: &Verdict, budget: Duration) {
         let state = verdict.state;
         let core = &self.inner.core;
@@ -254,9 +262,26 @@ impl ServerMetrics {
                 self.inner.budget_exhausted.inc();
             }
         } else {
-            let avoided = budget.saturating_sub(verdict.waited);
-            self.avoided(state).inc_by(avoided.as_secs_f64());
+            let avoided = self.shared_wait(budget.saturating_sub(verdict.waited));
+            if !avoided.is_zero() {
+                self.avoided(state).inc_by(avoided.as_secs_f64());
+            }
         }
+    }
+
+    /// A wait of `wait` from now, as a resolver without states would spend it for this server:
+    /// the part of it that no wait already counted covers (waits for one server overlap; they do
+    /// not add up).
+    fn shared_wait(&self, wait: Duration) -> Duration {
+        let now = tokio::time::Instant::now();
+        let end = now + wait;
+        let mut until = self.inner.avoided_until.lock_unpoisoned();
+        let covered = until.map_or(now, |u| u.max(now));
+        let added = end.saturating_duration_since(covered);
+        if until.is_none_or(|u| u < end) {
+            *until = Some(end);
+        }
+        added
     }
 
     /// The handle of one of this server's tools. The `tool` label is capped process-wide (see
@@ -422,6 +447,23 @@ impl ServerMetrics {
             .remove_where(LABEL_SERVER, &core.name);
         for expiry in expiries {
             core.fam.set_credential_expiry(&core.name, expiry);
+        }
+    }
+
+    /// Sets `mcp_readiness_server_next_attempt_timestamp_seconds` to `at` (Unix seconds), or
+    /// removes the series when no attempt is waiting for a time.
+    pub(crate) fn set_next_attempt(&self, at: Option<f64>) {
+        let core = &self.inner.core;
+        let _gate = core.fam.gate.write_unpoisoned();
+        let live = core.live.lock_unpoisoned();
+        if !*live {
+            return;
+        }
+        match at {
+            Some(at) => core.fam.next_attempt.get_or_create(&[&core.name]).set(at),
+            None => {
+                core.fam.next_attempt.remove_where(LABEL_SERVER, &core.name);
+            }
         }
     }
 

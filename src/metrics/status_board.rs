@@ -44,6 +44,10 @@ pub(crate) struct ServerRow {
     pub(crate) identity: Option<crate::state::ServerIdentity>,
     /// Every credential of the server whose expiry is known.
     pub(crate) credentials: Vec<crate::state::CredentialExpiry>,
+    /// Unix time the next connection attempt is due, while one waits for a time (a failed
+    /// connect's backoff, a crash loop's backoff, a `Retry-After`); `/status.json`'s
+    /// `next_attempt_at`.
+    pub(crate) next_attempt_at: Option<f64>,
 }
 
 impl ServerRow {
@@ -60,6 +64,7 @@ impl ServerRow {
             history: VecDeque::with_capacity(CONNECT_HISTORY),
             identity: None,
             credentials: Vec::new(),
+            next_attempt_at: None,
         }
     }
 }
@@ -141,6 +146,11 @@ impl StatusBoard {
             ConnectionEvent::Handshake { server, identity } => {
                 if let Some(row) = rows.get_mut(server) {
                     row.identity = Some(identity.clone());
+                }
+            }
+            ConnectionEvent::NextAttempt { server, after } => {
+                if let Some(row) = rows.get_mut(server) {
+                    row.next_attempt_at = after.map(|after| now_unix + after.as_secs_f64());
                 }
             }
             ConnectionEvent::CredentialsExpire { server, expiries } => {
@@ -260,5 +270,19 @@ mod tests {
         let row = board.snapshot().remove(0).1;
         assert_eq!(row.wait_budget, Some(Duration::from_secs(20)));
         assert_eq!(row.since_unix, 5.0);
+    }
+
+    #[test]
+    fn the_next_attempt_is_now_plus_its_delay_and_goes_away_when_none_is_due() {
+        let board = StatusBoard::default();
+        board.apply(&added("down", State::Connecting), 100.0);
+        let next = |after: Option<Duration>| ConnectionEvent::NextAttempt {
+            server: "down".into(),
+            after,
+        };
+        board.apply(&next(Some(Duration::from_millis(4_500))), 110.0);
+        assert_eq!(board.snapshot()[0].1.next_attempt_at, Some(114.5));
+        board.apply(&next(None), 114.5);
+        assert_eq!(board.snapshot()[0].1.next_attempt_at, None);
     }
 }

@@ -148,6 +148,16 @@ pub enum ConnectionEvent {
         /// How many tools it offers now.
         count: usize,
     },
+    /// When the next connection attempt is due changed: `after` from now (the end of a failed
+    /// connect's backoff, a crash loop's backoff or a `Retry-After`), or `None` when no attempt
+    /// is waiting for a time (connecting, connected, unauthenticated, stopped)
+    /// (`mcp_readiness_server_next_attempt_timestamp_seconds`).
+    NextAttempt {
+        /// The server.
+        server: Arc<str>,
+        /// How long from now, when one is due.
+        after: Option<Duration>,
+    },
     /// What is known of when the server's credentials expire changed (a token was issued or
     /// refreshed, a store was re-authorized); empty when nothing is known any more.
     CredentialsExpire {
@@ -168,6 +178,7 @@ impl ConnectionEvent {
             | ConnectionEvent::ConnectAttempt { server, .. }
             | ConnectionEvent::Reconnected { server }
             | ConnectionEvent::CooldownRejection { server }
+            | ConnectionEvent::NextAttempt { server, .. }
             | ConnectionEvent::StreamReopened { server }
             | ConnectionEvent::ToolsChanged { server, .. }
             | ConnectionEvent::Handshake { server, .. }

@@ -111,6 +111,13 @@ fn record_everything(metrics: &Metrics) -> ServerMetrics {
     );
     ev(
         metrics,
+        ConnectionEvent::NextAttempt {
+            server: files.clone(),
+            after: Some(Duration::from_secs(2)),
+        },
+    );
+    ev(
+        metrics,
         ConnectionEvent::Reconnected {
             server: files.clone(),
         },

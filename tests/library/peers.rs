@@ -170,7 +170,7 @@ async fn a_command_that_cannot_start_is_absent_with_spawn_failed_at_once_not_con
     // The docs' pattern: the spawn's own `io::Error` goes to `failed` too.
     let command = tokio::process::Command::new("/nonexistent/mcp-readiness/files-mcp");
     match TokioChildProcess::new(command) {
-        Err(spawn_error) => peers.failed("files", &spawn_error),
+        Err(spawn_error) => peers.failed("files", spawn_error),
         Ok(_) => panic!("a missing command started"),
     }
     assert_eq!(peers.state("files"), Some(State::Absent));
@@ -251,4 +251,50 @@ async fn a_service_connection_announces_its_attempt_then_its_state_then_its_tool
             "ready -> absent",
         ]
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn failed_takes_an_anyhow_error_a_boxed_error_or_any_std_error_and_reads_their_cause() {
+    use mcp_readiness::state::ConnectResult;
+    let metrics = Metrics::new();
+    let peers = Peers::with_events(metrics.clone());
+    let missing = || std::io::Error::from(std::io::ErrorKind::NotFound);
+    let refused = || std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+    // anyhow, with context on top: the io::Error under it still decides.
+    let with_context = anyhow::Error::from(missing()).context("starting the files server");
+    peers.failed("files", with_context);
+    // A boxed error, as `tower::BoxError` and many clients have them.
+    let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(refused());
+    peers.failed("mail", boxed);
+    // Any std error, by value.
+    peers.failed("docs", missing());
+    // A plain message (a `String` converts too): absent, `closed`.
+    peers.failed(
+        "misc",
+        anyhow::anyhow!("the handshake was refused by policy"),
+    );
+
+    for (server, result) in [
+        ("files", ConnectResult::SpawnFailed),
+        ("mail", ConnectResult::Refused),
+        ("docs", ConnectResult::SpawnFailed),
+        ("misc", ConnectResult::Closed),
+    ] {
+        assert_eq!(peers.state(server), Some(State::Absent), "{server}");
+        let text = metrics.render();
+        assert!(
+            text.contains(&format!(
+                r#"mcp_readiness_connects_total{{result="{}",server="{server}"}} 1"#,
+                result.as_str()
+            )),
+            "{server}: {text}"
+        );
+    }
+    let reason = peers
+        .servers()
+        .into_iter()
+        .find(|s| &*s.name == "files")
+        .and_then(|s| s.reason)
+        .unwrap();
+    assert!(reason.contains("starting the files server"), "{reason}");
 }

@@ -34,24 +34,82 @@ pub(crate) struct Args {
     every: Duration,
 }
 
-/// Arguments of the hidden `mcp-readiness demo-server NAME`: one of the demo's stdio servers.
+/// Arguments of `mcp-readiness demo-server NAME`: one of the demo's MCP servers, to test an
+/// integration against.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ServerArgs {
-    /// `notes`, `calendar` or `warehouse`.
+    /// `notes` (ready at once; offers `search_notes` and `read_note`), `calendar` (ready after
+    /// 6 s: `connecting` first), `warehouse` (takes 10 min: still `connecting` when a budget ends),
+    /// `wiki` or `tickets` (ready at once).
     name: String,
+    /// Serve over streamable HTTP at `http://ADDR/mcp` instead of stdio (port 0: any free port;
+    /// the URL is printed on stdout). It answers nothing until its startup delay has passed.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+    /// With --http: demand `Authorization: Bearer TOKEN` and answer 401 with a challenge to any
+    /// other request, so a client without it reads `unauthenticated`.
+    #[arg(long, value_name = "TOKEN", requires = "http")]
+    token: Option<String>,
+    /// Replace the server's startup delay (e.g. `0s`, or `30s` for a server that stays
+    /// `connecting` through a 20 s budget).
+    #[arg(long, value_name = "D", value_parser = parse_duration)]
+    delay: Option<Duration>,
 }
 
-/// Runs one demo stdio server on stdin / stdout.
+/// Runs one demo server: on stdin / stdout, or over streamable HTTP with `--http` until SIGINT or
+/// SIGTERM (exit 0).
 pub(crate) async fn serve_one(args: ServerArgs) -> ExitCode {
-    let Some(server) = demo::server(&args.name).filter(|s| demo::STDIO_SERVERS.contains(s)) else {
+    let Some(mut server) = demo::server(&args.name) else {
         err_line!(
-            "error: no demo stdio server `{}`: use one of {}",
+            "error: no demo server `{}`: use one of {}",
             args.name.escape_debug(),
-            demo::STDIO_SERVERS.map(|s| s.name).join(", ")
+            demo::STDIO_SERVERS
+                .iter()
+                .chain(demo::HTTP_SERVERS.iter())
+                .map(|s| s.name)
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         return ExitCode::from(EXIT_INVALID);
     };
-    match server.serve_stdio().await {
+    if let Some(delay) = args.delay {
+        server = server.with_startup_delay(delay);
+    }
+    let served = match args.http {
+        None => server.serve_stdio().await,
+        Some(addr) => {
+            let stop = async {
+                use tokio::signal::unix::{SignalKind, signal};
+                match (
+                    signal(SignalKind::interrupt()),
+                    signal(SignalKind::terminate()),
+                ) {
+                    (Ok(mut interrupt), Ok(mut terminate)) => {
+                        tokio::select! {
+                            _ = interrupt.recv() => {}
+                            _ = terminate.recv() => {}
+                        }
+                    }
+                    _ => std::future::pending::<()>().await,
+                }
+            };
+            let name = server.name;
+            server
+                .serve_http(
+                    addr,
+                    args.token,
+                    |bound| {
+                        // Nowhere to report a closed stdout; the server runs all the same.
+                        let _ = print_stdout(&format!(
+                            "demo server `{name}` listening on http://{bound}/mcp\n"
+                        ));
+                    },
+                    stop,
+                )
+                .await
+        }
+    };
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             err_line!("error: {err}");

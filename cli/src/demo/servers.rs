@@ -96,6 +96,60 @@ impl DemoServer {
             .map_err(|e| DemoServerError(format!("the server stopped: {e}")))?;
         Ok(())
     }
+
+    /// Serves this server over streamable HTTP at `http://<addr>/mcp` until `stop` resolves.
+    /// It accepts connections at once but answers no request until [`DemoServer::startup_delay`]
+    /// has passed since it started, as a server still starting up would (a client reads
+    /// `connecting` meanwhile, whichever protocol generation it speaks); with `token`, every request must carry `Authorization: Bearer <token>` and is
+    /// answered `401` with a `WWW-Authenticate` challenge otherwise (`unauthenticated`).
+    /// `bound` is told the address once the listener is bound (port 0: any free port).
+    pub async fn serve_http(
+        self,
+        addr: SocketAddr,
+        token: Option<String>,
+        bound: impl FnOnce(SocketAddr),
+        stop: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> Result<(), DemoServerError> {
+        let ready_at = tokio::time::Instant::now() + self.startup_delay;
+        let service: StreamableHttpService<Handler, LocalSessionManager> =
+            StreamableHttpService::new(
+                move || Ok(Handler(self)),
+                Default::default(),
+                StreamableHttpServerConfig::default().with_sse_keep_alive(None),
+            );
+        let mut router =
+            axum::Router::new()
+                .nest_service("/mcp", service)
+                .layer(axum::middleware::from_fn(
+                    move |request: Request<Body>, next: axum::middleware::Next| async move {
+                        tokio::time::sleep_until(ready_at).await;
+                        next.run(request).await
+                    },
+                ));
+        if let Some(token) = token {
+            let expected: Option<Arc<str>> = Some(format!("Bearer {token}").into());
+            router = router.layer(axum::middleware::from_fn(move |request, next| {
+                require_bearer(expected.clone(), request, next)
+            }));
+        }
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|e| DemoServerError(format!("could not listen on {addr}: {e}")))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| DemoServerError(format!("could not read the bound address: {e}")))?;
+        bound(addr);
+        axum::serve(listener, router)
+            .with_graceful_shutdown(stop)
+            .await
+            .map_err(|e| DemoServerError(format!("the HTTP server stopped: {e}")))
+    }
+
+    /// The same server with another startup delay (`demo-server --delay`).
+    pub fn with_startup_delay(mut self, delay: Duration) -> DemoServer {
+        self.startup_delay = delay;
+        self
+    }
 }
 
 /// Why a demo server could not serve.

@@ -128,7 +128,7 @@ async fn a_server_answering_401_is_unauthenticated_and_refused_with_reauthorize(
     let peers = Peers::new();
     peers.connecting("github");
     let error = http_client(port, "a-wrong-token").await.expect_err("a 401");
-    peers.failed("github", &error);
+    peers.failed("github", error);
     assert_eq!(peers.state("github"), Some(State::Unauthenticated));
 
     let tools = ServiceBuilder::new()
@@ -219,7 +219,7 @@ async fn server_state_and_the_status_page_show_every_server_the_service_connecte
         .insert("web", http_client(port, TOKEN).await.unwrap())
         .await
         .unwrap();
-    peers.failed("github", &http_client(port, "wrong").await.unwrap_err());
+    peers.failed("github", http_client(port, "wrong").await.unwrap_err());
     peers.connecting("search");
 
     let exposition = metrics.render();

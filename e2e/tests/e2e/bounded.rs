@@ -31,6 +31,8 @@ fn one_server(scratch: &Scratch, env: &[(&str, &str)]) -> (Hub, Arc<Mutex<Vec<Co
         .connect_timeout(Duration::from_secs(60))
         .call_timeout(Duration::from_secs(20))
         .cooldown(Duration::from_secs(600))
+        // One attempt: the failed connect's backoff (1 s) must not start a second one.
+        .reconnect_on_drop(false)
         .health_interval(None)
         .event_sink(move |e: &ConnectionEvent| sink.lock().unwrap().push(e.clone()));
     let hub = Hub::new(vec![stdio("pages", &env)], options).unwrap();

@@ -57,6 +57,54 @@ pub fn connector_for(
     })
 }
 
+/// The connector for `spec`, or, when this build cannot serve it (a feature not built, a bad
+/// URL or header, an empty command), a connector that never connects and the problem: that
+/// server reads `absent` with the problem as its reason, and the other servers start. Only a
+/// name that cannot form `mcp__<server>__<tool>` is refused (no call could reach the server).
+pub(super) fn connector_or_problem(
+    spec: &ServerSpec,
+    options: &HubOptions,
+) -> Result<(Arc<dyn Connector>, Option<SpecError>), SpecError> {
+    match connector_for(spec, options) {
+        Ok(connector) => Ok((connector, None)),
+        Err(bad @ SpecError::BadName { .. }) => Err(bad),
+        Err(problem) => Ok((
+            Arc::new(Unservable {
+                transport: spec.transport.network_transport(),
+                problem: problem.clone(),
+            }),
+            Some(problem),
+        )),
+    }
+}
+
+/// The connector of a server this build cannot serve: its supervisor never calls it (the server
+/// is `Unservable`); if something did, it answers with the problem.
+struct Unservable {
+    transport: &'static str,
+    problem: SpecError,
+}
+
+impl Connector for Unservable {
+    fn connect(
+        &self,
+        _events: crate::client::connector::SessionEvents,
+    ) -> futures::future::BoxFuture<
+        '_,
+        Result<Arc<dyn crate::client::connector::Session>, crate::client::connector::ConnectError>,
+    > {
+        let error = crate::client::connector::ConnectError::new(
+            crate::state::ConnectResult::ProtocolError,
+            self.problem.to_string(),
+        );
+        Box::pin(std::future::ready(Err(error)))
+    }
+
+    fn network_transport(&self) -> &'static str {
+        self.transport
+    }
+}
+
 pub(super) fn secrets_of(spec: &ServerSpec) -> Vec<Secret> {
     match &spec.transport {
         TransportSpec::Stdio { env, .. } => env.values().cloned().collect(),
@@ -103,7 +151,10 @@ fn with_oauth(
         drop(connector);
         Err(SpecError::OAuth {
             server: server.clone(),
-            problem: "uses `oauth`, but this build has no `oauth` feature; rebuild with it".into(),
+            problem: "its `oauth` block needs the `oauth` feature, which this build of \
+                      mcp-readiness does not have: build it with `features = [\"oauth\"]` \
+                      (the command line has it), or remove `oauth` from this entry"
+                .into(),
         })
     }
 }

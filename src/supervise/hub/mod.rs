@@ -33,7 +33,7 @@ use std::task::{Context, Poll};
 use futures::future::BoxFuture;
 use rmcp::model::CallToolResult;
 
-use self::factory::{connector_for, secrets_of};
+use self::factory::{connector_or_problem, secrets_of};
 use self::options::HubOptions;
 use self::shared::HubShared;
 use crate::client::connector::Connector;
@@ -44,8 +44,14 @@ use crate::resolve::ChangeFeed;
 use crate::state::{ConnectionEvent, State, ToolCall};
 use crate::supervise::supervisor::Supervisor;
 
-/// One server to supervise: its name, its connector, and the configuration it came from (if any).
-type ServerEntry = (Arc<str>, Arc<dyn Connector>, Option<ServerSpec>);
+/// One server to supervise: its name, its connector, the configuration it came from (if any),
+/// and why this build cannot serve that configuration (if it cannot).
+type ServerEntry = (
+    Arc<str>,
+    Arc<dyn Connector>,
+    Option<ServerSpec>,
+    Option<SpecError>,
+);
 
 struct HubInner {
     servers: RwLock<BTreeMap<Arc<str>, Arc<Supervisor>>>,
@@ -131,18 +137,22 @@ impl std::fmt::Debug for Hub {
 impl Hub {
     /// A hub for `specs`. Nothing connects until [`Hub::connect_all`] (call it at start, as MCP
     /// hosts connect every configured server) or the first use; meanwhile each server reads
-    /// `connecting`. Fails on a
-    /// configuration that cannot work (a non-http(s) URL, a bad header, an empty command, a
-    /// duplicate or unusable name).
+    /// `connecting`.
+    ///
+    /// A server this build cannot serve (an `oauth` block without the `oauth` feature, a
+    /// non-http(s) URL, a bad header, an empty command) is that server's problem alone: it reads
+    /// `absent`, its reason is the [`SpecError`] (naming the feature or key at fault), calls to it
+    /// fail at once, and the other servers start. Fails only on what concerns the whole hub: a
+    /// duplicate name, a name that cannot form `mcp__<server>__<tool>`, or a bad option.
     pub fn new(specs: Vec<ServerSpec>, options: impl Into<HubOptions>) -> Result<Hub, SpecError> {
         let options = options.into();
         options.validate()?;
         let mut servers = Vec::with_capacity(specs.len());
         let mut secrets = Vec::new();
         for spec in specs {
-            let connector = connector_for(&spec, &options)?;
+            let (connector, problem) = connector_or_problem(&spec, &options)?;
             secrets.extend(secrets_of(&spec));
-            servers.push((spec.name.clone(), connector, Some(spec)));
+            servers.push((spec.name.clone(), connector, Some(spec), problem));
         }
         let hub = Hub::build(servers, options)?;
         hub.inner.shared.add_secrets(secrets);
@@ -158,7 +168,7 @@ impl Hub {
         options.validate()?;
         let servers = connectors
             .into_iter()
-            .map(|(name, connector)| (name, connector, None))
+            .map(|(name, connector)| (name, connector, None, None))
             .collect();
         Hub::build(servers, options)
     }
@@ -169,7 +179,8 @@ impl Hub {
         let shared = Arc::new(HubShared::new(options));
         let mut supervisors = BTreeMap::new();
         let mut events = Vec::new();
-        for (name, connector, spec) in servers {
+        let mut problems = Vec::new();
+        for (name, connector, spec, problem) in servers {
             if supervisors.contains_key(&name) {
                 return Err(SpecError::Duplicate { server: name });
             }
@@ -177,12 +188,17 @@ impl Hub {
                 server: name.clone(),
                 state: State::Connecting,
             });
-            supervisors.insert(
-                name.clone(),
-                Supervisor::new(name, connector, shared.clone(), spec),
-            );
+            let supervisor = Supervisor::new(name.clone(), connector, shared.clone(), spec);
+            if let Some(problem) = problem {
+                problems.push((supervisor.clone(), problem));
+            }
+            supervisors.insert(name, supervisor);
         }
         shared.events.emit(events);
+        // After the announcement, so the exporter's row exists for the reason.
+        for (supervisor, problem) in &problems {
+            supervisor.unservable(problem);
+        }
         for supervisor in supervisors.values() {
             supervisor.watch_credentials();
         }

@@ -241,8 +241,9 @@ impl HubOptionsBuilder {
         self
     }
 
-    /// How long a server whose connect failed is left alone; calls fail at once meanwhile.
-    /// Default 60 s.
+    /// The longest a server whose connects keep failing is left alone; calls fail at once
+    /// meanwhile. The first failed connect in a row waits the crash backoff's initial delay
+    /// (1 s), each one after it twice as long, up to this. Default 60 s.
     pub fn cooldown(mut self, cooldown: Duration) -> Self {
         self.options.cooldown = cooldown;
         self

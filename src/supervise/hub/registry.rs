@@ -6,7 +6,7 @@ use crate::util::RwLockExt as _;
 use std::sync::Arc;
 
 use super::Hub;
-use super::factory::{connector_for, secrets_of};
+use super::factory::{connector_or_problem, secrets_of};
 use crate::client::connector::Connector;
 use crate::client::spec::ServerSpec;
 use crate::client::spec_error::SpecError;
@@ -14,9 +14,11 @@ use crate::state::{ConnectionEvent, State};
 use crate::supervise::supervisor::Supervisor;
 
 impl Hub {
-    /// Adds a server (idle, reading `connecting`, until used or [`Hub::connect_all`]).
+    /// Adds a server (idle, reading `connecting`, until used or [`Hub::connect_all`]). A server
+    /// this build cannot serve is added too and reads `absent` with the problem as its reason
+    /// (see [`Hub::new`]); only a duplicate or unusable name is refused.
     pub fn add_server(&self, spec: ServerSpec) -> Result<(), SpecError> {
-        let connector = connector_for(&spec, &self.inner.shared.options)?;
+        let (connector, problem) = connector_or_problem(&spec, &self.inner.shared.options)?;
         self.inner.shared.add_secrets(secrets_of(&spec));
         let mut servers = self.inner.servers.write_unpoisoned();
         if servers.contains_key(&spec.name) {
@@ -41,7 +43,10 @@ impl Hub {
                 state: State::Connecting,
             }]);
         if let Some(added) = added {
-            added.watch_credentials();
+            match &problem {
+                Some(problem) => added.unservable(problem),
+                None => added.watch_credentials(),
+            }
         }
         Ok(())
     }
@@ -67,7 +72,8 @@ impl Hub {
 
     /// Replaces a server's configuration (a reload). A changed configuration closes the old
     /// connection and starts afresh, so changed credentials let an unauthenticated server try
-    /// again. An unknown server is added.
+    /// again. An unknown server is added. A configuration this build cannot serve replaces the
+    /// old one too, and the server reads `absent` with the problem as its reason.
     pub fn replace_server(&self, spec: ServerSpec) -> Result<(), SpecError> {
         if self
             .supervisor(&spec.name)
@@ -76,7 +82,7 @@ impl Hub {
             // Unchanged: keep the live connection (a reload touches only what changed).
             return Ok(());
         }
-        let connector = connector_for(&spec, &self.inner.shared.options)?;
+        let (connector, problem) = connector_or_problem(&spec, &self.inner.shared.options)?;
         self.inner.shared.add_secrets(secrets_of(&spec));
         let fresh = Supervisor::new(
             spec.name.clone(),
@@ -120,7 +126,10 @@ impl Hub {
                     state: State::Connecting,
                 }]),
         }
-        fresh.watch_credentials();
+        match &problem {
+            Some(problem) => fresh.unservable(problem),
+            None => fresh.watch_credentials(),
+        }
         Ok(())
     }
 

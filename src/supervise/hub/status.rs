@@ -20,6 +20,9 @@ pub struct ServerStatus {
     pub transport: &'static str,
     /// Who answered the live connection's handshake (protocol version, server name and version).
     pub identity: Option<crate::state::ServerIdentity>,
+    /// When the next connection attempt is due, while one waits for a time (the backoff after
+    /// a failed connect, a crash loop's backoff, a `Retry-After`); `None` otherwise.
+    pub next_attempt_at: Option<std::time::SystemTime>,
 }
 
 impl Hub {
@@ -36,6 +39,10 @@ impl Hub {
                     tools: observed.tools.len(),
                     transport: s.network_transport(),
                     identity: observed.identity,
+                    next_attempt_at: observed.next_attempt.map(|until| {
+                        std::time::SystemTime::now()
+                            + until.saturating_duration_since(tokio::time::Instant::now())
+                    }),
                 }
             })
             .collect()

@@ -154,23 +154,126 @@ async fn every_connection_announces_its_endpoint_before_its_tools() {
     assert_eq!(*endpoint, crate::state::ServerEndpoint::pipe());
 }
 
-#[test]
-fn a_url_that_is_not_http_is_a_configuration_error_without_its_credentials() {
-    let spec = ServerSpec {
-        name: "files".into(),
+fn http_spec(name: &str, url: &str) -> ServerSpec {
+    ServerSpec {
+        name: name.into(),
         transport: TransportSpec::Http {
-            url: "ftp://user:hunter2@example.test/mcp".into(),
+            url: url.into(),
             headers: Default::default(),
             oauth: None,
         },
-    };
-    let error = Hub::new(vec![spec], HubOptions::builder()).unwrap_err();
-    let text = error.to_string();
-    assert!(matches!(error, SpecError::UrlScheme { .. }));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_entry_this_build_cannot_serve_reads_absent_naming_its_key_and_the_others_start() {
+    let bad_url = http_spec("files", "ftp://user:hunter2@example.test/mcp");
+    let mut bad_oauth = http_spec("github", "https://example.test/mcp");
+    if let TransportSpec::Http { oauth, .. } = &mut bad_oauth.transport {
+        *oauth = Some(OAuthSpec::new("tokens/github.json", Some(" ".into())));
+    }
+    let (events, sink) = recorder();
+    let hub = Hub::new(
+        vec![bad_url, bad_oauth],
+        quiet().event_sink(sink).reconnect_on_drop(false),
+    )
+    .expect("one bad entry does not stop the hub");
+    // A healthy server beside them starts and answers.
+    let script = Arc::new(Script::default());
+    hub.add_connector("mail", Arc::new(ScriptedConnector::new(&script)))
+        .unwrap();
+    hub.connect_all();
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+    assert_eq!(hub.call(read()).await.unwrap().content.len(), 1);
+
+    for (server, key) in [("files", "url"), ("github", "oauth.client_id")] {
+        assert_eq!(hub.state(server), Some(State::Absent), "{server}");
+        let status = hub
+            .servers()
+            .into_iter()
+            .find(|s| &*s.name == server)
+            .unwrap();
+        let reason = status.reason.unwrap_or_default();
+        assert!(reason.contains(&format!("`{key}`")), "{server}: {reason}");
+        assert!(
+            reason.contains("other servers are not affected"),
+            "{reason}"
+        );
+        assert!(!reason.contains("hunter2"), "{reason}");
+        // Calls fail at once, with the same words, and nothing is attempted.
+        let started = Instant::now();
+        let error = hub
+            .call(ToolCall::new(format!("mcp__{server}__read")))
+            .await
+            .unwrap_err();
+        assert_eq!(started.elapsed(), Duration::ZERO);
+        assert_eq!(error.state(), State::Absent);
+        assert!(error.to_string().contains(&format!("`{key}`")), "{error}");
+        tokio::time::advance(Duration::from_secs(600)).await;
+        hub.connect_all();
+        settle().await;
+        assert_eq!(hub.state(server), Some(State::Absent));
+    }
+    let events = events.lock().unwrap();
     assert!(
-        text.contains("`files`") && text.contains("ftp") && !text.contains("hunter2"),
-        "{text}"
+        !events.iter().any(
+            |e| matches!(e, ConnectionEvent::ConnectAttempt { server, .. } if &**server != "mail")
+        ),
+        "no attempt for an entry that cannot be served: {events:?}"
     );
+    // The exporter learns the reason with the state change.
+    assert!(events.iter().any(|e| matches!(e,
+        ConnectionEvent::StateChanged { server, to: State::Absent, reason: Some(r), .. }
+            if &**server == "github" && r.contains("`oauth.client_id`"))));
+}
+
+#[test]
+fn only_a_name_that_cannot_form_tool_names_or_a_duplicate_refuses_the_hub() {
+    let error = Hub::new(
+        vec![http_spec("a__b", "https://example.test/mcp")],
+        HubOptions::builder(),
+    )
+    .unwrap_err();
+    assert!(matches!(error, SpecError::BadName { .. }), "{error}");
+    let error = Hub::new(
+        vec![
+            http_spec("a", "https://example.test/mcp"),
+            http_spec("a", "ftp://example.test/mcp"),
+        ],
+        HubOptions::builder(),
+    )
+    .unwrap_err();
+    assert!(matches!(error, SpecError::Duplicate { .. }), "{error}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reload_to_an_entry_this_build_cannot_serve_makes_that_server_absent_alone() {
+    let hub = Hub::new(
+        vec![http_spec("files", "https://example.test/mcp")],
+        quiet(),
+    )
+    .unwrap();
+    assert_eq!(hub.state("files"), Some(State::Connecting));
+    hub.replace_server(http_spec("files", "ws://example.test/mcp"))
+        .unwrap();
+    assert_eq!(hub.state("files"), Some(State::Absent));
+    hub.add_server(http_spec("more", "file:///etc/passwd"))
+        .unwrap();
+    assert_eq!(hub.state("more"), Some(State::Absent));
+    assert!(reason_of(&hub, "more").contains("`url`"));
+    // Fixing the entry brings it back to `connecting`.
+    hub.replace_server(http_spec("files", "https://example.test/mcp"))
+        .unwrap();
+    assert_eq!(hub.state("files"), Some(State::Connecting));
+}
+
+fn reason_of(hub: &Hub, server: &str) -> String {
+    hub.servers()
+        .into_iter()
+        .find(|s| &*s.name == server)
+        .and_then(|s| s.reason)
+        .unwrap_or_default()
 }
 
 #[tokio::test(start_paused = true)]

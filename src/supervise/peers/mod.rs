@@ -76,10 +76,10 @@ use slot::{Conn, Slot};
 ///  // `connecting` for ever.
 ///  peers.connecting("files");
 ///  match TokioChildProcess::new(tokio::process::Command::new("files-mcp")) {
-///      Err(spawn_error) => peers.failed("files", &spawn_error),
+///      Err(spawn_error) => peers.failed("files", spawn_error),
 ///      Ok(transport) => match ().serve(transport).await {
 ///          Ok(running) => drop(peers.insert("files", running).await),
-///          Err(error) => peers.failed("files", &error),
+///          Err(error) => peers.failed("files", error),
 ///      },
 ///  }
 ///
@@ -242,8 +242,32 @@ impl Peers {
     /// `unauthenticated` for a 401/403 challenge, `absent` with `spawn_failed` for a command that
     /// is missing or not executable, `absent` otherwise, with the reason; counted in
     /// `connects_total`.
-    pub fn failed(&self, server: &str, error: &(dyn std::error::Error + Send + Sync + 'static)) {
-        self.failed_with(server, ConnectError::classify(server, error));
+    ///
+    /// Takes the error by value, as a service has it: any `std::error::Error + Send + Sync`
+    /// (`std::io::Error`, rmcp's `ClientInitializeError`), a `Box<dyn Error + Send + Sync>`, or an
+    /// `anyhow::Error` (it converts into that box, with the error it wraps, so its cause is read
+    /// through any context added to it). To keep the error, classify a borrow with
+    /// [`Peers::failed_with`]`(server, ConnectError::classify(server, &*error))`.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use mcp_readiness::{State, supervise::Peers};
+    ///
+    /// let peers = Peers::new();
+    /// let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+    /// peers.failed("files", missing);
+    /// let boxed: Box<dyn std::error::Error + Send + Sync> = "the server said no".into();
+    /// peers.failed("mail", boxed);
+    /// assert_eq!(peers.state("files"), Some(State::Absent));
+    /// # Ok(()) }
+    /// ```
+    pub fn failed(
+        &self,
+        server: &str,
+        error: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) {
+        let error = error.into();
+        self.failed_with(server, ConnectError::classify(server, &*error));
     }
 
     /// The service's connect to `server` failed for a reason it classified itself (e.g.
@@ -328,6 +352,8 @@ impl Peers {
                     Conn::Live { session, .. } => session.identity(),
                     _ => None,
                 },
+                // Your own connections are re-made by you: no attempt is scheduled here.
+                next_attempt_at: None,
             })
             .collect()
     }

@@ -36,6 +36,7 @@ impl Supervisor {
     /// - cooling down, or backing off a crash loop → fail at once with the cause and the time
     ///   left;
     /// - unauthorized → fail at once, no retry until credentials change;
+    /// - unservable (a configuration this build cannot serve) → fail at once with the reason;
     /// - idle, or the cooldown is over → start one attempt and await it.
     pub(crate) async fn ensure_connected(
         self: &Arc<Self>,
@@ -103,6 +104,14 @@ impl Supervisor {
                 ConnState::Unauthorized => {
                     Admission::Refuse(self.unauthenticated_error(machine.reason.as_deref()))
                 }
+                ConnState::Unservable => Admission::Refuse(CallError::new(
+                    &self.name,
+                    CallErrorKind::NotConnected(NotConnected::Absent),
+                    machine.reason.as_deref().map_or_else(
+                        || format!("server `{}` cannot be served by this build", self.name),
+                        str::to_owned,
+                    ),
+                )),
                 ConnState::Stopped => Admission::Refuse(CallError::new(
                     &self.name,
                     CallErrorKind::NotConnected(NotConnected::Absent),
@@ -193,14 +202,24 @@ impl Supervisor {
         if let Some(after) = error.retry_after() {
             return self.throttled_error(error, after);
         }
+        let left = self.read(|machine| match &machine.state {
+            ConnState::CoolingDown { until, .. } => {
+                Some(until.saturating_duration_since(Instant::now()))
+            }
+            _ => None,
+        });
+        let message = match left {
+            Some(left) => format!(
+                "{}; calls fail fast until the next attempt in {}",
+                error.message,
+                Human(left)
+            ),
+            None => error.message.clone(),
+        };
         CallError::new(
             &self.name,
             CallErrorKind::NotConnected(NotConnected::Absent),
-            format!(
-                "{}; calls fail fast for {}",
-                error.message,
-                Human(self.shared.options.cooldown)
-            ),
+            message,
         )
         .with_connect_result(error.result)
     }
@@ -303,12 +322,27 @@ impl Supervisor {
                     Err(error)
                 }
                 Err(error) => {
-                    let cooldown = self.shared.options.cooldown;
-                    let reason = format!("{}; cooling down for {}", error.message, Human(cooldown));
-                    let until = crate::util::later(Instant::now(), cooldown);
+                    let options = &self.shared.options;
+                    let delay = machine.connect_backoff(options.crash.initial, options.cooldown);
+                    let failures = machine.connect_failures();
+                    let in_a_row = if failures > 1 {
+                        format!(" ({failures} failed connects in a row; the wait doubles up to the cooldown of {})", Human(options.cooldown))
+                    } else {
+                        String::new()
+                    };
+                    let reason = if options.reconnect_on_drop {
+                        format!("{}; next attempt in {}{in_a_row}", error.message, Human(delay))
+                    } else {
+                        format!(
+                            "{}; calls fail fast for {}, then the next call tries again{in_a_row}",
+                            error.message,
+                            Human(delay)
+                        )
+                    };
+                    let until = crate::util::later(Instant::now(), delay);
                     machine.cool_down(error.clone(), until, reason.into());
-                    if self.shared.options.reconnect_on_drop {
-                        self.wake_after(cooldown);
+                    if options.reconnect_on_drop {
+                        self.wake_after(delay);
                     }
                     Err(error)
                 }

@@ -37,11 +37,12 @@ pub(crate) type Attempt = Shared<BoxFuture<'static, AttemptOutcome>>;
 ///            │   │                 └──drop soon after the handshake, again──▶ BackingOff{until}
 ///            │   ├── backoff over (reconnect_on_drop) ─────────────────────────────┘
 ///            │   └── cooldown over ───────────────────────── CoolingDown{until}
-///            ├──fail──────────────────────────────────────▶ CoolingDown{until}
+///            ├──fail (1 s, 2 s, 4 s ... up to the cooldown)──▶ CoolingDown{until}
 ///            ├──429/503 + Retry-After──▶ Throttled{until} ──retry-after over──▶ Connecting
 ///            └──401/403──▶ Unauthorized ◀──401 mid-session── Connected{g}
 ///                               └── credentials changed (replace_server / reset_auth) ──▶ Idle
 ///  BackingOff ── backoff over, no reconnect_on_drop ──▶ Idle
+///  Idle ──configuration this build cannot serve (at add)──▶ Unservable
 ///  any ──shutdown / remove──▶ Stopped
 /// ```
 ///
@@ -49,7 +50,7 @@ pub(crate) type Attempt = Shared<BoxFuture<'static, AttemptOutcome>>;
 /// the next use, `connect_all` or the background reconnect connects it), `Connecting` is
 /// `connecting`, `Throttled` is `connecting` (it heals by itself), `Connected` is `ready`,
 /// `Unauthorized` is `unauthenticated`, and `CoolingDown`,
-/// `BackingOff` and `Stopped` are `absent`.
+/// `BackingOff`, `Unservable` and `Stopped` are `absent`.
 pub(crate) enum ConnState {
     /// No connection and no failure: never tried, or the last one closed after a normal life. The
     /// next use (or the background reconnect) connects.
@@ -87,6 +88,11 @@ pub(crate) enum ConnState {
         last_error: ConnectError,
         until: Instant,
     },
+    /// The configuration cannot be served by this build (a feature not built, a bad URL or
+    /// header, an empty command): nothing connects until the configuration changes
+    /// (`replace_server` builds a fresh supervisor). The other servers of the hub are not
+    /// affected.
+    Unservable,
     /// Removed from the hub or shut down: nothing will connect again.
     Stopped,
 }
@@ -103,9 +109,10 @@ impl Readiness for ConnState {
                 State::Connecting
             }
             ConnState::Unauthorized => State::Unauthenticated,
-            ConnState::CoolingDown { .. } | ConnState::BackingOff { .. } | ConnState::Stopped => {
-                State::Absent
-            }
+            ConnState::CoolingDown { .. }
+            | ConnState::BackingOff { .. }
+            | ConnState::Unservable
+            | ConnState::Stopped => State::Absent,
         }
     }
 
@@ -118,6 +125,7 @@ impl Readiness for ConnState {
             ConnState::CoolingDown { .. } => "cooling_down",
             ConnState::BackingOff { .. } => "backing_off",
             ConnState::Throttled { .. } => "throttled",
+            ConnState::Unservable => "unservable",
             ConnState::Stopped => "stopped",
         }
     }
@@ -140,6 +148,12 @@ pub(crate) struct Machine {
     short_lives: u32,
     /// The longest life among those connections.
     longest_short_life: Duration,
+    /// Failed connects in a row since the last successful one (the connect backoff doubles with
+    /// each, up to the cooldown).
+    connect_failures: u32,
+    /// When the next attempt is due (cooling down, backing off or throttled), as last announced
+    /// with [`ConnectionEvent::NextAttempt`].
+    pub(crate) next_attempt: Option<Instant>,
 }
 
 /// What ended a connection led to (returned by [`Machine::lose`]).
@@ -166,6 +180,8 @@ impl Machine {
             ),
             short_lives: 0,
             longest_short_life: Duration::ZERO,
+            connect_failures: 0,
+            next_attempt: None,
         }
     }
 
@@ -197,6 +213,41 @@ impl Machine {
     fn transition(&mut self, next: ConnState, reason: Option<Arc<str>>) {
         self.events
             .transition(&mut self.state, &mut self.reason, next, reason);
+        self.note_next_attempt();
+    }
+
+    /// Announces when the next attempt is due ([`ConnectionEvent::NextAttempt`]) whenever that
+    /// changed: the end of a cooldown, a crash-loop backoff or a `Retry-After`; none otherwise.
+    fn note_next_attempt(&mut self) {
+        let next = match &self.state {
+            ConnState::CoolingDown { until, .. }
+            | ConnState::BackingOff { until }
+            | ConnState::Throttled { until, .. } => Some(*until),
+            _ => None,
+        };
+        if next != self.next_attempt {
+            self.next_attempt = next;
+            self.events.push(ConnectionEvent::NextAttempt {
+                server: self.server.clone(),
+                after: next.map(|until| until.saturating_duration_since(Instant::now())),
+            });
+        }
+    }
+
+    /// A connect failed: the wait before the next attempt, `initial` after the first failure in a
+    /// row, doubling with each one after it, never longer than `cooldown`. A server down for a
+    /// moment is therefore tried again within seconds; one that stays down costs one attempt per
+    /// cooldown.
+    pub(crate) fn connect_backoff(&mut self, initial: Duration, cooldown: Duration) -> Duration {
+        self.connect_failures = self.connect_failures.saturating_add(1);
+        let doublings = self.connect_failures - 1;
+        let factor = 1u32.checked_shl(doublings.min(31)).unwrap_or(u32::MAX);
+        initial.saturating_mul(factor).min(cooldown)
+    }
+
+    /// How many connects in a row have failed since the last successful one.
+    pub(crate) fn connect_failures(&self) -> u32 {
+        self.connect_failures
     }
 
     /// An attempt ended with `result` after `duration`: `ConnectAttempt`, before the transition
@@ -226,6 +277,7 @@ impl Machine {
             reconnect: self.generation > 0,
         };
         self.generation += 1;
+        self.connect_failures = 0;
         let generation = self.generation;
         self.events.connected(
             &mut self.state,
@@ -238,6 +290,7 @@ impl Machine {
             },
             announce,
         );
+        self.note_next_attempt();
         generation
     }
 
@@ -246,7 +299,8 @@ impl Machine {
         self.transition(ConnState::Unauthorized, Some(why));
     }
 
-    /// Connecting → CoolingDown{until}: fail fast until `until`.
+    /// Connecting → CoolingDown{until}: fail fast until `until` (the connect backoff, at most the
+    /// cooldown).
     pub(crate) fn cool_down(&mut self, last_error: ConnectError, until: Instant, why: Arc<str>) {
         self.transition(ConnState::CoolingDown { last_error, until }, Some(why));
     }
@@ -367,6 +421,14 @@ impl Machine {
             );
         }
         was
+    }
+
+    /// Idle → Unservable, when the server is added: its configuration cannot be served by this
+    /// build, and `why` names the feature or key at fault. Nothing connects it again.
+    pub(crate) fn unservable(&mut self, why: Arc<str>) {
+        if matches!(self.state, ConnState::Idle) {
+            self.transition(ConnState::Unservable, Some(why));
+        }
     }
 
     /// Any state → Stopped: closes the live connection (killing a stdio child's process group) or

@@ -47,6 +47,8 @@ pub(crate) struct Observed {
     pub(crate) generation: u64,
     /// Who answered the live connection's handshake.
     pub(crate) identity: Option<crate::state::ServerIdentity>,
+    /// When the next attempt is due, while one waits for a time.
+    pub(crate) next_attempt: Option<tokio::time::Instant>,
 }
 
 /// One server's supervisor: its [`Machine`] behind a lock, the connector that makes its
@@ -141,7 +143,20 @@ impl Supervisor {
                 ConnState::Connected { session, .. } => session.identity(),
                 _ => None,
             },
+            next_attempt: machine.next_attempt,
         })
+    }
+
+    /// Marks the server as one whose configuration this build cannot serve: it reads `absent`
+    /// with `problem` (which names the feature or key at fault) as its reason, and never
+    /// connects. Called after the server was announced as added.
+    pub(crate) fn unservable(&self, problem: &crate::client::spec_error::SpecError) {
+        let reason = format!(
+            "{problem}. This server stays absent until its configuration is fixed; the other \
+             servers are not affected"
+        );
+        tracing::warn!(target: "mcp_readiness::hub", server = %self.name, "{reason}");
+        self.update(|machine| machine.unservable(reason.into()));
     }
 
     /// Closes the live connection (killing a stdio child's process group) or cancels the attempt

@@ -25,7 +25,9 @@ async fn calls_during_the_cooldown_fail_fast_and_one_attempt_follows_it() {
     assert_eq!(first.connect_result(), Some(ConnectResult::Refused));
     assert_eq!(script.connects.load(Ordering::SeqCst), 1);
 
-    tokio::time::advance(Duration::from_millis(59_999)).await;
+    // The first failure waits 1 s (the connect backoff), not the whole cooldown.
+    assert!(first.to_string().contains("next attempt in 1s"), "{first}");
+    tokio::time::advance(Duration::from_millis(999)).await;
     let started = Instant::now();
     let during = hub.call(read()).await.unwrap_err();
     assert_eq!(
@@ -57,6 +59,113 @@ async fn calls_during_the_cooldown_fail_fast_and_one_attempt_follows_it() {
         "exactly one attempt after the cooldown"
     );
     assert_eq!(hub.state("mail"), Some(State::Ready));
+}
+
+#[tokio::test(start_paused = true)]
+async fn failed_connects_back_off_from_one_second_doubling_up_to_the_cooldown() {
+    let script = Script::starting_with(std::iter::repeat_n(
+        ConnectStep::Fail(ConnectResult::Refused),
+        6,
+    ));
+    let (events, sink) = recorder();
+    let hub = hub_with(
+        ScriptedConnector::new(&script),
+        quiet().cooldown(Duration::from_secs(10)).event_sink(sink),
+    );
+    hub.connect_all();
+    settle().await;
+    assert_eq!(connects(&script), 1);
+    assert_eq!(hub.state("mail"), Some(State::Absent));
+    assert!(
+        reason(&hub).ends_with("next attempt in 1s"),
+        "{}",
+        reason(&hub)
+    );
+    let due = hub.servers()[0].next_attempt_at.expect("a time is due");
+    let left = due
+        .duration_since(std::time::SystemTime::now())
+        .unwrap_or_default();
+    assert!(
+        left <= Duration::from_secs(1) && left > Duration::from_millis(900),
+        "{left:?}"
+    );
+    // Each edge: nothing a millisecond before it, one attempt at it. The wait doubles and is
+    // capped by the cooldown (10 s here).
+    let waits = [1u64, 2, 4, 8, 10, 10];
+    for (i, wait) in waits.into_iter().enumerate() {
+        tokio::time::advance(Duration::from_millis(wait * 1000 - 1)).await;
+        settle().await;
+        assert_eq!(connects(&script), i + 1, "before the {wait} s edge");
+        tokio::time::advance(Duration::from_millis(1)).await;
+        settle().await;
+        assert_eq!(connects(&script), i + 2, "at the {wait} s edge");
+        if i + 2 <= 6 {
+            let next = waits[i + 1];
+            assert!(
+                reason(&hub).contains(&format!("next attempt in {next}s")),
+                "{}",
+                reason(&hub)
+            );
+            assert!(
+                reason(&hub).contains("failed connects in a row"),
+                "{}",
+                reason(&hub)
+            );
+        }
+    }
+    // The seventh attempt finds the server back: ready, nothing due any more.
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+    assert_eq!(hub.servers()[0].next_attempt_at, None);
+    let announced: Vec<Option<Duration>> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            ConnectionEvent::NextAttempt { after, .. } => Some(*after),
+            _ => None,
+        })
+        .collect();
+    let secs = |s| Some(Duration::from_secs(s));
+    assert_eq!(
+        announced,
+        vec![
+            secs(1),
+            None,
+            secs(2),
+            None,
+            secs(4),
+            None,
+            secs(8),
+            None,
+            secs(10),
+            None,
+            secs(10),
+            None
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_down_for_a_moment_is_ready_within_seconds_of_coming_back() {
+    // Down for 3 s (refused), then back: the default options (cooldown 60 s) try again at
+    // 1 s, 3 s (1 + 2) and find it at 7 s (1 + 2 + 4), not after a minute.
+    let script = Script::starting_with(std::iter::repeat_n(
+        ConnectStep::Fail(ConnectResult::Refused),
+        3,
+    ));
+    let hub = hub_with(ScriptedConnector::new(&script), quiet());
+    hub.connect_all();
+    settle().await;
+    let started = Instant::now();
+    for _ in 0..7_000 {
+        if hub.state("mail") == Some(State::Ready) {
+            break;
+        }
+        tokio::time::advance(Duration::from_millis(1)).await;
+        settle().await;
+    }
+    assert_eq!(hub.state("mail"), Some(State::Ready));
+    assert_eq!(started.elapsed(), Duration::from_secs(7));
 }
 
 #[tokio::test(start_paused = true)]

@@ -322,3 +322,66 @@ fn the_scenario_records_what_each_event_and_observation_means() {
         Some(1.0)
     );
 }
+
+/// The value of `name{labels}` in `text`, 0 when absent.
+fn sample(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series).and_then(|v| v.trim().parse().ok()))
+        .unwrap_or(0.0)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_storm_of_refused_calls_avoids_one_shared_wait_not_a_budget_per_call() {
+    use mcp_readiness::{Budget, ReadinessLayer, Snapshot, StaticInventory, ToolCall};
+    use rmcp::model::CallToolResult;
+    use tower::{ServiceBuilder, ServiceExt as _};
+
+    let metrics = Metrics::new();
+    let budget = Budget::try_new(Duration::from_secs(20), Duration::from_secs(2)).unwrap();
+    let tools = ServiceBuilder::new()
+        .layer(
+            ReadinessLayer::builder(StaticInventory::new(Snapshot::default()))
+                .budget(budget)
+                .metrics(metrics.clone())
+                .build(),
+        )
+        .service(tower::service_fn(|_: ToolCall| async {
+            Ok::<_, tower::BoxError>(CallToolResult::success(vec![]))
+        }));
+    let avoided = r#"mcp_readiness_avoided_wait_seconds_total{server="gone",state="absent"}"#;
+    // The issue's storm: 625 refused calls in 0.3 s, 125 at a time.
+    for _ in 0..5 {
+        let calls: Vec<_> = (0..125)
+            .map(|i| {
+                tools
+                    .clone()
+                    .oneshot(ToolCall::new(format!("mcp__gone__tool{}", i % 7)))
+            })
+            .collect();
+        for result in futures::future::join_all(calls).await {
+            assert!(result.is_err());
+        }
+        tokio::time::advance(Duration::from_millis(60)).await;
+    }
+    let text = metrics.render();
+    let counted = sample(&text, avoided);
+    // One wait of 20 s from the first call, extended by the 0.24 s until the last: not 12,500 s.
+    assert!(
+        (20.0..=20.3).contains(&counted),
+        "avoided {counted} s for 625 calls in 0.3 s"
+    );
+    // Afterwards it grows no faster than wall time: a call every 5 s for a minute, the last at
+    // 60.3 s, and the counter is the one wait from 0 to 60.3 s + 20 s.
+    for _ in 0..12 {
+        tokio::time::advance(Duration::from_secs(5)).await;
+        let _ = tools
+            .clone()
+            .oneshot(ToolCall::new("mcp__gone__read"))
+            .await;
+    }
+    let later = sample(&metrics.render(), avoided);
+    assert!(
+        (later - 80.3).abs() < 1e-6,
+        "{later} s after a minute of calls"
+    );
+}

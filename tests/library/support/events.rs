@@ -110,6 +110,11 @@ pub(crate) fn scenario() -> Metrics {
     metrics.on_event(&connect("gone", ConnectResult::SpawnFailed, 10));
     clock.advance(Duration::from_secs(1));
     metrics.on_event(&changed("gone", State::Connecting, State::Absent));
+    // Its next attempt is due in 4 s (the connect backoff).
+    metrics.on_event(&ConnectionEvent::NextAttempt {
+        server: "gone".into(),
+        after: Some(Duration::from_secs(4)),
+    });
     metrics.on_event(&ConnectionEvent::CooldownRejection {
         server: "gone".into(),
     });

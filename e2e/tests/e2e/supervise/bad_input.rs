@@ -28,15 +28,15 @@ async fn a_command_that_does_not_exist_is_absent_with_spawn_failed_naming_the_co
 }
 
 #[tokio::test]
-async fn a_non_http_url_is_a_configuration_error() {
+async fn a_non_http_url_is_that_servers_problem_alone() {
     let spec = http("files", "file:///etc/passwd", None);
-    let error = Hub::new(vec![spec], options()).unwrap_err();
-    assert!(matches!(error, SpecError::UrlScheme { .. }), "{error}");
-    let hub = Hub::new(vec![], options()).unwrap();
-    assert!(
-        hub.add_server(http("x", "ws://127.0.0.1:1/mcp", None))
-            .is_err()
-    );
+    let hub = Hub::new(vec![spec], options()).unwrap();
+    assert_eq!(hub.state("files"), Some(State::Absent));
+    let error = hub.call(ToolCall::new("mcp__files__x")).await.unwrap_err();
+    assert!(error.to_string().contains("`url`"), "{error}");
+    hub.add_server(http("x", "ws://127.0.0.1:1/mcp", None))
+        .unwrap();
+    assert_eq!(hub.state("x"), Some(State::Absent));
 }
 
 #[tokio::test]

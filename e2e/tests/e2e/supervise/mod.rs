@@ -30,7 +30,7 @@ use mcp_readiness::{
     state::{ConnectResult, ConnectionEvent},
     supervise::{
         AfterConnect, CallErrorKind, ConnectError, Hub, HubOptions, HubOptionsBuilder,
-        NotConnected, ServerSpec, SpecError, TransportSpec,
+        NotConnected, ServerSpec, TransportSpec,
     },
 };
 use rmcp::model::{CallToolRequestParams, CallToolResult};
