@@ -49,8 +49,7 @@ pub(super) async fn events(
     let hello = futures::stream::once(async { Ok(Event::default().comment("subscribed")) });
     let (buffer, queued) = mpsc::channel(CHANGE_BUFFER);
     tokio::spawn(forward(changes, buffer));
-    Sse::new(futures::StreamExt::chain(hello, stream(queued)))
-        .keep_alive(KeepAlive::default())
+    Sse::new(futures::StreamExt::chain(hello, stream(queued))).keep_alive(KeepAlive::default())
 }
 
 /// Moves one client's changes from the recorder's broadcast into its own buffer of
@@ -193,7 +192,8 @@ mod tests {
                 if n == 0 {
                     self.ended = true;
                 }
-                self.buffer.push_str(std::str::from_utf8(&chunk[..n]).unwrap());
+                self.buffer
+                    .push_str(std::str::from_utf8(&chunk[..n]).unwrap());
             }
         }
 
@@ -262,7 +262,11 @@ mod tests {
         let changed = Instant::now();
         change(&metrics, "files", State::Ready, State::Absent);
         let event = client.next().await.unwrap();
-        assert!(changed.elapsed() < Duration::from_secs(1), "{:?}", changed.elapsed());
+        assert!(
+            changed.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            changed.elapsed()
+        );
         assert_eq!((event.event.as_str(), event.id), ("state", Some(1)));
         let data: Value = serde_json::from_str(&event.data).unwrap();
         assert_eq!(data["server"], "files");
@@ -336,12 +340,18 @@ mod tests {
                 }
             }
         }
-        eprintln!("stalled reader dropped after {sent} changes; slowest batch of 100 {slowest_batch:?}");
+        eprintln!(
+            "stalled reader dropped after {sent} changes; slowest batch of 100 {slowest_batch:?}"
+        );
         assert!(
             slowest_batch < Duration::from_millis(250),
             "100 changes took {slowest_batch:?}"
         );
-        assert_eq!(metrics.state_change_subscribers(), 1, "only the live reader");
+        assert_eq!(
+            metrics.state_change_subscribers(),
+            1,
+            "only the live reader"
+        );
         // The live reader still follows, within a second.
         let changed = Instant::now();
         change(&metrics, "files", State::Connecting, State::Ready);
@@ -356,6 +366,9 @@ mod tests {
             .unwrap();
         let raw = String::from_utf8_lossy(&raw);
         assert_eq!(raw.matches("event: reset").count(), 1);
-        assert!(raw.trim_end().ends_with("\"}"), "ends with the reset's data");
+        assert!(
+            raw.trim_end().ends_with("\"}"),
+            "ends with the reset's data"
+        );
     }
 }

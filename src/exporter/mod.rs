@@ -47,6 +47,8 @@ mod status_html;
 #[cfg(feature = "http")]
 mod status_json;
 
+#[cfg(feature = "http")]
+pub use events_route::EVENTS_PATH;
 #[cfg(all(feature = "http", feature = "hub"))]
 pub use probe_route::{PROBE_PATH, SCRAPE_TIMEOUT_HEADER, probe_router};
 #[cfg(feature = "hub")]
@@ -57,8 +59,6 @@ pub use routes::{CONTENT_TYPE, DEFAULT_LISTEN, METRICS_PATH, STATUS_PATH, router
 pub use standalone_server::serve_with_probe;
 #[cfg(feature = "http")]
 pub use standalone_server::{MetricsServer, ServeError, serve};
-#[cfg(feature = "http")]
-pub use events_route::EVENTS_PATH;
 #[cfg(feature = "http")]
 pub use status_html::{STATUS_REFRESH_SECONDS, status_page};
 #[cfg(feature = "http")]

@@ -400,7 +400,7 @@ impl Metrics {
     }
 
     /// How many subscribers follow the readiness changes now.
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    #[cfg(test)]
     pub(crate) fn state_change_subscribers(&self) -> usize {
         self.inner.board.subscribers()
     }

@@ -139,6 +139,7 @@ impl ChangeLog {
     }
 
     /// How many subscribers are connected now.
+    #[cfg(test)]
     pub(crate) fn subscribers(&self) -> usize {
         self.sender.receiver_count()
     }
@@ -210,7 +211,10 @@ mod tests {
     #[test]
     fn a_resume_replays_the_changes_after_the_id_it_names() {
         let log = log_with(5);
-        assert_eq!(ids(&mut log.subscribe(Some(2))), [Some(3), Some(4), Some(5)]);
+        assert_eq!(
+            ids(&mut log.subscribe(Some(2))),
+            [Some(3), Some(4), Some(5)]
+        );
         assert_eq!(ids(&mut log.subscribe(Some(5))), []);
         assert_eq!(ids(&mut log.subscribe(Some(0))).len(), 5);
         assert_eq!(ids(&mut log.subscribe(None)), []);

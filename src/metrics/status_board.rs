@@ -200,6 +200,7 @@ impl StatusBoard {
     }
 
     /// How many subscribers follow the state changes now.
+    #[cfg(test)]
     pub(crate) fn subscribers(&self) -> usize {
         self.board().changes.subscribers()
     }

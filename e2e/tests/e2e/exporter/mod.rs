@@ -10,6 +10,7 @@ mod check;
 mod faults;
 mod scraped_by_prometheus;
 mod serve;
+mod status_api;
 
 use mcp_readiness_fixtures as common;
 
