@@ -151,3 +151,6 @@ pub const RUN_RAN_STEPS: &str = "mcp_readiness_run_ran_steps";
 pub const RUN_SERVERS: &str = "mcp_readiness_run_servers";
 /// Gauge: Unix time the run was pushed.
 pub const RUN_TIMESTAMP_SECONDS: &str = "mcp_readiness_run_timestamp_seconds";
+/// Gauge: Unix time the next run is due, pushed by `check` when the next run is known
+/// (`--next-run-in`, `readiness.schedule.every`).
+pub const RUN_NEXT_TIMESTAMP_SECONDS: &str = "mcp_readiness_run_next_timestamp_seconds";

@@ -365,6 +365,48 @@ impl Metrics {
         (rows, now, last_change)
     }
 
+    /// The credentials that cannot renew themselves (a static bearer JWT, a refresh token's own
+    /// lifetime) and expire before `at`, by server name, as the connections reported them
+    /// (`mcp_readiness_credential_expiry_timestamp_seconds{renewable="false"}`): what will stop
+    /// a run at `at` unless a person re-authorizes first. Expired ones are included.
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// use mcp_readiness::state::{ConnectionEvent, CredentialExpiry, CredentialKind, EventSink};
+    /// use mcp_readiness::{Metrics, State};
+    ///
+    /// let metrics = Metrics::new();
+    /// let now = SystemTime::now();
+    /// metrics.on_event(&ConnectionEvent::ServerAdded { server: "jwt".into(), state: State::Ready });
+    /// metrics.on_event(&ConnectionEvent::CredentialsExpire {
+    ///     server: "jwt".into(),
+    ///     expiries: vec![CredentialExpiry {
+    ///         kind: CredentialKind::BearerToken,
+    ///         expires_at: now + Duration::from_secs(2 * 3600),
+    ///         renewable: false,
+    ///     }],
+    /// });
+    /// let in_6h = metrics.credentials_expiring_before(now + Duration::from_secs(6 * 3600));
+    /// assert_eq!(in_6h[0].0, "jwt");
+    /// assert!(metrics.credentials_expiring_before(now + Duration::from_secs(3600)).is_empty());
+    /// ```
+    pub fn credentials_expiring_before(
+        &self,
+        at: std::time::SystemTime,
+    ) -> Vec<(String, crate::state::CredentialExpiry)> {
+        self.inner
+            .board
+            .snapshot()
+            .into_iter()
+            .flat_map(|(server, row)| {
+                row.credentials
+                    .into_iter()
+                    .filter(|c| !c.renewable && c.expires_at < at)
+                    .map(move |c| (server.to_string(), c))
+            })
+            .collect()
+    }
+
     /// The readiness changes from now on, in order, for a subscriber in the same process (the
     /// stream the exporter's `GET /events` serves): each state change of a server announced by
     /// the connections' events. Sending never waits for a subscriber; one that falls more than

@@ -8,6 +8,7 @@
 
 mod check;
 mod faults;
+mod forecast;
 mod scraped_by_prometheus;
 mod serve;
 mod status_api;
