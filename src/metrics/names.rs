@@ -61,6 +61,9 @@ pub const MCP_CLIENT_OPERATION_DURATION_SECONDS: &str = "mcp_client_operation_du
 pub const PROBE_SUCCESS: &str = "mcp_readiness_probe_success";
 /// Gauge (no labels), on a `/probe` answer only: how long the probe took, in seconds.
 pub const PROBE_DURATION_SECONDS: &str = "mcp_readiness_probe_duration_seconds";
+/// Gauge {`phase`}, on a `/probe` answer only: how long each phase of the probe took that it
+/// measured (`handshake`: the connection and `initialize`; `tools_list`).
+pub const PROBE_PHASE_DURATION_SECONDS: &str = "mcp_readiness_probe_phase_duration_seconds";
 
 /// Every metric name this crate registers (the `/probe` answer's own two, [`PROBE_SUCCESS`] and
 /// [`PROBE_DURATION_SECONDS`], are not registered: they exist on probe answers only), in the order of DESIGN.md's table.
