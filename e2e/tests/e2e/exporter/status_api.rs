@@ -1,6 +1,6 @@
 //! `GET /status.json` and `GET /events` of `mcp-readiness serve` as a real process, against real
 //! MCP servers: the JSON status, the status page and `/metrics` say the same at the same moment,
-//! before and after a fault injected live (a child killed), and the change stream carries each
+//! before and after faults injected live (a child killed, credentials changed by a reload), and the change stream carries each
 //! change within a second of it.
 
 use super::*;
@@ -190,7 +190,7 @@ async fn three_views_agree(serve: &Serve, expected: &[(&str, &str)]) -> Value {
 }
 
 #[tokio::test]
-async fn status_json_the_status_page_and_metrics_agree_and_events_carry_a_killed_child_within_a_second()
+async fn status_json_the_status_page_and_metrics_agree_and_events_carry_a_killed_child_and_new_credentials_within_a_second()
  {
     let scratch = Scratch::new("status-api");
     let (_http, port) = http_fixture(&scratch).await;
@@ -200,7 +200,7 @@ async fn status_json_the_status_page_and_metrics_agree_and_events_carry_a_killed
         "gone": absent_entry(),
     });
     let readiness = json!({ "budget": "5s", "cooldown": "60s", "ping": "off" });
-    let config = write_config(&scratch, "serve.json", servers, readiness);
+    let config = write_config(&scratch, "serve.json", servers.clone(), readiness.clone());
     let serve = Serve::start(&scratch, &config, SERVE_ENV).await;
     let expected = [
         ("ready", "ready"),
@@ -275,4 +275,38 @@ async fn status_json_the_status_page_and_metrics_agree_and_events_carry_a_killed
         .find(|s| s["server"] == "ready")
         .unwrap();
     assert_eq!(ready["since"], seen.last().unwrap().1["at"], "{after}");
+
+    // Credentials changed live: a reload gives `authz` the token its server accepts; the stream
+    // says so within a second and the three views agree again.
+    let mut reloaded = servers;
+    reloaded["authz"]["headers"]["Authorization"] = json!("Bearer ${MCP_RIGHT_TOKEN}");
+    write_config(&scratch, "serve.json", reloaded, readiness);
+    signal(serve.guard.pid(), "HUP");
+    let mut authz_events = Vec::new();
+    while !authz_events
+        .iter()
+        .any(|(_, d, _): &(u64, Value, f64)| d["to"] == "ready")
+    {
+        let Some(event) = events.next_state(Duration::from_secs(20)).await else {
+            panic!(
+                "`authz` never became ready on the stream: {authz_events:?}\n{}",
+                serve.stderr()
+            );
+        };
+        if event.1["server"] == "authz" {
+            authz_events.push(event);
+        }
+    }
+    for (id, data, arrived) in &authz_events {
+        let late = arrived - unix_of(&data["at"]);
+        eprintln!("event {id}: {data} arrived {late:.3} s after its change");
+        assert!(late < 1.0, "event {id} came {late} s after the change");
+    }
+    assert_eq!(
+        authz_events[0].1["from"], "unauthenticated",
+        "{authz_events:?}"
+    );
+    let reauthorized = [("ready", "ready"), ("authz", "ready"), ("gone", "absent")];
+    let last = three_views_agree(&serve, &reauthorized).await;
+    assert_no_token("/status.json", &last.to_string());
 }
