@@ -1,7 +1,7 @@
 //! `GET /status.json` and `GET /events` of `mcp-readiness serve` as a real process, against real
 //! MCP servers: the JSON status, the status page and `/metrics` say the same at the same moment,
-//! before and after faults injected live (a child killed, credentials changed by a reload), and the change stream carries each
-//! change within a second of it.
+//! before and after faults injected live (a child killed, credentials changed by a reload), and
+//! the change stream carries each change within a second of it.
 
 use super::*;
 
