@@ -11,6 +11,7 @@
 (import 'config.libsonnet')
 + (import 'rules.libsonnet')
 + (import 'alerts.libsonnet')
++ (import 'forecast.libsonnet')
 + (import 'dashboards/dashboards.libsonnet')
 + {
   prometheusRule:: {

@@ -194,6 +194,10 @@ pub mod doc_pages {
     /// `docs/scale.md`.
     #[doc = include_str!("../docs/scale.md")]
     pub struct Scale;
+    /// `docs/status-api.md`.
+    #[cfg(feature = "http")]
+    #[doc = include_str!("../docs/status-api.md")]
+    pub struct StatusApi;
     /// `docs/supervision.md`.
     #[doc = include_str!("../docs/supervision.md")]
     pub struct Supervision;

@@ -135,6 +135,9 @@ pub struct ReadinessConfig {
     /// `GET /probe` (`probe`): the allow-list, the bound on probes in flight and the modules;
     /// `None` (the default) keeps the endpoint off.
     pub probe: Option<crate::probe::ProbeConfig>,
+    /// How often the unattended run runs (`schedule.every`): `check` names the credentials that
+    /// expire before the next run. `None` (the default): not known.
+    pub schedule_every: Option<Duration>,
 }
 
 /// One entry of `readiness.servers`: what differs for one server.
@@ -190,6 +193,7 @@ impl Default for ReadinessConfig {
             steps: Vec::new(),
             servers: BTreeMap::new(),
             probe: None,
+            schedule_every: None,
         }
     }
 }

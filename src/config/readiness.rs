@@ -22,7 +22,9 @@ const READINESS_KEYS: &[&str] = &[
     "steps",
     "servers",
     "probe",
+    "schedule",
 ];
+const SCHEDULE_KEYS: &[&str] = &["every"];
 const SERVER_KEYS: &[&str] = &["budget"];
 const STEP_KEYS: &[&str] = &["id", "tool", "required", "fallback"];
 
@@ -88,6 +90,21 @@ pub(crate) fn readiness(
     }
     if let Some(node) = fields.get("steps") {
         config.steps = steps(ctx, node, &fields.path_of("steps"), servers, warnings)?;
+    }
+    if let Some(node) = fields.get("schedule") {
+        let path = fields.path_of("schedule");
+        let schedule = ctx.object(node, &path, "`readiness.schedule`", Some(SCHEDULE_KEYS))?;
+        if let Some(node) = schedule.get("every") {
+            let every_path = schedule.path_of("every");
+            let every = ctx.duration(node, &every_path)?;
+            if every.is_zero() {
+                return Err(ctx.err(
+                    &every_path,
+                    "expected a positive duration: how long from one run to the next",
+                ));
+            }
+            config.schedule_every = Some(every);
+        }
     }
     if let Some(node) = fields.get("probe") {
         config.probe = Some(super::probe::probe(ctx, node, &fields.path_of("probe"))?);

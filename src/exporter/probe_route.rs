@@ -46,11 +46,19 @@ async fn probe(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let request = match request(query.as_deref().unwrap_or(""), &headers) {
+    let (request, debug) = match request(query.as_deref().unwrap_or(""), &headers) {
         Ok(request) => request,
         Err(message) => return refusal(StatusCode::BAD_REQUEST, &message),
     };
     match prober.probe(&request).await {
+        Ok(answer) if debug => (
+            [
+                (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+                (header::CACHE_CONTROL, "no-store"),
+            ],
+            debug_log(&request, &answer) + "\n" + &answer.text,
+        )
+            .into_response(),
         Ok(answer) => (
             [
                 (header::CONTENT_TYPE, CONTENT_TYPE),
@@ -96,14 +104,85 @@ fn refusal(status: StatusCode, message: &str) -> Response {
     response
 }
 
-/// The probe request of a query string and the scrape's headers; each parameter at most once.
-fn request(query: &str, headers: &HeaderMap) -> Result<ProbeRequest, String> {
-    let (mut target, mut module, mut server) = (None, None, None);
+/// `&debug=true`: the probe's own log, for a person (blackbox_exporter's convention): the
+/// target, the module (its name, never its headers or credentials), each phase with its start
+/// and duration, the verdict, how the attempt ended and why; then the metrics of the answer.
+fn debug_log(request: &ProbeRequest, answer: &crate::probe::ProbeAnswer) -> String {
+    use std::fmt::Write as _;
+    let outcome = &answer.outcome;
+    let shown = crate::probe::ProbeTarget::parse(&request.target)
+        .map(|t| t.shown())
+        .unwrap_or_else(|_| "(unparsable)".into());
+    let mut log = String::new();
+    let _ = writeln!(
+        log,
+        "probe of {shown} as server `{}`",
+        crate::secret::escape_controls(&answer.server)
+    );
+    let _ = writeln!(
+        log,
+        "module: {}",
+        request
+            .module
+            .as_deref()
+            .map_or_else(|| "default".into(), crate::secret::escape_controls)
+    );
+    for phase in &outcome.phases {
+        let _ = writeln!(
+            log,
+            "phase {:<10} started at {:>6} ms, took {:>6} ms: {}",
+            phase.name,
+            phase.started.as_millis(),
+            phase.duration.as_millis(),
+            if phase.ok { "ok" } else { "failed" }
+        );
+    }
+    if outcome.phases.is_empty() {
+        let _ = writeln!(log, "no phase started: the deadline came first");
+    }
+    if let Some(identity) = &outcome.identity {
+        let _ = writeln!(
+            log,
+            "server: {} {} (MCP {})",
+            crate::secret::escape_controls(&identity.server_name),
+            crate::secret::escape_controls(&identity.server_version),
+            crate::secret::escape_controls(&identity.protocol_version)
+        );
+    }
+    if let Some(tools) = outcome.tools {
+        let _ = writeln!(log, "tools listed: {tools}");
+    }
+    let _ = writeln!(
+        log,
+        "verdict: {} (attempt {}) after {} ms",
+        outcome.state,
+        outcome.result.as_str(),
+        outcome.duration.as_millis()
+    );
+    let _ = writeln!(
+        log,
+        "reason: {}",
+        outcome
+            .reason
+            .as_deref()
+            .map_or_else(|| "-".into(), crate::secret::escape_controls)
+    );
+    if let Some(action) = outcome.state.action() {
+        let _ = writeln!(log, "next step: {}", action.next_step(&answer.server));
+    }
+    log
+}
+
+/// The probe request of a query string and the scrape's headers, and whether `debug=true` asked
+/// for the probe's log; each parameter at most once.
+fn request(query: &str, headers: &HeaderMap) -> Result<(ProbeRequest, bool), String> {
+    let (mut target, mut module, mut server, mut debug) = (None, None, None, None);
     for (key, value) in form_pairs(query) {
         let slot = match key.as_str() {
             "target" => &mut target,
             "module" => &mut module,
             "server" => &mut server,
+            "debug" => &mut debug,
             // Prometheus may add its own parameters (`params:` in a scrape config): ignored.
             _ => continue,
         };
@@ -117,12 +196,20 @@ fn request(query: &str, headers: &HeaderMap) -> Result<ProbeRequest, String> {
         .and_then(|v| v.trim().parse::<f64>().ok())
         .filter(|s| s.is_finite() && *s > 0.0)
         .map(|s| Duration::from_secs_f64(s.min(3600.0)));
-    Ok(ProbeRequest {
-        target: target.unwrap_or_default(),
-        module: module.filter(|m| !m.is_empty()),
-        server: server.filter(|s| !s.is_empty()),
-        scrape_timeout,
-    })
+    let debug = match debug.as_deref() {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(_) => return Err("`debug` is `true` or `false`".into()),
+    };
+    Ok((
+        ProbeRequest {
+            target: target.unwrap_or_default(),
+            module: module.filter(|m| !m.is_empty()),
+            server: server.filter(|s| !s.is_empty()),
+            scrape_timeout,
+        },
+        debug,
+    ))
 }
 
 /// `application/x-www-form-urlencoded` pairs (see [`form_decode`]).
@@ -141,11 +228,14 @@ mod tests {
     fn the_query_is_form_decoded_and_each_parameter_given_once() {
         let mut headers = HeaderMap::new();
         headers.insert(SCRAPE_TIMEOUT_HEADER, "4.5".parse().unwrap());
-        let request = request(
+        let (request, debug) = request(
             "target=http%3A%2F%2F127.0.0.1%3A8080%2Fmcp%3Fa%3D1&module=gh&server=my+api&x=%zz",
             &headers,
         )
         .unwrap();
+        assert!(!debug);
+        assert!(super::request("target=a&debug=true", &headers).unwrap().1);
+        assert!(super::request("target=a&debug=yes", &headers).is_err());
         assert_eq!(request.target, "http://127.0.0.1:8080/mcp?a=1");
         assert_eq!(request.module.as_deref(), Some("gh"));
         assert_eq!(request.server.as_deref(), Some("my api"));

@@ -6,7 +6,10 @@
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::metrics::{Metrics, RUN_RAN_STEPS, RUN_SERVERS, RUN_STEPS, RUN_TIMESTAMP_SECONDS};
+use crate::metrics::{
+    Metrics, RUN_NEXT_TIMESTAMP_SECONDS, RUN_RAN_STEPS, RUN_SERVERS, RUN_STEPS,
+    RUN_TIMESTAMP_SECONDS,
+};
 use crate::plan::RunSummary;
 use crate::state::State;
 
@@ -148,6 +151,19 @@ pub fn run_record_text(summary: &RunSummary, now: SystemTime) -> String {
     );
     let _ = writeln!(out, "# TYPE {RUN_TIMESTAMP_SECONDS} gauge");
     let _ = writeln!(out, "{RUN_TIMESTAMP_SECONDS} {:.3}", ts.as_secs_f64());
+    if let Some(next) = summary.next_run {
+        let next = next.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
+        let _ = writeln!(
+            out,
+            "# HELP {RUN_NEXT_TIMESTAMP_SECONDS} Unix time the next run is due."
+        );
+        let _ = writeln!(out, "# TYPE {RUN_NEXT_TIMESTAMP_SECONDS} gauge");
+        let _ = writeln!(
+            out,
+            "{RUN_NEXT_TIMESTAMP_SECONDS} {:.3}",
+            next.as_secs_f64()
+        );
+    }
     out
 }
 

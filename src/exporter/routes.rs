@@ -1,5 +1,6 @@
 //! The exporter's routes: `GET /metrics` in the text format 0.0.4 (gzipped when accepted;
-//! concurrent scrapes share one render) and `GET /status` the live status page, in [`router`]
+//! concurrent scrapes share one render), `GET /status` the live status page, `GET /status.json`
+//! and `GET /events` (see `status_json.rs`, `events_route.rs`), in [`router`]
 //! and, with `/` and 404 added, in the standalone server.
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
@@ -11,7 +12,9 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 
+use super::events_route::EVENTS_PATH;
 use super::scrape_cache::{ScrapeCache, accepts_gzip};
+use super::status_json::STATUS_JSON_PATH;
 use crate::metrics::Metrics;
 
 /// Where the endpoint listens unless told otherwise: loopback only, the port OpenTelemetry's
@@ -28,8 +31,9 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// here).
 pub const STATUS_PATH: &str = "/status";
 
-/// A router with `GET /metrics` and `GET /status` (the live status page), to merge into your own
-/// axum application: it leaves `/` and every other path to you. [`serve`](super::serve) serves
+/// A router with `GET /metrics`, `GET /status` (the live status page), `GET /status.json` (its
+/// facts for programs) and `GET /events` (each readiness change as Server-Sent Events), to merge
+/// into your own axum application: it leaves `/` and every other path to you. [`serve`](super::serve) serves
 /// this router on its own.
 ///
 /// ```
@@ -72,6 +76,8 @@ fn routes() -> Router<AppState> {
     Router::new()
         .route(METRICS_PATH, get(scrape))
         .route(STATUS_PATH, get(status))
+        .route(STATUS_JSON_PATH, get(status_json))
+        .route(EVENTS_PATH, get(super::events_route::events))
 }
 
 /// The standalone server's application: [`router`], `GET /` redirecting to the status page, 404
@@ -80,7 +86,7 @@ pub(crate) fn standalone(metrics: Metrics) -> Router {
     router(metrics).route("/", get(landing)).fallback(|| async {
         (
             StatusCode::NOT_FOUND,
-            "not found: try /status or /metrics\n",
+            "not found: try /status, /status.json, /events or /metrics\n",
         )
     })
 }
@@ -95,6 +101,17 @@ async fn landing() -> Response {
             (header::CACHE_CONTROL, "no-store"),
         ],
         "the status page is at /status, the metrics at /metrics\n",
+    )
+        .into_response()
+}
+
+async fn status_json(State(metrics): State<Metrics>) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        super::status_json(&metrics),
     )
         .into_response()
 }

@@ -6,6 +6,8 @@
 //! - [`Metrics`]: the recorder, set up with [`MetricsBuilder`]. The supervisor's events
 //!   ([`EventSink`](crate::state::EventSink)) drive the one-hot server state and the connect series;
 //!   [`Metrics::render`] writes the text exposition.
+//! - [`Metrics::state_changes`]: the readiness changes as a stream for subscribers in the process
+//!   ([`StateChanges`]; the exporter's `GET /events` serves the same stream over HTTP).
 //! - The handles, the one way to record a resolution, a call or an operation: [`Metrics::server`]
 //!   gives a server's [`ServerMetrics`] (resolutions, wait budget) and [`ServerMetrics::tool`] a
 //!   tool's [`ToolMetrics`] (calls, absent tools, operations). They are resolved once, so
@@ -63,6 +65,7 @@ mod otel_instruments;
 pub mod otel_names;
 mod recorder;
 mod server_handle;
+mod state_changes;
 mod status_board;
 mod tool_handle;
 
@@ -74,9 +77,12 @@ pub use clock::{Clock, ManualClock, SystemClock};
 #[cfg(feature = "hub")]
 pub(crate) use domain_families::Families;
 // The pushed run record's gauges (`exporter::push`), at the path they always had.
-pub use names::{RUN_RAN_STEPS, RUN_SERVERS, RUN_STEPS, RUN_TIMESTAMP_SECONDS};
+pub use names::{
+    RUN_NEXT_TIMESTAMP_SECONDS, RUN_RAN_STEPS, RUN_SERVERS, RUN_STEPS, RUN_TIMESTAMP_SECONDS,
+};
 pub use recorder::Metrics;
 pub use server_handle::ServerMetrics;
+pub use state_changes::{CHANGE_BUFFER, CHANGE_HISTORY, ChangeEvent, StateChange, StateChanges};
 #[cfg(all(test, feature = "http"))]
 pub(crate) use status_board::ConnectRecord;
 #[cfg(feature = "http")]

@@ -66,6 +66,9 @@ pub const MCP_CLIENT_OPERATION_DURATION_SECONDS: &str = "mcp_client_operation_du
 pub const PROBE_SUCCESS: &str = "mcp_readiness_probe_success";
 /// Gauge (no labels), on a `/probe` answer only: how long the probe took, in seconds.
 pub const PROBE_DURATION_SECONDS: &str = "mcp_readiness_probe_duration_seconds";
+/// Gauge {`phase`}, on a `/probe` answer only: how long each phase of the probe took that it
+/// measured (`handshake`: the connection and `initialize`; `tools_list`).
+pub const PROBE_PHASE_DURATION_SECONDS: &str = "mcp_readiness_probe_phase_duration_seconds";
 
 /// Every metric name this crate registers (the `/probe` answer's own two, [`PROBE_SUCCESS`] and
 /// [`PROBE_DURATION_SECONDS`], are not registered: they exist on probe answers only), in the order of DESIGN.md's table.
@@ -157,3 +160,6 @@ pub const RUN_RAN_STEPS: &str = "mcp_readiness_run_ran_steps";
 pub const RUN_SERVERS: &str = "mcp_readiness_run_servers";
 /// Gauge: Unix time the run was pushed.
 pub const RUN_TIMESTAMP_SECONDS: &str = "mcp_readiness_run_timestamp_seconds";
+/// Gauge: Unix time the next run is due, pushed by `check` when the next run is known
+/// (`--next-run-in`, `readiness.schedule.every`).
+pub const RUN_NEXT_TIMESTAMP_SECONDS: &str = "mcp_readiness_run_next_timestamp_seconds";

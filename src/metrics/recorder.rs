@@ -354,6 +354,99 @@ impl Metrics {
         (self.inner.board.snapshot(), now)
     }
 
+    /// The status page's rows, the wall-clock time now in Unix seconds and the id of the last
+    /// state change the rows include, taken together (what `/status.json` answers).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn status_snapshot(
+        &self,
+    ) -> (Vec<(Arc<str>, super::status_board::ServerRow)>, f64, u64) {
+        let (rows, last_change) = self.inner.board.snapshot_with_last_change();
+        let now = self.inner.clock.unix_now().as_secs_f64();
+        (rows, now, last_change)
+    }
+
+    /// The credentials that cannot renew themselves (a static bearer JWT, a refresh token's own
+    /// lifetime) and expire before `at`, by server name, as the connections reported them
+    /// (`mcp_readiness_credential_expiry_timestamp_seconds{renewable="false"}`): what will stop
+    /// a run at `at` unless a person re-authorizes first. Expired ones are included.
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// use mcp_readiness::state::{ConnectionEvent, CredentialExpiry, CredentialKind, EventSink};
+    /// use mcp_readiness::{Metrics, State};
+    ///
+    /// let metrics = Metrics::new();
+    /// let now = SystemTime::now();
+    /// metrics.on_event(&ConnectionEvent::ServerAdded { server: "jwt".into(), state: State::Ready });
+    /// metrics.on_event(&ConnectionEvent::CredentialsExpire {
+    ///     server: "jwt".into(),
+    ///     expiries: vec![CredentialExpiry {
+    ///         kind: CredentialKind::BearerToken,
+    ///         expires_at: now + Duration::from_secs(2 * 3600),
+    ///         renewable: false,
+    ///     }],
+    /// });
+    /// let in_6h = metrics.credentials_expiring_before(now + Duration::from_secs(6 * 3600));
+    /// assert_eq!(in_6h[0].0, "jwt");
+    /// assert!(metrics.credentials_expiring_before(now + Duration::from_secs(3600)).is_empty());
+    /// ```
+    pub fn credentials_expiring_before(
+        &self,
+        at: std::time::SystemTime,
+    ) -> Vec<(String, crate::state::CredentialExpiry)> {
+        self.inner
+            .board
+            .snapshot()
+            .into_iter()
+            .flat_map(|(server, row)| {
+                row.credentials
+                    .into_iter()
+                    .filter(|c| !c.renewable && c.expires_at < at)
+                    .map(move |c| (server.to_string(), c))
+            })
+            .collect()
+    }
+
+    /// The readiness changes from now on, in order, for a subscriber in the same process (the
+    /// stream the exporter's `GET /events` serves): each state change of a server announced by
+    /// the connections' events. Sending never waits for a subscriber; one that falls more than
+    /// [`CHANGE_BUFFER`](super::CHANGE_BUFFER) changes behind reads a
+    /// [`ChangeEvent::Reset`](super::ChangeEvent::Reset).
+    ///
+    /// ```
+    /// use mcp_readiness::metrics::{ChangeEvent, Metrics};
+    /// use mcp_readiness::state::{ConnectionEvent, EventSink};
+    /// use mcp_readiness::State;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let metrics = Metrics::new();
+    /// metrics.on_event(&ConnectionEvent::ServerAdded { server: "files".into(), state: State::Connecting });
+    /// let mut changes = metrics.state_changes();
+    /// metrics.on_event(&ConnectionEvent::StateChanged {
+    ///     server: "files".into(), from: State::Connecting, to: State::Ready, reason: None,
+    /// });
+    /// let Some(ChangeEvent::Changed(change)) = changes.next().await else { panic!() };
+    /// assert_eq!((&*change.server, change.from, change.to, change.id), ("files", State::Connecting, State::Ready, 1));
+    /// # });
+    /// ```
+    pub fn state_changes(&self) -> super::StateChanges {
+        self.inner.board.subscribe(None)
+    }
+
+    /// [`Metrics::state_changes`], starting with the remembered changes after change `id` (the
+    /// last one a subscriber read before it went away), or with one
+    /// [`ChangeEvent::Reset`](super::ChangeEvent::Reset) when the history (the last
+    /// [`CHANGE_HISTORY`](super::CHANGE_HISTORY) changes) no longer reaches back to it.
+    pub fn state_changes_after(&self, id: u64) -> super::StateChanges {
+        self.inner.board.subscribe(Some(id))
+    }
+
+    /// How many subscribers follow the readiness changes now.
+    #[cfg(test)]
+    pub(crate) fn state_change_subscribers(&self) -> usize {
+        self.inner.board.subscribers()
+    }
+
     fn read_servers(&self) -> std::sync::RwLockReadGuard<'_, Servers> {
         self.inner.servers.read_unpoisoned()
     }

@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::state_changes::{ChangeLog, StateChanges};
 use crate::state::State;
 use crate::state::{ConnectResult, ConnectionEvent};
 
@@ -80,6 +81,8 @@ pub(crate) struct StatusBoard {
 struct Board {
     rows: BTreeMap<Arc<str>, ServerRow>,
     budgets: BTreeMap<Arc<str>, Duration>,
+    /// The numbered state changes, in the order the rows took them.
+    changes: ChangeLog,
 }
 
 impl StatusBoard {
@@ -91,7 +94,11 @@ impl StatusBoard {
     /// for a server the board does not know (a removed one, late) change nothing.
     pub(crate) fn apply(&self, event: &ConnectionEvent, now_unix: f64) {
         let mut board = self.board();
-        let Board { rows, budgets } = &mut *board;
+        let Board {
+            rows,
+            budgets,
+            changes,
+        } = &mut *board;
         match event {
             ConnectionEvent::ServerAdded { server, state } => {
                 rows.insert(server.clone(), ServerRow::new(*state, now_unix));
@@ -101,9 +108,15 @@ impl StatusBoard {
                 budgets.remove(server);
             }
             ConnectionEvent::StateChanged {
-                server, to, reason, ..
+                server,
+                from,
+                to,
+                reason,
             } => {
                 if let Some(row) = rows.get_mut(server) {
+                    if from != to {
+                        changes.record(server, *from, *to, reason.clone(), now_unix);
+                    }
                     row.state = *to;
                     row.reason = reason.clone();
                     row.since_unix = now_unix;
@@ -171,8 +184,14 @@ impl StatusBoard {
 
     /// A copy of every announced server's row, by name, with its wait budget.
     pub(crate) fn snapshot(&self) -> Vec<(Arc<str>, ServerRow)> {
+        self.snapshot_with_last_change().0
+    }
+
+    /// [`StatusBoard::snapshot`], and the id of the last state change it includes (0 before the
+    /// first), taken together.
+    pub(crate) fn snapshot_with_last_change(&self) -> (Vec<(Arc<str>, ServerRow)>, u64) {
         let board = self.board();
-        board
+        let rows = board
             .rows
             .iter()
             .map(|(name, row)| {
@@ -180,7 +199,20 @@ impl StatusBoard {
                 row.wait_budget = board.budgets.get(name).copied();
                 (name.clone(), row)
             })
-            .collect()
+            .collect();
+        (rows, board.changes.last_id())
+    }
+
+    /// A subscription to the state changes from now on, or after change `after` (see
+    /// [`ChangeLog::subscribe`]).
+    pub(crate) fn subscribe(&self, after: Option<u64>) -> StateChanges {
+        self.board().changes.subscribe(after)
+    }
+
+    /// How many subscribers follow the state changes now.
+    #[cfg(test)]
+    pub(crate) fn subscribers(&self) -> usize {
+        self.board().changes.subscribers()
     }
 }
 

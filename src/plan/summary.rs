@@ -47,6 +47,14 @@ pub struct RunSummary {
     /// The steps themselves, for the hand-off note (not part of the JSON record).
     #[serde(skip)]
     pub outcomes: Vec<StepOutcome>,
+    /// With the next run known ([`RunSummary::with_next_run`]): the servers with a credential
+    /// that cannot renew itself and expires before the next run (in the JSON record only then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expiring_before_next_run: Option<Vec<String>>,
+    /// When the next run is due, when known (pushed as `mcp_readiness_run_next_timestamp_seconds`;
+    /// not part of the JSON record).
+    #[serde(skip)]
+    pub next_run: Option<SystemTime>,
 }
 
 impl RunSummary {
@@ -76,7 +84,29 @@ impl RunSummary {
             absent: servers_in(State::Absent),
             by_state,
             outcomes,
+            expiring_before_next_run: None,
+            next_run: None,
         }
+    }
+
+    /// The run record with the next run due at `next_run` and the servers whose credential
+    /// cannot renew itself and expires before it (`expiring_before_next_run`, in the JSON record
+    /// from now on, empty or not).
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// use mcp_readiness::plan::RunSummary;
+    ///
+    /// let summary = RunSummary::new(SystemTime::UNIX_EPOCH, Vec::new())
+    ///     .with_next_run(SystemTime::UNIX_EPOCH + Duration::from_secs(6 * 3600), vec!["github".into()]);
+    /// let json = serde_json::to_string(&summary).unwrap();
+    /// assert!(json.ends_with(r#""expiring_before_next_run":["github"]}"#), "{json}");
+    /// ```
+    #[must_use]
+    pub fn with_next_run(mut self, next_run: SystemTime, expiring: Vec<String>) -> Self {
+        self.next_run = Some(next_run);
+        self.expiring_before_next_run = Some(expiring);
+        self
     }
 
     /// Whether every required step can run.

@@ -11,11 +11,12 @@
 //! | `mcp_readiness_connects_total{server, result}` | this exporter's probes of this server, by result (the evidence `MCPServerAbsent` needs) |
 //! | `mcp_readiness_probe_success` | 1 if `ready`, else 0 |
 //! | `mcp_readiness_probe_duration_seconds` | how long the probe took |
+//! | `mcp_readiness_probe_phase_duration_seconds{phase}` | how long each phase took that the probe went through: `handshake` (resolution, connection, TLS and `initialize`, as the HTTP client makes them), `tools_list` |
 
 use crate::exposition::{Encode, Family, Gauge};
 use crate::metrics::Families;
 use crate::metrics::MetricsError;
-use crate::metrics::names::{PROBE_DURATION_SECONDS, PROBE_SUCCESS};
+use crate::metrics::names::{PROBE_DURATION_SECONDS, PROBE_PHASE_DURATION_SECONDS, PROBE_SUCCESS};
 use crate::state::{ConnectResult, State};
 
 use super::outcome::ProbeOutcome;
@@ -68,9 +69,26 @@ pub(crate) fn render(
         .get_or_create(&[])
         .set(outcome.duration.as_secs_f64());
 
+    let phases = Family::<Gauge>::new(
+        PROBE_PHASE_DURATION_SECONDS,
+        "How long each phase of the probe took, in seconds.",
+        &["phase"],
+        (),
+    )
+    .map_err(|source| MetricsError::Declare {
+        name: PROBE_PHASE_DURATION_SECONDS,
+        source,
+    })?;
+    for phase in &outcome.phases {
+        phases
+            .get_or_create(&[phase.name])
+            .set(phase.duration.as_secs_f64());
+    }
+
     let mut families: Vec<&dyn Encode> = fam.sorted();
     families.push(&success);
     families.push(&duration);
+    families.push(&phases);
     families.sort_by_key(|f| f.name());
     let mut out = String::with_capacity(2048);
     for family in families {
@@ -100,6 +118,20 @@ mod tests {
             }),
             expiries: Vec::new(),
             duration: Duration::from_millis(1500),
+            phases: vec![
+                super::super::outcome::ProbePhase {
+                    name: "handshake",
+                    started: Duration::ZERO,
+                    duration: Duration::from_millis(1200),
+                    ok: true,
+                },
+                super::super::outcome::ProbePhase {
+                    name: "tools_list",
+                    started: Duration::from_millis(1200),
+                    duration: Duration::from_millis(250),
+                    ok: true,
+                },
+            ],
         };
         let mut connects = [0; ConnectResult::ALL.len()];
         connects[0] = 2;
@@ -112,11 +144,13 @@ mod tests {
             r#"mcp_readiness_connects_total{result="ok",server="api"} 2"#,
             "mcp_readiness_probe_success 1",
             "mcp_readiness_probe_duration_seconds 1.5",
+            r#"mcp_readiness_probe_phase_duration_seconds{phase="handshake"} 1.2"#,
+            r#"mcp_readiness_probe_phase_duration_seconds{phase="tools_list"} 0.25"#,
         ] {
             assert!(text.lines().any(|l| l == line), "no `{line}` in:\n{text}");
         }
         let samples: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
-        assert_eq!(samples.len(), 4 + 1 + 1 + 1 + 2, "{text}");
+        assert_eq!(samples.len(), 4 + 1 + 1 + 1 + 2 + 2, "{text}");
         assert!(!text.contains("build_info"), "{text}");
         let names: Vec<&str> = text
             .lines()

@@ -29,7 +29,7 @@ mod probe_config;
 mod prober;
 mod target_pattern;
 
-pub use outcome::ProbeOutcome;
+pub use outcome::{ProbeOutcome, ProbePhase};
 pub use probe_config::{ProbeConfig, ProbeModule};
 pub use prober::{
     MAX_QUEUE_WAIT, ProbeAnswer, ProbeRefusal, ProbeRequest, ProbeSetupError, Prober,

@@ -28,6 +28,24 @@ pub struct ProbeOutcome {
     pub expiries: Vec<CredentialExpiry>,
     /// How long the probe took (`mcp_readiness_probe_duration_seconds`).
     pub duration: Duration,
+    /// The phases the probe went through, in order, each with its start and duration
+    /// (`mcp_readiness_probe_phase_duration_seconds{phase}`).
+    pub phases: Vec<ProbePhase>,
+}
+
+/// One phase of a probe: `handshake` (name resolution, connection, TLS and `initialize`, as the
+/// HTTP client makes them) or `tools_list`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ProbePhase {
+    /// `handshake` or `tools_list`.
+    pub name: &'static str,
+    /// When it started, from the probe's start (waiting for a turn included).
+    pub started: Duration,
+    /// How long it took (until the deadline when it was still running then).
+    pub duration: Duration,
+    /// Whether it finished and succeeded.
+    pub ok: bool,
 }
 
 impl ProbeOutcome {

@@ -2,7 +2,6 @@
 //! allow-list, through the Hub's own [`HttpConnector`], within the scrape's deadline, bounded in
 //! number.
 
-#[cfg(feature = "oauth")]
 use crate::util::MutexExt as _;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -14,7 +13,7 @@ use tokio::time::Instant;
 
 use super::answer;
 use super::history::ConnectHistory;
-use super::outcome::{ProbeOutcome, state_of_failure};
+use super::outcome::{ProbeOutcome, ProbePhase, state_of_failure};
 use super::probe_config::{ProbeConfig, ProbeModule};
 use super::target_pattern::ProbeTarget;
 use crate::State;
@@ -258,7 +257,7 @@ impl Prober {
             &server,
             remaining,
         )?;
-        let mut outcome = attempt(&connector, remaining).await;
+        let mut outcome = attempt(&connector, remaining, started).await;
         outcome.duration = started.elapsed();
         let key = format!(
             "{}\n{}\n{server}",
@@ -323,8 +322,26 @@ impl Prober {
     }
 }
 
-/// One handshake and one `tools/list` within `deadline`, classified.
-async fn attempt(connector: &HttpConnector, deadline: Duration) -> ProbeOutcome {
+/// One handshake and one `tools/list` within `deadline`, classified, each phase timed from the
+/// probe's start `probe_started`.
+async fn attempt(
+    connector: &HttpConnector,
+    deadline: Duration,
+    probe_started: Instant,
+) -> ProbeOutcome {
+    let phase = std::sync::Mutex::new(None::<(&'static str, Instant)>);
+    let phases = std::sync::Mutex::new(Vec::<ProbePhase>::new());
+    let begin = |name| *phase.lock_unpoisoned() = Some((name, Instant::now()));
+    let end = |ok| {
+        if let Some((name, at)) = phase.lock_unpoisoned().take() {
+            phases.lock_unpoisoned().push(ProbePhase {
+                name,
+                started: at.duration_since(probe_started),
+                duration: at.elapsed(),
+                ok,
+            });
+        }
+    };
     let mut outcome = ProbeOutcome {
         state: State::Connecting,
         result: ConnectResult::Timeout,
@@ -333,9 +350,13 @@ async fn attempt(connector: &HttpConnector, deadline: Duration) -> ProbeOutcome 
         identity: None,
         expiries: Vec::new(),
         duration: Duration::ZERO,
+        phases: Vec::new(),
     };
     let run = async {
-        let session = match connector.connect(SessionEvents::ignore()).await {
+        begin("handshake");
+        let connected = connector.connect(SessionEvents::ignore()).await;
+        end(connected.is_ok());
+        let session = match connected {
             Ok(session) => session,
             Err(error) => {
                 outcome.state = state_of_failure(&error);
@@ -347,7 +368,9 @@ async fn attempt(connector: &HttpConnector, deadline: Duration) -> ProbeOutcome 
         outcome.identity = session.identity();
         // The handshake is done; the tool list decides `ready`.
         outcome.reason = Some("the server did not answer tools/list in time".into());
+        begin("tools_list");
         let listed = session.list_tools().await;
+        end(listed.is_ok());
         session.shutdown();
         match listed {
             Ok(tools) => {
@@ -377,6 +400,9 @@ async fn attempt(connector: &HttpConnector, deadline: Duration) -> ProbeOutcome 
             deadline.as_millis()
         ));
     }
+    // A phase still running at the deadline counts until then.
+    end(false);
+    outcome.phases = phases.into_inner().unwrap_or_else(|e| e.into_inner());
     if let Some(credentials) = connector.credentials() {
         outcome.expiries = credentials.borrow().expiries.clone();
     }

@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use mcp_readiness::exporter::{PushError, PushTarget};
 use mcp_readiness::metrics::Metrics;
@@ -47,6 +47,11 @@ pub(crate) struct Args {
     /// An extra label of the pushed grouping key, NAME=VALUE (repeatable).
     #[arg(long, value_name = "NAME=VALUE", requires = "push")]
     push_label: Vec<String>,
+    /// How long until the next run (overrides `readiness.schedule.every`): credentials that
+    /// cannot renew themselves and expire before it are named now (a warning; the exit code
+    /// stays what the run decides), and `--push` pushes when it is due.
+    #[arg(long, value_name = "D", value_parser = parse_duration)]
+    next_run_in: Option<Duration>,
 }
 
 /// The push target of `--push`, `--push-job` and `--push-label`.
@@ -123,7 +128,39 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     if let Err(code) = run_until_stop_signal(&mut signals, &hub, work).await {
         return code;
     }
-    let summary = run.finish();
+    // The forecast: what will stop the next run unless a person acts before it.
+    let next_run = args
+        .next_run_in
+        .or(config.readiness.schedule_every)
+        .map(|every| SystemTime::now() + every);
+    let expiring = next_run.map(|at| {
+        let expiring = metrics.credentials_expiring_before(at);
+        run.in_scope(|| {
+            for (server, expiry) in &expiring {
+                tracing::warn!(
+                    server = %escape_controls(server),
+                    credential = expiry.kind.as_str(),
+                    expires_at = %humantime::format_rfc3339_seconds(expiry.expires_at),
+                    next_run = %humantime::format_rfc3339_seconds(at),
+                    action = "reauthorize",
+                    "a credential that cannot renew itself expires before the next run"
+                );
+            }
+        });
+        expiring
+    });
+    let mut summary = run.finish();
+    let mut warnings = Vec::new();
+    if let (Some(at), Some(expiring)) = (next_run, expiring) {
+        let mut servers: Vec<String> = Vec::new();
+        for (server, expiry) in &expiring {
+            warnings.push(forecast_line(server, expiry, at));
+            if !servers.contains(server) {
+                servers.push(server.clone());
+            }
+        }
+        summary = summary.with_next_run(at, servers);
+    }
     let mut push_failed = None;
     if let Some(target) = &push {
         for server in &config.servers {
@@ -154,6 +191,9 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     if let Err(code) = print_stdout(&output) {
         return code;
     }
+    for warning in &warnings {
+        err_line!("{warning}");
+    }
     if let Some(err) = &push_failed {
         err_line!("error: {err}");
     }
@@ -162,6 +202,28 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+/// `warning: the bearer token of `jwt` expires at 2026-12-04T18:00:00Z, before the next run at
+/// 2026-12-04T22:00:00Z: re-authorize `jwt` now (action reauthorize)`.
+fn forecast_line(
+    server: &str,
+    expiry: &mcp_readiness::state::CredentialExpiry,
+    next_run: SystemTime,
+) -> String {
+    let server = escape_controls(server);
+    let when = if expiry.expires_at <= SystemTime::now() {
+        "expired at"
+    } else {
+        "expires at"
+    };
+    format!(
+        "warning: the {} of `{server}` cannot renew itself and {when} {}, before the next run at {}: \
+         re-authorize `{server}` now (a new token, or a new grant for its credential store; action reauthorize)",
+        expiry.kind.describe(),
+        humantime::format_rfc3339_seconds(expiry.expires_at),
+        humantime::format_rfc3339_seconds(next_run),
+    )
 }
 
 /// The hand-off note for a terminal: every line with its control characters escaped (server

@@ -155,6 +155,18 @@ async fn demo_once_shows_all_four_states_while_it_runs_then_exits_0_leaving_no_c
             "status page row for {server} in {state}:\n{page}"
         );
     }
+    // The same facts for programs: /status.json names every row of the page.
+    let json: Value =
+        serde_json::from_str(&get(&demo.addr, "/status.json").await.unwrap().ok_text()).unwrap();
+    for (server, state) in &while_running {
+        let entry = json["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["server"] == server.as_str())
+            .unwrap_or_else(|| panic!("no {server} in /status.json: {json}"));
+        assert_eq!(entry["state"], state.as_str(), "{server}: {json}");
+    }
 
     let status = demo.guard.exit_within(Duration::from_secs(30)).await;
     let took = started.elapsed();

@@ -182,7 +182,17 @@ fn every_bad_file_gives_its_exact_error() {
         (
             "unknown readiness key",
             with_readiness(r#"{ "timeout": "5s" }"#),
-            "conf/mcp.json: readiness.timeout: unknown key: `readiness` allows only `budget`, `poll`, `cooldown`, `ping`, `ping_timeout`, `connect_timeout`, `call_timeout`, `steps`, `servers`, `probe`",
+            "conf/mcp.json: readiness.timeout: unknown key: `readiness` allows only `budget`, `poll`, `cooldown`, `ping`, `ping_timeout`, `connect_timeout`, `call_timeout`, `steps`, `servers`, `probe`, `schedule`",
+        ),
+        (
+            "unknown schedule key",
+            with_readiness(r#"{ "schedule": { "cron": "0 3 * * *" } }"#),
+            "conf/mcp.json: readiness.schedule.cron: unknown key: `readiness.schedule` allows only `every`",
+        ),
+        (
+            "zero schedule",
+            with_readiness(r#"{ "schedule": { "every": "0s" } }"#),
+            "conf/mcp.json: readiness.schedule.every: expected a positive duration: how long from one run to the next",
         ),
         (
             "bad duration",

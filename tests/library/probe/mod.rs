@@ -4,6 +4,7 @@
 
 mod admission;
 mod allow_list;
+mod debug;
 mod reasons;
 mod states;
 

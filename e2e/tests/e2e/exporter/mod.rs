@@ -8,8 +8,10 @@
 
 mod check;
 mod faults;
+mod forecast;
 mod scraped_by_prometheus;
 mod serve;
+mod status_api;
 
 use mcp_readiness_fixtures as common;
 

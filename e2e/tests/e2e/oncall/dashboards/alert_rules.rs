@@ -1,23 +1,25 @@
-//! The alert rules: only the five action alerts carry an action, every alert has a severity and a
+//! The alert rules: only the six action alerts carry an action, every alert has a severity and a
 //! runbook, and every aggregation keeps the group labels.
 
 use super::*;
 
 #[test]
-fn only_the_five_action_alerts_carry_an_action_and_every_alert_has_a_severity_and_a_runbook() {
+fn only_the_six_action_alerts_carry_an_action_and_every_alert_has_a_severity_and_a_runbook() {
     let actions: BTreeMap<&str, &str> = [
         ("MCPServerUnauthenticated", "reauthorize"),
         ("MCPCredentialExpiringSoon", "reauthorize"),
         ("MCPServerAbsent", "add_connection"),
         ("MCPToolAbsent", "add_connection"),
         ("MCPResolveBudgetExhausted", "extend_wait_budget"),
+        // The pre-flight's forecast (mixin/forecast.libsonnet).
+        ("MCPCredentialExpiresBeforeNextRun", "reauthorize"),
     ]
     .into_iter()
     .collect();
     let rules = alert_rules();
     assert_eq!(
         rules.len(),
-        14,
+        16,
         "{:?}",
         rules.iter().map(|r| &r.0).collect::<Vec<_>>()
     );
@@ -39,13 +41,15 @@ fn only_the_five_action_alerts_carry_an_action_and_every_alert_has_a_severity_an
             ["critical", "warning", "info"].contains(&severity),
             "{name}"
         );
-        // Critical only for the alerts whose calls are refused or whose credential runs out.
+        // Critical only for the alerts whose calls are refused or whose credential runs out
+        // (now, or before a scheduled run's next run).
         if severity == "critical" {
             assert!(
                 [
                     "MCPServerUnauthenticated",
                     "MCPServerAbsent",
-                    "MCPCredentialExpiringSoon"
+                    "MCPCredentialExpiringSoon",
+                    "MCPCredentialExpiresBeforeNextRun",
                 ]
                 .contains(&name.as_str()),
                 "{name}"

@@ -1,0 +1,155 @@
+//! `&debug=true`: a red probe target explained by one request: the probe's log (the module's
+//! name, never its credentials; each phase with its start and duration; the verdict, the
+//! attempt's result and the reason) and then the metrics, which carry
+//! `mcp_readiness_probe_phase_duration_seconds{phase}` on every answer.
+
+use mcp_readiness::exporter;
+use mcp_readiness::metrics::Metrics;
+
+use super::*;
+
+async fn get(addr: SocketAddr, query: &str) -> (u16, String, String) {
+    let response = reqwest::Client::new()
+        .get(format!("http://{addr}/probe?{query}"))
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    (status, content_type, response.text().await.unwrap())
+}
+
+fn encode(url: &str) -> String {
+    url.replace(':', "%3A").replace('/', "%2F")
+}
+
+#[tokio::test]
+async fn a_debug_probe_of_a_server_refusing_the_token_says_why_in_its_log_then_its_metrics() {
+    let mcp = McpServer::start(Some("right-token-debug-5")).await;
+    let mut config = ProbeConfig::allowing(loopback());
+    config.modules.insert(
+        "vault".into(),
+        bearer_module(&["http://127.0.0.1:*/mcp"], "wrong-token-debug-8"),
+    );
+    let server = exporter::serve_with_probe(
+        Metrics::new(),
+        prober(config),
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await
+    .unwrap();
+    let target = encode(&mcp.url);
+    let (status, content_type, body) = get(
+        server.local_addr(),
+        &format!("target={target}&module=vault&debug=true"),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(content_type, "text/plain; charset=utf-8");
+    let (log, metrics) = body
+        .split_once("\n\n")
+        .expect("the log, a blank line, the metrics");
+    assert!(log.contains("module: vault"), "{log}");
+    assert!(
+        log.contains("verdict: unauthenticated (attempt unauthorized)"),
+        "{log}"
+    );
+    assert!(log.contains("next step: re-authorize"), "{log}");
+    let handshake = log
+        .lines()
+        .find(|l| l.starts_with("phase handshake"))
+        .unwrap_or_else(|| panic!("no handshake phase:\n{log}"));
+    assert!(handshake.ends_with("failed"), "{handshake}");
+    assert!(
+        handshake.contains("started at") && handshake.contains("took"),
+        "{handshake}"
+    );
+    assert!(
+        !body.contains("wrong-token-debug-8"),
+        "the module's token leaked:\n{body}"
+    );
+    assert!(
+        metrics.contains(r#"mcp_readiness_server_state{server="#),
+        "{metrics}"
+    );
+    assert!(
+        sample(
+            metrics,
+            r#"mcp_readiness_probe_phase_duration_seconds{phase="handshake"}"#
+        )
+        .is_some(),
+        "{metrics}"
+    );
+
+    // The same probe without debug: the metrics alone, phases included, as Prometheus reads them.
+    let (status, content_type, plain) = get(
+        server.local_addr(),
+        &format!("target={target}&module=vault"),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(
+        content_type.starts_with("text/plain; version=0.0.4"),
+        "{content_type}"
+    );
+    assert!(plain.starts_with("# HELP"), "{plain}");
+    assert!(plain.contains("mcp_readiness_probe_phase_duration_seconds{phase=\"handshake\"}"));
+}
+
+#[tokio::test]
+async fn a_debug_probe_of_a_ready_server_times_the_handshake_and_the_tool_list() {
+    let mcp = McpServer::start(None).await;
+    let server = exporter::serve_with_probe(
+        Metrics::new(),
+        prober(ProbeConfig::allowing(loopback())),
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await
+    .unwrap();
+    let (status, _, body) = get(
+        server.local_addr(),
+        &format!("target={}&debug=true", encode(&mcp.url)),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("module: default"), "{body}");
+    assert!(body.contains("verdict: ready (attempt ok)"), "{body}");
+    let phases: Vec<&str> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("phase "))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(phases, ["handshake", "tools_list"], "{body}");
+    for phase in ["handshake", "tools_list"] {
+        let seconds = sample(
+            &body,
+            &format!("mcp_readiness_probe_phase_duration_seconds{{phase=\"{phase}\"}}"),
+        )
+        .unwrap_or_else(|| panic!("no {phase} duration:\n{body}"));
+        assert!((0.0..10.0).contains(&seconds), "{phase}: {seconds}");
+    }
+}
+
+#[tokio::test]
+async fn a_debug_probe_follows_the_allow_list_like_any_other() {
+    let server = exporter::serve_with_probe(
+        Metrics::new(),
+        prober(ProbeConfig::allowing(loopback())),
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await
+    .unwrap();
+    let (status, _, body) = get(
+        server.local_addr(),
+        &format!("target={}&debug=true", encode("http://10.255.255.1:80/mcp")),
+    )
+    .await;
+    assert_eq!(status, 403, "{body}");
+    let (status, _, _) = get(server.local_addr(), "target=x&debug=maybe").await;
+    assert_eq!(status, 400);
+}
