@@ -118,6 +118,29 @@ local lib = import 'lib.libsonnet';
       ),
     },
 
+    // A pushed pre-flight (`check --push`) that stopped running: the gateway keeps serving its
+    // last push, so its states and evidence stay as the last run saw them; this says they are old.
+    local preflightStopped = {
+      alert: 'MCPReadinessPreflightStopped',
+      // Value: seconds since the last pushed run.
+      expr: |||
+        (time() - instance:mcp_readiness_run_timestamp_seconds:last)
+        > %(preflight_missed)d * instance:mcp_readiness_run_timestamp_seconds:interval
+      ||| % v,
+      'for': forOf('MCPReadinessPreflightStopped'),
+      labels: { severity: 'warning' },
+      annotations: annotations(
+        'MCPReadinessPreflightStopped',
+        'The mcp-readiness pre-flight pushed as job {{ $labels.job }} stopped running',
+        'The pre-flight pushed to the Pushgateway as job {{ $labels.job }}' + where + ' last ran {{ $value | humanizeDuration }} ago; it runs every '
+        + '{{ with printf "instance:mcp_readiness_run_timestamp_seconds:interval{%s}" %s | query }}{{ . | first | value | humanizeDuration }}{{ else }}?{{ end }}'
+          % [lib.matcher(cfg, r).format, lib.matcher(cfg, r).args]
+        + ', so it missed at least ' + (cfg.preflightMissedRuns - 1) + ' run. The gateway still serves its last push: the MCP alerts of this job show what that run saw, not what is true now. '
+        + 'Next step: look at its timer or cron job (`systemctl status` and `journalctl -u` of the unit, or the cron log) and at the last run\'s output: a failed push prints `error: pushing to the Pushgateway`.',
+        false,
+      ),
+    },
+
     groups+: [
       {
         name: 'mcp-readiness.alerts',
@@ -280,6 +303,7 @@ local lib = import 'lib.libsonnet';
               false,
             ),
           },
+          preflightStopped,
         ],
       },
     ],

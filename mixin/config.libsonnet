@@ -78,6 +78,12 @@
     // past while the exporter still holds it: its renewal is failing (a warning).
     credentialRenewalOverdueMinutes: 10,
 
+    // Pushed pre-flights (`check --push`): MCPReadinessPreflightStopped warns when the last push
+    // is older than this many of its runs' spacing (announced with `--next-run-in`, else the
+    // spacing of its last two pushes, else `preflightPeriodSeconds`, for a run seen once).
+    preflightMissedRuns: 2,
+    preflightPeriodSeconds: 86400,
+
     // How often the budget advisor's group runs (it scans every connect-duration bucket).
     advisorInterval: '3m',
 
@@ -94,6 +100,7 @@
       MCPReadinessExporterAbsent: '10m',
       MCPReadinessConfigReloadFailed: '1m',
       MCPReadinessNoServers: '10m',
+      MCPReadinessPreflightStopped: '10m',
     },
   },
 }

@@ -28,6 +28,8 @@
     failure_min: cfg.callFailureMinCalls,
     tool_error_ratio: cfg.callToolErrorRatio,
     renewal_overdue_secs: cfg.credentialRenewalOverdueMinutes * 60,
+    preflight_period: cfg.preflightPeriodSeconds,
+    preflight_missed: cfg.preflightMissedRuns,
     renewable_s: if cfg.selector == '' then '{renewable="true"}' else '{%s, renewable="true"}' % cfg.selector,
     // A replica whose exporter is down now (its target still discovered, `up` 0).
     down: '(up == 0)',

@@ -19,6 +19,16 @@ local lib = import 'lib.libsonnet';
     // How much a counter grew within `w`: a series born within `w` at its full value (its
     // first event is invisible to increase(): the series is born with it), others by increase().
     local recent(m, w) = '%(y)s\nor\n(increase(%(m)s[%(w)s]) > 0)' % { m: m, w: w, y: young(m, w) },
+    // A replica that is a pushed run (`check --push`): its group at the Pushgateway carries the
+    // run timestamp. Each run is a new process that pushes its own counters, so what the last
+    // run saw is its counter values themselves (flat between runs, equal from run to run).
+    local pushed = 'instance:mcp_readiness_run_timestamp_seconds:last',
+    // Evidence of `m` within `w`: recent() on a scraped or OTLP replica; on a pushed run, what the
+    // last run counted (for as long as the gateway serves it: MCPReadinessPreflightStopped tells
+    // when that is old).
+    local evidence(m, w) =
+      '(\n(%(rec)s)\nunless on (%(r)s) %(p)s\n)\nor\n((%(m)s > 0) and on (%(r)s) %(p)s)'
+      % { rec: recent(m, w), m: m, r: v.r, p: pushed },
     // `expr`, or while the replica's exporter is down, the rule's own last value.
     local held(record, expr) = '(\n%s)\nor\n(%s and on (%s) %s)\n' % [expr, record, v.r, v.down],
     local rule(record, expr) = { record: record, expr: expr },
@@ -28,6 +38,43 @@ local lib = import 'lib.libsonnet';
       {
         name: 'mcp-readiness.replica',
         rules: [
+          // Pushed runs (`check --push`, one group at the Pushgateway each). The run timestamp
+          // before the last one, kept while the gateway serves the group: this rule reads the
+          // `:last` recorded one evaluation ago (before it is recorded again below), so a new
+          // push is seen at whatever evaluation interval (under the 5-minute lookback).
+          rule(
+            'instance:mcp_readiness_run_timestamp_seconds:previous',
+            |||
+              (
+                (instance:mcp_readiness_run_timestamp_seconds:last < last_over_time(mcp_readiness_run_timestamp_seconds%(s)s[%(stale)s]))
+                or
+                instance:mcp_readiness_run_timestamp_seconds:previous
+              )
+              and
+              last_over_time(mcp_readiness_run_timestamp_seconds%(s)s[%(stale)s])
+            ||| % v,
+          ),
+          // When the last pushed run ran (Unix time); its series also mark a replica as a
+          // pushed run for the evidence rules below.
+          rule(
+            'instance:mcp_readiness_run_timestamp_seconds:last',
+            'last_over_time(mcp_readiness_run_timestamp_seconds%(s)s[%(stale)s])\n' % v,
+          ),
+          // The pre-flight's schedule, in seconds between runs: the next run it announced
+          // (`check --next-run-in`), else the spacing of its last two pushes, else
+          // `preflightPeriodSeconds` (one run seen, none announced).
+          rule(
+            'instance:mcp_readiness_run_timestamp_seconds:interval',
+            |||
+              (
+                (last_over_time(mcp_readiness_run_next_timestamp_seconds%(s)s[%(stale)s]) - instance:mcp_readiness_run_timestamp_seconds:last) > 0
+              )
+              or
+              ((instance:mcp_readiness_run_timestamp_seconds:last - instance:mcp_readiness_run_timestamp_seconds:previous) > 0)
+              or
+              (instance:mcp_readiness_run_timestamp_seconds:last * 0 + %(preflight_period)d)
+            ||| % v,
+          ),
           // Held: the exporters of the workload (one series each, 1), read for "M replicas",
           // by the exporter alerts (a target that exported it is an exporter whatever its job
           // is called), and to tell a replica that is gone from one that is down.
@@ -57,13 +104,13 @@ local lib = import 'lib.libsonnet';
           heldRule(
             'instance_server:mcp_readiness_tool_calls_total:refused_recently',
             'sum without (tool, outcome) (\n%s\n)\nand on (%s) instance:mcp_readiness_build_info:present\n'
-            % [recent('mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s}' % v, v.refused_window), v.r],
+            % [evidence('mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s}' % v, v.refused_window), v.r],
           ),
           {
             // Failed connection attempts within the evidence window.
             record: 'instance_server:mcp_readiness_connects_total:failed_recently',
             expr: 'sum without (result) (\n%s\n)\n'
-                  % recent('mcp_readiness_connects_total{result!="ok"%(c)s}' % v, v.evidence),
+                  % evidence('mcp_readiness_connects_total{result!="ok"%(c)s}' % v, v.evidence),
           },
           {
             // A crash loop by the supervisor's own judgement: it backs off (enters `absent`)
@@ -89,12 +136,12 @@ local lib = import 'lib.libsonnet';
           {
             // Calls to each tool its ready server does not offer, within the tool window.
             record: 'instance_server_tool:mcp_readiness_tool_absent_total:recently',
-            expr: recent('mcp_readiness_tool_absent_total%(s)s' % v, v.tool_window) + '\n',
+            expr: evidence('mcp_readiness_tool_absent_total%(s)s' % v, v.tool_window) + '\n',
           },
           {
             // Resolutions that ran out of budget while the server was connecting.
             record: 'instance_server:mcp_readiness_budget_exhausted_total:recently',
-            expr: recent('mcp_readiness_budget_exhausted_total%(s)s' % v, v.budget_window) + '\n',
+            expr: evidence('mcp_readiness_budget_exhausted_total%(s)s' % v, v.budget_window) + '\n',
           },
           {
             // 1 while the replica sees the server unauthenticated: unauthenticated at least once
