@@ -141,6 +141,62 @@ local lib = import 'lib.libsonnet';
       ),
     },
 
+    // A scraped exporter that keeps restarting (a crash loop, an OOM kill at each start). Only
+    // targets Prometheus scrapes (an `up` series of the same target): a pushed run is a new
+    // process each time.
+    // A `/probe` target (an MCP URL probed by `serve`, one scrape each) that fails: a share of
+    // its probes in the window, not a state for a `for` (a flapping target resets any `for`),
+    // counting a scrape without an answer (the probe ran past the scrape timeout, a hung server)
+    // as failed. It yields to MCPServerUnauthenticated (the probe's credential: reauthorize).
+    local probeFailing = {
+      alert: 'MCPProbeFailing',
+      // Value: the failed share of the target's probes within the window.
+      expr: |||
+        (
+          max by (%(ws)s, instance) (
+            (1 - avg_over_time(mcp_readiness_probe_success%(s)s[%(probe_window)s]))
+            or
+            label_replace(
+              instance:mcp_readiness_probe_success:last * 0 + on (%(r)s) group_left () (1 - avg_over_time(up[%(probe_window)s])),
+              "failed", "scrape", "", ""
+            )
+          ) >= %(probe_ratio)s
+        )
+        unless on (%(ws)s)
+        (server:mcp_readiness_server_state:unauthenticated_replicas > 0)
+      ||| % v,
+      'for': forOf('MCPProbeFailing'),
+      labels: { severity: 'warning' },
+      annotations: annotations(
+        'MCPProbeFailing',
+        'Probes of MCP server `{{ $labels.server }}` at {{ $labels.instance }} fail',
+        'The probe of {{ $labels.instance }} (server `{{ $labels.server }}`, job {{ $labels.job }}' + where + ') failed {{ $value | humanizePercentage }} of the time in the last ' + cfg.probeWindow
+        + ': the server at that URL did not read ready, or `/probe` got no answer before the scrape timeout (it hangs). It is down, hangs, throttles, or comes and goes. '
+        + 'Next step: ask `serve` for one probe and read its state and reason: `curl -s "http://<serve>/probe?target={{ $labels.instance }}&server={{ $labels.server }}" | grep -E \'server_state|probe_\'` (add `&module=<name>` for a target that needs credentials), then look at the server behind the URL (its logs, its load, the proxy in front).',
+        true,
+      ),
+    },
+
+    local exporterRestarting = {
+      alert: 'MCPReadinessExporterRestarting',
+      // Value: restarts within the window.
+      expr: |||
+        changes(process_start_time_seconds%(s)s[%(restart_window)s]) >= %(restarts)s
+        and on (%(r)s) instance:mcp_readiness_build_info:present
+        and on (%(r)s) up
+      ||| % v,
+      'for': forOf('MCPReadinessExporterRestarting'),
+      labels: { severity: 'warning' },
+      annotations: annotations(
+        'MCPReadinessExporterRestarting',
+        'mcp-readiness exporter {{ $labels.instance }} keeps restarting',
+        '{{ $labels.instance }} (job {{ $labels.job }}' + where + ') started {{ $value | printf "%.0f" }} times in the last ' + cfg.exporterRestartWindow
+        + ': it exits and is started again (a crash, an out-of-memory kill, a failing start), so each restart loses its connections and the readiness it reports starts over. '
+        + 'Next step: read why it exits: `journalctl -u mcp-readiness -n 100` (the last lines before each start), or `kubectl logs --previous` and `kubectl describe pod` (its last state: OOMKilled, an exit code) for the pod.',
+        false,
+      ),
+    },
+
     groups+: [
       {
         name: 'mcp-readiness.alerts',
@@ -239,8 +295,10 @@ local lib = import 'lib.libsonnet';
             // A target that exported mcp_readiness_build_info (whatever its job is called) and
             // does not answer now, for as long as it lasts; and a target of the
             // `exporterSelector` jobs that was never scraped successfully.
-            expr: '(up == 0) and on (%(r)s) instance:mcp_readiness_build_info:present\n' % v
-                  + (if cfg.exporterSelector == '' then '' else 'or\n(up{%(exporter)s} == 0)\n' % v),
+            // A `/probe` target is not an exporter: MCPProbeFailing covers its failed scrapes.
+            expr: '(\n(up == 0) and on (%(r)s) instance:mcp_readiness_build_info:present\n' % v
+                  + (if cfg.exporterSelector == '' then '' else 'or\n(up{%(exporter)s} == 0)\n' % v)
+                  + ')\nunless on (%(r)s) instance:mcp_readiness_probe_success:last\n' % v,
             'for': forOf('MCPReadinessExporterDown'),
             labels: { severity: 'warning' },
             annotations: annotations(
@@ -253,6 +311,8 @@ local lib = import 'lib.libsonnet';
               false,
             ),
           },
+          exporterRestarting,
+          probeFailing,
           {
             alert: 'MCPReadinessExporterAbsent',
             // No target exports mcp_readiness_build_info (nor is down after it did), and no

@@ -84,6 +84,18 @@
     preflightMissedRuns: 2,
     preflightPeriodSeconds: 86400,
 
+    // MCPProbeFailing: a `/probe` target whose probes failed (not ready, or no answer within the
+    // scrape timeout) at least this share of the time within the window: a flapping target (two
+    // probes in three fail) and a hung one alert within minutes.
+    probeWindow: '10m',
+    probeFailureRatio: 0.5,
+
+    // MCPReadinessExporterRestarting: a scraped exporter whose process started this many times
+    // within the window (`process_start_time_seconds` changed): a restart loop that `up` misses
+    // (it is 0 for one scrape per restart, under MCPReadinessExporterDown's `for`).
+    exporterRestartWindow: '15m',
+    exporterRestarts: 3,
+
     // How often the budget advisor's group runs (it scans every connect-duration bucket).
     advisorInterval: '3m',
 
@@ -101,6 +113,8 @@
       MCPReadinessConfigReloadFailed: '1m',
       MCPReadinessNoServers: '10m',
       MCPReadinessPreflightStopped: '10m',
+      MCPReadinessExporterRestarting: '5m',
+      MCPProbeFailing: '2m',
     },
   },
 }

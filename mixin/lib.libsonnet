@@ -29,6 +29,10 @@
     tool_error_ratio: cfg.callToolErrorRatio,
     renewal_overdue_secs: cfg.credentialRenewalOverdueMinutes * 60,
     preflight_period: cfg.preflightPeriodSeconds,
+    restart_window: cfg.exporterRestartWindow,
+    probe_window: cfg.probeWindow,
+    probe_ratio: cfg.probeFailureRatio,
+    restarts: cfg.exporterRestarts,
     preflight_missed: cfg.preflightMissedRuns,
     renewable_s: if cfg.selector == '' then '{renewable="true"}' else '{%s, renewable="true"}' % cfg.selector,
     // A replica whose exporter is down now (its target still discovered, `up` 0).

@@ -82,6 +82,13 @@ local lib = import 'lib.libsonnet';
             'instance:mcp_readiness_build_info:present',
             'max without (version) (last_over_time(mcp_readiness_build_info%(s)s[%(stale)s]))\n' % v,
           ),
+          // Held: the last `/probe` answer of each probe target (its `mcp_readiness_probe_success`),
+          // kept while its scrape fails: a target answered by `/probe` stays a probe target (for
+          // MCPProbeFailing, and so MCPReadinessExporterDown never blames the MCP server's URL).
+          heldRule(
+            'instance:mcp_readiness_probe_success:last',
+            'last_over_time(mcp_readiness_probe_success%(s)s[%(stale)s])\n' % v,
+          ),
           // Held: the state each exporter reported last, for up to `stateStaleWindow` (3m) after
           // its last scrape (a missed scrape neither hides the state nor invents one), and for as
           // long as its exporter is down. One-hot like the source.

@@ -179,5 +179,5 @@ fn every_rule_expression_parses_as_promql() {
             count += 1;
         }
     }
-    assert_eq!(count, 40, "26 recording rules and 14 alerts");
+    assert_eq!(count, 47, "30 recording rules and 17 alerts");
 }
