@@ -197,6 +197,33 @@ local lib = import 'lib.libsonnet';
       ),
     },
 
+    // A ready server whose calls fail in transport or time out, or return errors (`isError`, a
+    // failed task: its backend is down): none of the three actions applies (no `action`).
+    // Warning: the worst replica's share over the thresholds (per replica, so one wedged child
+    // is not diluted by the healthy replicas); critical: every call of the window failed.
+    local callsFailing(severity, expr) = {
+      alert: 'MCPToolCallsFailing',
+      // Value: the failed share (warning: transport errors and timeouts, else error results, of
+      // the worst replica; critical: 1, every call).
+      expr: expr,
+      'for': forOf('MCPToolCallsFailing'),
+      labels: { severity: severity },
+      annotations: annotations(
+        'MCPToolCallsFailing',
+        'Calls to MCP server `{{ $labels.server }}` fail although it is ready',
+        who + ' is ready, but '
+        + (if severity == 'critical' then 'every call to it in the last ' + cfg.callFailureWindow + ' failed: on the worst replica '
+           else 'of its calls in the last ' + cfg.callFailureWindow + ', on the worst replica ')
+        + fig(ws, 'server:mcp_readiness_tool_calls_total:failure_ratio{{M}} * 100')
+        + '% failed in transport or timed out and '
+        + fig(ws, 'server:mcp_readiness_tool_calls_total:tool_error_ratio{{M}} * 100')
+        + '% returned an error result (isError, or a task that failed); replicas where more than ' + std.toString(cfg.callFailureRatio * 100) + '% failed: '
+        + replicaList('max by (instance, pod) ({__name__=~\\"instance_server:mcp_readiness_tool_calls_total:(failure_ratio|tool_error_ratio)\\", {M}} > %(failure_ratio)s)' % v, 'none (each a little)')
+        + '. The server accepts connections and lists its tools but its calls fail: it is frozen, overloaded, or the backend it calls is down. '
+        + 'Next step: look at the server itself on those replicas (its logs, load, the backend it calls); restart it if it is frozen.',
+      ),
+    },
+
     groups+: [
       {
         name: 'mcp-readiness.alerts',
@@ -266,25 +293,8 @@ local lib = import 'lib.libsonnet';
               + ' (the global `readiness.budget` stays the default for the others).',
             ),
           },
-          {
-            alert: 'MCPToolCallsFailing',
-            // A ready server whose calls fail in transport or time out, or return `isError`
-            // (its backend is down): none of the three actions applies (no `action`).
-            // Value: the failed share of the calls (transport errors and timeouts, else isError).
-            expr: unless('(\n(server:mcp_readiness_tool_calls_total:failure_ratio > %(failure_ratio)s)\nor\n(server:mcp_readiness_tool_calls_total:tool_error_ratio >= %(tool_error_ratio)s)\n)' % v, [U, A]),
-            'for': forOf('MCPToolCallsFailing'),
-            labels: { severity: 'warning' },
-            annotations: annotations(
-              'MCPToolCallsFailing',
-              'Calls to MCP server `{{ $labels.server }}` fail although it is ready',
-              who + ' is ready, but of its calls in the last ' + cfg.callFailureWindow + ' '
-              + fig(ws, 'server:mcp_readiness_tool_calls_total:failure_ratio{{M}} * 100')
-              + '% failed in transport or timed out and '
-              + fig(ws, 'server:mcp_readiness_tool_calls_total:tool_error_ratio{{M}} * 100')
-              + '% returned an error result (isError). The server accepts connections and lists its tools but its calls fail: it is frozen, overloaded, or the backend it calls is down. '
-              + 'Next step: look at the server itself (its logs, load, the backend it calls); restart it if it is frozen.',
-            ),
-          },
+          callsFailing('critical', unless('(server:mcp_readiness_tool_calls_total:all_failed == 1)', [U, A])),
+          callsFailing('warning', unless('(\n(server:mcp_readiness_tool_calls_total:failure_ratio > %(failure_ratio)s)\nor\n(server:mcp_readiness_tool_calls_total:tool_error_ratio >= %(tool_error_ratio)s)\n)' % v, [U, A])),
         ],
       },
       {

@@ -26,6 +26,7 @@
     failure_window: cfg.callFailureWindow,
     failure_ratio: cfg.callFailureRatio,
     failure_min: cfg.callFailureMinCalls,
+    call_outcomes: 'ok|tool_error|task_failed|input_required|transport_error|timeout',
     tool_error_ratio: cfg.callToolErrorRatio,
     renewal_overdue_secs: cfg.credentialRenewalOverdueMinutes * 60,
     preflight_period: cfg.preflightPeriodSeconds,

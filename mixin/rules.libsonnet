@@ -151,6 +151,39 @@ local lib = import 'lib.libsonnet';
             expr: evidence('mcp_readiness_budget_exhausted_total%(s)s' % v, v.budget_window) + '\n',
           },
           {
+            // Share of the calls through this replica, to a server it reads ready now, that failed
+            // in transport or timed out ... (calls: ok, tool_error, task_failed, input_required,
+            // transport_error, timeout; `input_required` is a call the server answered as it is
+            // built to, asking for input an unattended run cannot give: a call, not a failure of
+            // the server; `cancelled` is the caller's and counts as neither, `not_ready` is
+            // MCPServer* evidence). Per replica: a child wedged on one replica of ten is not
+            // diluted by the nine others.
+            record: 'instance_server:mcp_readiness_tool_calls_total:failure_ratio',
+            expr: |||
+              (
+                sum without (tool, outcome) (increase(mcp_readiness_tool_calls_total{outcome=~"transport_error|timeout"%(c)s}[%(failure_window)s]))
+                /
+                (sum without (tool, outcome) (increase(mcp_readiness_tool_calls_total{outcome=~"%(call_outcomes)s"%(c)s}[%(failure_window)s])) >= %(failure_min)s)
+              )
+              and ignoring (state)
+              (instance_server:mcp_readiness_server_state:last3m{state="ready"} == 1)
+            ||| % v,
+          },
+          {
+            // ... and that the server answered with an error: an `isError` result, or a task it
+            // ran that failed or was cancelled (`task_failed`): the server answers, its work fails.
+            record: 'instance_server:mcp_readiness_tool_calls_total:tool_error_ratio',
+            expr: |||
+              (
+                sum without (tool, outcome) (increase(mcp_readiness_tool_calls_total{outcome=~"tool_error|task_failed"%(c)s}[%(failure_window)s]))
+                /
+                (sum without (tool, outcome) (increase(mcp_readiness_tool_calls_total{outcome=~"%(call_outcomes)s"%(c)s}[%(failure_window)s])) >= %(failure_min)s)
+              )
+              and ignoring (state)
+              (instance_server:mcp_readiness_server_state:last3m{state="ready"} == 1)
+            ||| % v,
+          },
+          {
             // 1 while the replica sees the server unauthenticated: unauthenticated at least once
             // within the blip window (or last, while its exporter is down) and not ready now (a
             // restart's `connecting` keeps it).
@@ -278,7 +311,7 @@ local lib = import 'lib.libsonnet';
           },
           {
             record: 'server:mcp_readiness_tool_calls_total:failed_1h',
-            expr: 'sum by (%(ws)s) (increase(mcp_readiness_tool_calls_total{outcome=~"transport_error|timeout|tool_error"%(c)s}[1h])) > 0\n' % v,
+            expr: 'sum by (%(ws)s) (increase(mcp_readiness_tool_calls_total{outcome=~"transport_error|timeout|tool_error|task_failed"%(c)s}[1h])) > 0\n' % v,
           },
           {
             // Calls to tools a ready server does not offer, by tool, on the replicas where the
@@ -293,29 +326,37 @@ local lib = import 'lib.libsonnet';
             ||| % v,
           },
           {
-            // Share of the calls to a ready server that failed in transport or timed out ...
+            // The worst replica's share of calls that failed in transport or timed out ...
             record: 'server:mcp_readiness_tool_calls_total:failure_ratio',
-            expr: |||
-              (
-                sum by (%(ws)s) (increase(mcp_readiness_tool_calls_total{outcome=~"transport_error|timeout"%(c)s}[%(failure_window)s]))
-                /
-                (sum by (%(ws)s) (increase(mcp_readiness_tool_calls_total{outcome=~"ok|tool_error|transport_error|timeout"%(c)s}[%(failure_window)s])) >= %(failure_min)s)
-              )
-              and on (%(ws)s)
-              (sum by (%(ws)s) (instance_server:mcp_readiness_server_state:last3m{state="ready"}) > 0)
-            ||| % v,
+            expr: 'max by (%(ws)s) (instance_server:mcp_readiness_tool_calls_total:failure_ratio)\n' % v,
           },
           {
-            // ... and that returned `isError` (the server answers, its backend does not).
+            // ... and that the server answered with an error (isError, a failed task).
             record: 'server:mcp_readiness_tool_calls_total:tool_error_ratio',
+            expr: 'max by (%(ws)s) (instance_server:mcp_readiness_tool_calls_total:tool_error_ratio)\n' % v,
+          },
+          {
+            // 1 while every call to the server failed within the window, across the replicas that
+            // read it ready (at least the minimum of calls): the critical MCPToolCallsFailing.
+            record: 'server:mcp_readiness_tool_calls_total:all_failed',
             expr: |||
               (
-                sum by (%(ws)s) (increase(mcp_readiness_tool_calls_total{outcome="tool_error"%(c)s}[%(failure_window)s]))
+                sum by (%(ws)s) (
+                  (
+                    increase(mcp_readiness_tool_calls_total{outcome=~"transport_error|timeout|tool_error|task_failed"%(c)s}[%(failure_window)s])
+                    and ignoring (tool, outcome, state)
+                    (instance_server:mcp_readiness_server_state:last3m{state="ready"} == 1)
+                  )
+                )
                 /
-                (sum by (%(ws)s) (increase(mcp_readiness_tool_calls_total{outcome=~"ok|tool_error|transport_error|timeout"%(c)s}[%(failure_window)s])) >= %(failure_min)s)
-              )
-              and on (%(ws)s)
-              (sum by (%(ws)s) (instance_server:mcp_readiness_server_state:last3m{state="ready"}) > 0)
+                (
+                  sum by (%(ws)s) (
+                    increase(mcp_readiness_tool_calls_total{outcome=~"%(call_outcomes)s"%(c)s}[%(failure_window)s])
+                    and ignoring (tool, outcome, state)
+                    (instance_server:mcp_readiness_server_state:last3m{state="ready"} == 1)
+                  ) >= %(failure_min)s
+                )
+              ) >= bool 1
             ||| % v,
           },
           {
