@@ -58,7 +58,9 @@
     // Calls to a tool the ready server does not offer count for this long (a tool called once
     // per scheduled run still raises MCPToolAbsent).
     toolAbsentWindow: '2h',
-    budgetExhaustedWindow: '10m',
+    // Resolutions that ran out of budget count for this long: it spans runs (one exhaustion per
+    // hourly run is one alert, not none, nor a new one every hour), as toolAbsentWindow does.
+    budgetExhaustedWindow: '2h',
     // MCPToolCallsFailing: failed share (transport errors, timeouts) of the calls to a ready
     // server, or its share of `isError` results (its backend is down), and the minimum calls in
     // the window (an hour counts a step called every 15 minutes).

@@ -146,9 +146,12 @@ local lib = import 'lib.libsonnet';
             expr: evidence('mcp_readiness_tool_absent_total%(s)s' % v, v.tool_window) + '\n',
           },
           {
-            // Resolutions that ran out of budget while the server was connecting.
+            // Resolutions that ran out of budget while the server was connecting, within the
+            // budget window (it spans runs: a step run hourly is one alert), on replicas that
+            // still exist (a replica gone in a rollout or a scale-in stops counting).
             record: 'instance_server:mcp_readiness_budget_exhausted_total:recently',
-            expr: evidence('mcp_readiness_budget_exhausted_total%(s)s' % v, v.budget_window) + '\n',
+            expr: '(\n%s\n)\nand on (%s) instance:mcp_readiness_build_info:present\n'
+                  % [evidence('mcp_readiness_budget_exhausted_total%(s)s' % v, v.budget_window), v.r],
           },
           {
             // Share of the calls through this replica, to a server it reads ready now, that failed
