@@ -36,7 +36,7 @@ local lib = import 'lib.libsonnet';
     // expired, and it keeps firing until the credential is replaced).
     local C(secs) = '((server:mcp_readiness_credential_expiry_timestamp_seconds:min - time()) < %d)' % secs,
     // A credential that renews itself, expired for a while though the exporter still holds it.
-    local renewalFailing = '(min by (%(ws)s, renewable) (last_over_time(mcp_readiness_credential_expiry_timestamp_seconds%(renewable_s)s[3m])) - time() < -%(renewal_overdue_secs)d)' % v,
+    local renewalFailing = '(min by (%(ws)s, renewable) (instance_server:mcp_readiness_credential_expiry_timestamp_seconds:last%(renewable_s)s) - time() < -%(renewal_overdue_secs)d)' % v,
     local T = '(sum by (%(ws)s) (server_tool:mcp_readiness_tool_absent_total:recently) > 0)' % v,
     local B = '(sum by (%(ws)s) (instance_server:mcp_readiness_budget_exhausted_total:recently) > 0)' % v,
     local unless(cond, before) =
@@ -66,9 +66,9 @@ local lib = import 'lib.libsonnet';
         'MCP server `{{ $labels.server }}` needs re-authorization',
         who + ' is unauthenticated ' + replicas
         + ' (' + replicaList('instance_server:mcp_readiness_server_state:unauthenticated{{M}}', 'restarted since and still connecting: the verdict holds until one reads it ready') + '): '
-        + 'its credentials are missing, expired or revoked (HTTP 401, or 403 with a challenge), and waiting will not heal it. '
+        + 'its credentials are missing, expired or revoked (HTTP 401, or 403 with a challenge), or lack a scope the server asks for (HTTP 403 insufficient_scope: a step-up, named in the reason on its status page), and waiting will not heal it. '
         + refused + '. '
-        + 'Next step: re-authorize `{{ $labels.server }}` (a new token in its headers or env, or a new OAuth grant), then reload the exporter (SIGHUP to `serve`, or restart the agent service).',
+        + 'Next step: re-authorize `{{ $labels.server }}` (a new token in its headers or env, or a new OAuth grant; for a step-up, `mcp-readiness oauth login` again: it asks for the scope the server named), then reload the exporter (SIGHUP to `serve`, or restart the agent service).',
       ),
     },
 
@@ -90,6 +90,8 @@ local lib = import 'lib.libsonnet';
         + ' calls were refused in the last ' + cfg.refusedWindow + ', and the supervisor backed off '
         + fig(ws, 'sum(instance_server:mcp_readiness_server_state_changes_total:crash_loop{{M}})')
         + ' times in the last ' + cfg.crashLoopWindow + ' (a crash loop from ' + cfg.crashLoopRestarts + '). '
+        + '{{ with printf "%s" %s | query }}Its credential renewal is failing too (expired {{ . | first | value | humanizeDuration | reReplaceAll "^-" "" }} ago, not renewed): the authorization server is unreachable or refuses the renewal, so MCPCredentialExpiringSoon tells identity; this connection needs no change if that is the cause. {{ end }}'
+          % [std.strReplace('min(instance_server:mcp_readiness_credential_expiry_timestamp_seconds:last{renewable=\\"true\\", {M}} - time() < -%d)' % v.renewal_overdue_secs, '{M}', lib.matcher(cfg, ws).format), lib.matcher(cfg, ws).args]
         + 'Next step: add or repair the `{{ $labels.server }}` connection (command, URL, installation), then reload the exporter.',
       ),
     },
@@ -231,11 +233,15 @@ local lib = import 'lib.libsonnet';
           unauthenticated('critical', critical(U + '\n')),
           unauthenticated('warning', U + '\n'),
           absent('critical', critical(unless(A, [U]))),
-          absent('warning', unless(A, [U, credentialCritical])),
+          // An absent server's warning yields only to unauthenticated: a credential expiring
+          // within a day is a future identity can fix, the absence a present failure.
+          absent('warning', unless(A, [U])),
           credential('critical', credentialCritical + '\n'),
           // The warning twin of the critical one, or days ahead / a failing renewal when no
           // present failure of the server asks for another action.
-          credential('warning', unless('(\n' + C(v.warn_secs) + '\nor\n' + renewalFailing + '\n)', [U, A, T, B]) + 'or\n' + credentialCritical + '\n'),
+          // A failing renewal is a cause of its own (an unreachable authorization server): it
+          // yields only to unauthenticated, never to the absent it causes.
+          credential('warning', unless('(\n' + C(v.warn_secs) + '\n)', [U, A, T, B]) + 'or\n' + unless(renewalFailing, [U]) + 'or\n' + credentialCritical + '\n'),
           {
             alert: 'MCPToolAbsent',
             // Value: calls in the tool window that named tools the ready server does not offer.

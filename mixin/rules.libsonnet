@@ -96,6 +96,13 @@ local lib = import 'lib.libsonnet';
             'instance_server:mcp_readiness_server_state:last3m',
             'last_over_time(mcp_readiness_server_state%(s)s[%(stale)s])\n' % v,
           ),
+          // Held: each credential expiry the replica exported last (every credential, renewable
+          // or not), for as long as its exporter is down: an expiry page neither resolves nor
+          // re-fires through an exporter outage, like the states.
+          heldRule(
+            'instance_server:mcp_readiness_credential_expiry_timestamp_seconds:last',
+            'last_over_time(mcp_readiness_credential_expiry_timestamp_seconds%(s)s[%(stale)s])\n' % v,
+          ),
           {
             // The same as one number, worst first: 0 ready, 1 connecting, 2 absent, 3 unauthenticated.
             record: 'instance_server:mcp_readiness_server_state:rank',
@@ -363,9 +370,10 @@ local lib = import 'lib.libsonnet';
             ||| % v,
           },
           {
-            // The credential that runs out first across the replicas (Unix time).
+            // The credential that cannot renew itself and runs out first across the replicas
+            // (Unix time), held through exporter outages.
             record: 'server:mcp_readiness_credential_expiry_timestamp_seconds:min',
-            expr: 'min by (%(ws)s) (last_over_time(mcp_readiness_credential_expiry_timestamp_seconds%(cred_s)s[3m]))\n' % v,
+            expr: 'min by (%(ws)s) (instance_server:mcp_readiness_credential_expiry_timestamp_seconds:last%(cred_s)s)\n' % v,
           },
         ],
       },

@@ -29,7 +29,7 @@ function(cfg)
              'When the credential that cannot renew itself runs out, per replica (mcp_readiness_credential_expiry_timestamp_seconds; none for credentials without a known expiry). MCPCredentialExpiringSoon warns %d days ahead and pages within %d hours.'
              % [cfg.credentialExpiryWarningDays, cfg.credentialExpiryCriticalHours],
              [5, 6, 18, 1],
-             [g.target('min by (server, instance) (mcp_readiness_credential_expiry_timestamp_seconds{%s}) * 1000' % isel, '{{server}} @ {{instance}}')],
+             [g.target('min by (server, instance) (mcp_readiness_credential_expiry_timestamp_seconds{%s%s}) * 1000' % [isel, if cfg.credentialExpirySelector == '' then '' else ', ' + cfg.credentialExpirySelector], '{{server}} @ {{instance}}')],
              'dateTimeFromNow', { mode: 'absolute', steps: [{ color: 'blue', value: null }] })
       + { fieldConfig+: { defaults+: { noValue: 'no expiry known' } } },
       g.panel(6, 'state-timeline', 'State per replica',
