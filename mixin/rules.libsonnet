@@ -112,13 +112,19 @@ local lib = import 'lib.libsonnet';
               + ignoring (state) 3 * instance_server:mcp_readiness_server_state:last3m{state="unauthenticated"}
             |||,
           },
-          // Held: calls refused as not ready within the refused-calls window (any tool of the
-          // server), on replicas that still exist (a replica gone in a rollout or a scale-in is
-          // no evidence once its series are gone).
+          {
+            // Calls refused as not ready within the refused-calls window (any tool of the
+            // server), on every replica whose samples are in the window, gone ones included: the
+            // workload's severity reads it (a rollout after refused calls keeps the page).
+            record: 'instance_server:mcp_readiness_tool_calls_total:refused_window',
+            expr: 'sum without (tool, outcome) (\n%s\n)\n'
+                  % evidence('mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s}' % v, v.refused_window),
+          },
+          // Held: the same on replicas that still exist (a replica gone in a rollout or a
+          // scale-in is no evidence of absence once its series are gone).
           heldRule(
             'instance_server:mcp_readiness_tool_calls_total:refused_recently',
-            'sum without (tool, outcome) (\n%s\n)\nand on (%s) instance:mcp_readiness_build_info:present\n'
-            % [evidence('mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s}' % v, v.refused_window), v.r],
+            'instance_server:mcp_readiness_tool_calls_total:refused_window\nand on (%s) instance:mcp_readiness_build_info:present\n' % v.r,
           ),
           {
             // Failed connection attempts within the evidence window.
@@ -309,9 +315,17 @@ local lib = import 'lib.libsonnet';
             expr: 'count by (%(ws)s) (instance_server:mcp_readiness_server_state:absent)\n' % v,
           },
           {
-            // Calls refused as not ready within the refused-calls window, all replicas.
+            // Calls refused as not ready within the refused-calls window, all replicas: the live
+            // ones (held through exporter outages) and the gone ones (a rollout, a scale-in):
+            // what gates `critical`, so replacing the replicas that saw the refusals keeps it.
             record: 'server:mcp_readiness_tool_calls_total:refused_recently',
-            expr: 'sum by (%(ws)s) (instance_server:mcp_readiness_tool_calls_total:refused_recently)\n' % v,
+            expr: |||
+              sum by (%(ws)s) (
+                instance_server:mcp_readiness_tool_calls_total:refused_recently
+                or
+                instance_server:mcp_readiness_tool_calls_total:refused_window
+              )
+            ||| % v,
           },
           {
             // For the fleet table: calls refused as not ready, and calls that failed (transport
