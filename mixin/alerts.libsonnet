@@ -179,6 +179,25 @@ local lib = import 'lib.libsonnet';
       ),
     },
 
+    // A workload that pushed its metrics over OTLP and stopped: no `up` goes to 0 and no
+    // staleness marker ends its series, so its states simply stop; this says so.
+    local agentStopped = {
+      alert: 'MCPReadinessAgentStopped',
+      // Value: seconds since the workload last reported.
+      expr: '(time() - job:mcp_readiness_build_info:last_report) > %(silence_secs)d\n' % v,
+      'for': forOf('MCPReadinessAgentStopped'),
+      labels: { severity: 'warning' },
+      annotations: annotations(
+        'MCPReadinessAgentStopped',
+        'The agent service of job {{ $labels.job }} stopped reporting',
+        'The workload of job {{ $labels.job }}' + where + ' pushed mcp-readiness metrics (OTLP, no scrape target) and has not reported for {{ $value | humanizeDuration }}: '
+        + 'the service stopped or crashed, or its metrics no longer reach Prometheus (the OTLP endpoint, the collector). While it is silent no MCP alert of this workload can fire; its last states are no longer read. '
+        + 'Next step: check that the service runs (`kubectl get pods`, `systemctl status`), then its OTLP exporter errors in its log and the collector or Prometheus OTLP receiver it sends to (`OTEL_EXPORTER_OTLP_ENDPOINT`). '
+        + 'A workload retired on purpose stops alerting ' + cfg.agentSilenceHoldHours + ' hours after its last report.',
+        false,
+      ),
+    },
+
     local exporterRestarting = {
       alert: 'MCPReadinessExporterRestarting',
       // Value: restarts within the window.
@@ -328,6 +347,7 @@ local lib = import 'lib.libsonnet';
             ),
           },
           exporterRestarting,
+          agentStopped,
           probeFailing,
           {
             alert: 'MCPReadinessExporterAbsent',

@@ -92,6 +92,12 @@
     probeWindow: '10m',
     probeFailureRatio: 0.5,
 
+    // MCPReadinessAgentStopped: a workload that pushes its metrics (OTLP: no `up`, no staleness
+    // markers) and has not reported for `agentSilenceMinutes`; it keeps firing for up to
+    // `agentSilenceHoldHours` after its last report (then it is taken as retired).
+    agentSilenceMinutes: 10,
+    agentSilenceHoldHours: 24,
+
     // MCPReadinessExporterRestarting: a scraped exporter whose process started this many times
     // within the window (`process_start_time_seconds` changed): a restart loop that `up` misses
     // (it is 0 for one scrape per restart, under MCPReadinessExporterDown's `for`).
@@ -117,6 +123,7 @@
       MCPReadinessPreflightStopped: '10m',
       MCPReadinessExporterRestarting: '5m',
       MCPProbeFailing: '2m',
+      MCPReadinessAgentStopped: '5m',
     },
   },
 }

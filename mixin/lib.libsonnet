@@ -32,6 +32,8 @@
     preflight_period: cfg.preflightPeriodSeconds,
     restart_window: cfg.exporterRestartWindow,
     probe_window: cfg.probeWindow,
+    silence_secs: cfg.agentSilenceMinutes * 60,
+    silence_hold_secs: cfg.agentSilenceHoldHours * 3600,
     probe_ratio: cfg.probeFailureRatio,
     restarts: cfg.exporterRestarts,
     preflight_missed: cfg.preflightMissedRuns,

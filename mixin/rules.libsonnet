@@ -281,6 +281,23 @@ local lib = import 'lib.libsonnet';
             |||,
           },
           {
+            // A workload that pushes its metrics (OTLP agents: no target, so no `up`; not a
+            // pushed pre-flight, which the gateway serves until its next run): when it last
+            // reported (Unix time), held for `agentSilenceHoldHours` after it stops, for
+            // MCPReadinessAgentStopped (a scraped workload that goes away is service discovery's
+            // decision, and MCPReadinessExporterDown covers one that stops answering).
+            record: 'job:mcp_readiness_build_info:last_report',
+            expr: |||
+              (
+                (max by (%(w)s) (instance:mcp_readiness_build_info:present) * 0 + time())
+                or
+                (job:mcp_readiness_build_info:last_report > time() - %(silence_hold_secs)d)
+              )
+              unless on (%(w)s) group by (%(w)s) (up)
+              unless on (%(w)s) group by (%(w)s) (instance:mcp_readiness_run_timestamp_seconds:last)
+            ||| % v,
+          },
+          {
             // Servers of a workload in each state (by their worst state); 0 when none.
             record: 'state:mcp_readiness_server_state:servers',
             expr: 'sum by (%(w)s, state) (server:mcp_readiness_server_state:worst)\n' % v,

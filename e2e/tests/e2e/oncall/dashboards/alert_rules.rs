@@ -17,7 +17,7 @@ fn only_the_five_action_alerts_carry_an_action_and_every_alert_has_a_severity_an
     let rules = alert_rules();
     assert_eq!(
         rules.len(),
-        18,
+        19,
         "{:?}",
         rules.iter().map(|r| &r.0).collect::<Vec<_>>()
     );

@@ -179,5 +179,5 @@ fn every_rule_expression_parses_as_promql() {
             count += 1;
         }
     }
-    assert_eq!(count, 53, "35 recording rules and 18 alerts");
+    assert_eq!(count, 55, "36 recording rules and 19 alerts");
 }
