@@ -149,7 +149,8 @@ local lib = import 'lib.libsonnet';
     // A `/probe` target (an MCP URL probed by `serve`, one scrape each) that fails: a share of
     // its probes in the window, not a state for a `for` (a flapping target resets any `for`),
     // counting a scrape without an answer (the probe ran past the scrape timeout, a hung server)
-    // as failed. It yields to MCPServerUnauthenticated (the probe's credential: reauthorize).
+    // as failed. It yields to MCPServerUnauthenticated (the probe's credential: reauthorize), and
+    // to a firing MCPServerAbsent (a target down for good: that page names the action).
     local probeFailing = {
       alert: 'MCPProbeFailing',
       // Value: the failed share of the target's probes within the window.
@@ -166,6 +167,8 @@ local lib = import 'lib.libsonnet';
         )
         unless on (%(ws)s)
         (server:mcp_readiness_server_state:unauthenticated_replicas > 0)
+        unless on (%(ws)s)
+        ALERTS{alertname=~"MCPServerUnauthenticated|MCPServerAbsent", alertstate="firing"}
       ||| % v,
       'for': forOf('MCPProbeFailing'),
       labels: { severity: 'warning' },
