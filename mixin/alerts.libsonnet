@@ -156,7 +156,7 @@ local lib = import 'lib.libsonnet';
       // Value: the failed share of the target's probes within the window.
       expr: |||
         (
-          max by (%(ws)s, instance) (
+          max by (%(r)s) (
             (1 - avg_over_time(mcp_readiness_probe_success%(s)s[%(probe_window)s]))
             or
             label_replace(
@@ -165,6 +165,8 @@ local lib = import 'lib.libsonnet';
             )
           ) >= %(probe_ratio)s
         )
+        * on (%(r)s) group_left (server)
+        group by (%(r)s, server) (instance_server:mcp_readiness_server_state:last3m)
         unless on (%(ws)s)
         (server:mcp_readiness_server_state:unauthenticated_replicas > 0)
         unless on (%(ws)s)
