@@ -54,6 +54,13 @@ local lib = import 'lib.libsonnet';
     local refused = fig(ws, 'server:mcp_readiness_tool_calls_total:refused_recently{{M}}')
                     + ' calls to it were refused as not ready in the last ' + cfg.refusedWindow,
     local who = '`{{ $labels.server }}` (job {{ $labels.job }}' + where + ')',
+    // `{{ if }}` the alert's server is a `/probe` target (its state comes from probe answers):
+    // the probe's own words then (no supervisor, no replicas, no reload).
+    local ifProbe = '{{ if printf "%s" %s | query }}' % [
+      std.strReplace('instance_server:mcp_readiness_server_state:last3m{{M}} and on (%s) instance:mcp_readiness_probe_success:last' % v.r, '{M}', lib.matcher(cfg, ws).format),
+      lib.matcher(cfg, ws).args,
+    ],
+    local probed = who + ' is probed by `serve` at ' + replicaList('max by (instance, pod) (instance_server:mcp_readiness_server_state:last3m{{M}} and on (%s) instance:mcp_readiness_probe_success:last)' % v.r),
 
     local unauthenticated(severity, expr) = {
       alert: 'MCPServerUnauthenticated',
@@ -64,11 +71,13 @@ local lib = import 'lib.libsonnet';
       annotations: annotations(
         'MCPServerUnauthenticated',
         'MCP server `{{ $labels.server }}` needs re-authorization',
-        who + ' is unauthenticated ' + replicas
+        ifProbe + probed + ' and refuses the probe\'s credentials (HTTP 401, or 403 with a challenge; 403 insufficient_scope: a step-up): the credential of the probe module (the `module` of its target) is missing, expired or revoked, or lacks a scope. '
+        + 'Next step: renew the module\'s credential (`readiness.probe.modules.<module>.headers` or its OAuth store: `mcp-readiness oauth login`), or fix the target\'s module; the next probe uses it.{{ else }}'
+        + who + ' is unauthenticated ' + replicas
         + ' (' + replicaList('instance_server:mcp_readiness_server_state:unauthenticated{{M}}', 'restarted since and still connecting: the verdict holds until one reads it ready') + '): '
         + 'its credentials are missing, expired or revoked (HTTP 401, or 403 with a challenge), or lack a scope the server asks for (HTTP 403 insufficient_scope: a step-up, named in the reason on its status page), and waiting will not heal it. '
         + refused + '. '
-        + 'Next step: re-authorize `{{ $labels.server }}` (a new token in its headers or env, or a new OAuth grant; for a step-up, `mcp-readiness oauth login` again: it asks for the scope the server named), then reload the exporter (SIGHUP to `serve`, or restart the agent service).',
+        + 'Next step: re-authorize `{{ $labels.server }}` (a new token in its headers or env, or a new OAuth grant; for a step-up, `mcp-readiness oauth login` again: it asks for the scope the server named), then reload the exporter (SIGHUP to `serve`, or restart the agent service).{{ end }}',
       ),
     },
 
@@ -81,7 +90,11 @@ local lib = import 'lib.libsonnet';
       annotations: annotations(
         'MCPServerAbsent',
         'MCP server `{{ $labels.server }}` is absent',
-        who + ' is absent ' + replicas
+        ifProbe + probed + ' and the probe cannot reach it: '
+        + fig(ws, 'sum(instance_server:mcp_readiness_connects_total:failed_recently{{M}})')
+        + ' probes failed to connect or to complete the handshake in the last ' + cfg.evidenceWindow + ' (refused, unreachable, throttled, or no MCP server at that URL). '
+        + 'Next step: check the server behind the URL (is it up and listening there, the proxy or firewall in front, the path); nothing changes on the `serve` side, the next probe sees it.{{ else }}'
+        + who + ' is absent ' + replicas
         + ' (' + replicaList('instance_server:mcp_readiness_server_state:absent{{M}}') + '): '
         + 'it is not configured there, fails to start or to answer its handshake (unreachable, or throttling every one), exits, or keeps crashing. '
         + fig(ws, "sum(instance_server:mcp_readiness_connects_total:failed_recently{{M}})")
@@ -92,7 +105,7 @@ local lib = import 'lib.libsonnet';
         + ' times in the last ' + cfg.crashLoopWindow + ' (a crash loop from ' + cfg.crashLoopRestarts + '). '
         + '{{ with printf "%s" %s | query }}Its credential renewal is failing too (expired {{ . | first | value | humanizeDuration | reReplaceAll "^-" "" }} ago, not renewed): the authorization server is unreachable or refuses the renewal, so MCPCredentialExpiringSoon tells identity; this connection needs no change if that is the cause. {{ end }}'
           % [std.strReplace('min(instance_server:mcp_readiness_credential_expiry_timestamp_seconds:last{renewable=\\"true\\", {M}} - time() < -%d)' % v.renewal_overdue_secs, '{M}', lib.matcher(cfg, ws).format), lib.matcher(cfg, ws).args]
-        + 'Next step: add or repair the `{{ $labels.server }}` connection (command, URL, installation), then reload the exporter.',
+        + 'Next step: add or repair the `{{ $labels.server }}` connection (command, URL, installation), then reload the exporter.{{ end }}',
       ),
     },
 
