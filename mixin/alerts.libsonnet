@@ -36,7 +36,7 @@ local lib = import 'lib.libsonnet';
     // expired, and it keeps firing until the credential is replaced).
     local C(secs) = '((server:mcp_readiness_credential_expiry_timestamp_seconds:min - time()) < %d)' % secs,
     // A credential that renews itself, expired for a while though the exporter still holds it.
-    local renewalFailing = '(min by (%(ws)s, renewable) (last_over_time(mcp_readiness_credential_expiry_timestamp_seconds%(renewable_s)s[3m])) - time() < -%(renewal_overdue_secs)d)' % v,
+    local renewalFailing = '(min by (%(ws)s, renewable) (instance_server:mcp_readiness_credential_expiry_timestamp_seconds:last%(renewable_s)s) - time() < -%(renewal_overdue_secs)d)' % v,
     local T = '(sum by (%(ws)s) (server_tool:mcp_readiness_tool_absent_total:recently) > 0)' % v,
     local B = '(sum by (%(ws)s) (instance_server:mcp_readiness_budget_exhausted_total:recently) > 0)' % v,
     local unless(cond, before) =
@@ -54,6 +54,13 @@ local lib = import 'lib.libsonnet';
     local refused = fig(ws, 'server:mcp_readiness_tool_calls_total:refused_recently{{M}}')
                     + ' calls to it were refused as not ready in the last ' + cfg.refusedWindow,
     local who = '`{{ $labels.server }}` (job {{ $labels.job }}' + where + ')',
+    // `{{ if }}` the alert's server is a `/probe` target (its state comes from probe answers):
+    // the probe's own words then (no supervisor, no replicas, no reload).
+    local ifProbe = '{{ if printf "%s" %s | query }}' % [
+      std.strReplace('instance_server:mcp_readiness_server_state:last3m{{M}} and on (%s) instance:mcp_readiness_probe_success:last' % v.r, '{M}', lib.matcher(cfg, ws).format),
+      lib.matcher(cfg, ws).args,
+    ],
+    local probed = who + ' is probed by `serve` at ' + replicaList('max by (instance, pod) (instance_server:mcp_readiness_server_state:last3m{{M}} and on (%s) instance:mcp_readiness_probe_success:last)' % v.r),
 
     local unauthenticated(severity, expr) = {
       alert: 'MCPServerUnauthenticated',
@@ -64,11 +71,13 @@ local lib = import 'lib.libsonnet';
       annotations: annotations(
         'MCPServerUnauthenticated',
         'MCP server `{{ $labels.server }}` needs re-authorization',
-        who + ' is unauthenticated ' + replicas
+        ifProbe + probed + ' and refuses the probe\'s credentials (HTTP 401, or 403 with a challenge; 403 insufficient_scope: a step-up): the credential of the probe module (the `module` of its target) is missing, expired or revoked, or lacks a scope. '
+        + 'Next step: renew the module\'s credential (`readiness.probe.modules.<module>.headers` or its OAuth store: `mcp-readiness oauth login`), or fix the target\'s module; the next probe uses it.{{ else }}'
+        + who + ' is unauthenticated ' + replicas
         + ' (' + replicaList('instance_server:mcp_readiness_server_state:unauthenticated{{M}}', 'restarted since and still connecting: the verdict holds until one reads it ready') + '): '
-        + 'its credentials are missing, expired or revoked (HTTP 401, or 403 with a challenge), and waiting will not heal it. '
+        + 'its credentials are missing, expired or revoked (HTTP 401, or 403 with a challenge), or lack a scope the server asks for (HTTP 403 insufficient_scope: a step-up, named in the reason on its status page), and waiting will not heal it. '
         + refused + '. '
-        + 'Next step: re-authorize `{{ $labels.server }}` (a new token in its headers or env, or a new OAuth grant), then reload the exporter (SIGHUP to `serve`, or restart the agent service).',
+        + 'Next step: re-authorize `{{ $labels.server }}` (a new token in its headers or env, or a new OAuth grant; for a step-up, `mcp-readiness oauth login` again: it asks for the scope the server named), then reload the exporter (SIGHUP to `serve`, or restart the agent service).{{ end }}',
       ),
     },
 
@@ -81,7 +90,11 @@ local lib = import 'lib.libsonnet';
       annotations: annotations(
         'MCPServerAbsent',
         'MCP server `{{ $labels.server }}` is absent',
-        who + ' is absent ' + replicas
+        ifProbe + probed + ' and the probe cannot reach it: '
+        + fig(ws, 'sum(instance_server:mcp_readiness_connects_total:failed_recently{{M}})')
+        + ' probes failed to connect or to complete the handshake in the last ' + cfg.evidenceWindow + ' (refused, unreachable, throttled, or no MCP server at that URL). '
+        + 'Next step: check the server behind the URL (is it up and listening there, the proxy or firewall in front, the path); nothing changes on the `serve` side, the next probe sees it.{{ else }}'
+        + who + ' is absent ' + replicas
         + ' (' + replicaList('instance_server:mcp_readiness_server_state:absent{{M}}') + '): '
         + 'it is not configured there, fails to start or to answer its handshake (unreachable, or throttling every one), exits, or keeps crashing. '
         + fig(ws, "sum(instance_server:mcp_readiness_connects_total:failed_recently{{M}})")
@@ -90,7 +103,9 @@ local lib = import 'lib.libsonnet';
         + ' calls were refused in the last ' + cfg.refusedWindow + ', and the supervisor backed off '
         + fig(ws, 'sum(instance_server:mcp_readiness_server_state_changes_total:crash_loop{{M}})')
         + ' times in the last ' + cfg.crashLoopWindow + ' (a crash loop from ' + cfg.crashLoopRestarts + '). '
-        + 'Next step: add or repair the `{{ $labels.server }}` connection (command, URL, installation), then reload the exporter.',
+        + '{{ with printf "%s" %s | query }}Its credential renewal is failing too (expired {{ . | first | value | humanizeDuration | reReplaceAll "^-" "" }} ago, not renewed): the authorization server is unreachable or refuses the renewal, so MCPCredentialExpiringSoon tells identity; this connection needs no change if that is the cause. {{ end }}'
+          % [std.strReplace('min(instance_server:mcp_readiness_credential_expiry_timestamp_seconds:last{renewable=\\"true\\", {M}} - time() < -%d)' % v.renewal_overdue_secs, '{M}', lib.matcher(cfg, ws).format), lib.matcher(cfg, ws).args]
+        + 'Next step: add or repair the `{{ $labels.server }}` connection (command, URL, installation), then reload the exporter.{{ end }}',
       ),
     },
 
@@ -118,6 +133,136 @@ local lib = import 'lib.libsonnet';
       ),
     },
 
+    // A pushed pre-flight (`check --push`) that stopped running: the gateway keeps serving its
+    // last push, so its states and evidence stay as the last run saw them; this says they are old.
+    local preflightStopped = {
+      alert: 'MCPReadinessPreflightStopped',
+      // Value: seconds since the last pushed run.
+      expr: |||
+        (time() - instance:mcp_readiness_run_timestamp_seconds:last)
+        > %(preflight_missed)d * instance:mcp_readiness_run_timestamp_seconds:interval
+      ||| % v,
+      'for': forOf('MCPReadinessPreflightStopped'),
+      labels: { severity: 'warning' },
+      annotations: annotations(
+        'MCPReadinessPreflightStopped',
+        'The mcp-readiness pre-flight pushed as job {{ $labels.job }} stopped running',
+        'The pre-flight pushed to the Pushgateway as job {{ $labels.job }}' + where + ' last ran {{ $value | humanizeDuration }} ago; it runs every '
+        + '{{ with printf "instance:mcp_readiness_run_timestamp_seconds:interval{%s}" %s | query }}{{ . | first | value | humanizeDuration }}{{ else }}?{{ end }}'
+          % [lib.matcher(cfg, r).format, lib.matcher(cfg, r).args]
+        + ', so it missed at least ' + (cfg.preflightMissedRuns - 1) + ' run. The gateway still serves its last push: the MCP alerts of this job show what that run saw, not what is true now. '
+        + 'Next step: look at its timer or cron job (`systemctl status` and `journalctl -u` of the unit, or the cron log) and at the last run\'s output: a failed push prints `error: pushing to the Pushgateway`.',
+        false,
+      ),
+    },
+
+    // A scraped exporter that keeps restarting (a crash loop, an OOM kill at each start). Only
+    // targets Prometheus scrapes (an `up` series of the same target): a pushed run is a new
+    // process each time.
+    // A `/probe` target (an MCP URL probed by `serve`, one scrape each) that fails: a share of
+    // its probes in the window, not a state for a `for` (a flapping target resets any `for`),
+    // counting a scrape without an answer (the probe ran past the scrape timeout, a hung server)
+    // as failed. It yields to MCPServerUnauthenticated (the probe's credential: reauthorize), and
+    // to a firing MCPServerAbsent (a target down for good: that page names the action).
+    local probeFailing = {
+      alert: 'MCPProbeFailing',
+      // Value: the failed share of the target's probes within the window.
+      expr: |||
+        (
+          max by (%(r)s) (
+            (1 - avg_over_time(mcp_readiness_probe_success%(s)s[%(probe_window)s]))
+            or
+            label_replace(
+              instance:mcp_readiness_probe_success:last * 0 + on (%(r)s) group_left () (1 - avg_over_time(up[%(probe_window)s])),
+              "failed", "scrape", "", ""
+            )
+          ) >= %(probe_ratio)s
+        )
+        * on (%(r)s) group_left (server)
+        group by (%(r)s, server) (instance_server:mcp_readiness_server_state:last3m)
+        unless on (%(ws)s)
+        (server:mcp_readiness_server_state:unauthenticated_replicas > 0)
+        unless on (%(ws)s)
+        ALERTS{alertname=~"MCPServerUnauthenticated|MCPServerAbsent", alertstate="firing"}
+      ||| % v,
+      'for': forOf('MCPProbeFailing'),
+      labels: { severity: 'warning' },
+      annotations: annotations(
+        'MCPProbeFailing',
+        'Probes of MCP server `{{ $labels.server }}` at {{ $labels.instance }} fail',
+        'The probe of {{ $labels.instance }} (server `{{ $labels.server }}`, job {{ $labels.job }}' + where + ') failed {{ $value | humanizePercentage }} of the time in the last ' + cfg.probeWindow
+        + ': the server at that URL did not read ready, or `/probe` got no answer before the scrape timeout (it hangs). It is down, hangs, throttles, or comes and goes. '
+        + 'Next step: ask `serve` for one probe and read its state and reason: `curl -s "http://<serve>/probe?target={{ $labels.instance }}&server={{ $labels.server }}" | grep -E \'server_state|probe_\'` (add `&module=<name>` for a target that needs credentials), then look at the server behind the URL (its logs, its load, the proxy in front).',
+        true,
+      ),
+    },
+
+    // A workload that pushed its metrics over OTLP and stopped: no `up` goes to 0 and no
+    // staleness marker ends its series, so its states simply stop; this says so.
+    local agentStopped = {
+      alert: 'MCPReadinessAgentStopped',
+      // Value: seconds since the workload last reported.
+      expr: '(time() - job:mcp_readiness_build_info:last_report) > %(silence_secs)d\n' % v,
+      'for': forOf('MCPReadinessAgentStopped'),
+      labels: { severity: 'warning' },
+      annotations: annotations(
+        'MCPReadinessAgentStopped',
+        'The agent service of job {{ $labels.job }} stopped reporting',
+        'The workload of job {{ $labels.job }}' + where + ' pushed mcp-readiness metrics (OTLP, no scrape target) and has not reported for {{ $value | humanizeDuration }}: '
+        + 'the service stopped or crashed, or its metrics no longer reach Prometheus (the OTLP endpoint, the collector). While it is silent no MCP alert of this workload can fire; its last states are no longer read. '
+        + 'Next step: check that the service runs (`kubectl get pods`, `systemctl status`), then its OTLP exporter errors in its log and the collector or Prometheus OTLP receiver it sends to (`OTEL_EXPORTER_OTLP_ENDPOINT`). '
+        + 'A workload retired on purpose stops alerting ' + cfg.agentSilenceHoldHours + ' hours after its last report.',
+        false,
+      ),
+    },
+
+    local exporterRestarting = {
+      alert: 'MCPReadinessExporterRestarting',
+      // Value: restarts within the window.
+      expr: |||
+        changes(process_start_time_seconds%(s)s[%(restart_window)s]) >= %(restarts)s
+        and on (%(r)s) instance:mcp_readiness_build_info:present
+        and on (%(r)s) up
+      ||| % v,
+      'for': forOf('MCPReadinessExporterRestarting'),
+      labels: { severity: 'warning' },
+      annotations: annotations(
+        'MCPReadinessExporterRestarting',
+        'mcp-readiness exporter {{ $labels.instance }} keeps restarting',
+        '{{ $labels.instance }} (job {{ $labels.job }}' + where + ') started {{ $value | printf "%.0f" }} times in the last ' + cfg.exporterRestartWindow
+        + ': it exits and is started again (a crash, an out-of-memory kill, a failing start), so each restart loses its connections and the readiness it reports starts over. '
+        + 'Next step: read why it exits: `journalctl -u mcp-readiness -n 100` (the last lines before each start), or `kubectl logs --previous` and `kubectl describe pod` (its last state: OOMKilled, an exit code) for the pod.',
+        false,
+      ),
+    },
+
+    // A ready server whose calls fail in transport or time out, or return errors (`isError`, a
+    // failed task: its backend is down): none of the three actions applies (no `action`).
+    // Warning: the worst replica's share over the thresholds (per replica, so one wedged child
+    // is not diluted by the healthy replicas); critical: every call of the window failed.
+    local callsFailing(severity, expr) = {
+      alert: 'MCPToolCallsFailing',
+      // Value: the failed share (warning: transport errors and timeouts, else error results, of
+      // the worst replica; critical: 1, every call).
+      expr: expr,
+      'for': forOf('MCPToolCallsFailing'),
+      labels: { severity: severity },
+      annotations: annotations(
+        'MCPToolCallsFailing',
+        'Calls to MCP server `{{ $labels.server }}` fail although it is ready',
+        who + ' is ready, but '
+        + (if severity == 'critical' then 'every call to it in the last ' + cfg.callFailureWindow + ' failed: on the worst replica '
+           else 'of its calls in the last ' + cfg.callFailureWindow + ', on the worst replica ')
+        + fig(ws, 'server:mcp_readiness_tool_calls_total:failure_ratio{{M}} * 100')
+        + '% failed in transport or timed out and '
+        + fig(ws, 'server:mcp_readiness_tool_calls_total:tool_error_ratio{{M}} * 100')
+        + '% returned an error result (isError, or a task that failed); replicas where more than ' + std.toString(cfg.callFailureRatio * 100) + '% failed: '
+        + replicaList('max by (instance, pod) ({__name__=~\\"instance_server:mcp_readiness_tool_calls_total:(failure_ratio|tool_error_ratio)\\", {M}} > %(failure_ratio)s)' % v, 'none (each a little)')
+        + '. The server accepts connections and lists its tools but its calls fail: it is frozen, overloaded, or the backend it calls is down. '
+        + 'Next step: look at the server itself on those replicas (its logs, load, the backend it calls); restart it if it is frozen.',
+      ),
+    },
+
     groups+: [
       {
         name: 'mcp-readiness.alerts',
@@ -125,11 +270,15 @@ local lib = import 'lib.libsonnet';
           unauthenticated('critical', critical(U + '\n')),
           unauthenticated('warning', U + '\n'),
           absent('critical', critical(unless(A, [U]))),
-          absent('warning', unless(A, [U, credentialCritical])),
+          // An absent server's warning yields only to unauthenticated: a credential expiring
+          // within a day is a future identity can fix, the absence a present failure.
+          absent('warning', unless(A, [U])),
           credential('critical', credentialCritical + '\n'),
           // The warning twin of the critical one, or days ahead / a failing renewal when no
           // present failure of the server asks for another action.
-          credential('warning', unless('(\n' + C(v.warn_secs) + '\nor\n' + renewalFailing + '\n)', [U, A, T, B]) + 'or\n' + credentialCritical + '\n'),
+          // A failing renewal is a cause of its own (an unreachable authorization server): it
+          // yields only to unauthenticated, never to the absent it causes.
+          credential('warning', unless('(\n' + C(v.warn_secs) + '\n)', [U, A, T, B]) + 'or\n' + unless(renewalFailing, [U]) + 'or\n' + credentialCritical + '\n'),
           {
             alert: 'MCPToolAbsent',
             // Value: calls in the tool window that named tools the ready server does not offer.
@@ -187,25 +336,8 @@ local lib = import 'lib.libsonnet';
               + ' (the global `readiness.budget` stays the default for the others).',
             ),
           },
-          {
-            alert: 'MCPToolCallsFailing',
-            // A ready server whose calls fail in transport or time out, or return `isError`
-            // (its backend is down): none of the three actions applies (no `action`).
-            // Value: the failed share of the calls (transport errors and timeouts, else isError).
-            expr: unless('(\n(server:mcp_readiness_tool_calls_total:failure_ratio > %(failure_ratio)s)\nor\n(server:mcp_readiness_tool_calls_total:tool_error_ratio >= %(tool_error_ratio)s)\n)' % v, [U, A]),
-            'for': forOf('MCPToolCallsFailing'),
-            labels: { severity: 'warning' },
-            annotations: annotations(
-              'MCPToolCallsFailing',
-              'Calls to MCP server `{{ $labels.server }}` fail although it is ready',
-              who + ' is ready, but of its calls in the last ' + cfg.callFailureWindow + ' '
-              + fig(ws, 'server:mcp_readiness_tool_calls_total:failure_ratio{{M}} * 100')
-              + '% failed in transport or timed out and '
-              + fig(ws, 'server:mcp_readiness_tool_calls_total:tool_error_ratio{{M}} * 100')
-              + '% returned an error result (isError). The server accepts connections and lists its tools but its calls fail: it is frozen, overloaded, or the backend it calls is down. '
-              + 'Next step: look at the server itself (its logs, load, the backend it calls); restart it if it is frozen.',
-            ),
-          },
+          callsFailing('critical', unless('(server:mcp_readiness_tool_calls_total:all_failed == 1)', [U, A])),
+          callsFailing('warning', unless('(\n(server:mcp_readiness_tool_calls_total:failure_ratio > %(failure_ratio)s)\nor\n(server:mcp_readiness_tool_calls_total:tool_error_ratio >= %(tool_error_ratio)s)\n)' % v, [U, A])),
         ],
       },
       {
@@ -216,8 +348,10 @@ local lib = import 'lib.libsonnet';
             // A target that exported mcp_readiness_build_info (whatever its job is called) and
             // does not answer now, for as long as it lasts; and a target of the
             // `exporterSelector` jobs that was never scraped successfully.
-            expr: '(up == 0) and on (%(r)s) instance:mcp_readiness_build_info:present\n' % v
-                  + (if cfg.exporterSelector == '' then '' else 'or\n(up{%(exporter)s} == 0)\n' % v),
+            // A `/probe` target is not an exporter: MCPProbeFailing covers its failed scrapes.
+            expr: '(\n(up == 0) and on (%(r)s) instance:mcp_readiness_build_info:present\n' % v
+                  + (if cfg.exporterSelector == '' then '' else 'or\n(up{%(exporter)s} == 0)\n' % v)
+                  + ')\nunless on (%(r)s) instance:mcp_readiness_probe_success:last\n' % v,
             'for': forOf('MCPReadinessExporterDown'),
             labels: { severity: 'warning' },
             annotations: annotations(
@@ -230,6 +364,9 @@ local lib = import 'lib.libsonnet';
               false,
             ),
           },
+          exporterRestarting,
+          agentStopped,
+          probeFailing,
           {
             alert: 'MCPReadinessExporterAbsent',
             // No target exports mcp_readiness_build_info (nor is down after it did), and no
@@ -280,6 +417,7 @@ local lib = import 'lib.libsonnet';
               false,
             ),
           },
+          preflightStopped,
         ],
       },
     ],

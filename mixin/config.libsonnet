@@ -58,7 +58,9 @@
     // Calls to a tool the ready server does not offer count for this long (a tool called once
     // per scheduled run still raises MCPToolAbsent).
     toolAbsentWindow: '2h',
-    budgetExhaustedWindow: '10m',
+    // Resolutions that ran out of budget count for this long: it spans runs (one exhaustion per
+    // hourly run is one alert, not none, nor a new one every hour), as toolAbsentWindow does.
+    budgetExhaustedWindow: '2h',
     // MCPToolCallsFailing: failed share (transport errors, timeouts) of the calls to a ready
     // server, or its share of `isError` results (its backend is down), and the minimum calls in
     // the window (an hour counts a step called every 15 minutes).
@@ -78,6 +80,30 @@
     // past while the exporter still holds it: its renewal is failing (a warning).
     credentialRenewalOverdueMinutes: 10,
 
+    // Pushed pre-flights (`check --push`): MCPReadinessPreflightStopped warns when the last push
+    // is older than this many of its runs' spacing (announced with `--next-run-in`, else the
+    // spacing of its last two pushes, else `preflightPeriodSeconds`, for a run seen once).
+    preflightMissedRuns: 2,
+    preflightPeriodSeconds: 86400,
+
+    // MCPProbeFailing: a `/probe` target whose probes failed (not ready, or no answer within the
+    // scrape timeout) at least this share of the time within the window: a flapping target (two
+    // probes in three fail) and a hung one alert within minutes.
+    probeWindow: '10m',
+    probeFailureRatio: 0.5,
+
+    // MCPReadinessAgentStopped: a workload that pushes its metrics (OTLP: no `up`, no staleness
+    // markers) and has not reported for `agentSilenceMinutes`; it keeps firing for up to
+    // `agentSilenceHoldHours` after its last report (then it is taken as retired).
+    agentSilenceMinutes: 10,
+    agentSilenceHoldHours: 24,
+
+    // MCPReadinessExporterRestarting: a scraped exporter whose process started this many times
+    // within the window (`process_start_time_seconds` changed): a restart loop that `up` misses
+    // (it is 0 for one scrape per restart, under MCPReadinessExporterDown's `for`).
+    exporterRestartWindow: '15m',
+    exporterRestarts: 3,
+
     // How often the budget advisor's group runs (it scans every connect-duration bucket).
     advisorInterval: '3m',
 
@@ -94,6 +120,10 @@
       MCPReadinessExporterAbsent: '10m',
       MCPReadinessConfigReloadFailed: '1m',
       MCPReadinessNoServers: '10m',
+      MCPReadinessPreflightStopped: '10m',
+      MCPReadinessExporterRestarting: '5m',
+      MCPProbeFailing: '2m',
+      MCPReadinessAgentStopped: '5m',
     },
   },
 }

@@ -19,6 +19,16 @@ local lib = import 'lib.libsonnet';
     // How much a counter grew within `w`: a series born within `w` at its full value (its
     // first event is invisible to increase(): the series is born with it), others by increase().
     local recent(m, w) = '%(y)s\nor\n(increase(%(m)s[%(w)s]) > 0)' % { m: m, w: w, y: young(m, w) },
+    // A replica that is a pushed run (`check --push`): its group at the Pushgateway carries the
+    // run timestamp. Each run is a new process that pushes its own counters, so what the last
+    // run saw is its counter values themselves (flat between runs, equal from run to run).
+    local pushed = 'instance:mcp_readiness_run_timestamp_seconds:last',
+    // Evidence of `m` within `w`: recent() on a scraped or OTLP replica; on a pushed run, what the
+    // last run counted (for as long as the gateway serves it: MCPReadinessPreflightStopped tells
+    // when that is old).
+    local evidence(m, w) =
+      '(\n(%(rec)s)\nunless on (%(r)s) %(p)s\n)\nor\n((%(m)s > 0) and on (%(r)s) %(p)s)'
+      % { rec: recent(m, w), m: m, r: v.r, p: pushed },
     // `expr`, or while the replica's exporter is down, the rule's own last value.
     local held(record, expr) = '(\n%s)\nor\n(%s and on (%s) %s)\n' % [expr, record, v.r, v.down],
     local rule(record, expr) = { record: record, expr: expr },
@@ -28,6 +38,43 @@ local lib = import 'lib.libsonnet';
       {
         name: 'mcp-readiness.replica',
         rules: [
+          // Pushed runs (`check --push`, one group at the Pushgateway each). The run timestamp
+          // before the last one, kept while the gateway serves the group: this rule reads the
+          // `:last` recorded one evaluation ago (before it is recorded again below), so a new
+          // push is seen at whatever evaluation interval (under the 5-minute lookback).
+          rule(
+            'instance:mcp_readiness_run_timestamp_seconds:previous',
+            |||
+              (
+                (instance:mcp_readiness_run_timestamp_seconds:last < last_over_time(mcp_readiness_run_timestamp_seconds%(s)s[%(stale)s]))
+                or
+                instance:mcp_readiness_run_timestamp_seconds:previous
+              )
+              and
+              last_over_time(mcp_readiness_run_timestamp_seconds%(s)s[%(stale)s])
+            ||| % v,
+          ),
+          // When the last pushed run ran (Unix time); its series also mark a replica as a
+          // pushed run for the evidence rules below.
+          rule(
+            'instance:mcp_readiness_run_timestamp_seconds:last',
+            'last_over_time(mcp_readiness_run_timestamp_seconds%(s)s[%(stale)s])\n' % v,
+          ),
+          // The pre-flight's schedule, in seconds between runs: the next run it announced
+          // (`check --next-run-in`), else the spacing of its last two pushes, else
+          // `preflightPeriodSeconds` (one run seen, none announced).
+          rule(
+            'instance:mcp_readiness_run_timestamp_seconds:interval',
+            |||
+              (
+                (last_over_time(mcp_readiness_run_next_timestamp_seconds%(s)s[%(stale)s]) - instance:mcp_readiness_run_timestamp_seconds:last) > 0
+              )
+              or
+              ((instance:mcp_readiness_run_timestamp_seconds:last - instance:mcp_readiness_run_timestamp_seconds:previous) > 0)
+              or
+              (instance:mcp_readiness_run_timestamp_seconds:last * 0 + %(preflight_period)d)
+            ||| % v,
+          ),
           // Held: the exporters of the workload (one series each, 1), read for "M replicas",
           // by the exporter alerts (a target that exported it is an exporter whatever its job
           // is called), and to tell a replica that is gone from one that is down.
@@ -35,12 +82,26 @@ local lib = import 'lib.libsonnet';
             'instance:mcp_readiness_build_info:present',
             'max without (version) (last_over_time(mcp_readiness_build_info%(s)s[%(stale)s]))\n' % v,
           ),
+          // Held: the last `/probe` answer of each probe target (its `mcp_readiness_probe_success`),
+          // kept while its scrape fails: a target answered by `/probe` stays a probe target (for
+          // MCPProbeFailing, and so MCPReadinessExporterDown never blames the MCP server's URL).
+          heldRule(
+            'instance:mcp_readiness_probe_success:last',
+            'last_over_time(mcp_readiness_probe_success%(s)s[%(stale)s])\n' % v,
+          ),
           // Held: the state each exporter reported last, for up to `stateStaleWindow` (3m) after
           // its last scrape (a missed scrape neither hides the state nor invents one), and for as
           // long as its exporter is down. One-hot like the source.
           heldRule(
             'instance_server:mcp_readiness_server_state:last3m',
             'last_over_time(mcp_readiness_server_state%(s)s[%(stale)s])\n' % v,
+          ),
+          // Held: each credential expiry the replica exported last (every credential, renewable
+          // or not), for as long as its exporter is down: an expiry page neither resolves nor
+          // re-fires through an exporter outage, like the states.
+          heldRule(
+            'instance_server:mcp_readiness_credential_expiry_timestamp_seconds:last',
+            'last_over_time(mcp_readiness_credential_expiry_timestamp_seconds%(s)s[%(stale)s])\n' % v,
           ),
           {
             // The same as one number, worst first: 0 ready, 1 connecting, 2 absent, 3 unauthenticated.
@@ -51,19 +112,25 @@ local lib = import 'lib.libsonnet';
               + ignoring (state) 3 * instance_server:mcp_readiness_server_state:last3m{state="unauthenticated"}
             |||,
           },
-          // Held: calls refused as not ready within the refused-calls window (any tool of the
-          // server), on replicas that still exist (a replica gone in a rollout or a scale-in is
-          // no evidence once its series are gone).
+          {
+            // Calls refused as not ready within the refused-calls window (any tool of the
+            // server), on every replica whose samples are in the window, gone ones included: the
+            // workload's severity reads it (a rollout after refused calls keeps the page).
+            record: 'instance_server:mcp_readiness_tool_calls_total:refused_window',
+            expr: 'sum without (tool, outcome) (\n%s\n)\n'
+                  % evidence('mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s}' % v, v.refused_window),
+          },
+          // Held: the same on replicas that still exist (a replica gone in a rollout or a
+          // scale-in is no evidence of absence once its series are gone).
           heldRule(
             'instance_server:mcp_readiness_tool_calls_total:refused_recently',
-            'sum without (tool, outcome) (\n%s\n)\nand on (%s) instance:mcp_readiness_build_info:present\n'
-            % [recent('mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s}' % v, v.refused_window), v.r],
+            'instance_server:mcp_readiness_tool_calls_total:refused_window\nand on (%s) instance:mcp_readiness_build_info:present\n' % v.r,
           ),
           {
             // Failed connection attempts within the evidence window.
             record: 'instance_server:mcp_readiness_connects_total:failed_recently',
             expr: 'sum without (result) (\n%s\n)\n'
-                  % recent('mcp_readiness_connects_total{result!="ok"%(c)s}' % v, v.evidence),
+                  % evidence('mcp_readiness_connects_total{result!="ok"%(c)s}' % v, v.evidence),
           },
           {
             // A crash loop by the supervisor's own judgement: it backs off (enters `absent`)
@@ -89,12 +156,48 @@ local lib = import 'lib.libsonnet';
           {
             // Calls to each tool its ready server does not offer, within the tool window.
             record: 'instance_server_tool:mcp_readiness_tool_absent_total:recently',
-            expr: recent('mcp_readiness_tool_absent_total%(s)s' % v, v.tool_window) + '\n',
+            expr: evidence('mcp_readiness_tool_absent_total%(s)s' % v, v.tool_window) + '\n',
           },
           {
-            // Resolutions that ran out of budget while the server was connecting.
+            // Resolutions that ran out of budget while the server was connecting, within the
+            // budget window (it spans runs: a step run hourly is one alert), on replicas that
+            // still exist (a replica gone in a rollout or a scale-in stops counting).
             record: 'instance_server:mcp_readiness_budget_exhausted_total:recently',
-            expr: recent('mcp_readiness_budget_exhausted_total%(s)s' % v, v.budget_window) + '\n',
+            expr: '(\n%s\n)\nand on (%s) instance:mcp_readiness_build_info:present\n'
+                  % [evidence('mcp_readiness_budget_exhausted_total%(s)s' % v, v.budget_window), v.r],
+          },
+          {
+            // Share of the calls through this replica, to a server it reads ready now, that failed
+            // in transport or timed out ... (calls: ok, tool_error, task_failed, input_required,
+            // transport_error, timeout; `input_required` is a call the server answered as it is
+            // built to, asking for input an unattended run cannot give: a call, not a failure of
+            // the server; `cancelled` is the caller's and counts as neither, `not_ready` is
+            // MCPServer* evidence). Per replica: a child wedged on one replica of ten is not
+            // diluted by the nine others.
+            record: 'instance_server:mcp_readiness_tool_calls_total:failure_ratio',
+            expr: |||
+              (
+                sum without (tool, outcome) (increase(mcp_readiness_tool_calls_total{outcome=~"transport_error|timeout"%(c)s}[%(failure_window)s]))
+                /
+                (sum without (tool, outcome) (increase(mcp_readiness_tool_calls_total{outcome=~"%(call_outcomes)s"%(c)s}[%(failure_window)s])) >= %(failure_min)s)
+              )
+              and ignoring (state)
+              (instance_server:mcp_readiness_server_state:last3m{state="ready"} == 1)
+            ||| % v,
+          },
+          {
+            // ... and that the server answered with an error: an `isError` result, or a task it
+            // ran that failed or was cancelled (`task_failed`): the server answers, its work fails.
+            record: 'instance_server:mcp_readiness_tool_calls_total:tool_error_ratio',
+            expr: |||
+              (
+                sum without (tool, outcome) (increase(mcp_readiness_tool_calls_total{outcome=~"tool_error|task_failed"%(c)s}[%(failure_window)s]))
+                /
+                (sum without (tool, outcome) (increase(mcp_readiness_tool_calls_total{outcome=~"%(call_outcomes)s"%(c)s}[%(failure_window)s])) >= %(failure_min)s)
+              )
+              and ignoring (state)
+              (instance_server:mcp_readiness_server_state:last3m{state="ready"} == 1)
+            ||| % v,
           },
           {
             // 1 while the replica sees the server unauthenticated: unauthenticated at least once
@@ -178,6 +281,23 @@ local lib = import 'lib.libsonnet';
             |||,
           },
           {
+            // A workload that pushes its metrics (OTLP agents: no target, so no `up`; not a
+            // pushed pre-flight, which the gateway serves until its next run): when it last
+            // reported (Unix time), held for `agentSilenceHoldHours` after it stops, for
+            // MCPReadinessAgentStopped (a scraped workload that goes away is service discovery's
+            // decision, and MCPReadinessExporterDown covers one that stops answering).
+            record: 'job:mcp_readiness_build_info:last_report',
+            expr: |||
+              (
+                (max by (%(w)s) (instance:mcp_readiness_build_info:present) * 0 + time())
+                or
+                (job:mcp_readiness_build_info:last_report > time() - %(silence_hold_secs)d)
+              )
+              unless on (%(w)s) group by (%(w)s) (up)
+              unless on (%(w)s) group by (%(w)s) (instance:mcp_readiness_run_timestamp_seconds:last)
+            ||| % v,
+          },
+          {
             // Servers of a workload in each state (by their worst state); 0 when none.
             record: 'state:mcp_readiness_server_state:servers',
             expr: 'sum by (%(w)s, state) (server:mcp_readiness_server_state:worst)\n' % v,
@@ -212,9 +332,17 @@ local lib = import 'lib.libsonnet';
             expr: 'count by (%(ws)s) (instance_server:mcp_readiness_server_state:absent)\n' % v,
           },
           {
-            // Calls refused as not ready within the refused-calls window, all replicas.
+            // Calls refused as not ready within the refused-calls window, all replicas: the live
+            // ones (held through exporter outages) and the gone ones (a rollout, a scale-in):
+            // what gates `critical`, so replacing the replicas that saw the refusals keeps it.
             record: 'server:mcp_readiness_tool_calls_total:refused_recently',
-            expr: 'sum by (%(ws)s) (instance_server:mcp_readiness_tool_calls_total:refused_recently)\n' % v,
+            expr: |||
+              sum by (%(ws)s) (
+                instance_server:mcp_readiness_tool_calls_total:refused_recently
+                or
+                instance_server:mcp_readiness_tool_calls_total:refused_window
+              )
+            ||| % v,
           },
           {
             // For the fleet table: calls refused as not ready, and calls that failed (transport
@@ -224,7 +352,7 @@ local lib = import 'lib.libsonnet';
           },
           {
             record: 'server:mcp_readiness_tool_calls_total:failed_1h',
-            expr: 'sum by (%(ws)s) (increase(mcp_readiness_tool_calls_total{outcome=~"transport_error|timeout|tool_error"%(c)s}[1h])) > 0\n' % v,
+            expr: 'sum by (%(ws)s) (increase(mcp_readiness_tool_calls_total{outcome=~"transport_error|timeout|tool_error|task_failed"%(c)s}[1h])) > 0\n' % v,
           },
           {
             // Calls to tools a ready server does not offer, by tool, on the replicas where the
@@ -239,35 +367,44 @@ local lib = import 'lib.libsonnet';
             ||| % v,
           },
           {
-            // Share of the calls to a ready server that failed in transport or timed out ...
+            // The worst replica's share of calls that failed in transport or timed out ...
             record: 'server:mcp_readiness_tool_calls_total:failure_ratio',
-            expr: |||
-              (
-                sum by (%(ws)s) (increase(mcp_readiness_tool_calls_total{outcome=~"transport_error|timeout"%(c)s}[%(failure_window)s]))
-                /
-                (sum by (%(ws)s) (increase(mcp_readiness_tool_calls_total{outcome=~"ok|tool_error|transport_error|timeout"%(c)s}[%(failure_window)s])) >= %(failure_min)s)
-              )
-              and on (%(ws)s)
-              (sum by (%(ws)s) (instance_server:mcp_readiness_server_state:last3m{state="ready"}) > 0)
-            ||| % v,
+            expr: 'max by (%(ws)s) (instance_server:mcp_readiness_tool_calls_total:failure_ratio)\n' % v,
           },
           {
-            // ... and that returned `isError` (the server answers, its backend does not).
+            // ... and that the server answered with an error (isError, a failed task).
             record: 'server:mcp_readiness_tool_calls_total:tool_error_ratio',
+            expr: 'max by (%(ws)s) (instance_server:mcp_readiness_tool_calls_total:tool_error_ratio)\n' % v,
+          },
+          {
+            // 1 while every call to the server failed within the window, across the replicas that
+            // read it ready (at least the minimum of calls): the critical MCPToolCallsFailing.
+            record: 'server:mcp_readiness_tool_calls_total:all_failed',
             expr: |||
               (
-                sum by (%(ws)s) (increase(mcp_readiness_tool_calls_total{outcome="tool_error"%(c)s}[%(failure_window)s]))
+                sum by (%(ws)s) (
+                  (
+                    increase(mcp_readiness_tool_calls_total{outcome=~"transport_error|timeout|tool_error|task_failed"%(c)s}[%(failure_window)s])
+                    and ignoring (tool, outcome, state)
+                    (instance_server:mcp_readiness_server_state:last3m{state="ready"} == 1)
+                  )
+                )
                 /
-                (sum by (%(ws)s) (increase(mcp_readiness_tool_calls_total{outcome=~"ok|tool_error|transport_error|timeout"%(c)s}[%(failure_window)s])) >= %(failure_min)s)
-              )
-              and on (%(ws)s)
-              (sum by (%(ws)s) (instance_server:mcp_readiness_server_state:last3m{state="ready"}) > 0)
+                (
+                  sum by (%(ws)s) (
+                    increase(mcp_readiness_tool_calls_total{outcome=~"%(call_outcomes)s"%(c)s}[%(failure_window)s])
+                    and ignoring (tool, outcome, state)
+                    (instance_server:mcp_readiness_server_state:last3m{state="ready"} == 1)
+                  ) >= %(failure_min)s
+                )
+              ) >= bool 1
             ||| % v,
           },
           {
-            // The credential that runs out first across the replicas (Unix time).
+            // The credential that cannot renew itself and runs out first across the replicas
+            // (Unix time), held through exporter outages.
             record: 'server:mcp_readiness_credential_expiry_timestamp_seconds:min',
-            expr: 'min by (%(ws)s) (last_over_time(mcp_readiness_credential_expiry_timestamp_seconds%(cred_s)s[3m]))\n' % v,
+            expr: 'min by (%(ws)s) (instance_server:mcp_readiness_credential_expiry_timestamp_seconds:last%(cred_s)s)\n' % v,
           },
         ],
       },

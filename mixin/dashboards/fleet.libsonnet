@@ -125,11 +125,19 @@ function(cfg)
 
   local exporterStat = g.stat(
     5, 'Exporters down',
-    'Scrape targets of the exporter jobs (%s) that do not answer now, and those that do. A down exporter raises MCPReadinessExporterDown for as long as it lasts.' % cfg.exporterSelector,
+    'Exporters that do not answer now, counted as MCPReadinessExporterDown counts them: targets that exported mcp_readiness_build_info (any job) or of the exporter jobs (%s) with up 0, never a /probe target (its failed probes are MCPProbeFailing); and those that answer. A down exporter raises MCPReadinessExporterDown for as long as it lasts.' % cfg.exporterSelector,
     [6, 8, 16, 11],
     [
-      g.target('count(up{%s, job=~"$job", instance=~"$instance"} == 0) or vector(0)' % cfg.exporterSelector, 'down'),
-      g.target('count(up{%s, job=~"$job", instance=~"$instance"} == 1) or vector(0)' % cfg.exporterSelector, 'up'),
+      g.target(|||
+        count(
+          (
+            ((up{job=~"$job", instance=~"$instance"} == 0) and on (cluster, namespace, job, instance, pod) instance:mcp_readiness_build_info:present{job=~"$job", instance=~"$instance"})
+            or (up{%s, job=~"$job", instance=~"$instance"} == 0)
+          )
+          unless on (cluster, namespace, job, instance, pod) instance:mcp_readiness_probe_success:last{job=~"$job", instance=~"$instance"}
+        ) or vector(0)
+      ||| % cfg.exporterSelector, 'down'),
+      g.target('count((up{job=~"$job", instance=~"$instance"} == 1) and on (cluster, namespace, job, instance, pod) instance:mcp_readiness_build_info:present{job=~"$job", instance=~"$instance"}) or vector(0)', 'up'),
     ],
     'short', g.zeroGood,
     [g.colorByName('up', 'green')],

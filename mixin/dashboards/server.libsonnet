@@ -29,7 +29,7 @@ function(cfg)
              'When the credential that cannot renew itself runs out, per replica (mcp_readiness_credential_expiry_timestamp_seconds; none for credentials without a known expiry). MCPCredentialExpiringSoon warns %d days ahead and pages within %d hours.'
              % [cfg.credentialExpiryWarningDays, cfg.credentialExpiryCriticalHours],
              [5, 6, 18, 1],
-             [g.target('min by (server, instance) (mcp_readiness_credential_expiry_timestamp_seconds{%s}) * 1000' % isel, '{{server}} @ {{instance}}')],
+             [g.target('min by (server, instance) (mcp_readiness_credential_expiry_timestamp_seconds{%s%s}) * 1000' % [isel, if cfg.credentialExpirySelector == '' then '' else ', ' + cfg.credentialExpirySelector], '{{server}} @ {{instance}}')],
              'dateTimeFromNow', { mode: 'absolute', steps: [{ color: 'blue', value: null }] })
       + { fieldConfig+: { defaults+: { noValue: 'no expiry known' } } },
       g.panel(6, 'state-timeline', 'State per replica',
@@ -99,6 +99,15 @@ function(cfg)
                    'Calls per second naming a tool that the ready server does not offer, by tool.',
                    [8, 12, 0, 53],
                    [g.target('sum by (server, tool) (rate(mcp_readiness_tool_absent_total{%s}[$__rate_interval]))' % isel, '{{server}} {{tool}}')], 'reqps'),
+      g.row(18, 'Probes (/probe targets)', 61),
+      g.timeseries(19, 'Probe success',
+                   'Share of the probes that found the server ready, per probe target (instance = the MCP URL; `/probe` answers only, empty for supervised servers), over the last %s: what MCPProbeFailing reads (it warns at or below %g %%, a scrape without an answer counting as failed).' % [cfg.probeWindow, 100 * (1 - cfg.probeFailureRatio)],
+                   [8, 12, 0, 62],
+                   [g.target('avg_over_time(mcp_readiness_probe_success{%s}[%s])' % [isel, cfg.probeWindow], '{{server}} @ {{instance}}')], 'percentunit'),
+      g.timeseries(20, 'Probe duration',
+                   "How long each probe took, per probe target (`/probe` answers only): near the module's `timeout` (10 s by default) the server hangs or throttles.",
+                   [8, 12, 12, 62],
+                   [g.target('max by (server, instance) (mcp_readiness_probe_duration_seconds{%s})' % isel, '{{server}} @ {{instance}}')], 's'),
     ],
     [{
       title: 'Fleet',

@@ -156,6 +156,9 @@ impl MetricsBuilder {
             None => (Registry::new(), Owner::Recorder),
         };
         fam.register(&registry, owner)?;
+        if owner == Owner::Recorder {
+            register_start_time(&registry, self.clock.unix_now())?;
+        }
         // Only once nothing can fail: the meter keeps the callbacks for its life.
         #[cfg(feature = "otel-metrics")]
         let fam = {
@@ -179,4 +182,21 @@ impl MetricsBuilder {
             self.scrape_max_age,
         ))
     }
+}
+
+/// `process_start_time_seconds` in the recorder's own registry: when this recorder was built
+/// (`serve` and a service build it at start), so a restart shows as a new value and the exporter
+/// alerts can count restarts between scrapes. A service that passes its own registry keeps its
+/// own process metrics (the `prometheus` crate's process collector), so none is added there.
+fn register_start_time(registry: &Registry, now: Duration) -> Result<(), MetricsError> {
+    let name = super::names::PROCESS_START_TIME_SECONDS;
+    let gauge = prometheus::Gauge::new(
+        name,
+        "Start time of the process since unix epoch in seconds.",
+    )
+    .map_err(|source| MetricsError::Declare { name, source })?;
+    gauge.set(now.as_secs_f64());
+    registry
+        .register(Box::new(gauge))
+        .map_err(|source| MetricsError::AlreadyRegistered { name, source })
 }

@@ -70,6 +70,10 @@ pub const PROBE_DURATION_SECONDS: &str = "mcp_readiness_probe_duration_seconds";
 /// measured (`handshake`: the connection and `initialize`; `tools_list`).
 pub const PROBE_PHASE_DURATION_SECONDS: &str = "mcp_readiness_probe_phase_duration_seconds";
 
+/// Gauge (no labels), in the recorder's own registry only (`Metrics::new`, `serve`): Unix time
+/// the recorder was built, at the process's start; the restart alert counts its changes.
+pub const PROCESS_START_TIME_SECONDS: &str = "process_start_time_seconds";
+
 /// Every metric name this crate registers (the `/probe` answer's own two, [`PROBE_SUCCESS`] and
 /// [`PROBE_DURATION_SECONDS`], are not registered: they exist on probe answers only), in the order of DESIGN.md's table.
 pub const ALL: [&str; 23] = [

@@ -498,8 +498,22 @@ mod tests {
             .build()
             .unwrap();
         record(&service);
-        let text = own.render();
-        assert!(text.starts_with("# HELP aaa_mine_total mine\n"), "{text}");
+        let own_text = own.render();
+        assert!(
+            own_text.starts_with("# HELP aaa_mine_total mine\n"),
+            "{own_text}"
+        );
+        // The recorder's own registry adds the process's start time (at the clock's now); a
+        // service's registry keeps its own process metrics. Everything else is byte for byte.
+        assert!(
+            own_text.contains("\nprocess_start_time_seconds 1700000000.25\n"),
+            "{own_text}"
+        );
+        let text: String = own_text
+            .lines()
+            .filter(|l| !l.contains(crate::metrics::names::PROCESS_START_TIME_SECONDS))
+            .map(|l| format!("{l}\n"))
+            .collect();
         assert_eq!(service.render(), text);
     }
 
@@ -513,10 +527,17 @@ mod tests {
             .iter()
             .map(|family| family.name().to_owned())
             .collect();
-        assert_eq!(names, ["aaa_mine_total"]);
+        assert_eq!(
+            names,
+            [
+                "aaa_mine_total",
+                crate::metrics::names::PROCESS_START_TIME_SECONDS
+            ]
+        );
         let service = Metrics::with_registry(&Registry::new()).unwrap();
         record(&service);
         let families = own.render().matches("# TYPE ").count();
-        assert_eq!(service.registry().gather().len(), families);
+        // The service's registry: the same families but the process start time.
+        assert_eq!(service.registry().gather().len() + 1, families);
     }
 }

@@ -274,6 +274,11 @@ fn prometheus_series(text: &str) -> BTreeMap<(String, Labels), f64> {
         if name.ends_with("_bucket") || name.ends_with("_sum") || name.ends_with("_count") {
             continue;
         }
+        // The process's own gauge (`Metrics::new`'s registry, for the restart alert) is no
+        // mcp-readiness instrument: an OTLP service has the SDK's process resource instead.
+        if name == mcp_readiness::metrics::names::PROCESS_START_TIME_SECONDS {
+            continue;
+        }
         out.insert(
             (name.to_owned(), label_block(labels)),
             value.parse().expect("a number"),

@@ -19,7 +19,7 @@ fn only_the_six_action_alerts_carry_an_action_and_every_alert_has_a_severity_and
     let rules = alert_rules();
     assert_eq!(
         rules.len(),
-        16,
+        21,
         "{:?}",
         rules.iter().map(|r| &r.0).collect::<Vec<_>>()
     );
@@ -50,6 +50,7 @@ fn only_the_six_action_alerts_carry_an_action_and_every_alert_has_a_severity_and
                     "MCPServerAbsent",
                     "MCPCredentialExpiringSoon",
                     "MCPCredentialExpiresBeforeNextRun",
+                    "MCPToolCallsFailing",
                 ]
                 .contains(&name.as_str()),
                 "{name}"

@@ -179,5 +179,5 @@ fn every_rule_expression_parses_as_promql() {
             count += 1;
         }
     }
-    assert_eq!(count, 42, "26 recording rules and 16 alerts");
+    assert_eq!(count, 57, "36 recording rules and 21 alerts");
 }
