@@ -185,13 +185,15 @@ fn the_2026_07_28_client_suite_passes_but_for_the_baseline() {
     assert_suite_passes("2026-07-28");
 }
 
-/// The client-credentials extension scenarios (machine to machine: `"grant": "client_credentials"`
-/// with a client secret, or a `private_key_jwt` assertion), one at a time.
+/// The machine-to-machine extension scenarios, one at a time: client credentials
+/// (`"grant": "client_credentials"` with a client secret, or a `private_key_jwt` assertion) and
+/// workload identity (`"grant": "workload_identity"`, the JWT-bearer grant).
 #[test]
-fn the_client_credentials_extension_scenarios_pass() {
+fn the_client_credentials_and_workload_identity_extension_scenarios_pass() {
     for scenario in [
         "auth/client-credentials-basic",
         "auth/client-credentials-jwt",
+        "auth/wif-jwt-bearer",
     ] {
         let Some((passed, text)) = run_suite("", &["--scenario", scenario], true) else {
             return;

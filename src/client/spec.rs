@@ -84,6 +84,22 @@ pub enum OAuthGrant {
         /// The assertion's signing algorithm (`RS256`, `RS384`, `RS512`, `ES256`, `ES384`).
         signing_algorithm: String,
     },
+    /// Workload identity (no login, no secret): the platform's identity token for this workload
+    /// (a Kubernetes projected service-account token, a cloud's workload identity token), read
+    /// from `assertion_file` at connect and again at each renewal (the platform rotates it), is
+    /// exchanged for an access token with the JWT-bearer grant (RFC 7523). The hub renews the
+    /// token before it expires, like client credentials.
+    WorkloadIdentity {
+        /// The file the platform keeps the workload's identity token (a JWT) in.
+        assertion_file: PathBuf,
+    },
+}
+
+impl OAuthGrant {
+    /// Whether the hub obtains and renews the tokens itself (no login, no refresh token).
+    pub fn renewed_by_hub(&self) -> bool {
+        !matches!(self, OAuthGrant::AuthorizationCode)
+    }
 }
 
 impl OAuthSpec {

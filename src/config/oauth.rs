@@ -10,6 +10,8 @@
 //! Without `client_id`, `oauth login` registers the client (CIMD or Dynamic Client
 //! Registration). `"grant": "client_credentials"` (machine to machine) needs `client_id` and
 //! either `client_secret` or `private_key` (a PEM file, for `private_key_jwt`).
+//! `"grant": "workload_identity"` needs `assertion_file` (the workload's identity token, a file
+//! the platform rotates) and no secret; `client_id` is sent when set.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -29,6 +31,7 @@ const OAUTH_KEYS: &[&str] = &[
     "grant",
     "private_key",
     "signing_algorithm",
+    "assertion_file",
 ];
 
 /// The signing algorithms rmcp's `private_key_jwt` supports.
@@ -148,10 +151,20 @@ pub(crate) fn oauth(
     };
     let grant = optional(
         "grant",
-        "the grant: `authorization_code` or `client_credentials`",
+        "the grant: `authorization_code`, `client_credentials` or `workload_identity`",
     )?;
     let private_key = optional("private_key", "the PEM private key file")?;
     let signing_algorithm = optional("signing_algorithm", "a JWT signing algorithm")?;
+    let assertion_file = optional(
+        "assertion_file",
+        "the file the platform keeps this workload's identity token in",
+    )?;
+    if assertion_file.is_some() && grant.as_deref() != Some("workload_identity") {
+        return Err(ctx.err(
+            &fields.path_of("assertion_file"),
+            "only for `\"grant\": \"workload_identity\"` (the workload's identity token)",
+        ));
+    }
     let grant = match grant.as_deref() {
         None | Some("authorization_code") => {
             for key in ["private_key", "signing_algorithm"] {
@@ -163,6 +176,28 @@ pub(crate) fn oauth(
                 }
             }
             OAuthGrant::AuthorizationCode
+        }
+        Some("workload_identity") => {
+            for key in ["client_secret", "private_key", "signing_algorithm"] {
+                if fields.get(key).is_some() {
+                    return Err(ctx.err(
+                        &fields.path_of(key),
+                        "workload identity holds no secret: the workload's identity token \
+                         (`assertion_file`) is the credential; remove this key",
+                    ));
+                }
+            }
+            let Some(assertion_file) = assertion_file else {
+                return Err(ctx.err(
+                    &fields.path_of("grant"),
+                    "workload identity needs `assertion_file`: the file the platform keeps this \
+                     workload's identity token in (e.g. a Kubernetes projected service-account \
+                     token, `/var/run/secrets/tokens/mcp`)",
+                ));
+            };
+            OAuthGrant::WorkloadIdentity {
+                assertion_file: base.join(assertion_file),
+            }
         }
         Some("client_credentials") => {
             if client_id.is_none() {
@@ -200,8 +235,9 @@ pub(crate) fn oauth(
         Some(_) => {
             return Err(ctx.err(
                 &fields.path_of("grant"),
-                "expected `authorization_code` (a person runs `oauth login` once) or \
-                 `client_credentials` (machine to machine, no login)",
+                "expected `authorization_code` (a person runs `oauth login` once), \
+                 `client_credentials` (machine to machine, no login) or `workload_identity` (the \
+                 platform's identity token for this workload, no secret)",
             ));
         }
     };
@@ -210,7 +246,7 @@ pub(crate) fn oauth(
             "mcp-readiness oauth login --config {} --server {name}",
             shell_word(&ctx.file.display().to_string())
         ),
-        OAuthGrant::ClientCredentials { .. } => String::new(),
+        OAuthGrant::ClientCredentials { .. } | OAuthGrant::WorkloadIdentity { .. } => String::new(),
     };
     Ok(OAuthSpec {
         store,
