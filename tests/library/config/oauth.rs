@@ -161,3 +161,42 @@ fn oauth_on_a_stdio_server_is_an_unknown_key() {
         "{err}"
     );
 }
+
+#[test]
+fn workload_identity_reads_its_token_file_relative_to_the_configuration_and_holds_no_secret() {
+    let config = parse(&with_server(
+        r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "workload_identity", "assertion_file": "tokens/mcp", "scopes": ["tools"] } }"#,
+    ))
+    .unwrap();
+    let TransportSpec::Http { oauth, .. } = &config.servers[0].transport else {
+        panic!("an HTTP server");
+    };
+    let oauth = oauth.as_ref().unwrap();
+    assert_eq!(
+        oauth.grant,
+        OAuthGrant::WorkloadIdentity {
+            assertion_file: "conf/tokens/mcp".into()
+        }
+    );
+    assert!(oauth.grant.renewed_by_hub());
+    assert_eq!(oauth.reauthorize, None, "no login for workload identity");
+
+    let cases = [
+        (
+            r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "workload_identity" } }"#,
+            "conf/mcp.json: mcpServers.s.oauth.grant: workload identity needs `assertion_file`",
+        ),
+        (
+            r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "workload_identity", "assertion_file": "f", "client_id": "c", "client_secret": "x" } }"#,
+            "conf/mcp.json: mcpServers.s.oauth.client_secret: workload identity holds no secret",
+        ),
+        (
+            r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "assertion_file": "f" } }"#,
+            "conf/mcp.json: mcpServers.s.oauth.assertion_file: only for `\"grant\": \"workload_identity\"`",
+        ),
+    ];
+    for (server, expected) in cases {
+        let err = parse(&with_server(server)).unwrap_err().to_string();
+        assert!(err.starts_with(expected), "{err}\nexpected: {expected}");
+    }
+}
