@@ -164,6 +164,13 @@ impl OAuthCredentials {
         let resolution = manager.resolve_metadata().await?;
         *self.metadata.lock_unpoisoned() = Some(resolution.metadata.clone());
         manager.set_metadata(resolution.metadata);
+        if let OAuthGrant::WorkloadIdentity { .. } = self.spec.grant {
+            // The hub fetches and renews the tokens; rmcp reads them from the store, and a token
+            // that runs out (its renewal refused) finds no refresh token: authorization required.
+            let id = client_id.unwrap_or(super::workload_identity::UNNAMED_CLIENT);
+            manager.configure_client(OAuthClientConfig::new(id, UNUSED_REDIRECT))?;
+            return Ok(manager);
+        }
         if self.spec.grant.renewed_by_hub() {
             // The hub fetches and renews the tokens; rmcp only reads them from the store.
             return Ok(manager);

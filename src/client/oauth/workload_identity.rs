@@ -21,6 +21,9 @@ use crate::client::rmcp_errors::truncate;
 use crate::secret::{Secret, redact};
 use crate::state::{CredentialExpiry, CredentialKind};
 
+/// The client id the tokens are kept under when `oauth.client_id` is not set (none is sent).
+pub(crate) const UNNAMED_CLIENT: &str = "workload-identity";
+
 /// RFC 7523's grant type.
 pub(crate) const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
@@ -204,7 +207,10 @@ pub(crate) async fn fetch(
         .map(|d| d.as_secs())
         .ok();
     let credentials = StoredCredentials::new(
-        grant.client_id.clone().unwrap_or_default(),
+        grant
+            .client_id
+            .clone()
+            .unwrap_or_else(|| UNNAMED_CLIENT.to_owned()),
         Some(token),
         granted,
         now,
