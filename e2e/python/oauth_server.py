@@ -139,15 +139,18 @@ class Provider:
             refresh_token=refresh,
         )
 
-    def issue_access_only(self, client_id: str, scopes: list[str]) -> dict:
-        """A client-credentials token: an access token, no refresh token."""
+    def issue_access_only(self, client_id: str, scopes: list[str], grant: str = "client_credentials") -> dict:
+        """A client-credentials (or JWT-bearer) token: an access token, no refresh token."""
         now = int(time.time())
         access = "cc-" + secrets.token_urlsafe(24)
         self.access[access] = AccessToken(
             token=access, client_id=client_id, scopes=scopes, expires_at=now + self.access_ttl
         )
         self.issued.append(access)
-        self.client_credentials += 1
+        if grant == "client_credentials":
+            self.client_credentials += 1
+        else:
+            self.jwt_bearer += 1
         self.last_access_expires_at = now + self.access_ttl
         return {
             "access_token": access,
@@ -276,10 +279,9 @@ class ClientCredentials:
             return refuse(f"subject {claims.get('sub')!r} is not trusted")
         if claims.get("exp", 0) <= time.time():
             return refuse("the assertion expired")
-        provider.jwt_bearer += 1
         scopes = str(form.get("scope") or "tools").split()
-        provider.client_credentials -= 1
-        return JSONResponse(provider.issue_access_only(str(form.get("client_id") or "workload"), scopes))
+        client_id = str(form.get("client_id") or "workload")
+        return JSONResponse(provider.issue_access_only(client_id, scopes, grant="jwt_bearer"))
 
 
 class IssAdvertised:
