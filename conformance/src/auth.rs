@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use mcp_readiness::supervise::{OAuthGrant, OAuthSpec, TransportSpec};
+use mcp_readiness::supervise::{AssertionSource, OAuthGrant, OAuthSpec, TransportSpec};
 use mcp_readiness::{ServerSpec, secret::Secret};
 
 use crate::context::Context;
@@ -123,7 +123,7 @@ fn spec(
         oauth.client_secret = None;
         oauth.client_metadata_url = None;
         oauth.grant = OAuthGrant::WorkloadIdentity {
-            assertion_file: path,
+            assertion: AssertionSource::File(path),
         };
     }
     let logs_in = oauth.grant == OAuthGrant::AuthorizationCode;

@@ -11,7 +11,8 @@
 //! Registration). `"grant": "client_credentials"` (machine to machine) needs `client_id` and
 //! either `client_secret` or `private_key` (a PEM file, for `private_key_jwt`).
 //! `"grant": "workload_identity"` needs `assertion_file` (the workload's identity token, a file
-//! the platform rotates) and no secret; `client_id` is sent when set.
+//! the platform rotates) or `assertion_command` (a command that prints one) and no secret;
+//! `client_id` is sent when set.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -19,7 +20,7 @@ use std::path::PathBuf;
 use super::error::ConfigError;
 use super::node::Node;
 use super::walk::{Ctx, child, index};
-use crate::client::{OAuthGrant, OAuthSpec};
+use crate::client::{AssertionSource, OAuthGrant, OAuthSpec};
 use crate::secret::Secret;
 
 const OAUTH_KEYS: &[&str] = &[
@@ -32,6 +33,7 @@ const OAUTH_KEYS: &[&str] = &[
     "private_key",
     "signing_algorithm",
     "assertion_file",
+    "assertion_command",
 ];
 
 /// The signing algorithms rmcp's `private_key_jwt` supports.
@@ -159,11 +161,38 @@ pub(crate) fn oauth(
         "assertion_file",
         "the file the platform keeps this workload's identity token in",
     )?;
-    if assertion_file.is_some() && grant.as_deref() != Some("workload_identity") {
-        return Err(ctx.err(
-            &fields.path_of("assertion_file"),
-            "only for `\"grant\": \"workload_identity\"` (the workload's identity token)",
-        ));
+    let assertion_command = match fields.get("assertion_command") {
+        None | Some(Node::Null) => None,
+        Some(node) => {
+            let path = fields.path_of("assertion_command");
+            let argv = ctx.strings(node, &path)?;
+            match argv.split_first() {
+                Some((program, args)) if !program.trim().is_empty() => {
+                    Some(AssertionSource::Command {
+                        program: program.clone(),
+                        args: args.to_vec(),
+                    })
+                }
+                _ => {
+                    return Err(ctx.err(
+                        &path,
+                        "expected the command that prints the workload's identity token: the \
+                         program and its arguments, e.g. [\"gcloud\", \"auth\", \"print-identity-token\"]",
+                    ));
+                }
+            }
+        }
+    };
+    for (key, given) in [
+        ("assertion_file", assertion_file.is_some()),
+        ("assertion_command", assertion_command.is_some()),
+    ] {
+        if given && grant.as_deref() != Some("workload_identity") {
+            return Err(ctx.err(
+                &fields.path_of(key),
+                "only for `\"grant\": \"workload_identity\"` (the workload's identity token)",
+            ));
+        }
     }
     let grant = match grant.as_deref() {
         None | Some("authorization_code") => {
@@ -187,17 +216,27 @@ pub(crate) fn oauth(
                     ));
                 }
             }
-            let Some(assertion_file) = assertion_file else {
-                return Err(ctx.err(
-                    &fields.path_of("grant"),
-                    "workload identity needs `assertion_file`: the file the platform keeps this \
-                     workload's identity token in (e.g. a Kubernetes projected service-account \
-                     token, `/var/run/secrets/tokens/mcp`)",
-                ));
+            let assertion = match (assertion_file, assertion_command) {
+                (Some(file), None) => AssertionSource::File(base.join(file)),
+                (None, Some(command)) => command,
+                (Some(_), Some(_)) => {
+                    return Err(ctx.err(
+                        &fields.path_of("assertion_command"),
+                        "workload identity reads its token from one place: `assertion_file` or \
+                         `assertion_command`, not both",
+                    ));
+                }
+                (None, None) => {
+                    return Err(ctx.err(
+                        &fields.path_of("grant"),
+                        "workload identity needs `assertion_file`: the file the platform keeps \
+                         this workload's identity token in (e.g. a Kubernetes projected \
+                         service-account token, `/var/run/secrets/tokens/mcp`), or \
+                         `assertion_command`: a command that prints one",
+                    ));
+                }
             };
-            OAuthGrant::WorkloadIdentity {
-                assertion_file: base.join(assertion_file),
-            }
+            OAuthGrant::WorkloadIdentity { assertion }
         }
         Some("client_credentials") => {
             if client_id.is_none() {

@@ -132,9 +132,8 @@ impl OAuthCredentials {
         match &self.spec.grant {
             OAuthGrant::AuthorizationCode => {}
             OAuthGrant::ClientCredentials { .. } => self.start_client_credentials(&client).await?,
-            OAuthGrant::WorkloadIdentity { assertion_file } => {
-                self.start_workload_identity(&client, assertion_file)
-                    .await?;
+            OAuthGrant::WorkloadIdentity { assertion } => {
+                self.start_workload_identity(&client, assertion).await?;
             }
         }
         *slot = Some((client.clone(), registered));
@@ -275,13 +274,13 @@ impl OAuthCredentials {
         Ok(())
     }
 
-    /// Workload identity: fetches a token with the workload's identity token of
-    /// `assertion_file` (read now), and starts the task that renews it before it expires (reading
-    /// the file again each time).
+    /// Workload identity: fetches a token with the workload's identity token from `assertion`
+    /// (read now), and starts the task that renews it before it expires (reading it again each
+    /// time).
     async fn start_workload_identity(
         &self,
         client: &AuthClient<reqwest::Client>,
-        assertion_file: &std::path::Path,
+        assertion: &crate::client::spec::AssertionSource,
     ) -> Result<(), ConnectError> {
         use super::workload_identity as wif;
         let server = &self.server;
@@ -297,7 +296,7 @@ impl OAuthCredentials {
             client_id: self.spec.client_id.clone(),
             scopes: self.spec.scopes.clone(),
             resource: self.url.expose().to_owned(),
-            assertion_file: assertion_file.to_owned(),
+            assertion: assertion.clone(),
         };
         let http = crate::client::session_id::default_http_client(server)?;
         let lifetime = match wif::fetch(&http, &grant, &self.store).await {

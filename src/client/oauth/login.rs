@@ -55,7 +55,7 @@ pub async fn authorize(
         OAuthGrant::ClientCredentials { .. } => Some(("client_credentials", "client credentials")),
         OAuthGrant::WorkloadIdentity { .. } => Some((
             "workload_identity",
-            "workload's identity token (`oauth.assertion_file`)",
+            "workload's identity token (`oauth.assertion_file` or `oauth.assertion_command`)",
         )),
     };
     if let Some((name, with)) = grant {

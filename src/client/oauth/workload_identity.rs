@@ -9,7 +9,6 @@
 //! names the file and who rotates it; the token's `exp` is exported as the expiry of the
 //! `workload_identity_token` credential (renewable: the platform rotates it).
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use oauth2::TokenResponse as _;
@@ -18,6 +17,7 @@ use rmcp::transport::auth::{OAuthTokenResponse, StoredCredentials};
 use super::store::FileStore;
 use crate::client::credential_expiry::jwt_exp;
 use crate::client::rmcp_errors::truncate;
+use crate::client::spec::AssertionSource;
 use crate::secret::{Secret, redact};
 use crate::state::{CredentialExpiry, CredentialKind};
 
@@ -46,24 +46,108 @@ pub(crate) struct JwtBearer {
     pub(crate) scopes: Vec<String>,
     /// The MCP server's URL (RFC 8707 `resource`).
     pub(crate) resource: String,
-    pub(crate) assertion_file: PathBuf,
+    pub(crate) assertion: AssertionSource,
 }
 
-/// The workload's identity token, read now, and its `exp`. The error is the reason a person
-/// reads: it names the file and who rotates it, never the token.
-pub(crate) fn read_assertion(path: &Path) -> Result<(Secret, Option<SystemTime>), String> {
-    let file = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| {
+/// How long an `assertion_command` may run.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Who renews a command's token, for reasons.
+const COMMAND_ROTATES: &str = "the command asks the platform for a fresh token each time";
+
+impl AssertionSource {
+    /// The source in words, for reasons: the file, or the command's program.
+    fn describe(&self) -> String {
+        match self {
+            AssertionSource::File(path) => {
+                format!("`{}` (`oauth.assertion_file`)", path.display())
+            }
+            AssertionSource::Command { program, .. } => {
+                format!("from `{program}` (`oauth.assertion_command`)")
+            }
+        }
+    }
+}
+
+/// Runs the `assertion_command` and returns what it printed; the error names the program and
+/// says what it said on stderr (bounded), never its stdout.
+async fn run_command(program: &str, args: &[String]) -> Result<String, String> {
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let output = tokio::time::timeout(COMMAND_TIMEOUT, command.output())
+        .await
+        .map_err(|_| {
+            format!(
+                "the workload identity command `{program}` (`oauth.assertion_command`) did not \
+                 finish within {}; run it by hand to see why",
+                crate::util::Human(COMMAND_TIMEOUT)
+            )
+        })?
+        .map_err(|e| {
+            format!(
+                "cannot run the workload identity command `{program}` \
+                 (`oauth.assertion_command`): {e}; check that it is installed"
+            )
+        })?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+        return Err(format!(
+            "the workload identity command `{program}` (`oauth.assertion_command`) failed \
+             ({}; its stderr: {}); run it by hand to see why",
+            output.status,
+            truncate(stderr, MAX_DESCRIPTION)
+        ));
+    }
+    String::from_utf8(output.stdout).map_err(|_| {
         format!(
-            "cannot read the workload identity token `{file}` (`oauth.assertion_file`): {e}; \
-             {ROTATED_BY}: check that it is mounted for this workload"
+            "the workload identity command `{program}` (`oauth.assertion_command`) printed \
+             something that is not UTF-8 text; it must print the token"
         )
-    })?;
+    })
+}
+
+/// The workload's identity token, read now from `source`, and its `exp`. The error is the
+/// reason a person reads: it names the file (or command) and who rotates it, never the token.
+pub(crate) async fn read(source: &AssertionSource) -> Result<(Secret, Option<SystemTime>), String> {
+    let text = match source {
+        AssertionSource::File(path) => {
+            let path = path.clone();
+            let shown = path.display().to_string();
+            tokio::task::spawn_blocking(move || std::fs::read_to_string(&path))
+                .await
+                .map_err(|_| "reading the workload identity token was cancelled".to_owned())?
+                .map_err(|e| {
+                    format!(
+                        "cannot read the workload identity token `{shown}` \
+                         (`oauth.assertion_file`): {e}; {ROTATED_BY}: check that it is mounted \
+                         for this workload"
+                    )
+                })?
+        }
+        AssertionSource::Command { program, args } => run_command(program, args).await?,
+    };
+    let rotated_by = match source {
+        AssertionSource::File(_) => ROTATED_BY,
+        AssertionSource::Command { .. } => COMMAND_ROTATES,
+    };
+    check(source, &text, rotated_by)
+}
+
+/// The token in `text` (read from `source`), checked: not empty, not expired.
+fn check(
+    source: &AssertionSource,
+    text: &str,
+    rotated_by: &str,
+) -> Result<(Secret, Option<SystemTime>), String> {
+    let from = source.describe();
     let token = text.trim();
     if token.is_empty() {
         return Err(format!(
-            "the workload identity token `{file}` (`oauth.assertion_file`) is empty; \
-             {ROTATED_BY}: check that it is mounted for this workload"
+            "the workload identity token {from} is empty; {rotated_by}: check that it is \
+             provided for this workload"
         ));
     }
     let expires_at = jwt_exp(token)
@@ -76,8 +160,8 @@ pub(crate) fn read_assertion(path: &Path) -> Result<(Secret, Option<SystemTime>)
             .map(|d| Duration::from_secs(d.as_secs()))
             .unwrap_or_default();
         return Err(format!(
-            "the workload identity token `{file}` (`oauth.assertion_file`) expired {} ago and \
-             was not rotated; {ROTATED_BY}: check that its rotation runs",
+            "the workload identity token {from} expired {} ago and was not rotated; \
+             {rotated_by}: check that its rotation runs",
             crate::util::Human(ago)
         ));
     }
@@ -102,11 +186,7 @@ pub(crate) async fn fetch(
     grant: &JwtBearer,
     store: &FileStore,
 ) -> Result<Option<Duration>, (bool, String)> {
-    let path = grant.assertion_file.clone();
-    let read = tokio::task::spawn_blocking(move || read_assertion(&path))
-        .await
-        .unwrap_or_else(|_| Err("reading the workload identity token was cancelled".to_owned()));
-    let (assertion, expires_at) = match read {
+    let (assertion, expires_at) = match read(&grant.assertion).await {
         Ok(read) => read,
         Err(why) => {
             store.set_beside(CredentialKind::WorkloadIdentityToken, None);
@@ -168,12 +248,12 @@ pub(crate) async fn fetch(
             .map(|d| format!(": {}", truncate(redact(d, &known), MAX_DESCRIPTION)))
             .unwrap_or_default();
         let code = truncate(redact(code, &known), 64);
-        let file = grant.assertion_file.display();
+        let from = grant.assertion.describe();
         return Err((
             refused,
             if refused {
                 format!(
-                    "the authorization server refused the workload identity token of `{file}` \
+                    "the authorization server refused the workload identity token {from} \
                      (HTTP {}, {code}{description}); check that it trusts this workload's \
                      issuer and subject for client `{}` and this server's scopes",
                     status.as_u16(),
@@ -241,23 +321,27 @@ mod tests {
             .as_secs()
     }
 
-    #[test]
-    fn a_missing_empty_or_expired_token_file_is_named_with_who_rotates_it_and_never_shown() {
+    fn file(path: &std::path::Path) -> AssertionSource {
+        AssertionSource::File(path.to_owned())
+    }
+
+    #[tokio::test]
+    async fn a_missing_empty_or_expired_token_file_is_named_with_who_rotates_it_and_never_shown() {
         let dir = std::env::temp_dir().join(format!("mcp-readiness-wif-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let missing = dir.join("missing");
-        let why = read_assertion(&missing).unwrap_err();
+        let why = read(&file(&missing)).await.unwrap_err();
         assert!(why.contains(&missing.display().to_string()), "{why}");
         assert!(why.contains("kubelet"), "{why}");
 
         let empty = dir.join("empty");
         std::fs::write(&empty, "\n").unwrap();
-        assert!(read_assertion(&empty).unwrap_err().contains("is empty"));
+        assert!(read(&file(&empty)).await.unwrap_err().contains("is empty"));
 
         let expired = dir.join("expired");
         let token = jwt(unix_now() - 120);
         std::fs::write(&expired, &token).unwrap();
-        let why = read_assertion(&expired).unwrap_err();
+        let why = read(&file(&expired)).await.unwrap_err();
         assert!(why.contains("expired 2m"), "{why}");
         assert!(why.contains("rotation"), "{why}");
         assert!(!why.contains(&token), "{why}");
@@ -265,11 +349,43 @@ mod tests {
         let fresh = dir.join("fresh");
         let exp = unix_now() + 3600;
         std::fs::write(&fresh, format!("{}\n", jwt(exp))).unwrap();
-        let (secret, at) = read_assertion(&fresh).unwrap();
+        let (secret, at) = read(&file(&fresh)).await.unwrap();
         assert_eq!(secret.expose(), jwt(exp));
         let expiry = assertion_expiry(at).unwrap();
         assert_eq!(expiry.unix_seconds() as u64, exp);
         assert!(expiry.renewable);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_command_is_run_at_each_read_and_its_failure_names_it_and_never_its_output() {
+        let exp = unix_now() + 600;
+        let token = jwt(exp);
+        let printing = AssertionSource::Command {
+            program: "sh".into(),
+            args: vec!["-c".into(), format!("echo {token}")],
+        };
+        let (secret, at) = read(&printing).await.unwrap();
+        assert_eq!(secret.expose(), token);
+        assert_eq!(assertion_expiry(at).unwrap().unix_seconds() as u64, exp);
+
+        let failing = AssertionSource::Command {
+            program: "sh".into(),
+            args: vec![
+                "-c".into(),
+                format!("echo {token}; echo no credentials >&2; exit 3"),
+            ],
+        };
+        let why = read(&failing).await.unwrap_err();
+        assert!(why.contains("command `sh`"), "{why}");
+        assert!(why.contains("no credentials"), "{why}");
+        assert!(!why.contains(&token), "{why}");
+
+        let missing = AssertionSource::Command {
+            program: "/nonexistent/mint-token".into(),
+            args: Vec::new(),
+        };
+        let why = read(&missing).await.unwrap_err();
+        assert!(why.contains("check that it is installed"), "{why}");
     }
 }

@@ -2,7 +2,7 @@
 //! that name the file, the path and what was expected.
 
 use super::*;
-use mcp_readiness::supervise::OAuthGrant;
+use mcp_readiness::supervise::{AssertionSource, OAuthGrant};
 
 #[test]
 fn an_oauth_server_gets_its_store_relative_to_the_file_and_the_command_that_reauthorizes_it() {
@@ -43,7 +43,7 @@ fn bad_oauth_blocks_name_the_file_the_path_and_what_was_expected() {
         ),
         (
             r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "client_id": "c", "token": "x" } }"#,
-            "conf/mcp.json: mcpServers.s.oauth.token: unknown key: `oauth` allows only `store`, `client_id`, `client_secret`, `client_metadata_url`, `scopes`, `grant`, `private_key`, `signing_algorithm`, `assertion_file`",
+            "conf/mcp.json: mcpServers.s.oauth.token: unknown key: `oauth` allows only `store`, `client_id`, `client_secret`, `client_metadata_url`, `scopes`, `grant`, `private_key`, `signing_algorithm`, `assertion_file`, `assertion_command`",
         ),
         (
             r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "client_id": "c", "scopes": ["a b"] } }"#,
@@ -175,13 +175,38 @@ fn workload_identity_reads_its_token_file_relative_to_the_configuration_and_hold
     assert_eq!(
         oauth.grant,
         OAuthGrant::WorkloadIdentity {
-            assertion_file: "conf/tokens/mcp".into()
+            assertion: AssertionSource::File("conf/tokens/mcp".into())
         }
     );
     assert!(oauth.grant.renewed_by_hub());
     assert_eq!(oauth.reauthorize, None, "no login for workload identity");
 
+    let config = parse(&with_server(
+        r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "workload_identity", "assertion_command": ["mint-token", "--audience", "mcp"] } }"#,
+    ))
+    .unwrap();
+    let TransportSpec::Http { oauth, .. } = &config.servers[0].transport else {
+        panic!("an HTTP server");
+    };
+    assert_eq!(
+        oauth.as_ref().unwrap().grant,
+        OAuthGrant::WorkloadIdentity {
+            assertion: AssertionSource::Command {
+                program: "mint-token".into(),
+                args: vec!["--audience".into(), "mcp".into()]
+            }
+        }
+    );
+
     let cases = [
+        (
+            r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "workload_identity", "assertion_file": "f", "assertion_command": ["x"] } }"#,
+            "conf/mcp.json: mcpServers.s.oauth.assertion_command: workload identity reads its token from one place",
+        ),
+        (
+            r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "workload_identity", "assertion_command": [] } }"#,
+            "conf/mcp.json: mcpServers.s.oauth.assertion_command: expected the command that prints",
+        ),
         (
             r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "workload_identity" } }"#,
             "conf/mcp.json: mcpServers.s.oauth.grant: workload identity needs `assertion_file`",
