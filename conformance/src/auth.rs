@@ -4,11 +4,12 @@
 //! connecting with that store. When the server then reads `unauthenticated` (a step-up to more
 //! scopes, an authorization server that moved), the login is run again, as the reason says, at
 //! most [`LOGINS`] times: a supervising client never loops on logins. The client-credentials
-//! extension scenarios configure `"grant": "client_credentials"` and never log in.
+//! extension scenarios configure `"grant": "client_credentials"`, and `auth/wif-jwt-bearer`
+//! `"grant": "workload_identity"` with the scenario's token in a file; they never log in.
 
 use std::path::{Path, PathBuf};
 
-use mcp_readiness::supervise::{OAuthGrant, OAuthSpec, TransportSpec};
+use mcp_readiness::supervise::{AssertionSource, OAuthGrant, OAuthSpec, TransportSpec};
 use mcp_readiness::{ServerSpec, secret::Secret};
 
 use crate::context::Context;
@@ -109,6 +110,20 @@ fn spec(
                 .signing_algorithm
                 .clone()
                 .unwrap_or_else(|| "RS256".to_owned()),
+        };
+    }
+    if scenario == "auth/wif-jwt-bearer" {
+        // As a platform would: the workload's identity token in a file beside the store.
+        let token = context
+            .valid_jwt
+            .as_deref()
+            .ok_or("the scenario gave no workload identity token (`valid_jwt`)")?;
+        let path = scratch.path().join("workload-token");
+        std::fs::write(&path, token).map_err(|e| format!("writing {}: {e}", path.display()))?;
+        oauth.client_secret = None;
+        oauth.client_metadata_url = None;
+        oauth.grant = OAuthGrant::WorkloadIdentity {
+            assertion: AssertionSource::File(path),
         };
     }
     let logs_in = oauth.grant == OAuthGrant::AuthorizationCode;

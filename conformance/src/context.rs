@@ -29,6 +29,10 @@ pub(crate) struct Context {
     /// Its signing algorithm (`ES256`, `RS256`...).
     #[serde(default, alias = "signing_algorithm")]
     pub(crate) signing_algorithm: Option<String>,
+    /// The workload's identity token of `auth/wif-jwt-bearer` (what the platform would keep in
+    /// a file).
+    #[serde(default, alias = "valid_jwt")]
+    pub(crate) valid_jwt: Option<String>,
 }
 
 impl Context {

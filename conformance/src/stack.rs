@@ -20,6 +20,40 @@ pub(crate) const SERVER: &str = "conformance";
 const WAIT: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(25);
 
+/// Why a call through the stack did not give a result.
+#[derive(Debug)]
+pub(crate) enum CallFailure {
+    /// The layer did not call: the server is not ready (its state, action and reason).
+    NotReady(String),
+    /// The call was made and failed (a JSON-RPC error, a transport error, a timeout).
+    Failed(String),
+}
+
+impl CallFailure {
+    /// Whether re-authorizing could fix it (the server reads `unauthenticated`).
+    pub(crate) fn needs_authorization(&self) -> bool {
+        match self {
+            CallFailure::NotReady(why) | CallFailure::Failed(why) => {
+                why.contains("unauthenticated")
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for CallFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallFailure::NotReady(why) | CallFailure::Failed(why) => f.write_str(why),
+        }
+    }
+}
+
+impl From<CallFailure> for String {
+    fn from(failure: CallFailure) -> String {
+        failure.to_string()
+    }
+}
+
 /// The Hub and the layer over it, for one server.
 pub(crate) struct Stack {
     hub: Hub,
@@ -34,6 +68,8 @@ impl Stack {
         let options = HubOptions::builder()
             // A scenario is one short run: no health probe of its own on the suite's server.
             .health_interval(None)
+            // A service with a person behind it: what a server asks is answered.
+            .server_requests(crate::answers::AcceptDefaults)
             .event_sink(metrics.clone());
         let hub = Hub::new(vec![spec], options).map_err(|e| e.to_string())?;
         hub.connect_all();
@@ -80,9 +116,10 @@ impl Stack {
         &self,
         tool: &str,
         arguments: Option<Map<String, Value>>,
-    ) -> Result<bool, String> {
-        let name = ToolName::qualified(SERVER, tool)
-            .ok_or_else(|| format!("`{tool}` is not a tool name this client can call"))?;
+    ) -> Result<bool, CallFailure> {
+        let name = ToolName::qualified(SERVER, tool).ok_or_else(|| {
+            CallFailure::Failed(format!("`{tool}` is not a tool name this client can call"))
+        })?;
         let layer = ReadinessLayer::builder(self.hub.clone())
             .budget(self.budget)
             .metrics(self.metrics.clone())
@@ -96,14 +133,14 @@ impl Stack {
                 Ok(is_error)
             }
             Err(err) => Err(match err.downcast_ref::<NotReady>() {
-                Some(not_ready) => format!(
+                Some(not_ready) => CallFailure::NotReady(format!(
                     "`{tool}` not called: {} ({}), waited {:?}: {}",
                     not_ready.state(),
                     not_ready.action(),
                     not_ready.waited(),
                     not_ready.reason().unwrap_or("no reason given")
-                ),
-                None => format!("`{tool}` failed: {err}"),
+                )),
+                None => CallFailure::Failed(format!("`{tool}` failed: {err}")),
             }),
         }
     }

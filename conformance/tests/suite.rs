@@ -4,6 +4,12 @@
 //! `conformance/expected-failures.yml` fails the test, and so does a listed scenario that starts
 //! passing (the suite's own `--expected-failures` check), as rmcp's baseline does.
 //!
+//! The suite judges a revision's scenarios run together by their checks only; run alone, a
+//! scenario also fails when the client exits with an error (unless the scenario allows it). So
+//! every scenario whose client exited with an error in the run of the whole revision is run
+//! again alone, without the baseline, and must be judged `OVERALL: PASSED` as the suite judges
+//! it then. conformance-client names the scenario it failed on stderr, which the suite repeats.
+//!
 //! The suite's summary of each run is kept in `target/test-artifacts/conformance-<revision>.txt`.
 
 use std::path::{Path, PathBuf};
@@ -22,10 +28,11 @@ fn node_bin() -> PathBuf {
     package_dir().join("npm/node_modules/.bin")
 }
 
-/// Runs `conformance client --suite all --spec-version <revision>` (plus `extra` arguments) and
-/// returns its exit status and output, or `None` after a loud skip (a failure under `CI=true`).
-/// An empty `revision` runs without `--spec-version` (the extension scenarios).
-fn run_suite(revision: &str, extra: &[&str]) -> Option<(bool, String)> {
+/// Runs `conformance client --spec-version <revision>` plus `extra` arguments (`--suite all`, or
+/// `--scenario NAME`), judged against the baseline when `baseline` is set, and returns its exit
+/// status and output, or `None` after a loud skip (a failure under `CI=true`). An empty
+/// `revision` runs without `--spec-version` (the extension scenarios).
+fn run_suite(revision: &str, extra: &[&str], baseline: bool) -> Option<(bool, String)> {
     let bin = node_bin();
     let suite = mcp_readiness_fixtures::tools::required(
         Some(bin.join("conformance")).filter(|p| p.exists()),
@@ -50,8 +57,17 @@ fn run_suite(revision: &str, extra: &[&str]) -> Option<(bool, String)> {
                 .flatten(),
         )
         .args(extra)
-        .arg("--expected-failures")
-        .arg(package_dir().join("expected-failures.yml"))
+        .args(
+            baseline
+                .then(|| {
+                    [
+                        "--expected-failures".into(),
+                        package_dir().join("expected-failures.yml").into_os_string(),
+                    ]
+                })
+                .into_iter()
+                .flatten(),
+        )
         .env("PATH", path)
         // The client's own log (info) goes to the suite's per-scenario stderr; keep it short.
         .env("RUST_LOG", "warn,conformance_client=info")
@@ -64,12 +80,15 @@ fn run_suite(revision: &str, extra: &[&str]) -> Option<(bool, String)> {
     );
     let artifacts = package_dir().join("../target/test-artifacts");
     let _ = std::fs::create_dir_all(&artifacts);
-    let name = if revision.is_empty() {
-        extra
-            .last()
-            .map_or("extension", |s| s.trim_start_matches("auth/"))
-    } else {
-        revision
+    let scenario = extra
+        .windows(2)
+        .find(|pair| pair[0] == "--scenario")
+        .map(|pair| pair[1].replace('/', "-"));
+    let name = match (revision, scenario) {
+        ("", Some(scenario)) => scenario,
+        ("", None) => "extension".to_owned(),
+        (revision, Some(scenario)) => format!("{revision}-{scenario}"),
+        (revision, None) => revision.to_owned(),
     };
     let _ = std::fs::write(artifacts.join(format!("conformance-{name}.txt")), &text);
     Some((output.status.success(), text))
@@ -90,8 +109,31 @@ fn summary(text: &str) -> String {
         .join("\n")
 }
 
+/// The scenarios whose client exited with an error in a suite run's `text`: the suite prints
+/// `Client exited with code N` and then the client's stderr, where conformance-client names its
+/// scenario. `Err` when an exit names no scenario (a client that crashed before saying which).
+fn exited_with_error(text: &str) -> Result<Vec<String>, String> {
+    const NAMED: &str = "conformance-client failed scenario `";
+    let exits = text.matches("Client exited with code").count();
+    let mut named: Vec<String> = text
+        .lines()
+        .filter_map(|line| line.split_once(NAMED))
+        .filter_map(|(_, rest)| rest.split_once('`'))
+        .map(|(scenario, _)| scenario.to_owned())
+        .collect();
+    named.sort();
+    named.dedup();
+    if named.len() < exits {
+        return Err(format!(
+            "{exits} clients exited with an error but only {} named their scenario ({named:?})",
+            named.len()
+        ));
+    }
+    Ok(named)
+}
+
 fn assert_suite_passes(revision: &str) {
-    let Some((passed, text)) = run_suite(revision, &["--suite", "all"]) else {
+    let Some((passed, text)) = run_suite(revision, &["--suite", "all"], true) else {
         return;
     };
     println!("{}", summary(&text));
@@ -102,6 +144,34 @@ fn assert_suite_passes(revision: &str) {
     assert!(
         text.contains("Baseline check passed"),
         "the suite did not judge the baseline:\n{text}"
+    );
+    // Judged as when run alone: a client that exited with an error is judged again, alone.
+    let again = exited_with_error(&text).unwrap_or_else(|why| panic!("{why}:\n{text}"));
+    for scenario in again {
+        let Some((passed, alone)) = run_suite(revision, &["--scenario", &scenario], false) else {
+            return;
+        };
+        println!("{scenario} alone: {}", summary(&alone));
+        assert!(
+            passed && alone.contains("OVERALL: PASSED"),
+            "{scenario} ({revision}) fails when the suite runs it alone:\n{alone}"
+        );
+    }
+}
+
+#[test]
+fn a_client_exit_is_traced_to_its_scenario() {
+    let text = "Client exited with code 1\n\nStderr:\nconformance-client failed scenario \
+                `json-schema-ref-no-deref`: `lookup_user` failed\n";
+    assert_eq!(
+        exited_with_error(text).unwrap(),
+        vec!["json-schema-ref-no-deref".to_owned()]
+    );
+    assert!(exited_with_error("Client exited with code 101\n thread main panicked").is_err());
+    assert!(
+        exited_with_error("✓ tools_call: 1 passed")
+            .unwrap()
+            .is_empty()
     );
 }
 
@@ -115,15 +185,17 @@ fn the_2026_07_28_client_suite_passes_but_for_the_baseline() {
     assert_suite_passes("2026-07-28");
 }
 
-/// The client-credentials extension scenarios (machine to machine: `"grant": "client_credentials"`
-/// with a client secret, or a `private_key_jwt` assertion), one at a time.
+/// The machine-to-machine extension scenarios, one at a time: client credentials
+/// (`"grant": "client_credentials"` with a client secret, or a `private_key_jwt` assertion) and
+/// workload identity (`"grant": "workload_identity"`, the JWT-bearer grant).
 #[test]
-fn the_client_credentials_extension_scenarios_pass() {
+fn the_client_credentials_and_workload_identity_extension_scenarios_pass() {
     for scenario in [
         "auth/client-credentials-basic",
         "auth/client-credentials-jwt",
+        "auth/wif-jwt-bearer",
     ] {
-        let Some((passed, text)) = run_suite("", &["--scenario", scenario]) else {
+        let Some((passed, text)) = run_suite("", &["--scenario", scenario], true) else {
             return;
         };
         println!("{scenario}: {}", summary(&text));

@@ -17,13 +17,18 @@ authorization responses and advertises `authorization_response_iss_parameter_sup
 `--job-secret S` registers the confidential client `mcp-readiness-job` (client_secret_post) and
 answers `grant_type=client_credentials` for it at /token: the SDK's ClientAuthenticator checks the
 secret, the provider issues an access token without a refresh token.
+`--workload-subject SUB` answers the JWT-bearer grant (RFC 7523, workload identity) at /token:
+an unexpired assertion for this server (`aud`) whose `sub` is SUB gets an access token without
+a refresh token (the signature is not checked: a test's tokens are unsigned); anything else is
+`invalid_grant`. POST /admin/distrust-workload refuses every assertion from then on.
 
 Usage: oauth_server.py --port P --callback URL [--access-ttl S] [--refresh-ttl S] [--iss]
-       [--job-secret S]
+       [--job-secret S] [--workload-subject SUB]
 Prints `PORT <p>` when listening.
 """
 
 import argparse
+import base64
 import json
 import secrets
 import sys
@@ -57,6 +62,9 @@ class Provider:
     def __init__(self, callback: str, access_ttl: int, refresh_ttl: int | None, issuer: str | None):
         self.issuer = issuer
         self.client_credentials = 0
+        self.jwt_bearer = 0
+        self.assertions = []
+        self.workload_subject = None
         self.access_ttl = access_ttl
         self.refresh_ttl = refresh_ttl
         self.clients = {
@@ -131,15 +139,18 @@ class Provider:
             refresh_token=refresh,
         )
 
-    def issue_access_only(self, client_id: str, scopes: list[str]) -> dict:
-        """A client-credentials token: an access token, no refresh token."""
+    def issue_access_only(self, client_id: str, scopes: list[str], grant: str = "client_credentials") -> dict:
+        """A client-credentials (or JWT-bearer) token: an access token, no refresh token."""
         now = int(time.time())
         access = "cc-" + secrets.token_urlsafe(24)
         self.access[access] = AccessToken(
             token=access, client_id=client_id, scopes=scopes, expires_at=now + self.access_ttl
         )
         self.issued.append(access)
-        self.client_credentials += 1
+        if grant == "client_credentials":
+            self.client_credentials += 1
+        else:
+            self.jwt_bearer += 1
         self.last_access_expires_at = now + self.access_ttl
         return {
             "access_token": access,
@@ -236,6 +247,9 @@ class ClientCredentials:
 
         request = StarletteRequest(scope, replay)
         form = await request.form()
+        if form.get("grant_type") == "urn:ietf:params:oauth:grant-type:jwt-bearer":
+            response = self.jwt_bearer(form)
+            return await response(scope, replay, send)
         if form.get("grant_type") != "client_credentials":
             sent = False
             return await self.app(scope, replay, send)
@@ -247,6 +261,27 @@ class ClientCredentials:
         scopes = str(form.get("scope") or "tools").split()
         response = JSONResponse(self.provider.issue_access_only(client.client_id, scopes))
         return await response(scope, replay, send)
+
+
+    def jwt_bearer(self, form):
+        """RFC 7523: the assertion's claims decide (its signature is not checked here)."""
+        provider = self.provider
+        refuse = lambda why: JSONResponse({"error": "invalid_grant", "error_description": why}, status_code=400)
+        if provider.workload_subject is None:
+            return refuse("this authorization server trusts no workload")
+        try:
+            payload = str(form.get("assertion") or "").split(".")[1]
+            claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        except (IndexError, ValueError):
+            return refuse("the assertion is not a JWT")
+        provider.assertions.append(claims.get("jti"))
+        if claims.get("sub") != provider.workload_subject:
+            return refuse(f"subject {claims.get('sub')!r} is not trusted")
+        if claims.get("exp", 0) <= time.time():
+            return refuse("the assertion expired")
+        scopes = str(form.get("scope") or "tools").split()
+        client_id = str(form.get("client_id") or "workload")
+        return JSONResponse(provider.issue_access_only(client_id, scopes, grant="jwt_bearer"))
 
 
 class IssAdvertised:
@@ -291,10 +326,12 @@ def main() -> None:
     parser.add_argument("--refresh-ttl", type=int, default=0)
     parser.add_argument("--iss", action="store_true")
     parser.add_argument("--job-secret", default=None)
+    parser.add_argument("--workload-subject", default=None)
     args = parser.parse_args()
 
     base = f"http://127.0.0.1:{args.port}"
     provider = Provider(args.callback, args.access_ttl, args.refresh_ttl or None, base if args.iss else None)
+    provider.workload_subject = args.workload_subject
     if args.job_secret:
         provider.clients[JOB_CLIENT_ID] = OAuthClientInformationFull(
             client_id=JOB_CLIENT_ID,
@@ -338,10 +375,17 @@ def main() -> None:
                 "last_refresh_expires_at": provider.last_refresh_expires_at,
                 "issued": provider.issued,
                 "client_credentials": provider.client_credentials,
+                "jwt_bearer": provider.jwt_bearer,
+                "assertions": provider.assertions,
                 "clients": sorted(provider.clients),
                 "secrets": sorted(c.client_secret for c in provider.clients.values() if c.client_secret),
             }
         )
+
+    @server.custom_route("/admin/distrust-workload", methods=["POST"])
+    async def distrust(request: Request):
+        provider.workload_subject = None
+        return JSONResponse({"distrusted": True})
 
     @server.custom_route("/admin/rotate-job-secret", methods=["POST"])
     async def rotate(request: Request):

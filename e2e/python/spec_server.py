@@ -4,6 +4,8 @@ do not produce on demand. Standard library only.
     python spec_server.py initialize-2027   # rejects server/discover, answers initialize with 2027-03-01
     python spec_server.py discover-2027     # server/discover: unsupported version, supported [2027-03-01]
     python spec_server.py tasks             # 2026-07-28; every tools/call becomes a task
+    python spec_server.py mrtr              # 2026-07-28; tools/call `confirm` asks for an
+                                            # elicitation (input_required + requestState) first
 """
 
 import json
@@ -65,6 +67,34 @@ def on_request(rid, method, params):
         if method == "initialize":
             return error(rid, -32602, "Unsupported protocol version",
                          {"supported": ["2027-03-01"]})
+    if MODE == "mrtr":
+        if method == "server/discover":
+            return result(rid, {
+                "resultType": "complete",
+                "ttlMs": 0,
+                "cacheScope": "private",
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "mrtr-server", "version": "1.0"}},
+            })
+        if method == "tools/list":
+            return result(rid, {"resultType": "complete", "tools": [
+                {"name": "confirm", "inputSchema": {"type": "object"}}]})
+        if method == "tools/call":
+            answers = params.get("inputResponses")
+            if not answers:
+                return result(rid, {
+                    "resultType": "input_required",
+                    "inputRequests": {"confirm": {"method": "elicitation/create", "params": {
+                        "mode": "form",
+                        "message": "Deploy to production?",
+                        "requestedSchema": {"type": "object", "properties": {
+                            "confirmed": {"type": "boolean", "default": False}}}}}},
+                    "requestState": f"state-{rid}",
+                })
+            text = json.dumps({"answer": answers.get("confirm"), "state": params.get("requestState")},
+                              sort_keys=True)
+            return result(rid, {"resultType": "complete", "content": [{"type": "text", "text": text}]})
     if MODE == "tasks":
         if method == "server/discover":
             return result(rid, {

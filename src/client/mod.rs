@@ -68,6 +68,8 @@ pub(crate) mod rmcp_errors;
 #[cfg(feature = "hub")]
 pub(crate) mod rmcp_session;
 #[cfg(feature = "hub")]
+pub(crate) mod server_requests;
+#[cfg(feature = "hub")]
 pub(crate) mod session_id;
 #[cfg(feature = "hub")]
 pub(crate) mod spec;
@@ -103,7 +105,9 @@ pub use rmcp_connector::RmcpConnector;
 #[cfg(feature = "hub")]
 pub(crate) use rmcp_errors::is_auth_failure;
 #[cfg(feature = "hub")]
-pub use spec::{OAuthGrant, OAuthSpec, ServerSpec, TransportSpec};
+pub use server_requests::{MAX_INPUT_ROUNDS, ServerRequests};
+#[cfg(feature = "hub")]
+pub use spec::{AssertionSource, OAuthGrant, OAuthSpec, ServerSpec, TransportSpec};
 #[cfg(feature = "hub")]
 pub use spec_error::SpecError;
 #[cfg(feature = "hub")]

@@ -7,28 +7,65 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientConfig, ClientRequest, DiscoverRequest,
-    DiscoverRequestParams, Implementation, PingRequest, ServerNotification, SubscriptionFilter,
+    DiscoverRequestParams, ElicitRequestParams, ElicitResult, ElicitationCapability,
+    FormElicitationCapability, Implementation, PingRequest, ServerNotification, SubscriptionFilter,
     Tool,
 };
-use rmcp::service::{NotificationContext, QuitReason, RoleClient, RunningService, SubscriptionEnd};
-use rmcp::{ClientHandler, Peer, ServiceError};
+use rmcp::service::{
+    NotificationContext, QuitReason, RequestContext, RoleClient, RunningService, SubscriptionEnd,
+};
+use rmcp::{ClientHandler, ErrorData, Peer, ServiceError};
 use tokio::sync::{Notify, watch};
 
 use super::child_guard::ChildGuard;
 use super::connector::{Session, SessionEvents};
 use super::lifecycle;
+use super::server_requests::{ServerRequests, decline};
 use super::session_id::SessionIdSlot;
 use crate::state::ServerIdentity;
 
-/// The rmcp client handler: forwards `notifications/tools/list_changed` to the supervisor.
+/// Who answers what a server asks during a call, for one server: the hook and the server's name.
+#[derive(Debug, Clone)]
+pub(crate) struct Answerer {
+    pub(crate) server: Arc<str>,
+    pub(crate) requests: Arc<dyn ServerRequests>,
+}
+
+impl Answerer {
+    /// The answerer of `server`, if `requests` answers anything (else the unattended default).
+    pub(crate) fn of(
+        server: &Arc<str>,
+        requests: Option<&Arc<dyn ServerRequests>>,
+    ) -> Option<Answerer> {
+        requests
+            .filter(|r| r.answers_elicitation())
+            .map(|requests| Answerer {
+                server: server.clone(),
+                requests: requests.clone(),
+            })
+    }
+}
+
+/// The rmcp client handler: forwards `notifications/tools/list_changed` to the supervisor, and
+/// `elicitation/create` to the [`ServerRequests`] hook when there is one (else declines).
 #[derive(Debug, Clone)]
 pub(crate) struct SupervisorClient {
     events: SessionEvents,
+    answerer: Option<Answerer>,
 }
 
 impl SupervisorClient {
     pub(crate) fn new(events: SessionEvents) -> Self {
-        SupervisorClient { events }
+        SupervisorClient {
+            events,
+            answerer: None,
+        }
+    }
+
+    /// Answers elicitation through `answerer` (and declares the capability).
+    pub(crate) fn answered_by(mut self, answerer: Option<Answerer>) -> Self {
+        self.answerer = answerer;
+        self
     }
 }
 
@@ -37,9 +74,24 @@ impl ClientHandler for SupervisorClient {
         self.events.tools_changed();
     }
 
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        Ok(match &self.answerer {
+            Some(answerer) => answerer.requests.elicit(&answerer.server, request).await,
+            None => decline(),
+        })
+    }
+
     fn get_info(&self) -> ClientConfig {
         let mut config = ClientConfig::default();
         config.client_info = Implementation::new("mcp-readiness", env!("CARGO_PKG_VERSION"));
+        if self.answerer.is_some() {
+            config.capabilities.elicitation =
+                Some(ElicitationCapability::new().with_form(FormElicitationCapability::default()));
+        }
         // What `initialize` offers, for a server that rejected `server/discover`
         // (`lifecycle::handshake`); the probe offers 2026-07-28 itself.
         config.protocol_version = rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE;
@@ -60,6 +112,8 @@ pub(crate) struct RmcpSession {
     endpoint: Option<(String, u16)>,
     /// The `Mcp-Session-Id` of an HTTP session before 2026-07-28 (`mcp.session.id`).
     session_id: Option<SessionIdSlot>,
+    /// Who answers an MRTR `input_required` result (none: the call ends `input_required`).
+    answerer: Option<Answerer>,
 }
 
 impl std::fmt::Debug for RmcpSession {
@@ -126,7 +180,14 @@ impl RmcpSession {
             has_initialize,
             endpoint,
             session_id: None,
+            answerer: None,
         }
+    }
+
+    /// Answers `input_required` results of calls through `answerer`.
+    pub(crate) fn answered_by(mut self, answerer: Option<Answerer>) -> Self {
+        self.answerer = answerer;
+        self
     }
 
     /// Reads the session id from `slot` (an HTTP session's; see [`SessionIdSlot`]).
@@ -206,7 +267,11 @@ impl Session for RmcpSession {
         if let Some(id) = self.session_id() {
             span.record("mcp.session.id", &*id);
         }
-        Box::pin(super::task::call_tool(&self.peer, params))
+        Box::pin(super::task::call_tool(
+            &self.peer,
+            params,
+            self.answerer.as_ref(),
+        ))
     }
 
     fn list_tools(&self) -> BoxFuture<'_, Result<Vec<Tool>, ServiceError>> {

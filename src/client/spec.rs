@@ -84,6 +84,37 @@ pub enum OAuthGrant {
         /// The assertion's signing algorithm (`RS256`, `RS384`, `RS512`, `ES256`, `ES384`).
         signing_algorithm: String,
     },
+    /// Workload identity (no login, no secret): the platform's identity token for this workload
+    /// (a Kubernetes projected service-account token, a cloud's workload identity token), read
+    /// from `assertion` at connect and again at each renewal (the platform rotates it), is
+    /// exchanged for an access token with the JWT-bearer grant (RFC 7523). The hub renews the
+    /// token before it expires, like client credentials.
+    WorkloadIdentity {
+        /// Where the workload's identity token (a JWT) is read from.
+        assertion: AssertionSource,
+    },
+}
+
+/// Where a workload's identity token is read from, at connect and at each renewal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AssertionSource {
+    /// A file the platform keeps the token in and rotates (`oauth.assertion_file`).
+    File(PathBuf),
+    /// A command that prints a fresh token on its stdout (`oauth.assertion_command`: the program
+    /// and its arguments, run without a shell).
+    Command {
+        /// The program.
+        program: String,
+        /// Its arguments.
+        args: Vec<String>,
+    },
+}
+
+impl OAuthGrant {
+    /// Whether the hub obtains and renews the tokens itself (no login, no refresh token).
+    pub fn renewed_by_hub(&self) -> bool {
+        !matches!(self, OAuthGrant::AuthorizationCode)
+    }
 }
 
 impl OAuthSpec {

@@ -16,7 +16,8 @@ use super::lifecycle;
 use super::quiet::Quiet;
 use super::reason::explain;
 use super::rmcp_errors::{classify_init_error, truncate};
-use super::rmcp_session::{RmcpSession, SupervisorClient};
+use super::rmcp_session::{Answerer, RmcpSession, SupervisorClient};
+use super::server_requests::ServerRequests;
 use crate::secret::{Secret, redact};
 use crate::state::ConnectResult;
 use crate::util::Human;
@@ -59,6 +60,8 @@ pub struct StdioConnector {
     cwd: Option<PathBuf>,
     init_timeout: Duration,
     after_connect: Option<AfterConnect>,
+    /// Who answers what the server asks during a call (none: an unattended run).
+    server_requests: Option<Arc<dyn ServerRequests>>,
 }
 
 impl std::fmt::Debug for StdioConnector {
@@ -84,6 +87,7 @@ impl StdioConnector {
             cwd: None,
             init_timeout: Duration::from_secs(30),
             after_connect: None,
+            server_requests: None,
         }
     }
 
@@ -108,6 +112,13 @@ impl StdioConnector {
     /// The hook that re-provisions per-connection state on every fresh connection.
     pub fn after_connect(mut self, hook: Option<AfterConnect>) -> Self {
         self.after_connect = hook;
+        self
+    }
+
+    /// Who answers what the server asks during a call (`elicitation/create`); `None` (the
+    /// default) declines, as an unattended run must. See [`ServerRequests`].
+    pub fn server_requests(mut self, requests: Option<Arc<dyn ServerRequests>>) -> Self {
+        self.server_requests = requests;
         self
     }
 
@@ -153,7 +164,8 @@ impl StdioConnector {
         };
         let garbage = Arc::new(AtomicUsize::new(0));
         let reader = LineWatch::new(stdout, garbage.clone());
-        let client = SupervisorClient::new(events.clone());
+        let answerer = Answerer::of(&self.server, self.server_requests.as_ref());
+        let client = SupervisorClient::new(events.clone()).answered_by(answerer.clone());
         let handshake = tokio::time::timeout(self.init_timeout, async {
             let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(reader, stdin)
                 .with_max_line_length(MAX_STDOUT_LINE);
@@ -208,12 +220,9 @@ impl StdioConnector {
         match handshake {
             Ok(Handshake::Done(Ok(running))) => {
                 let running = lifecycle::accept(server, running)?;
-                Ok(Arc::new(RmcpSession::start(
-                    running,
-                    Some(guard),
-                    events,
-                    None,
-                )))
+                Ok(Arc::new(
+                    RmcpSession::start(running, Some(guard), events, None).answered_by(answerer),
+                ))
             }
             Ok(Handshake::NotMcp) => Err(not_mcp()),
             Ok(Handshake::Exited(_)) if garbage_lines > 0 => Err(not_mcp()),

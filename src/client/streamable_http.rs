@@ -17,7 +17,8 @@ use super::quiet::Quiet;
 use super::reason::explain;
 use super::retry_after;
 use super::rmcp_errors::{classify_init_error, truncate};
-use super::rmcp_session::{RmcpSession, SupervisorClient};
+use super::rmcp_session::{Answerer, RmcpSession, SupervisorClient};
+use super::server_requests::ServerRequests;
 use super::session_id::{self, SessionIdClient, SessionIdSlot};
 use super::spec_error::SpecError;
 use super::stream_pacing::StreamPacer;
@@ -38,6 +39,8 @@ pub struct HttpConnector {
     connect_timeout: Duration,
     generations: ProtocolGenerations,
     after_connect: Option<AfterConnect>,
+    /// Who answers what the server asks during a call (none: an unattended run).
+    server_requests: Option<Arc<dyn ServerRequests>>,
     /// What is known of the credentials' expiry (a static bearer JWT's `exp`, or the OAuth store).
     credentials: tokio::sync::watch::Sender<CredentialState>,
     #[cfg(feature = "oauth")]
@@ -112,6 +115,7 @@ impl HttpConnector {
             connect_timeout: Duration::from_secs(30),
             generations: ProtocolGenerations::Both,
             after_connect: None,
+            server_requests: None,
             credentials,
             #[cfg(feature = "oauth")]
             oauth: None,
@@ -148,11 +152,19 @@ impl HttpConnector {
         self
     }
 
+    /// Who answers what the server asks during a call (`elicitation/create`); `None` (the
+    /// default) declines, as an unattended run must. See [`ServerRequests`].
+    pub fn server_requests(mut self, requests: Option<Arc<dyn ServerRequests>>) -> Self {
+        self.server_requests = requests;
+        self
+    }
+
     async fn open(&self, events: SessionEvents) -> Result<Arc<dyn Session>, ConnectError> {
         let server = &self.server;
         let config = StreamableHttpClientTransportConfig::with_uri(self.url.expose().to_owned())
             .custom_headers(self.headers.clone());
-        let client = SupervisorClient::new(events.clone());
+        let answerer = Answerer::of(&self.server, self.server_requests.as_ref());
+        let client = SupervisorClient::new(events.clone()).answered_by(answerer.clone());
         let session_id = SessionIdSlot::default();
         let pacer = {
             let events = events.clone();
@@ -184,7 +196,8 @@ impl HttpConnector {
                 let running = lifecycle::accept(server, running)?;
                 Ok(Arc::new(
                     RmcpSession::start(running, None, events, endpoint(self.url.expose()))
-                        .with_session_id(session_id),
+                        .with_session_id(session_id)
+                        .answered_by(answerer),
                 ))
             }
             Err(_elapsed) => Err(ConnectError::new(

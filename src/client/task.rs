@@ -5,7 +5,10 @@
 //! whole call: the caller sees the task's final `CallToolResult` as if the call had answered it
 //! directly. A task that fails or is cancelled ends the call with outcome `task_failed`; a task
 //! (or an MRTR result) that needs input an unattended run cannot give is cancelled and ends the
-//! call with outcome `input_required`. A call whose timeout ends first is `timeout`, and the task
+//! call with outcome `input_required`. With a [`ServerRequests`](super::ServerRequests) hook that
+//! answers, an MRTR `input_required` result (SEP-2322) is answered through it and the call is
+//! sent again, with the answers and the server's `requestState` echoed unchanged, under a new
+//! request id, at most [`MAX_INPUT_ROUNDS`] times. A call whose timeout ends first is `timeout`, and the task
 //! is cancelled (best effort).
 
 use std::time::Duration;
@@ -13,10 +16,13 @@ use std::time::Duration;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelTaskParams,
     CancelledNotificationParam, ClientRequest, CreateTaskResult, ErrorCode, GetTaskParams,
-    RequestId, ServerResult, TaskPayload,
+    InputRequest, InputRequests, InputResponses, RequestId, ServerResult, TaskPayload,
 };
 use rmcp::service::{PeerRequestOptions, RoleClient};
 use rmcp::{ErrorData, Peer, ServiceError};
+
+use super::rmcp_session::Answerer;
+use super::server_requests::MAX_INPUT_ROUNDS;
 
 /// The `data` key that marks a JSON-RPC error as "the task failed" (see [`task_failed`]).
 const TASK_MARK: &str = "io.github.mcp-readiness/task";
@@ -130,18 +136,70 @@ async fn send_call(
     result
 }
 
-/// One `tools/call`, with a task followed to its end and `input_required` refused.
+/// A retry after an `input_required` result that asked nothing (only `requestState`: the server
+/// sheds load) waits this much times the number of such rounds so far.
+const STATE_ONLY_BACKOFF: Duration = Duration::from_millis(100);
+
+/// The answers to `requests` from `answerer`, or `None` when one of them is not an elicitation
+/// (sampling and roots have no hook yet: the call ends `input_required`).
+async fn answer(answerer: &Answerer, requests: InputRequests) -> Option<InputResponses> {
+    let mut responses = InputResponses::new();
+    for (key, request) in requests {
+        let InputRequest::Elicitation(request) = request else {
+            return None;
+        };
+        let result = answerer
+            .requests
+            .elicit(&answerer.server, request.params)
+            .await;
+        responses.insert(key, serde_json::to_value(result).ok()?);
+    }
+    Some(responses)
+}
+
+/// One `tools/call`, with a task followed to its end, and an `input_required` result answered
+/// through `answerer` (or, without one, refused).
 pub(crate) async fn call_tool(
     peer: &Peer<RoleClient>,
-    params: CallToolRequestParams,
+    mut params: CallToolRequestParams,
+    answerer: Option<&Answerer>,
 ) -> Result<CallToolResult, ServiceError> {
-    let created: CreateTaskResult = match send_call(peer, params).await? {
-        ServerResult::CallToolResult(result) => return Ok(result),
-        ServerResult::InputRequiredResult(_) => return Err(input_required()),
-        ServerResult::CreateTaskResult(created) => created,
-        // A tool with nothing to say may answer `{}`.
-        ServerResult::EmptyResult(_) => return Ok(CallToolResult::success(Vec::new())),
-        _ => return Err(ServiceError::UnexpectedResponse),
+    let mut rounds = 0;
+    let mut state_only_rounds = 0u32;
+    let created: CreateTaskResult = loop {
+        match send_call(peer, params.clone()).await? {
+            ServerResult::CallToolResult(result) => return Ok(result),
+            ServerResult::InputRequiredResult(asked) => {
+                let Some(answerer) = answerer else {
+                    return Err(input_required());
+                };
+                rounds += 1;
+                if rounds >= MAX_INPUT_ROUNDS {
+                    return Err(input_required());
+                }
+                let requests = asked.input_requests.unwrap_or_default();
+                if requests.is_empty() {
+                    if asked.request_state.is_none() {
+                        return Err(ServiceError::UnexpectedResponse);
+                    }
+                    state_only_rounds += 1;
+                    tokio::time::sleep(STATE_ONLY_BACKOFF * state_only_rounds).await;
+                } else {
+                    state_only_rounds = 0;
+                }
+                let Some(responses) = answer(answerer, requests).await else {
+                    return Err(input_required());
+                };
+                // The retry carries this round's answers and state only (none of an earlier
+                // round's), and goes out under a new request id.
+                params.input_responses = (!responses.is_empty()).then_some(responses);
+                params.request_state = asked.request_state;
+            }
+            ServerResult::CreateTaskResult(created) => break created,
+            // A tool with nothing to say may answer `{}`.
+            ServerResult::EmptyResult(_) => return Ok(CallToolResult::success(Vec::new())),
+            _ => return Err(ServiceError::UnexpectedResponse),
+        }
     };
     let task_id = created.task.task_id.clone();
     let mut guard = CancelOnDrop {

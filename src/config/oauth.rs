@@ -10,6 +10,9 @@
 //! Without `client_id`, `oauth login` registers the client (CIMD or Dynamic Client
 //! Registration). `"grant": "client_credentials"` (machine to machine) needs `client_id` and
 //! either `client_secret` or `private_key` (a PEM file, for `private_key_jwt`).
+//! `"grant": "workload_identity"` needs `assertion_file` (the workload's identity token, a file
+//! the platform rotates) or `assertion_command` (a command that prints one) and no secret;
+//! `client_id` is sent when set.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -17,7 +20,7 @@ use std::path::PathBuf;
 use super::error::ConfigError;
 use super::node::Node;
 use super::walk::{Ctx, child, index};
-use crate::client::{OAuthGrant, OAuthSpec};
+use crate::client::{AssertionSource, OAuthGrant, OAuthSpec};
 use crate::secret::Secret;
 
 const OAUTH_KEYS: &[&str] = &[
@@ -29,6 +32,8 @@ const OAUTH_KEYS: &[&str] = &[
     "grant",
     "private_key",
     "signing_algorithm",
+    "assertion_file",
+    "assertion_command",
 ];
 
 /// The signing algorithms rmcp's `private_key_jwt` supports.
@@ -148,10 +153,47 @@ pub(crate) fn oauth(
     };
     let grant = optional(
         "grant",
-        "the grant: `authorization_code` or `client_credentials`",
+        "the grant: `authorization_code`, `client_credentials` or `workload_identity`",
     )?;
     let private_key = optional("private_key", "the PEM private key file")?;
     let signing_algorithm = optional("signing_algorithm", "a JWT signing algorithm")?;
+    let assertion_file = optional(
+        "assertion_file",
+        "the file the platform keeps this workload's identity token in",
+    )?;
+    let assertion_command = match fields.get("assertion_command") {
+        None | Some(Node::Null) => None,
+        Some(node) => {
+            let path = fields.path_of("assertion_command");
+            let argv = ctx.strings(node, &path)?;
+            match argv.split_first() {
+                Some((program, args)) if !program.trim().is_empty() => {
+                    Some(AssertionSource::Command {
+                        program: program.clone(),
+                        args: args.to_vec(),
+                    })
+                }
+                _ => {
+                    return Err(ctx.err(
+                        &path,
+                        "expected the command that prints the workload's identity token: the \
+                         program and its arguments, e.g. [\"gcloud\", \"auth\", \"print-identity-token\"]",
+                    ));
+                }
+            }
+        }
+    };
+    for (key, given) in [
+        ("assertion_file", assertion_file.is_some()),
+        ("assertion_command", assertion_command.is_some()),
+    ] {
+        if given && grant.as_deref() != Some("workload_identity") {
+            return Err(ctx.err(
+                &fields.path_of(key),
+                "only for `\"grant\": \"workload_identity\"` (the workload's identity token)",
+            ));
+        }
+    }
     let grant = match grant.as_deref() {
         None | Some("authorization_code") => {
             for key in ["private_key", "signing_algorithm"] {
@@ -163,6 +205,38 @@ pub(crate) fn oauth(
                 }
             }
             OAuthGrant::AuthorizationCode
+        }
+        Some("workload_identity") => {
+            for key in ["client_secret", "private_key", "signing_algorithm"] {
+                if fields.get(key).is_some() {
+                    return Err(ctx.err(
+                        &fields.path_of(key),
+                        "workload identity holds no secret: the workload's identity token \
+                         (`assertion_file`) is the credential; remove this key",
+                    ));
+                }
+            }
+            let assertion = match (assertion_file, assertion_command) {
+                (Some(file), None) => AssertionSource::File(base.join(file)),
+                (None, Some(command)) => command,
+                (Some(_), Some(_)) => {
+                    return Err(ctx.err(
+                        &fields.path_of("assertion_command"),
+                        "workload identity reads its token from one place: `assertion_file` or \
+                         `assertion_command`, not both",
+                    ));
+                }
+                (None, None) => {
+                    return Err(ctx.err(
+                        &fields.path_of("grant"),
+                        "workload identity needs `assertion_file`: the file the platform keeps \
+                         this workload's identity token in (e.g. a Kubernetes projected \
+                         service-account token, `/var/run/secrets/tokens/mcp`), or \
+                         `assertion_command`: a command that prints one",
+                    ));
+                }
+            };
+            OAuthGrant::WorkloadIdentity { assertion }
         }
         Some("client_credentials") => {
             if client_id.is_none() {
@@ -200,8 +274,9 @@ pub(crate) fn oauth(
         Some(_) => {
             return Err(ctx.err(
                 &fields.path_of("grant"),
-                "expected `authorization_code` (a person runs `oauth login` once) or \
-                 `client_credentials` (machine to machine, no login)",
+                "expected `authorization_code` (a person runs `oauth login` once), \
+                 `client_credentials` (machine to machine, no login) or `workload_identity` (the \
+                 platform's identity token for this workload, no secret)",
             ));
         }
     };
@@ -210,7 +285,7 @@ pub(crate) fn oauth(
             "mcp-readiness oauth login --config {} --server {name}",
             shell_word(&ctx.file.display().to_string())
         ),
-        OAuthGrant::ClientCredentials { .. } => String::new(),
+        OAuthGrant::ClientCredentials { .. } | OAuthGrant::WorkloadIdentity { .. } => String::new(),
     };
     Ok(OAuthSpec {
         store,

@@ -45,7 +45,8 @@ struct ServerJson<'a> {
     protocol_version: Option<&'a str>,
     /// The earliest expiry of a credential that cannot renew itself.
     credential_expires_at: Option<String>,
-    /// The hub does not report when its next connection attempt is due yet.
+    /// When the next connection attempt to a server that is not ready is due (the same fact as
+    /// `mcp_readiness_server_next_attempt_timestamp_seconds`); `null` while none is due.
     next_attempt_at: Option<String>,
     credentials: Vec<CredentialJson>,
 }
@@ -95,7 +96,7 @@ pub(crate) fn render(rows: &[(Arc<str>, ServerRow)], now_unix: f64, last_event_i
                 .map(|c| c.unix_seconds())
                 .min_by(f64::total_cmp)
                 .map(rfc3339),
-            next_attempt_at: None,
+            next_attempt_at: row.next_attempt_at.map(rfc3339),
             credentials: row
                 .credentials
                 .iter()
@@ -151,6 +152,7 @@ mod tests {
             history: VecDeque::new(),
             identity: None,
             credentials: Vec::new(),
+            next_attempt_at: None,
         }
     }
 
@@ -184,6 +186,7 @@ mod tests {
         ];
         let mut github = row(State::Unauthenticated);
         github.reason = Some(Arc::from("the MCP server answered \"401\"\n"));
+        github.next_attempt_at = Some(1_210.25);
         let rows = vec![(Arc::from("files"), files), (Arc::from("github"), github)];
         let json: Value = serde_json::from_str(&render(&rows, 1_200.0, 4)).unwrap();
         assert_eq!(json["generated_at"], "1970-01-01T00:20:00.000Z");
@@ -202,6 +205,7 @@ mod tests {
         assert_eq!(github["action"], "reauthorize");
         assert_eq!(github["reason"], "the MCP server answered \"401\"\n");
         assert_eq!(github["credential_expires_at"], Value::Null);
+        assert_eq!(github["next_attempt_at"], "1970-01-01T00:20:10.250Z");
         assert!(
             github["next_step"]
                 .as_str()

@@ -15,15 +15,20 @@ pub enum CredentialKind {
     RefreshToken,
     /// A static bearer token from the configured headers that is a JWT with an `exp` claim.
     BearerToken,
+    /// The workload's identity token (`"grant": "workload_identity"`, `oauth.assertion_file`):
+    /// its `exp`. The platform rotates it, so it is renewable.
+    WorkloadIdentityToken,
 }
 
 impl CredentialKind {
-    /// The label value: `access_token`, `refresh_token` or `bearer_token`.
+    /// The label value: `access_token`, `refresh_token`, `bearer_token` or
+    /// `workload_identity_token`.
     pub const fn as_str(self) -> &'static str {
         match self {
             CredentialKind::AccessToken => "access_token",
             CredentialKind::RefreshToken => "refresh_token",
             CredentialKind::BearerToken => "bearer_token",
+            CredentialKind::WorkloadIdentityToken => "workload_identity_token",
         }
     }
 
@@ -33,6 +38,7 @@ impl CredentialKind {
             CredentialKind::AccessToken => "access token",
             CredentialKind::RefreshToken => "refresh token",
             CredentialKind::BearerToken => "bearer token",
+            CredentialKind::WorkloadIdentityToken => "workload identity token",
         }
     }
 }

@@ -61,10 +61,11 @@ mod test_support;
 // How one connection is made is the `client` room's; its names stay here too, where users first
 // found them.
 pub use crate::client::{
-    AfterConnect, CallError, CallErrorKind, ConnectError, Connector, CredentialState,
-    HttpConnector, MAX_RETRY_AFTER, MAX_STDOUT_LINE, MAX_TOOL_PAGES, MAX_TOOLS, NotConnected,
-    OAuthGrant, OAuthSpec, ProtocolGenerations, RmcpConnector, ServerSpec, Session, SessionEvents,
-    SpecError, StdioConnector, TransportSpec, input_required, task_failed,
+    AfterConnect, AssertionSource, CallError, CallErrorKind, ConnectError, Connector,
+    CredentialState, HttpConnector, MAX_INPUT_ROUNDS, MAX_RETRY_AFTER, MAX_STDOUT_LINE,
+    MAX_TOOL_PAGES, MAX_TOOLS, NotConnected, OAuthGrant, OAuthSpec, ProtocolGenerations,
+    RmcpConnector, ServerRequests, ServerSpec, Session, SessionEvents, SpecError, StdioConnector,
+    TransportSpec, input_required, task_failed,
 };
 #[cfg(feature = "oauth")]
 pub use crate::client::{LoginError, authorize};

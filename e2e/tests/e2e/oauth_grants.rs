@@ -1,7 +1,8 @@
 //! The three ways to get OAuth tokens, against the official MCP Python SDK's authorization server
 //! (`e2e/python/oauth_server.py`): a URL-only entry registered by one `oauth login` (Dynamic
-//! Client Registration, RFC 9207 `iss` checked), and client credentials that nobody logs in for,
-//! through the real binary and through the library's `Hub` on paused time.
+//! Client Registration, RFC 9207 `iss` checked), client credentials that nobody logs in for,
+//! through the real binary and through the library's `Hub` on paused time, and workload
+//! identity (the JWT-bearer grant with a token file the platform rotates).
 
 use mcp_readiness_fixtures as common;
 
@@ -273,6 +274,175 @@ async fn client_credentials_reach_the_server_with_nobody_logging_in_renew_themse
         serve.stderr().contains("TRACE"),
         "RUST_LOG=trace took effect"
     );
+    assert_no_token("/metrics", &metrics, &tokens);
+    assert_no_token("the status page", &page, &tokens);
+    assert_no_token("serve's stderr", &serve.stderr(), &tokens);
+    assert_no_token("serve's stdout", &serve.stdout(), &tokens);
+}
+
+/// An unsigned JWT (the test authorization server reads its claims only) for subject `sub`,
+/// expiring `exp` (Unix seconds), numbered `jti`.
+fn workload_jwt(sub: &str, exp: u64, jti: &str) -> String {
+    use base64::Engine as _;
+    let b64 = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
+    format!(
+        "{}.{}.c2lnbmF0dXJl",
+        b64(r#"{"alg":"RS256","typ":"JWT"}"#),
+        b64(&format!(
+            r#"{{"sub":"{sub}","exp":{exp},"jti":"{jti}","iss":"https://kubernetes.default.svc"}}"#
+        ))
+    )
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+#[tokio::test]
+async fn workload_identity_reaches_the_server_with_no_secret_rereads_the_rotated_token_at_each_renewal_and_reads_unauthenticated_when_refused_or_expired()
+ {
+    let Some(python) = python() else { return };
+    let scratch = Scratch::new("oauth-wif");
+    let (port, callback) = (free_port(), free_port());
+    let subject = "system:serviceaccount:jobs:nightly";
+    let _server = oauth_server_with(
+        &python,
+        &scratch,
+        port,
+        callback,
+        &["--access-ttl", "3", "--workload-subject", subject],
+    )
+    .await;
+    std::fs::create_dir_all(scratch.path("tokens")).unwrap();
+    let token_file = scratch.path("tokens/workload.jwt");
+    let stale_file = scratch.path("tokens/stale.jwt");
+    let first = workload_jwt(subject, unix_now() + 3600, "first");
+    std::fs::write(&token_file, &first).unwrap();
+    // A token the platform stopped rotating an hour ago.
+    let stale = workload_jwt(subject, unix_now() - 3600, "stale");
+    std::fs::write(&stale_file, &stale).unwrap();
+    let config = scratch.path("mcp.json");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    std::fs::write(
+        &config,
+        serde_json::to_string_pretty(&json!({
+            "mcpServers": {
+                "nightly": { "type": "http", "url": url,
+                    "oauth": { "store": "tokens/nightly.json", "grant": "workload_identity",
+                               "assertion_file": "tokens/workload.jwt", "scopes": ["tools"] } },
+                "stale": { "type": "http", "url": url,
+                    "oauth": { "store": "tokens/stale.json", "grant": "workload_identity",
+                               "assertion_file": "tokens/stale.jwt", "scopes": ["tools"] } }
+            },
+            "readiness": { "ping": "500ms", "ping_timeout": "2s", "cooldown": "1s" }
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    let serve = Serve::start(&scratch, &config, &[("RUST_LOG", "trace")]).await;
+    wait_for(&serve, "nightly", "ready").await;
+
+    // An expired token file: unauthenticated at once, naming the file and who rotates it.
+    wait_for(&serve, "stale", "unauthenticated").await;
+    let stale_row = row(&serve, "stale").await;
+    assert!(stale_row.contains("stale.jwt"), "{stale_row}");
+    assert!(stale_row.contains("expired"), "{stale_row}");
+    assert!(stale_row.contains("kubelet"), "{stale_row}");
+
+    // Renewed before each 3 s expiry, ready at every scrape; the platform rotates the file
+    // meanwhile and the next renewal sends the new token.
+    let before = stats(port).await["jwt_bearer"].as_u64().unwrap();
+    let second = workload_jwt(subject, unix_now() + 7200, "second");
+    let until = tokio::time::Instant::now() + Duration::from_secs(8);
+    let mut text = String::new();
+    let mut rotated = false;
+    while tokio::time::Instant::now() < until {
+        text = serve.metrics().await;
+        assert_eq!(
+            state_of(&text, "nightly"),
+            Some("ready"),
+            "ready throughout:\n{text}"
+        );
+        if !rotated && tokio::time::Instant::now() + Duration::from_secs(5) > until {
+            std::fs::write(&token_file, &second).unwrap();
+            rotated = true;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let renewals = stats(port).await["jwt_bearer"].as_u64().unwrap() - before;
+    assert!(
+        renewals >= 3,
+        "renewed across 8 s of 3 s tokens: {renewals}"
+    );
+    let assertions = stats(port).await["assertions"].clone();
+    assert_eq!(
+        assertions.as_array().unwrap().last().unwrap(),
+        "second",
+        "the rotated token was read again at renewal: {assertions}"
+    );
+    assert!(
+        sample(
+            &text,
+            "mcp_readiness_credential_expiry_timestamp_seconds",
+            &[
+                r#"server="nightly""#,
+                r#"credential="access_token""#,
+                r#"renewable="true""#
+            ]
+        )
+        .is_some(),
+        "the access token renews itself: {text}"
+    );
+    let exp = sample(
+        &serve.metrics().await,
+        "mcp_readiness_credential_expiry_timestamp_seconds",
+        &[
+            r#"server="nightly""#,
+            r#"credential="workload_identity_token""#,
+            r#"renewable="true""#,
+        ],
+    );
+    let expected = (unix_now() + 7200) as f64;
+    assert!(
+        exp.is_some_and(|exp| (expected - exp).abs() < 30.0),
+        "the rotated token's exp is exported: {exp:?}"
+    );
+    assert_eq!(stats(port).await["logins"], 0, "nobody logged in");
+
+    // The authorization server stops trusting the workload: unauthenticated once the token runs
+    // out, naming the file and what to check.
+    request(
+        &format!("127.0.0.1:{port}"),
+        "POST",
+        "/admin/distrust-workload",
+        &[],
+        b"",
+    )
+    .await
+    .unwrap();
+    wait_for(&serve, "nightly", "unauthenticated").await;
+    let refused = row(&serve, "nightly").await;
+    assert!(
+        refused.contains("refused the workload identity token"),
+        "{refused}"
+    );
+    assert!(refused.contains("workload.jwt"), "{refused}");
+
+    let mut tokens: Vec<String> = stats(port).await["issued"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_owned())
+        .collect();
+    tokens.extend([first, second, stale]);
+    let metrics = serve.metrics().await;
+    let page = get(&serve.addr, "/status").await.unwrap().ok_text();
+    let mut serve = serve;
+    signal(serve.guard.pid(), "TERM");
+    serve.guard.exit_within(Duration::from_secs(20)).await;
     assert_no_token("/metrics", &metrics, &tokens);
     assert_no_token("the status page", &page, &tokens);
     assert_no_token("serve's stderr", &serve.stderr(), &tokens);

@@ -390,6 +390,72 @@ async fn a_task_is_followed_to_its_end_and_failed_or_input_needing_tasks_have_th
     hub.shutdown().await;
 }
 
+/// A service with a person behind it: accepts each form, `confirmed` set to true, and counts
+/// the questions.
+#[derive(Debug, Default, Clone)]
+struct Approver(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl mcp_readiness::supervise::ServerRequests for Approver {
+    fn answers_elicitation(&self) -> bool {
+        true
+    }
+
+    fn elicit(
+        &self,
+        server: &str,
+        request: mcp_readiness::rmcp::model::ElicitRequestParams,
+    ) -> futures::future::BoxFuture<'_, mcp_readiness::rmcp::model::ElicitResult> {
+        use mcp_readiness::rmcp::model::{ElicitResult, ElicitationAction};
+        assert_eq!(server, "deploys");
+        let asked = serde_json::to_value(&request).unwrap();
+        assert_eq!(asked["message"], "Deploy to production?", "{asked}");
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async {
+            ElicitResult::new(ElicitationAction::Accept).with_content(json!({"confirmed": true}))
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_input_required_result_ends_the_call_unattended_and_is_answered_and_retried_with_a_person_behind_the_hub()
+ {
+    let Some(python) = python() else { return };
+    let spec = || python_stdio("deploys", &python, "spec_server.py", &["mrtr"]);
+
+    // Unattended (no hook): nobody answers, the call's outcome is `input_required`.
+    let unattended = Hub::new(vec![spec()], options()).unwrap();
+    let input = unattended
+        .call(ToolCall::new("mcp__deploys__confirm"))
+        .await
+        .unwrap_err();
+    assert_eq!(input.kind(), CallErrorKind::InputRequired, "{input}");
+    assert_eq!(input.outcome(), CallOutcome::InputRequired);
+    assert_eq!(unattended.state("deploys"), Some(State::Ready));
+    unattended.shutdown().await;
+
+    // With a person behind it: the question reaches the hook once, and the retry carries the
+    // answer and the server's requestState unchanged.
+    let approver = Approver::default();
+    let attended = Hub::new(vec![spec()], options().server_requests(approver.clone())).unwrap();
+    let done = attended
+        .call(ToolCall::new("mcp__deploys__confirm"))
+        .await
+        .unwrap();
+    let echoed: serde_json::Value = serde_json::from_str(&text(&done)).unwrap();
+    assert_eq!(echoed["answer"]["action"], "accept", "{echoed}");
+    assert_eq!(
+        echoed["answer"]["content"],
+        json!({"confirmed": true}),
+        "{echoed}"
+    );
+    assert!(
+        echoed["state"].as_str().unwrap().starts_with("state-"),
+        "the requestState was not echoed: {echoed}"
+    );
+    assert_eq!(approver.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+    attended.shutdown().await;
+}
+
 #[test]
 fn the_new_outcomes_are_exported_under_their_names() {
     let metrics = Metrics::new();

@@ -175,18 +175,20 @@ pub(crate) async fn fetch(
     }
 }
 
-/// Renews the token of `manager` before each expiry, until `manager` is dropped. `lifetime` is
-/// the current token's; a renewal the authorization server refuses is recorded in `store` (the
-/// server reads `unauthenticated` with `rotate` once the token runs out); one that fails for
-/// another reason is retried every 10 s while the token lasts.
-pub(crate) fn spawn_renewal(
+/// Renews the token of `manager` before each expiry, until `manager` is dropped, with `renew`
+/// (which fetches a token and returns its lifetime). `lifetime` is the current token's. A renewal
+/// that is refused (`Err((true, reason))`, the reason a person reads) is recorded in `store`: the
+/// server reads `unauthenticated` with it once the token runs out. One that fails for another
+/// reason is retried every 10 s while the token lasts. Shared by every grant the hub renews.
+pub(crate) fn spawn_renewal<F, Fut>(
     manager: Weak<Mutex<AuthorizationManager>>,
-    config: ClientCredentialsConfig,
+    renew: F,
     store: FileStore,
-    known: Vec<Secret>,
-    rotate: String,
     lifetime: Option<Duration>,
-) {
+) where
+    F: Fn(Arc<Mutex<AuthorizationManager>>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<Option<Duration>, (bool, String)>> + Send,
+{
     let Some(mut lifetime) = lifetime else {
         // No `expires_in`: the token does not expire as far as anyone said.
         return;
@@ -201,7 +203,7 @@ pub(crate) fn spawn_renewal(
                 return;
             };
             let asked = tokio::time::Instant::now();
-            let result = fetch(manager, &config, &known).await;
+            let result = renew(manager).await;
             match result {
                 Ok(Some(renewed)) => {
                     store.clear_rejection();
@@ -214,21 +216,20 @@ pub(crate) fn spawn_renewal(
                     return;
                 }
                 Err((refused, why)) => {
-                    tracing::warn!(
-                        reason = %why,
-                        "renewing the client-credentials token failed"
-                    );
+                    tracing::warn!(reason = %why, "renewing the OAuth token failed");
                     if refused {
-                        store.reject(format!(
-                            "the authorization server refused the client credentials ({why}); \
-                             {rotate}"
-                        ));
+                        store.reject(why);
                     }
                     next = tokio::time::Instant::now() + RETRY;
                 }
             }
         }
     });
+}
+
+/// The reason a person reads when the authorization server refused the client credentials.
+pub(crate) fn refused(why: &str, rotate: &str) -> String {
+    format!("the authorization server refused the client credentials ({why}); {rotate}")
 }
 
 #[cfg(test)]

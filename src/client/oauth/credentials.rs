@@ -14,6 +14,7 @@ use crate::client::credential_expiry::CredentialState;
 use crate::client::spec::{OAuthGrant, OAuthSpec};
 use crate::secret::{Secret, redact};
 use crate::state::ConnectResult;
+use crate::util::MutexExt as _;
 
 /// The redirect URI a refresh-only client is configured with (rmcp needs one; a refresh never
 /// uses it, the login command sets its own).
@@ -27,6 +28,8 @@ pub(crate) struct OAuthCredentials {
     store: FileStore,
     /// The client, and the client id it was built for (a new registration rebuilds it).
     client: tokio::sync::Mutex<Option<(AuthClient<reqwest::Client>, Option<String>)>>,
+    /// The authorization server's metadata, as last discovered.
+    metadata: std::sync::Mutex<Option<rmcp::transport::auth::AuthorizationMetadata>>,
 }
 
 impl std::fmt::Debug for OAuthCredentials {
@@ -41,14 +44,14 @@ impl std::fmt::Debug for OAuthCredentials {
 
 impl OAuthCredentials {
     pub(crate) fn new(server: Arc<str>, url: Secret, spec: OAuthSpec) -> Self {
-        let renewed_by_hub = matches!(spec.grant, OAuthGrant::ClientCredentials { .. });
-        let store = FileStore::with_renewal(spec.store.clone(), renewed_by_hub);
+        let store = FileStore::with_renewal(spec.store.clone(), spec.grant.renewed_by_hub());
         OAuthCredentials {
             server,
             url,
             spec,
             store,
             client: tokio::sync::Mutex::new(None),
+            metadata: std::sync::Mutex::new(None),
         }
     }
 
@@ -113,8 +116,12 @@ impl OAuthCredentials {
         // session id or a custom header to another host.
         let http = crate::client::session_id::default_http_client(&self.server)?;
         let client = AuthClient::new(http, manager);
-        if let OAuthGrant::ClientCredentials { .. } = self.spec.grant {
-            self.start_client_credentials(&client).await?;
+        match &self.spec.grant {
+            OAuthGrant::AuthorizationCode => {}
+            OAuthGrant::ClientCredentials { .. } => self.start_client_credentials(&client).await?,
+            OAuthGrant::WorkloadIdentity { assertion } => {
+                self.start_workload_identity(&client, assertion).await?;
+            }
         }
         *slot = Some((client.clone(), registered));
         Ok(client)
@@ -175,8 +182,17 @@ impl OAuthCredentials {
         let mut manager = AuthorizationManager::new(self.url.expose()).await?;
         manager.set_credential_store(self.store.clone());
         let resolution = manager.resolve_metadata().await?;
+        *self.metadata.lock_unpoisoned() = Some(resolution.metadata.clone());
         manager.set_metadata(resolution.metadata);
-        if let OAuthGrant::ClientCredentials { .. } = self.spec.grant {
+        if let OAuthGrant::WorkloadIdentity { .. } = self.spec.grant {
+            // The hub fetches and renews the tokens; rmcp reads them from the store, and a token
+            // that runs out (its renewal refused) finds no refresh token: authorization required.
+            let id = client_id.unwrap_or(super::workload_identity::UNNAMED_CLIENT);
+            manager.configure_client(OAuthClientConfig::new(id, UNUSED_REDIRECT))?;
+            return Ok(manager);
+        }
+        if self.spec.grant.renewed_by_hub() {
+            // The hub fetches and renews the tokens; rmcp only reads them from the store.
             return Ok(manager);
         }
         let Some(client_id) = client_id else {
@@ -237,9 +253,7 @@ impl OAuthCredentials {
                 lifetime
             }
             Err((true, why)) => {
-                let why = format!(
-                    "the authorization server refused the client credentials ({why}); {rotate}"
-                );
+                let why = cc::refused(&why, &rotate);
                 self.store.reject(why.clone());
                 return Err(ConnectError::new(
                     ConnectResult::Unauthorized,
@@ -258,10 +272,83 @@ impl OAuthCredentials {
         };
         cc::spawn_renewal(
             std::sync::Arc::downgrade(&client.auth_manager),
-            config,
+            move |manager| {
+                let config = config.clone();
+                let known = known.clone();
+                let rotate = rotate.clone();
+                async move {
+                    cc::fetch(manager, &config, &known)
+                        .await
+                        .map_err(|(refused, why)| {
+                            let why = if refused {
+                                cc::refused(&why, &rotate)
+                            } else {
+                                why
+                            };
+                            (refused, why)
+                        })
+                }
+            },
             self.store.clone(),
-            known,
-            rotate,
+            lifetime,
+        );
+        Ok(())
+    }
+
+    /// Workload identity: fetches a token with the workload's identity token from `assertion`
+    /// (read now), and starts the task that renews it before it expires (reading it again each
+    /// time).
+    async fn start_workload_identity(
+        &self,
+        client: &AuthClient<reqwest::Client>,
+        assertion: &crate::client::spec::AssertionSource,
+    ) -> Result<(), ConnectError> {
+        use super::workload_identity as wif;
+        let server = &self.server;
+        let metadata = self.metadata.lock_unpoisoned().clone().ok_or_else(|| {
+            ConnectError::new(
+                ConnectResult::Refused,
+                format!("server `{server}`: its authorization server was not discovered"),
+            )
+        })?;
+        let grant = wif::JwtBearer {
+            token_endpoint: metadata.token_endpoint.clone(),
+            issuer: metadata.issuer.clone(),
+            client_id: self.spec.client_id.clone(),
+            scopes: self.spec.scopes.clone(),
+            resource: self.url.expose().to_owned(),
+            assertion: assertion.clone(),
+        };
+        let http = crate::client::session_id::default_http_client(server)?;
+        let lifetime = match wif::fetch(&http, &grant, &self.store).await {
+            Ok(lifetime) => {
+                self.store.clear_rejection();
+                lifetime
+            }
+            Err((true, why)) => {
+                self.store.reject(why.clone());
+                return Err(ConnectError::new(
+                    ConnectResult::Unauthorized,
+                    format!("server `{server}`: {why}"),
+                ));
+            }
+            Err((false, why)) => {
+                return Err(ConnectError::new(
+                    ConnectResult::Refused,
+                    format!("server `{server}`: {why}"),
+                ));
+            }
+        };
+        let store = self.store.clone();
+        super::client_credentials::spawn_renewal(
+            std::sync::Arc::downgrade(&client.auth_manager),
+            move |_manager| {
+                let http = http.clone();
+                let grant = grant.clone();
+                let store = store.clone();
+                async move { wif::fetch(&http, &grant, &store).await }
+            },
+            self.store.clone(),
             lifetime,
         );
         Ok(())

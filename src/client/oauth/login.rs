@@ -50,10 +50,18 @@ pub async fn authorize(
             spec.name
         )));
     };
-    if let OAuthGrant::ClientCredentials { .. } = oauth.grant {
+    let grant = match oauth.grant {
+        OAuthGrant::AuthorizationCode => None,
+        OAuthGrant::ClientCredentials { .. } => Some(("client_credentials", "client credentials")),
+        OAuthGrant::WorkloadIdentity { .. } => Some((
+            "workload_identity",
+            "workload's identity token (`oauth.assertion_file` or `oauth.assertion_command`)",
+        )),
+    };
+    if let Some((name, with)) = grant {
         return Err(LoginError(format!(
-            "server `{}` uses `\"grant\": \"client_credentials\"`: there is no login; `check` \
-             and `serve` fetch and renew its tokens with the client credentials",
+            "server `{}` uses `\"grant\": \"{name}\"`: there is no login; `check` and `serve` \
+             fetch and renew its tokens with the {with}",
             spec.name
         )));
     }

@@ -16,6 +16,9 @@
 //!   ([`registration`]) and keeps the registration in the store, where the hub finds it.
 //! - With `"grant": "client_credentials"` there is no login: the token is fetched at connect
 //!   and renewed before it expires ([`client_credentials`]).
+//! - With `"grant": "workload_identity"` neither: the workload's identity token (a file the
+//!   platform rotates) is exchanged with the JWT-bearer grant at connect and at each renewal
+//!   ([`workload_identity`]).
 
 mod client_credentials;
 mod credentials;
@@ -23,6 +26,7 @@ mod discovery;
 mod login;
 mod registration;
 mod store;
+mod workload_identity;
 
 pub(crate) use credentials::OAuthCredentials;
 pub use login::{LoginError, authorize};

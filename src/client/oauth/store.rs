@@ -128,6 +128,8 @@ struct Inner {
     watching: std::sync::atomic::AtomicBool,
     /// Tokens renewed without a refresh token (client credentials): renewable all the same.
     renewed_by_hub: bool,
+    /// Expiries known beside the store's tokens (the workload identity token's `exp`).
+    beside: Mutex<Vec<CredentialExpiry>>,
 }
 
 /// A [`CredentialStore`] over one file. Cheap to clone.
@@ -181,6 +183,7 @@ impl FileStore {
                 seen: Mutex::new(None),
                 watching: std::sync::atomic::AtomicBool::new(false),
                 renewed_by_hub,
+                beside: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -189,6 +192,29 @@ impl FileStore {
     /// to rotate).
     pub(crate) fn reject(&self, why: String) {
         *self.inner.problem.lock_unpoisoned() = Some(Problem::Rejected(why));
+    }
+
+    /// Sets the expiry of a credential kept outside the store (the workload identity token's
+    /// `exp`; `None`: unknown), exported beside the tokens'.
+    pub(crate) fn set_beside(&self, kind: CredentialKind, expiry: Option<CredentialExpiry>) {
+        {
+            let mut beside = self.inner.beside.lock_unpoisoned();
+            beside.retain(|e| e.kind != kind);
+            beside.extend(expiry);
+        }
+        let beside = self.inner.beside.lock_unpoisoned().clone();
+        self.inner.status.send_if_modified(|status| {
+            let mut expiries: Vec<CredentialExpiry> = status
+                .expiries
+                .iter()
+                .filter(|e| e.kind != kind)
+                .copied()
+                .collect();
+            expiries.extend(beside.iter().filter(|e| e.kind == kind).copied());
+            let changed = status.expiries != expiries;
+            status.expiries = expiries;
+            changed
+        });
     }
 
     /// Forgets a refusal of the client credentials (a token was fetched since).
@@ -313,6 +339,8 @@ impl FileStore {
             Some(file) if !refused => expiries_of(file, self.inner.renewed_by_hub),
             _ => Vec::new(),
         };
+        let mut expiries = expiries;
+        expiries.extend(self.inner.beside.lock_unpoisoned().iter().copied());
         self.inner.status.send_if_modified(|status| {
             let changed = status.expiries != expiries || reauthorized;
             status.expiries = expiries;

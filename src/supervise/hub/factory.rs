@@ -13,7 +13,8 @@ use crate::secret::Secret;
 use crate::state::ToolName;
 
 /// Builds the rmcp connector for `spec`: [`StdioConnector`] for a command, [`HttpConnector`] for a
-/// URL, with the connect timeout and the `after_connect` hook for that server from `options`.
+/// URL, with the connect timeout, the `after_connect` hook for that server and the
+/// [`ServerRequests`](crate::supervise::ServerRequests) hook from `options`.
 pub fn connector_for(
     spec: &ServerSpec,
     options: &HubOptions,
@@ -41,7 +42,8 @@ pub fn connector_for(
                     .env(env.clone())
                     .cwd(cwd.clone())
                     .init_timeout(options.connect_timeout)
-                    .after_connect(hook),
+                    .after_connect(hook)
+                    .server_requests(options.server_requests.clone()),
             )
         }
         TransportSpec::Http {
@@ -51,7 +53,8 @@ pub fn connector_for(
         } => {
             let connector = HttpConnector::new(spec.name.clone(), url.clone(), headers)?
                 .connect_timeout(options.connect_timeout)
-                .after_connect(hook);
+                .after_connect(hook)
+                .server_requests(options.server_requests.clone());
             Arc::new(with_oauth(connector, &spec.name, oauth.as_ref())?)
         }
     })

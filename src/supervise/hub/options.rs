@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::client::connector::AfterConnect;
+use crate::client::server_requests::ServerRequests;
 use crate::resolve::Budget;
 use crate::state::EventSink;
 
@@ -40,6 +41,7 @@ pub struct HubOptions {
     pub(crate) server_budgets: BTreeMap<String, Budget>,
     pub(crate) sinks: Vec<Arc<dyn EventSink>>,
     pub(crate) after_connect: BTreeMap<String, AfterConnect>,
+    pub(crate) server_requests: Option<Arc<dyn ServerRequests>>,
 }
 
 impl Default for HubOptions {
@@ -58,6 +60,7 @@ impl Default for HubOptions {
             server_budgets: BTreeMap::new(),
             sinks: Vec::new(),
             after_connect: BTreeMap::new(),
+            server_requests: None,
         }
     }
 }
@@ -78,6 +81,7 @@ impl fmt::Debug for HubOptions {
                 "after_connect",
                 &self.after_connect.keys().collect::<Vec<_>>(),
             )
+            .field("server_requests", &self.server_requests)
             .finish()
     }
 }
@@ -311,6 +315,15 @@ impl HubOptionsBuilder {
     /// connection, before its first call.
     pub fn after_connect(mut self, server: impl Into<String>, hook: AfterConnect) -> Self {
         self.options.after_connect.insert(server.into(), hook);
+        self
+    }
+
+    /// Who answers what the servers ask during a call (`elicitation/create`): a service with a
+    /// person behind it. Without it (the default, for unattended runs) the connections declare
+    /// no `elicitation` capability, decline every elicitation, and a call the server answers
+    /// with `input_required` ends with that outcome. See [`ServerRequests`].
+    pub fn server_requests(mut self, requests: impl ServerRequests) -> Self {
+        self.options.server_requests = Some(Arc::new(requests));
         self
     }
 

@@ -2,7 +2,7 @@
 //! that name the file, the path and what was expected.
 
 use super::*;
-use mcp_readiness::supervise::OAuthGrant;
+use mcp_readiness::supervise::{AssertionSource, OAuthGrant};
 
 #[test]
 fn an_oauth_server_gets_its_store_relative_to_the_file_and_the_command_that_reauthorizes_it() {
@@ -43,7 +43,7 @@ fn bad_oauth_blocks_name_the_file_the_path_and_what_was_expected() {
         ),
         (
             r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "client_id": "c", "token": "x" } }"#,
-            "conf/mcp.json: mcpServers.s.oauth.token: unknown key: `oauth` allows only `store`, `client_id`, `client_secret`, `client_metadata_url`, `scopes`, `grant`, `private_key`, `signing_algorithm`",
+            "conf/mcp.json: mcpServers.s.oauth.token: unknown key: `oauth` allows only `store`, `client_id`, `client_secret`, `client_metadata_url`, `scopes`, `grant`, `private_key`, `signing_algorithm`, `assertion_file`, `assertion_command`",
         ),
         (
             r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "client_id": "c", "scopes": ["a b"] } }"#,
@@ -63,7 +63,7 @@ fn bad_oauth_blocks_name_the_file_the_path_and_what_was_expected() {
         ),
         (
             r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "password" } }"#,
-            "conf/mcp.json: mcpServers.s.oauth.grant: expected `authorization_code` (a person runs `oauth login` once) or `client_credentials` (machine to machine, no login)",
+            "conf/mcp.json: mcpServers.s.oauth.grant: expected `authorization_code` (a person runs `oauth login` once), `client_credentials` (machine to machine, no login) or `workload_identity` (the platform's identity token for this workload, no secret)",
         ),
         (
             r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "client_credentials", "client_secret": "s" } }"#,
@@ -160,4 +160,68 @@ fn oauth_on_a_stdio_server_is_an_unknown_key() {
         err.starts_with("conf/mcp.json: mcpServers.s.oauth: unknown key"),
         "{err}"
     );
+}
+
+#[test]
+fn workload_identity_reads_its_token_file_relative_to_the_configuration_and_holds_no_secret() {
+    let config = parse(&with_server(
+        r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "workload_identity", "assertion_file": "tokens/mcp", "scopes": ["tools"] } }"#,
+    ))
+    .unwrap();
+    let TransportSpec::Http { oauth, .. } = &config.servers[0].transport else {
+        panic!("an HTTP server");
+    };
+    let oauth = oauth.as_ref().unwrap();
+    assert_eq!(
+        oauth.grant,
+        OAuthGrant::WorkloadIdentity {
+            assertion: AssertionSource::File("conf/tokens/mcp".into())
+        }
+    );
+    assert!(oauth.grant.renewed_by_hub());
+    assert_eq!(oauth.reauthorize, None, "no login for workload identity");
+
+    let config = parse(&with_server(
+        r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "workload_identity", "assertion_command": ["mint-token", "--audience", "mcp"] } }"#,
+    ))
+    .unwrap();
+    let TransportSpec::Http { oauth, .. } = &config.servers[0].transport else {
+        panic!("an HTTP server");
+    };
+    assert_eq!(
+        oauth.as_ref().unwrap().grant,
+        OAuthGrant::WorkloadIdentity {
+            assertion: AssertionSource::Command {
+                program: "mint-token".into(),
+                args: vec!["--audience".into(), "mcp".into()]
+            }
+        }
+    );
+
+    let cases = [
+        (
+            r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "workload_identity", "assertion_file": "f", "assertion_command": ["x"] } }"#,
+            "conf/mcp.json: mcpServers.s.oauth.assertion_command: workload identity reads its token from one place",
+        ),
+        (
+            r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "workload_identity", "assertion_command": [] } }"#,
+            "conf/mcp.json: mcpServers.s.oauth.assertion_command: expected the command that prints",
+        ),
+        (
+            r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "workload_identity" } }"#,
+            "conf/mcp.json: mcpServers.s.oauth.grant: workload identity needs `assertion_file`",
+        ),
+        (
+            r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "workload_identity", "assertion_file": "f", "client_id": "c", "client_secret": "x" } }"#,
+            "conf/mcp.json: mcpServers.s.oauth.client_secret: workload identity holds no secret",
+        ),
+        (
+            r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "assertion_file": "f" } }"#,
+            "conf/mcp.json: mcpServers.s.oauth.assertion_file: only for `\"grant\": \"workload_identity\"`",
+        ),
+    ];
+    for (server, expected) in cases {
+        let err = parse(&with_server(server)).unwrap_err().to_string();
+        assert!(err.starts_with(expected), "{err}\nexpected: {expected}");
+    }
 }
