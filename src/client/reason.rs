@@ -573,11 +573,30 @@ pub(crate) fn cut(text: &str, max: usize) -> String {
 }
 
 /// Replaces each Rust path (`a::b::C<D<E>>`) by its last segment without generics (`C`).
+/// Where the bracketed IPv6 literal around the `::` at `at` ends (just past its `]`), if the
+/// `::` is inside one: `[` then only hex digits, `:`, `.` (an embedded IPv4) or `%` (a zone) up
+/// to `]`.
+fn ipv6_literal_end(text: &str, at: usize) -> Option<usize> {
+    let is_address = |c: char| c.is_ascii_hexdigit() || matches!(c, ':' | '.' | '%');
+    let open = text[..at].rfind('[')?;
+    let close = at + text[at..].find(']')?;
+    text[open + 1..close]
+        .chars()
+        .all(is_address)
+        .then_some(close + 1)
+}
+
 fn strip_rust_paths(text: &str) -> String {
     let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find("::") {
+        if let Some(end) = ipv6_literal_end(rest, at) {
+            // `http://[::1]:9/mcp`, `[fe80::abcd]`: an address the person may need, kept whole.
+            out.push_str(&rest[..end]);
+            rest = &rest[end..];
+            continue;
+        }
         let before = &rest[..at];
         let start = before
             .char_indices()
@@ -800,8 +819,17 @@ mod tests {
     }
 
     fn assert_readable(reason: &str) {
+        let without_addresses = reason
+            .split(['[', ']'])
+            .filter(|part| {
+                part.is_empty()
+                    || !part
+                        .chars()
+                        .all(|c| c.is_ascii_hexdigit() || ":.%".contains(c))
+            })
+            .collect::<String>();
         assert!(
-            !reason.contains("::") && !reason.contains('<'),
+            !without_addresses.contains("::") && !reason.contains('<'),
             "a Rust type name or markup in: {reason}"
         );
         assert!(
@@ -951,7 +979,14 @@ mod tests {
             strip_rust_paths("expected rmcp::model::JsonRpcMessage<A<B>> here"),
             "expected JsonRpcMessage here"
         );
-        assert!(!strip_rust_paths("http://[::1]:9/mcp").contains("::"));
+        // IPv6 addresses are what the person must check: kept whole.
+        assert_eq!(strip_rust_paths("http://[::1]:9/mcp"), "http://[::1]:9/mcp");
+        assert_eq!(
+            strip_rust_paths("tcp connect to [fe80::abcd%2]:443 failed in hyper::Error"),
+            "tcp connect to [fe80::abcd%2]:443 failed in Error"
+        );
+        // Colons that are neither a path nor an address stay apart.
+        assert!(!strip_rust_paths("a:: b").contains("::"));
         assert_eq!(cut("ééé", 2), "éé…");
     }
 }
