@@ -15,27 +15,11 @@ use std::io::ErrorKind;
 use rmcp::ServiceError;
 use rmcp::service::ClientInitializeError;
 
+use super::rmcp_errors::chain;
+
 /// At most this many characters of text that came from the remote side (a response body, an
 /// error description) are kept in a reason.
 pub(crate) const REMOTE_TEXT_MAX: usize = 200;
-
-/// The error below `error`: its `source()`, or for rmcp's handshake errors, which keep their
-/// cause in fields `source()` does not return, that cause.
-fn cause<'a>(error: &'a (dyn StdError + 'static)) -> Option<&'a (dyn StdError + 'static)> {
-    match error.downcast_ref::<ClientInitializeError>() {
-        Some(ClientInitializeError::TransportError { error, .. }) => Some(error),
-        Some(ClientInitializeError::LegacyFallbackFailed { fallback, .. }) => {
-            Some(fallback.as_ref())
-        }
-        _ => error.source(),
-    }
-}
-
-fn chain<'a>(
-    error: &'a (dyn StdError + 'static),
-) -> impl Iterator<Item = &'a (dyn StdError + 'static)> {
-    std::iter::successors(Some(error), |e: &&'a (dyn StdError + 'static)| cause(*e))
-}
 
 type HttpError = rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
 type IoHttpError = rmcp::transport::streamable_http_client::StreamableHttpError<std::io::Error>;

@@ -144,7 +144,29 @@ pub(crate) fn connect_error_of(
             _ => ConnectResult::Closed,
         }
     };
-    let detail = redact(&super::reason::explain(root), &[]);
+    let mut detail = super::reason::explain(root);
+    if result == ConnectResult::SpawnFailed {
+        // No MCP server ran: the process the command names could not start.
+        if let Some(what) = detail.strip_prefix("the MCP server: ") {
+            detail = format!("the child process could not start: {what}");
+        }
+    }
+    // The caller's own words on top of the cause (`anyhow`'s `.context(..)`, a wrapping error):
+    // kept after the root cause when they say something more and hold no type name. rmcp's own
+    // wrappers ("Send message error, when send initialize request: ...") are not kept: the
+    // explanation already says what they wrap.
+    let top = error.to_string();
+    let from_rmcp =
+        chain().any(|e| e.is::<ClientInitializeError>() || e.is::<rmcp::ServiceError>());
+    if !from_rmcp
+        && top.chars().count() <= super::reason::REMOTE_TEXT_MAX
+        && !top.contains("::")
+        && !top.contains('<')
+        && !detail.contains(top.as_str())
+    {
+        detail = format!("{detail}; {top}");
+    }
+    let detail = redact(&detail, &[]);
     let next = match result {
         ConnectResult::Unauthorized => "re-authorize it, then connect again",
         ConnectResult::SpawnFailed => "check that its command is installed and executable",

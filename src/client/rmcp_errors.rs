@@ -26,7 +26,8 @@ const DROP_PATTERNS: [&str; 12] = [
     "connection aborted",
 ];
 
-fn chain<'a>(
+/// `error` and every error below it, the handshake's hidden causes included (see [`cause`]).
+pub(crate) fn chain<'a>(
     error: &'a (dyn StdError + 'static),
 ) -> impl Iterator<Item = &'a (dyn StdError + 'static)> {
     std::iter::successors(Some(error), |e: &&'a (dyn StdError + 'static)| cause(*e))

@@ -6,7 +6,7 @@
 //! MRTR `input_required` result (MCP 2026-07-28, SEP-2322) ends with the outcome
 //! `input_required` (docs/protocol.md). A service with a person behind it (a chat front end, a
 //! ticket queue that waits for an answer) installs its own answers with
-//! [`HubOptionsBuilder::server_requests`](crate::supervise::HubOptionsBuilder::server_requests):
+//! `HubOptionsBuilder::server_requests` (in `supervise`, the room above this one):
 //! its connections then declare the `elicitation` capability, a server's `elicitation/create`
 //! reaches [`ServerRequests::elicit`], and an `input_required` result is answered through it and
 //! the call retried with the answers and the server's `requestState` (at most

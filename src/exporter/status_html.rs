@@ -252,14 +252,7 @@ fn millis(d: Duration) -> String {
 }
 
 fn utc(unix: f64) -> String {
-    // `from_secs_f64` panics on NaN and infinities: a clock can say anything.
-    let unix = if unix.is_finite() {
-        unix.clamp(0.0, 1e11)
-    } else {
-        0.0
-    };
-    let at = std::time::UNIX_EPOCH + Duration::from_secs_f64(unix);
-    humantime::format_rfc3339_seconds(at).to_string()
+    humantime::format_rfc3339_seconds(super::status_json::system_time(unix)).to_string()
 }
 
 #[cfg(test)]

@@ -119,14 +119,18 @@ pub(crate) fn render(rows: &[(Arc<str>, ServerRow)], now_unix: f64, last_event_i
 
 /// `2026-12-04T16:00:00.250Z`: a Unix time in RFC 3339, UTC, to the millisecond.
 pub(crate) fn rfc3339(unix: f64) -> String {
-    // `from_secs_f64` panics on NaN and infinities: a clock can say anything.
+    humantime::format_rfc3339_millis(system_time(unix)).to_string()
+}
+
+/// A Unix time in seconds as a `SystemTime`, clamped to 1970..5138 (`from_secs_f64` panics on
+/// NaN and infinities, and a clock can say anything).
+pub(super) fn system_time(unix: f64) -> std::time::SystemTime {
     let unix = if unix.is_finite() {
         unix.clamp(0.0, 1e11)
     } else {
         0.0
     };
-    let at = std::time::UNIX_EPOCH + Duration::from_secs_f64(unix);
-    humantime::format_rfc3339_millis(at).to_string()
+    std::time::UNIX_EPOCH + Duration::from_secs_f64(unix)
 }
 
 #[cfg(test)]
