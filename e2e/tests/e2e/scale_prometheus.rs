@@ -688,8 +688,8 @@ impl CentralCosts {
             ),
             (self.ready == 48.0, "a ready server costs 48 series"),
             (
-                self.failing == 68.0,
-                "a server whose connects fail costs 68 series",
+                self.failing == 69.0,
+                "a server whose connects fail costs 69 series (68 and its next attempt's time)",
             ),
             (
                 self.unauthenticated == 68.0,

@@ -99,6 +99,26 @@ fn unix_of(rfc3339: &Value) -> f64 {
         .as_secs_f64()
 }
 
+/// `server`'s next connection attempt in /status.json and in
+/// `mcp_readiness_server_next_attempt_timestamp_seconds`, when both say the same (to the
+/// millisecond /status.json prints), else what each says.
+fn next_attempts(json: &Value, scrape: &Scrape, server: &str) -> Result<Option<f64>, String> {
+    let entry = json["servers"]
+        .as_array()
+        .and_then(|servers| servers.iter().find(|s| s["server"] == server))
+        .ok_or_else(|| format!("{server} is not in /status.json"))?;
+    let in_json = (!entry["next_attempt_at"].is_null()).then(|| unix_of(&entry["next_attempt_at"]));
+    let in_metrics = scrape.get(
+        "mcp_readiness_server_next_attempt_timestamp_seconds",
+        &[("server", server)],
+    );
+    match (in_json, in_metrics) {
+        (None, None) => Ok(None),
+        (Some(j), Some(m)) if (j - m).abs() < 0.002 => Ok(Some(m)),
+        other => Err(format!("{server}: next attempt (json, metrics) {other:?}")),
+    }
+}
+
 /// The three views of one moment, read until the state of every server agrees in all three (a
 /// change may land between two reads); then every fact they share is compared.
 async fn three_views_agree(serve: &Serve, expected: &[(&str, &str)]) -> Value {
@@ -136,7 +156,11 @@ async fn three_views_agree(serve: &Serve, expected: &[(&str, &str)]) -> Value {
             .iter()
             .zip(&states)
             .all(|((_, want), (j, p, m))| j == want && p == want && m == want);
-        if agree {
+        // The next attempt moves with each failed connect: read until both views have the same.
+        let attempts_agree = expected
+            .iter()
+            .all(|(server, _)| next_attempts(&json, &scrape, server).is_ok());
+        if agree && attempts_agree {
             Ok((json, page, scrape))
         } else {
             Err(format!("json/page/metrics states {states:?}"))
@@ -182,7 +206,12 @@ async fn three_views_agree(serve: &Serve, expected: &[(&str, &str)]) -> Value {
             info.map(|(_, l, _)| l["protocol_version"].as_str()),
             "{server} protocol version"
         );
-        assert_eq!(entry["next_attempt_at"], Value::Null);
+        // When the next connection attempt is due: the gauge's time, to the millisecond; none
+        // for a ready server.
+        let next = next_attempts(&json, &scrape, server).unwrap();
+        if entry["state"] == "ready" {
+            assert_eq!(next, None, "{server}: a ready server has no next attempt");
+        }
     }
     let generated = unix_of(&json["generated_at"]);
     assert!((generated - unix_now()).abs() < 30.0, "{json}");
