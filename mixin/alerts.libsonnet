@@ -401,18 +401,21 @@ local lib = import 'lib.libsonnet';
           },
           {
             alert: 'MCPReadinessNoServers',
-            // An exporter that reports no MCP server at all.
+            // An exporter that reports no MCP server at all, unless it is a `serve` that answers
+            // /probe (a probe-only `serve`: mcp_readiness_probe_modules > 0).
             expr: |||
               max without (version) (last_over_time(mcp_readiness_build_info%(s)s[3m]))
               unless on (%(r)s)
               last_over_time(mcp_readiness_server_state%(s)s[3m])
+              unless on (%(r)s)
+              (last_over_time(mcp_readiness_probe_modules%(s)s[3m]) > 0)
             ||| % v,
             'for': forOf('MCPReadinessNoServers'),
             labels: { severity: 'warning' },
             annotations: annotations(
               'MCPReadinessNoServers',
               'mcp-readiness on {{ $labels.instance }} sees no MCP server',
-              '{{ $labels.instance }} (job {{ $labels.job }}' + where + ') exports mcp-readiness metrics but no server state: its configuration has no server, or its Metrics is not the event sink of its Hub. '
+              '{{ $labels.instance }} (job {{ $labels.job }}' + where + ') exports mcp-readiness metrics but no server state: its configuration has no server (and no `readiness.probe`), or its Metrics is not the event sink of its Hub. '
               + 'Next step: check `mcpServers` in its configuration (or `HubOptions::builder().event_sink(metrics)` in the service).',
               false,
             ),

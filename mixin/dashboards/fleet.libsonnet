@@ -215,7 +215,7 @@ function(cfg)
     [{
       title: 'Server drill-down',
       type: 'link',
-      url: '/d/%s?${__url_time_range}&${job:queryparam}&${instance:queryparam}&${server:queryparam}' % cfg.dashboardUIDs.server,
+      url: '/d/%s?${__url_time_range}%s&${job:queryparam}&${instance:queryparam}&${server:queryparam}' % [cfg.dashboardUIDs.server, std.join('', ['&${%s:queryparam}' % l for l in cfg.groupLabels])],
       icon: 'dashboard',
       tooltip: '',
       targetBlank: false,

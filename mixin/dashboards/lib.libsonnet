@@ -80,7 +80,36 @@ local ds = { type: 'prometheus', uid: '${datasource}' };
     properties: [{ id: 'color', value: { mode: 'fixed', fixedColor: color } }],
   },
 
-  variable(name, label, description, query):: {
+  // The group labels' matchers (`cluster=~"$cluster", namespace=~"$namespace"` with the default
+  // groupLabels), the variables that set them, and every selector's `job=~"$job"` scoped by them.
+  groupSel(cfg):: std.join(', ', ['%s=~"$%s"' % [l, l] for l in cfg.groupLabels]),
+  scoped(cfg, expr)::
+    if std.length(cfg.groupLabels) == 0 then expr
+    else std.strReplace(expr, 'job=~"$job"', $.groupSel(cfg) + ', job=~"$job"'),
+  scopePanels(cfg, panels):: [
+    p
+    + (if std.objectHas(p, 'targets') then { targets: [t { expr: $.scoped(cfg, t.expr) } for t in p.targets] } else {})
+    + (if std.objectHas(p, 'panels') then { panels: $.scopePanels(cfg, p.panels) } else {})
+    for p in panels
+  ],
+  // One variable per group label, each scoped by the ones before it. Its All is `.*`: a set-up
+  // without the label (no Kubernetes) has it empty and still matches.
+  groupVariables(cfg):: [
+    $.variable(
+      cfg.groupLabels[i],
+      cfg.groupLabels[i],
+      'The `%s` label of the exporters (a group label of the alerts; empty where the set-up has none)' % cfg.groupLabels[i],
+      if i == 0 then 'label_values(mcp_readiness_build_info, %s)' % cfg.groupLabels[i]
+      else 'label_values(mcp_readiness_build_info{%s}, %s)' % [
+        std.join(', ', ['%s=~"$%s"' % [l, l] for l in cfg.groupLabels[0:i]]),
+        cfg.groupLabels[i],
+      ],
+      allValue='.*',
+    )
+    for i in std.range(0, std.length(cfg.groupLabels) - 1)
+  ],
+
+  variable(name, label, description, query, allValue='.+'):: {
     name: name,
     label: label,
     description: description,
@@ -91,7 +120,7 @@ local ds = { type: 'prometheus', uid: '${datasource}' };
     refresh: 2,
     multi: true,
     includeAll: true,
-    allValue: '.+',
+    allValue: allValue,
     current: { selected: true, text: ['All'], value: ['$__all'] },
     sort: 1,
     regex: '',
@@ -128,10 +157,11 @@ local ds = { type: 'prometheus', uid: '${datasource}' };
     links: links,
     templating: { list: [
       { name: 'datasource', label: 'Data source', type: 'datasource', query: 'prometheus', current: {}, hide: 0, refresh: 1, regex: '', includeAll: false, multi: false, options: [] },
-      $.variable('job', 'job', 'Prometheus jobs that scrape mcp-readiness exporters', 'label_values(mcp_readiness_build_info, job)'),
-      $.variable('instance', 'instance', 'Exporters: one `serve`, or one agent replica with the ReadinessLayer', 'label_values(mcp_readiness_build_info{job=~"$job"}, instance)'),
-      $.variable('server', 'server', 'MCP servers by their configured name', 'label_values(mcp_readiness_server_state{job=~"$job", instance=~"$instance"}, server)'),
+    ] + $.groupVariables(cfg) + [
+      $.variable('job', 'job', 'Prometheus jobs that scrape mcp-readiness exporters', if std.length(cfg.groupLabels) == 0 then 'label_values(mcp_readiness_build_info, job)' else 'label_values(mcp_readiness_build_info{%s}, job)' % $.groupSel(cfg)),
+      $.variable('instance', 'instance', 'Exporters: one `serve`, or one agent replica with the ReadinessLayer', $.scoped(cfg, 'label_values(mcp_readiness_build_info{job=~"$job"}, instance)')),
+      $.variable('server', 'server', 'MCP servers by their configured name', $.scoped(cfg, 'label_values(mcp_readiness_server_state{job=~"$job", instance=~"$instance"}, server)')),
     ] },
-    panels: panels,
+    panels: $.scopePanels(cfg, panels),
   },
 }

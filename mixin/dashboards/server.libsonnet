@@ -112,7 +112,7 @@ function(cfg)
     [{
       title: 'Fleet',
       type: 'link',
-      url: '/d/%s?${__url_time_range}&${job:queryparam}' % cfg.dashboardUIDs.fleet,
+      url: '/d/%s?${__url_time_range}%s&${job:queryparam}' % [cfg.dashboardUIDs.fleet, std.join('', ['&${%s:queryparam}' % l for l in cfg.groupLabels])],
       icon: 'dashboard',
       tooltip: '',
       targetBlank: false,

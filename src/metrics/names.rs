@@ -44,6 +44,10 @@ pub const CONFIG_LAST_RELOAD_SUCCESSFUL: &str = "mcp_readiness_config_last_reloa
 /// Gauge (no labels): Unix time of the last successful configuration (re)load.
 pub const CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS: &str =
     "mcp_readiness_config_last_reload_success_timestamp_seconds";
+/// Gauge (no labels): how many probe modules `serve` answers `GET /probe` with (the default
+/// module and each named one; 0 while probes are off). Set by `serve` only: a probe-only `serve`
+/// (no `mcpServers`) reads > 0, so `MCPReadinessNoServers` leaves it alone.
+pub const PROBE_MODULES: &str = "mcp_readiness_probe_modules";
 /// Gauge {`server`, `protocol_version`, `server_name`, `server_version`}: always 1, for a server
 /// that completed a handshake (one series per server: the last handshake's).
 pub const SERVER_INFO: &str = "mcp_readiness_server_info";
@@ -76,7 +80,7 @@ pub const PROCESS_START_TIME_SECONDS: &str = "process_start_time_seconds";
 
 /// Every metric name this crate registers (the `/probe` answer's own two, [`PROBE_SUCCESS`] and
 /// [`PROBE_DURATION_SECONDS`], are not registered: they exist on probe answers only), in the order of DESIGN.md's table.
-pub const ALL: [&str; 23] = [
+pub const ALL: [&str; 24] = [
     SERVER_STATE,
     SERVER_STATE_CHANGED_TIMESTAMP_SECONDS,
     SERVER_TOOLS,
@@ -96,6 +100,7 @@ pub const ALL: [&str; 23] = [
     SERVER_STATE_CHANGES_TOTAL,
     CONFIG_LAST_RELOAD_SUCCESSFUL,
     CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS,
+    PROBE_MODULES,
     SERVER_INFO,
     CREDENTIAL_EXPIRY_TIMESTAMP_SECONDS,
     SERVER_NEXT_ATTEMPT_TIMESTAMP_SECONDS,

@@ -171,6 +171,7 @@ impl OtelInstruments {
         observe(meter, &fam.state_changes);
         observe(meter, &fam.reload_ok);
         observe(meter, &fam.reload_time);
+        observe(meter, &fam.probe_modules);
         observe(meter, &fam.server_info);
         observe(meter, &fam.credential_expiry);
         observe(meter, &fam.next_attempt);

@@ -71,7 +71,7 @@ use InstrumentKind::{Counter, Gauge, Histogram};
 pub const MCP_CLIENT_OPERATION_DURATION: &str = "mcp.client.operation.duration";
 
 /// Every instrument, in the order of [`names::ALL`].
-pub const ALL: [Instrument; 23] = [
+pub const ALL: [Instrument; 24] = [
     i(
         "mcp_readiness.server.state",
         "{state}",
@@ -180,6 +180,12 @@ pub const ALL: [Instrument; 23] = [
         "s",
         Gauge,
         names::CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS,
+    ),
+    i(
+        "mcp_readiness.probe.modules",
+        "{module}",
+        Gauge,
+        names::PROBE_MODULES,
     ),
     i("mcp_readiness.server.info", "", Gauge, names::SERVER_INFO),
     i(

@@ -305,6 +305,24 @@ impl Metrics {
         fam.reload_ok.get_or_create(&[]).set(i64::from(ok));
     }
 
+    /// Records how many probe modules answer `GET /probe` (the default module and each named one;
+    /// 0 while probes are off) as `mcp_readiness_probe_modules`. No series until the first call
+    /// (only `serve` exports it). `serve` calls it at start and on every reload, so an exporter
+    /// that only answers probes is told apart from one with no server configured.
+    ///
+    /// ```
+    /// use mcp_readiness::metrics::Metrics;
+    ///
+    /// let metrics = Metrics::new();
+    /// assert!(!metrics.render().contains("mcp_readiness_probe_modules"));
+    /// metrics.probe_modules_configured(2);
+    /// assert!(metrics.render().contains("mcp_readiness_probe_modules 2\n"));
+    /// ```
+    pub fn probe_modules_configured(&self, modules: usize) {
+        let modules = i64::try_from(modules).unwrap_or(i64::MAX);
+        self.inner.fam.probe_modules.get_or_create(&[]).set(modules);
+    }
+
     /// The whole registry in the Prometheus text format 0.0.4 (metric families sorted by name,
     /// series by label values), this crate's families and any collectors you registered
     /// yourself. A family another collector made invalid is left out (and logged) rather than

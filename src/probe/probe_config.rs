@@ -52,6 +52,12 @@ impl ProbeConfig {
         }
     }
 
+    /// How many modules probes can name: the default module and each named one (what `serve`
+    /// exports as `mcp_readiness_probe_modules`).
+    pub fn module_count(&self) -> usize {
+        1 + self.modules.len()
+    }
+
     /// The module a probe names (`None`: the default module).
     pub fn module(&self, name: Option<&str>) -> Option<&ProbeModule> {
         match name {

@@ -135,6 +135,7 @@ fn record_everything(metrics: &Metrics) -> ServerMetrics {
         },
     );
     metrics.config_reloaded(true);
+    metrics.probe_modules_configured(2);
 
     let server = metrics.server("files");
     server.set_wait_budget(Duration::from_secs(20));

@@ -69,6 +69,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         hub.shutdown().await;
         return ExitCode::from(EXIT_INVALID);
     }
+    metrics.probe_modules_configured(probe_modules(&config));
     metrics.config_reloaded(true);
     let server =
         match exporter::serve_with_probe(metrics.clone(), prober.clone(), args.listen).await {
@@ -184,6 +185,16 @@ fn read_config(path: &std::path::Path, done: tokio::sync::mpsc::Sender<Loaded>) 
     });
 }
 
+/// The probe modules `GET /probe` answers with (0: probes off): `mcp_readiness_probe_modules`,
+/// which tells a probe-only `serve` apart from one that has no server configured.
+fn probe_modules(config: &mcp_readiness::Config) -> usize {
+    config
+        .readiness
+        .probe
+        .as_ref()
+        .map_or(0, mcp_readiness::probe::ProbeConfig::module_count)
+}
+
 /// SIGHUP: added servers start, removed ones stop (their series go away), changed ones are
 /// replaced (new credentials let an unauthenticated server try again). A file that cannot be
 /// read or parsed, or a server that cannot be set up from it, refuses the whole reload: nothing
@@ -225,6 +236,7 @@ fn reload(hub: &Hub, metrics: &Metrics, prober: &Prober, path: &std::path::Path,
     }
     publish_readiness(hub, metrics, &config);
     hub.connect_all();
+    metrics.probe_modules_configured(probe_modules(&config));
     metrics.config_reloaded(true);
     tracing::info!(target: "mcp_readiness::serve", "reloaded {}: {} server(s)", path.display(), config.servers.len());
 }

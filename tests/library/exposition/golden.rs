@@ -70,6 +70,7 @@ fn every_metric_of_the_design_table_is_exposed_with_its_type() {
         (names::SERVER_STATE_CHANGES_TOTAL, "counter"),
         (names::CONFIG_LAST_RELOAD_SUCCESSFUL, "gauge"),
         (names::CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS, "gauge"),
+        (names::PROBE_MODULES, "gauge"),
         (names::SERVER_INFO, "gauge"),
         (names::CREDENTIAL_EXPIRY_TIMESTAMP_SECONDS, "gauge"),
         (names::SERVER_NEXT_ATTEMPT_TIMESTAMP_SECONDS, "gauge"),

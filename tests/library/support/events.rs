@@ -141,6 +141,8 @@ pub(crate) fn scenario() -> Metrics {
     }
     // The configuration loaded at start; a step names a tool nobody called yet.
     metrics.config_reloaded(true);
+    // `readiness.probe` with its default module and one named module.
+    metrics.probe_modules_configured(2);
     metrics.server("github").tool("list_repos").declare();
 
     // Resolutions of every verdict.

@@ -1,11 +1,11 @@
 //! The dashboards and rules linted offline the way Grafana's dashboard linter would: datasource
-//! and job / instance / server variables, ids, grid positions, titles, descriptions, units,
+//! and cluster / namespace / job / instance / server variables, ids, grid positions, titles, descriptions, units,
 //! `$__rate_interval`, counters only under `rate` / `increase`, every expression parsed.
 
 use super::*;
 
 #[test]
-fn every_dashboard_has_a_prometheus_datasource_variable_and_multi_value_job_instance_server_variables()
+fn every_dashboard_has_a_prometheus_datasource_variable_and_multi_value_cluster_namespace_job_instance_server_variables()
  {
     for (path, dashboard) in dashboards() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -46,9 +46,50 @@ fn every_dashboard_has_a_prometheus_datasource_variable_and_multi_value_job_inst
                 "{name}: {var}"
             );
         }
+        // `cluster` and `namespace` (the alerts' group labels), before `job`: their All is `.*`,
+        // so a set-up without the label (empty) still matches; each scopes the ones after it.
+        for var in ["cluster", "namespace"] {
+            let v = vars
+                .get(var)
+                .unwrap_or_else(|| panic!("{name}: no `{var}` variable"));
+            assert_eq!(v["type"], "query", "{name}: {var}");
+            assert_eq!(v["refresh"], 2, "{name}: {var}");
+            assert_eq!(v["multi"], true, "{name}: {var} is multi-value");
+            assert_eq!(v["includeAll"], true, "{name}: {var} has All");
+            assert_eq!(v["allValue"], ".*", "{name}: {var} All is `.*`");
+        }
+        let order: Vec<&str> = dashboard["templating"]["list"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            order,
+            [
+                "datasource",
+                "cluster",
+                "namespace",
+                "job",
+                "instance",
+                "server"
+            ],
+            "{name}"
+        );
         // The instance variable is scoped by job, the server variable by job and instance.
         let query = |v: &str| vars[v]["query"]["query"].as_str().unwrap().to_owned();
         assert!(query("instance").contains("job=~\"$job\""), "{name}");
+        assert!(
+            query("namespace").contains("cluster=~\"$cluster\""),
+            "{name}"
+        );
+        for var in ["job", "instance", "server"] {
+            assert!(
+                query(var).contains("cluster=~\"$cluster\"")
+                    && query(var).contains("namespace=~\"$namespace\""),
+                "{name}: {var} is scoped by cluster and namespace"
+            );
+        }
         assert!(
             query("server").contains("job=~\"$job\"")
                 && query("server").contains("instance=~\"$instance\""),
@@ -122,7 +163,7 @@ fn every_panel_has_an_id_a_grid_position_a_title_a_description_a_unit_and_the_da
 }
 
 #[test]
-fn every_dashboard_query_parses_selects_by_job_and_instance_uses_the_rate_interval_and_rates_its_counters()
+fn every_dashboard_query_parses_selects_by_cluster_namespace_job_and_instance_uses_the_rate_interval_and_rates_its_counters()
  {
     let recorded = recording_rule_names();
     let mut checked = 0;
@@ -136,6 +177,13 @@ fn every_dashboard_query_parses_selects_by_job_and_instance_uses_the_rate_interv
                     uses_variable(&found.selector, "job"),
                     "{what}: no job=~\"$job\""
                 );
+                // Scoped by the alerts' group labels, as the rules aggregate by them.
+                for label in ["cluster", "namespace"] {
+                    assert!(
+                        uses_variable(&found.selector, label),
+                        "{what}: no {label}=~\"${label}\""
+                    );
+                }
                 // Fleet roll-ups (level without `instance`) aggregate the instances away.
                 let per_instance = !WORKLOAD_NAMES.contains(&metric.as_str())
                     && (!recorded.contains(&metric)

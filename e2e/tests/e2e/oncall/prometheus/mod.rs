@@ -65,7 +65,8 @@ async fn alerts_by_server(prometheus: &Prometheus) -> Result<AlertsByServer, Str
     Ok(by_server)
 }
 
-/// Every dashboard target's expression with Grafana's variables filled in as "All" and
+/// Every dashboard target's expression with Grafana's variables filled in as "All" (`.*` for
+/// `cluster` and `namespace`, `.+` for the rest) and
 /// `$__rate_interval` as Grafana computes it for a 1 s scrape interval (4 x scrape interval).
 fn dashboard_queries() -> Vec<(String, String)> {
     let mut queries = Vec::new();
@@ -86,6 +87,8 @@ fn dashboard_queries() -> Vec<(String, String)> {
                 }
                 let expr = raw
                     .replace("$__rate_interval", "4s")
+                    .replace("$cluster", ".*")
+                    .replace("$namespace", ".*")
                     .replace("$job", ".+")
                     .replace("$instance", ".+")
                     .replace("$server", ".+");

@@ -2,7 +2,8 @@
 //! URLs (a `file_sd_configs` file: one ready behind a module's token, one answering 401, one
 //! refusing connections) probes them through `serve`'s `/probe` with the documented relabeling,
 //! and the shipped rules raise exactly `MCPServerUnauthenticated` and `MCPServerAbsent` for the
-//! right ones.
+//! right ones; `serve` itself, scraped too, answers probes only (no `mcpServers`) and raises
+//! nothing (`mcp_readiness_probe_modules` tells it apart from a `serve` with no server).
 
 use super::*;
 
@@ -20,7 +21,11 @@ async fn prometheus_probing_three_mcp_urls_from_a_file_raises_exactly_unauthenti
     let rules = render_mixin(
         &python,
         &scratch.path("mixin"),
-        &json!({ "for": { "MCPServerUnauthenticated": "10s", "MCPServerAbsent": "10s" } }),
+        &json!({ "for": {
+            "MCPServerUnauthenticated": "10s",
+            "MCPServerAbsent": "10s",
+            "MCPReadinessNoServers": "5s",
+        } }),
     );
     // `ready` answers with the module's token; `locked` is the same kind of server probed
     // without one (401); `gone` is a port nothing listens on.
@@ -55,9 +60,12 @@ async fn prometheus_probing_three_mcp_urls_from_a_file_raises_exactly_unauthenti
         .to_string(),
     )
     .unwrap();
-    // docs/probe.md's scrape config, with this test's addresses.
+    // docs/probe.md's scrape config, with this test's addresses, and `serve`'s own /metrics.
     let scrape_configs = format!(
-        "  - job_name: mcp-readiness-probe\n\
+        "  - job_name: mcp-readiness\n\
+         \x20   static_configs:\n\
+         \x20     - targets: ['{serve_addr}']\n\
+         \x20 - job_name: mcp-readiness-probe\n\
          \x20   metrics_path: /probe\n\
          \x20   scrape_interval: 2s\n\
          \x20   scrape_timeout: 2s\n\
@@ -180,8 +188,30 @@ async fn prometheus_probing_three_mcp_urls_from_a_file_raises_exactly_unauthenti
     assert_eq!(
         alerts.keys().cloned().collect::<BTreeSet<_>>(),
         expected.keys().cloned().collect::<BTreeSet<_>>(),
-        "no other MCP alert (none for `ready`): {alerts:?}"
+        "no other MCP alert (none for `ready`, none for the probe-only `serve`): {alerts:?}"
     );
+    // The probe-only `serve` was scraped all along and says it answers /probe with two modules
+    // (the default and `team`), so MCPReadinessNoServers (its `for` 5 s) never even went pending.
+    let modules = prometheus
+        .query(r#"mcp_readiness_probe_modules{job="mcp-readiness"}"#)
+        .await
+        .unwrap();
+    assert_eq!(modules.len(), 1, "{modules:?}");
+    assert_eq!(modules[0]["value"][1].as_str(), Some("2"), "{modules:?}");
+    let build_info = prometheus
+        .query(r#"count_over_time(mcp_readiness_build_info{job="mcp-readiness"}[5m]) > 5"#)
+        .await
+        .unwrap();
+    assert_eq!(
+        build_info.len(),
+        1,
+        "serve scraped for more than 5 s: {build_info:?}"
+    );
+    let no_servers = prometheus
+        .query(r#"count_over_time(ALERTS{alertname="MCPReadinessNoServers"}[5m])"#)
+        .await
+        .unwrap();
+    assert!(no_servers.is_empty(), "{no_servers:?}");
     for (key, (alert, action)) in &expected {
         let actions: BTreeSet<(&str, &str)> = alerts[key]
             .iter()

@@ -70,6 +70,8 @@ async fn a_server_that_cuts_every_event_stream_shows_a_few_reopens_a_minute_on_t
         .iter()
         .map(|e| {
             e.replace("$__rate_interval", "4s")
+                .replace("$cluster", ".*")
+                .replace("$namespace", ".*")
                 .replace("$job", ".+")
                 .replace("$instance", ".+")
                 .replace("$server", ".+")
