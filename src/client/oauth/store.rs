@@ -257,6 +257,13 @@ impl FileStore {
             }
             Problem::Broken(why) => format!("{why}; or re-authorize: {reauthorize}"),
             Problem::Rejected(why) => why,
+            // A grant the hub renews has no login: the authorization server must grant the
+            // client the scopes, then the hub's next token request carries them.
+            Problem::StepUp { .. } if self.inner.renewed_by_hub => String::from(
+                "the server asked for scopes the grant lacks; have its authorization server grant \
+                 this client those scopes (and list them in `oauth.scopes`): the hub's next token \
+                 request picks them up, no login needed",
+            ),
             Problem::StepUp { .. } => format!(
                 "the server asked for scopes the grant lacks; re-authorize with the scopes \
                  granted plus these: {reauthorize}"
@@ -917,6 +924,41 @@ mod tests {
             .unwrap();
         assert_eq!(store.problem("run `login`"), None);
         assert_eq!(status.borrow().reauthorized, 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn a_step_up_says_log_in_again_for_a_login_grant_and_grant_the_client_the_scopes_for_one_the_hub_renews()
+     {
+        let dir = dir("step-up-words");
+        let token = || -> StoredCredentials {
+            serde_json::from_str(
+                r#"{"client_id":"cid","token_received_at":1000,"token_response":
+                   {"access_token":"AT","token_type":"bearer","expires_in":300}}"#,
+            )
+            .unwrap()
+        };
+        let login = FileStore::new(dir.join("login.json"));
+        login.save(token()).await.unwrap();
+        login.save_step_up("admin").await.unwrap();
+        let words = login.problem("run `mcp-readiness oauth login`").unwrap();
+        assert!(
+            words.contains("re-authorize") && words.contains("oauth login"),
+            "{words}"
+        );
+
+        let machine = FileStore::with_renewal(dir.join("machine.json"), true);
+        machine.save(token()).await.unwrap();
+        machine.save_step_up("admin").await.unwrap();
+        let words = machine.problem("run `mcp-readiness oauth login`").unwrap();
+        assert!(
+            words.contains("grant this client those scopes") && words.contains("no login needed"),
+            "{words}"
+        );
+        assert!(
+            !words.contains("oauth login") && !words.contains("re-authorize"),
+            "{words}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
