@@ -247,29 +247,18 @@ impl OAuthCredentials {
                 ));
             }
         }
-        let lifetime = match cc::fetch(client.auth_manager.clone(), &config, &known).await {
-            Ok(lifetime) => {
-                self.store.clear_rejection();
-                lifetime
+        let fetched = cc::fetch(client.auth_manager.clone(), &config, &known).await;
+        let lifetime = self.first_token(fetched.map_err(|(refused, why)| {
+            if refused {
+                (true, cc::refused(&why, &rotate))
+            } else {
+                let why = format!(
+                    "fetching a client-credentials token failed ({why}); check that the \
+                     authorization server is up"
+                );
+                (false, why)
             }
-            Err((true, why)) => {
-                let why = cc::refused(&why, &rotate);
-                self.store.reject(why.clone());
-                return Err(ConnectError::new(
-                    ConnectResult::Unauthorized,
-                    format!("server `{server}`: {why}"),
-                ));
-            }
-            Err((false, why)) => {
-                return Err(ConnectError::new(
-                    ConnectResult::Refused,
-                    format!(
-                        "server `{server}`: fetching a client-credentials token failed ({why}); \
-                         check that the authorization server is up"
-                    ),
-                ));
-            }
-        };
+        }))?;
         cc::spawn_renewal(
             std::sync::Arc::downgrade(&client.auth_manager),
             move |manager| {
@@ -293,6 +282,34 @@ impl OAuthCredentials {
             lifetime,
         );
         Ok(())
+    }
+
+    /// The first token of a grant the hub renews (client credentials, workload identity): a
+    /// token ends any earlier refusal; a refusal (`(true, why)`) is remembered in the store and
+    /// reads `unauthorized`, since waiting will not help; anything else (`(false, why)`) is an
+    /// outage that heals (`refused`).
+    fn first_token(
+        &self,
+        fetched: Result<Option<std::time::Duration>, (bool, String)>,
+    ) -> Result<Option<std::time::Duration>, ConnectError> {
+        let server = &self.server;
+        match fetched {
+            Ok(lifetime) => {
+                self.store.clear_rejection();
+                Ok(lifetime)
+            }
+            Err((true, why)) => {
+                self.store.reject(why.clone());
+                Err(ConnectError::new(
+                    ConnectResult::Unauthorized,
+                    format!("server `{server}`: {why}"),
+                ))
+            }
+            Err((false, why)) => Err(ConnectError::new(
+                ConnectResult::Refused,
+                format!("server `{server}`: {why}"),
+            )),
+        }
     }
 
     /// Workload identity: fetches a token with the workload's identity token from `assertion`
@@ -320,25 +337,7 @@ impl OAuthCredentials {
             assertion: assertion.clone(),
         };
         let http = crate::client::session_id::default_http_client(server)?;
-        let lifetime = match wif::fetch(&http, &grant, &self.store).await {
-            Ok(lifetime) => {
-                self.store.clear_rejection();
-                lifetime
-            }
-            Err((true, why)) => {
-                self.store.reject(why.clone());
-                return Err(ConnectError::new(
-                    ConnectResult::Unauthorized,
-                    format!("server `{server}`: {why}"),
-                ));
-            }
-            Err((false, why)) => {
-                return Err(ConnectError::new(
-                    ConnectResult::Refused,
-                    format!("server `{server}`: {why}"),
-                ));
-            }
-        };
+        let lifetime = self.first_token(wif::fetch(&http, &grant, &self.store).await)?;
         let store = self.store.clone();
         super::client_credentials::spawn_renewal(
             std::sync::Arc::downgrade(&client.auth_manager),
