@@ -104,6 +104,12 @@ pub trait Session: Send + Sync + 'static {
         None
     }
 
+    /// The notAfter (Unix seconds) of the leaf certificate the server presented when this
+    /// connection was made over HTTPS. `None` for plain HTTP, stdio and by default.
+    fn tls_certificate_expiry(&self) -> Option<i64> {
+        None
+    }
+
     /// Whether the connection is known to be over (cheap, synchronous).
     fn is_closed(&self) -> bool;
 
@@ -135,6 +141,32 @@ impl fmt::Debug for dyn Session {
 pub struct SessionEvents {
     tools_changed: Arc<dyn Fn() + Send + Sync>,
     stream_reopened: Arc<dyn Fn() + Send + Sync>,
+    http_answered: Option<Arc<dyn Fn(HttpAnswer) + Send + Sync>>,
+}
+
+/// One HTTP answer a streamable-HTTP server gave, as a person debugging it reads it (`/probe`'s
+/// `debug=true` log): what was asked and what came back, never a header value, a URL or a body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpAnswer {
+    /// The request: `POST initialize`, `POST tools/list`, `GET` (the event stream), `DELETE`.
+    pub request: String,
+    /// The HTTP status, where the HTTP client reports it: exact for the failures rmcp tells
+    /// apart (401, 403, 404, 405, 429, 5xx and other 4xx), `None` for an answer that carried an
+    /// MCP message (rmcp hides its 2xx code).
+    pub status: Option<u16>,
+    /// What came back: the content type of a message (`application/json`,
+    /// `text/event-stream`), `accepted` (202 or 204, no body), or what failed.
+    pub answer: String,
+}
+
+impl fmt::Display for HttpAnswer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.status {
+            Some(status) => write!(f, "{} -> HTTP {status} {}", self.request, self.answer),
+            None => write!(f, "{} -> HTTP 2xx {}", self.request, self.answer),
+        }
+    }
 }
 
 impl SessionEvents {
@@ -143,7 +175,27 @@ impl SessionEvents {
         SessionEvents {
             tools_changed: Arc::new(tools_changed),
             stream_reopened: Arc::new(|| {}),
+            http_answered: None,
         }
+    }
+
+    /// Also calls `answered` with every HTTP answer the server gives a streamable-HTTP
+    /// connection (status and content type; see [`HttpAnswer`]). `/probe`'s debug log uses it.
+    pub fn on_http_answer(mut self, answered: impl Fn(HttpAnswer) + Send + Sync + 'static) -> Self {
+        self.http_answered = Some(Arc::new(answered));
+        self
+    }
+
+    /// The server gave an HTTP answer (a no-op unless [`SessionEvents::on_http_answer`] set one).
+    pub(crate) fn http_answered(&self, answer: impl FnOnce() -> HttpAnswer) {
+        if let Some(answered) = &self.http_answered {
+            answered(answer());
+        }
+    }
+
+    /// Whether anyone reads the HTTP answers.
+    pub(crate) fn wants_http_answers(&self) -> bool {
+        self.http_answered.is_some()
     }
 
     /// Also calls `stream_reopened` every time the connection opens an event stream again (an

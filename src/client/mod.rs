@@ -85,13 +85,15 @@ pub(crate) mod stream_pacing;
 pub(crate) mod streamable_http;
 #[cfg(feature = "hub")]
 pub(crate) mod task;
+#[cfg(feature = "tls")]
+pub(crate) mod tls_certificate;
 #[cfg(feature = "hub")]
 pub(crate) mod tool_pages;
 
 pub(crate) use call_outcome::classify_service_error;
 #[cfg(feature = "hub")]
 pub use connector::{
-    AfterConnect, ConnectError, Connector, MAX_RETRY_AFTER, Session, SessionEvents,
+    AfterConnect, ConnectError, Connector, HttpAnswer, MAX_RETRY_AFTER, Session, SessionEvents,
 };
 #[cfg(feature = "hub")]
 pub use credential_expiry::CredentialState;

@@ -112,6 +112,8 @@ pub(crate) struct RmcpSession {
     endpoint: Option<(String, u16)>,
     /// The `Mcp-Session-Id` of an HTTP session before 2026-07-28 (`mcp.session.id`).
     session_id: Option<SessionIdSlot>,
+    /// The leaf certificate's notAfter of an HTTPS connection, noted at its TLS handshake.
+    tls_certificate_expiry: Option<i64>,
     /// Who answers an MRTR `input_required` result (none: the call ends `input_required`).
     answerer: Option<Answerer>,
 }
@@ -180,6 +182,7 @@ impl RmcpSession {
             has_initialize,
             endpoint,
             session_id: None,
+            tls_certificate_expiry: None,
             answerer: None,
         }
     }
@@ -191,6 +194,12 @@ impl RmcpSession {
     }
 
     /// Reads the session id from `slot` (an HTTP session's; see [`SessionIdSlot`]).
+    /// The notAfter of the leaf certificate the connection was made with.
+    pub(crate) fn with_tls_certificate_expiry(mut self, not_after: Option<i64>) -> Self {
+        self.tls_certificate_expiry = not_after;
+        self
+    }
+
     pub(crate) fn with_session_id(mut self, slot: SessionIdSlot) -> Self {
         self.session_id = Some(slot);
         self
@@ -302,6 +311,10 @@ impl Session for RmcpSession {
 
     fn session_id(&self) -> Option<Arc<str>> {
         self.session_id.as_ref().and_then(SessionIdSlot::get)
+    }
+
+    fn tls_certificate_expiry(&self) -> Option<i64> {
+        self.tls_certificate_expiry
     }
 
     fn is_closed(&self) -> bool {

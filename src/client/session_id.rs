@@ -17,7 +17,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::Sse;
 
-use super::connector::ConnectError;
+use super::connector::{ConnectError, HttpAnswer, SessionEvents};
 use super::stream_pacing::StreamPacer;
 use crate::state::ConnectResult;
 
@@ -55,13 +55,121 @@ pub(crate) struct SessionIdClient<C> {
     inner: C,
     slot: SessionIdSlot,
     pacer: StreamPacer,
+    /// Told each HTTP answer (status and content type), when someone listens (`/probe`'s debug).
+    events: Option<SessionEvents>,
 }
 
 impl<C> SessionIdClient<C> {
     /// Wraps `inner`, writing the session ids it sees to `slot` and pacing its event streams
     /// with `pacer`.
     pub(crate) fn new(inner: C, slot: SessionIdSlot, pacer: StreamPacer) -> Self {
-        SessionIdClient { inner, slot, pacer }
+        SessionIdClient {
+            inner,
+            slot,
+            pacer,
+            events: None,
+        }
+    }
+
+    /// Also tells `events` of each HTTP answer ([`SessionEvents::on_http_answer`]).
+    pub(crate) fn telling(mut self, events: &SessionEvents) -> Self {
+        self.events = events.wants_http_answers().then(|| events.clone());
+        self
+    }
+
+    fn told<T, E: std::error::Error + Send + Sync + 'static>(
+        &self,
+        request: impl FnOnce() -> String,
+        result: &Result<T, StreamableHttpError<E>>,
+        answer: impl FnOnce(&T) -> (Option<u16>, String),
+    ) {
+        if let Some(events) = &self.events {
+            events.http_answered(|| {
+                let (status, answer) = match result {
+                    Ok(ok) => answer(ok),
+                    Err(error) => failed_answer(error),
+                };
+                HttpAnswer {
+                    request: request(),
+                    status,
+                    answer,
+                }
+            });
+        }
+    }
+}
+
+/// The request line of a POST: `POST` and the JSON-RPC method (`POST response` for an answer to
+/// the server's request).
+fn post_request(message: &ClientJsonRpcMessage) -> String {
+    let value = serde_json::to_value(message).unwrap_or_default();
+    match value.get("method").and_then(|m| m.as_str()) {
+        Some(method) => format!("POST {}", truncate_method(method)),
+        None => "POST response".to_owned(),
+    }
+}
+
+fn truncate_method(method: &str) -> String {
+    method
+        .chars()
+        .take(64)
+        .filter(|c| !c.is_control())
+        .collect()
+}
+
+fn post_answer(response: &StreamableHttpPostResponse) -> (Option<u16>, String) {
+    match response {
+        StreamableHttpPostResponse::Accepted => (None, "accepted (202 or 204, no body)".into()),
+        StreamableHttpPostResponse::Json(..) => (None, "application/json".into()),
+        StreamableHttpPostResponse::Sse(..) => (None, "text/event-stream".into()),
+        // rmcp may add kinds of answer: said without guessing.
+        #[allow(unreachable_patterns)]
+        _ => (None, "an answer".into()),
+    }
+}
+
+/// A failed request as a person reads it: the status where rmcp or the HTTP client keeps it, the
+/// content type that was refused; never a URL, a header value or a body.
+fn failed_answer<E: std::error::Error + Send + Sync + 'static>(
+    error: &StreamableHttpError<E>,
+) -> (Option<u16>, String) {
+    match error {
+        StreamableHttpError::AuthRequired(_) => {
+            (Some(401), "with a WWW-Authenticate challenge".into())
+        }
+        StreamableHttpError::InsufficientScope(_) => {
+            (Some(403), "with an insufficient_scope challenge".into())
+        }
+        StreamableHttpError::HttpStatus(status) => (Some(status.status), String::new()),
+        StreamableHttpError::SessionExpired => (Some(404), "(session expired)".into()),
+        StreamableHttpError::ServerDoesNotSupportSse => {
+            (Some(405), "(no event stream offered)".into())
+        }
+        StreamableHttpError::UnexpectedContentType(content_type) => (
+            None,
+            match content_type {
+                Some(ct) => format!(
+                    "{}, which is not MCP (refused)",
+                    truncate_method(ct.split(';').next().unwrap_or(ct).trim())
+                ),
+                None => "without a content type (refused)".into(),
+            },
+        ),
+        StreamableHttpError::Client(inner) => {
+            let reqwest = (inner as &(dyn std::error::Error + 'static))
+                .downcast_ref::<reqwest::Error>();
+            match reqwest.and_then(reqwest::Error::status) {
+                Some(status) => (Some(status.as_u16()), String::new()),
+                None if reqwest.is_some_and(reqwest::Error::is_connect) => {
+                    (None, "no answer: the connection failed".into())
+                }
+                None if reqwest.is_some_and(reqwest::Error::is_timeout) => {
+                    (None, "no answer: timed out".into())
+                }
+                None => (None, "no answer: the HTTP request failed".into()),
+            }
+        }
+        _ => (None, "an answer rmcp could not use".into()),
     }
 }
 
@@ -69,7 +177,36 @@ impl<C> SessionIdClient<C> {
 /// MCP requests (with bearer headers or through OAuth): no idle pooled connections (avoids
 /// Delayed-ACK stalls) and only same-origin 307 / 308 redirects, at most 10.
 pub(crate) fn default_http_client(server: &str) -> Result<reqwest::Client, ConnectError> {
-    reqwest::Client::builder()
+    http_client(server, reqwest::Client::builder())
+}
+
+/// [`default_http_client`] whose HTTPS connections note the server's leaf certificate in `slot`
+/// (feature `tls`; without it, plain HTTP only and nothing is noted).
+#[cfg(feature = "tls")]
+pub(crate) fn http_client_noting(
+    server: &str,
+    slot: super::tls_certificate::CertificateSlot,
+) -> Result<reqwest::Client, ConnectError> {
+    let tls = super::tls_certificate::client_config(slot).map_err(|e| {
+        ConnectError::new(
+            ConnectResult::ProtocolError,
+            format!(
+                "server `{server}`: the TLS client could not be set up ({e}): the platform's \
+                 certificate roots could not be read"
+            ),
+        )
+    })?;
+    http_client(
+        server,
+        reqwest::Client::builder().tls_backend_preconfigured(tls),
+    )
+}
+
+fn http_client(
+    server: &str,
+    builder: reqwest::ClientBuilder,
+) -> Result<reqwest::Client, ConnectError> {
+    builder
         .pool_max_idle_per_host(0)
         .redirect(same_origin_redirect_policy())
         .build()
@@ -130,11 +267,13 @@ where
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let request = self.events.as_ref().map(|_| post_request(&message));
         let response = self
             .inner
             .post_message(uri, message, session_id, auth_header, custom_headers)
             .await;
         self.slot.note(&response);
+        self.told(|| request.unwrap_or_default(), &response, post_answer);
         response
     }
 
@@ -147,6 +286,7 @@ where
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let request = self.events.as_ref().map(|_| post_request(&message));
         let response = self
             .inner
             .post_message_with_max_sse_event_size(
@@ -159,6 +299,7 @@ where
             )
             .await;
         self.slot.note(&response);
+        self.told(|| request.unwrap_or_default(), &response, post_answer);
         response
     }
 
@@ -171,6 +312,7 @@ where
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let request = self.events.as_ref().map(|_| post_request(&message));
         let response = self
             .inner
             .post_message_with_response_limits(
@@ -183,6 +325,7 @@ where
             )
             .await;
         self.slot.note(&response);
+        self.told(|| request.unwrap_or_default(), &response, post_answer);
         response
     }
 
@@ -193,9 +336,16 @@ where
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), StreamableHttpError<Self::Error>> {
-        self.inner
+        let deleted = self
+            .inner
             .delete_session(uri, session_id, auth_header, custom_headers)
-            .await
+            .await;
+        self.told(
+            || "DELETE".to_owned(),
+            &deleted,
+            |_| (None, "session ended".into()),
+        );
+        deleted
     }
 
     async fn get_stream(
@@ -239,16 +389,22 @@ where
 
 impl<C> SessionIdClient<C> {
     /// Opens an event stream with `open` after the pacer's wait, and watches it.
-    async fn paced<E>(
+    async fn paced<E: std::error::Error + Send + Sync + 'static>(
         &self,
-        open: impl Future<Output = Result<SseStream, E>>,
-    ) -> Result<SseStream, E> {
+        open: impl Future<Output = Result<SseStream, StreamableHttpError<E>>>,
+    ) -> Result<SseStream, StreamableHttpError<E>> {
         let wait = self.pacer.before_open();
         if !wait.is_zero() {
             tracing::debug!(?wait, "event stream re-opened too often: waiting");
             tokio::time::sleep(wait).await;
         }
-        match open.await {
+        let opened = open.await;
+        self.told(
+            || "GET".to_owned(),
+            &opened,
+            |_| (None, "text/event-stream".into()),
+        );
+        match opened {
             Ok(stream) => {
                 self.pacer.opened();
                 Ok(self.pacer.watch(stream))

@@ -171,19 +171,25 @@ impl HttpConnector {
             StreamPacer::new(move || events.stream_reopened())
         };
         let generations = self.generations;
+        #[cfg(feature = "tls")]
+        let certificate = super::tls_certificate::CertificateSlot::default();
         let serve = async {
             #[cfg(feature = "oauth")]
             if let Some(oauth) = &self.oauth {
                 let http =
-                    SessionIdClient::new(oauth.client().await?, session_id.clone(), pacer.clone());
+                    SessionIdClient::new(oauth.client().await?, session_id.clone(), pacer.clone())
+                        .telling(&events);
                 let transport = StreamableHttpClientTransport::with_client(http, config);
                 let quiet = Quiet::new(transport, server.clone());
                 return Ok(
                     handshake_offering(generations, client, quiet, lifecycle::PROBE_WAIT).await,
                 );
             }
+            #[cfg(feature = "tls")]
+            let http = session_id::http_client_noting(server, certificate.clone())?;
+            #[cfg(not(feature = "tls"))]
             let http = session_id::default_http_client(server)?;
-            let http = SessionIdClient::new(http, session_id.clone(), pacer);
+            let http = SessionIdClient::new(http, session_id.clone(), pacer).telling(&events);
             let transport = StreamableHttpClientTransport::with_client(http, config);
             let quiet = Quiet::new(transport, server.clone());
             Ok::<_, ConnectError>(
@@ -194,9 +200,14 @@ impl HttpConnector {
             Ok(Err(early)) => Err(early),
             Ok(Ok(Ok(running))) => {
                 let running = lifecycle::accept(server, running)?;
+                #[cfg(feature = "tls")]
+                let tls_certificate_expiry = certificate.not_after();
+                #[cfg(not(feature = "tls"))]
+                let tls_certificate_expiry = None;
                 Ok(Arc::new(
                     RmcpSession::start(running, None, events, endpoint(self.url.expose()))
                         .with_session_id(session_id)
+                        .with_tls_certificate_expiry(tls_certificate_expiry)
                         .answered_by(answerer),
                 ))
             }

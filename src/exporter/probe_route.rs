@@ -127,8 +127,9 @@ fn debug_log(request: &ProbeRequest, answer: &crate::probe::ProbeAnswer) -> Stri
             .as_deref()
             .map_or_else(|| "default".into(), crate::secret::escape_controls)
     );
+    let target = crate::probe::ProbeTarget::parse(&request.target).ok();
     for phase in &outcome.phases {
-        let _ = writeln!(
+        let _ = write!(
             log,
             "phase {:<10} started at {:>6} ms, took {:>6} ms: {}",
             phase.name,
@@ -136,9 +137,33 @@ fn debug_log(request: &ProbeRequest, answer: &crate::probe::ProbeAnswer) -> Stri
             phase.duration.as_millis(),
             if phase.ok { "ok" } else { "failed" }
         );
+        match &phase.detail {
+            Some(detail) => {
+                let _ = writeln!(log, " ({})", crate::secret::escape_controls(detail));
+            }
+            None => log.push('\n'),
+        }
+        // Plain HTTP has no TLS phase: said where it would have been.
+        if phase.name == "connect" && phase.ok && target.as_ref().is_some_and(|t| !t.is_https()) {
+            let _ = writeln!(log, "phase tls        not applicable: plain http, no TLS");
+        }
     }
     if outcome.phases.is_empty() {
         let _ = writeln!(log, "no phase started: the deadline came first");
+    }
+    for answer in &outcome.http_answers {
+        let _ = writeln!(
+            log,
+            "http {}",
+            crate::secret::escape_controls(&answer.to_string())
+        );
+    }
+    if let Some(not_after) = outcome.tls_certificate_expiry {
+        let _ = writeln!(
+            log,
+            "tls certificate: the leaf certificate is valid until {} (notAfter, Unix {not_after})",
+            crate::probe::unix_time(not_after)
+        );
     }
     if let Some(identity) = &outcome.identity {
         let _ = writeln!(

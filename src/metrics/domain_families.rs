@@ -45,6 +45,7 @@ pub(crate) struct Families {
     pub(crate) server_info: Arc<Family<IntGauge>>,
     pub(crate) credential_expiry: Arc<Family<Gauge>>,
     pub(crate) next_attempt: Arc<Family<Gauge>>,
+    pub(crate) tls_certificate_expiry: Arc<Family<Gauge>>,
     pub(crate) operation: Arc<Family<Histogram>>,
     /// The OpenTelemetry histograms the handles record into too, when a meter was given.
     #[cfg(feature = "otel-metrics")]
@@ -199,6 +200,11 @@ impl Families {
                 "Unix time the next connection attempt to a server that is not ready is due.",
                 SERVER,
             )?,
+            tls_certificate_expiry: plain(
+                TLS_CERTIFICATE_EXPIRY_TIMESTAMP_SECONDS,
+                "Unix time the leaf TLS certificate the server presented expires (notAfter), for HTTPS servers.",
+                SERVER,
+            )?,
             operation: histogram(
                 MCP_CLIENT_OPERATION_DURATION_SECONDS,
                 "Duration of MCP client operations (OpenTelemetry MCP semantic conventions).",
@@ -244,6 +250,7 @@ impl Families {
             c(&self.server_info, owner),
             c(&self.credential_expiry, owner),
             c(&self.next_attempt, owner),
+            c(&self.tls_certificate_expiry, owner),
             c(&self.operation, owner),
         ]
     }
@@ -293,6 +300,7 @@ impl Families {
             &*self.server_info,
             &*self.credential_expiry,
             &*self.next_attempt,
+            &*self.tls_certificate_expiry,
             &*self.operation,
         ];
         all.sort_by_key(|f| f.name());
@@ -345,6 +353,7 @@ impl Families {
             + self.server_info.remove_where(LABEL_SERVER, server)
             + self.credential_expiry.remove_where(LABEL_SERVER, server)
             + self.next_attempt.remove_where(LABEL_SERVER, server)
+            + self.tls_certificate_expiry.remove_where(LABEL_SERVER, server)
             + self.operation.remove_where(LABEL_SERVER, server)
     }
 }

@@ -15,7 +15,7 @@ use crate::util::RwLockExt as _;
 /// | `StreamReopened` | `mcp_readiness_stream_reopens_total` + 1 |
 /// | `CooldownRejection` | `mcp_readiness_cooldown_rejections_total` + 1 |
 /// | `ToolsChanged` | `mcp_readiness_server_tools` = count |
-/// | `Endpoint` | nothing on the scrape; over OTLP, `network.transport`, `server.address` and `server.port` of the server's later `mcp.client.operation.duration` series |
+/// | `Endpoint` | `mcp_readiness_tls_certificate_expiry_timestamp_seconds` = the connection's leaf certificate's notAfter (no series when it is not over TLS); over OTLP, `network.transport`, `server.address` and `server.port` of the server's later `mcp.client.operation.duration` series |
 /// | `Handshake` | `mcp_readiness_server_info{protocol_version, server_name, server_version}` = 1; the server's earlier series goes; over OTLP, `mcp.protocol.version` of its later operation series |
 /// | `CredentialsExpire` | `mcp_readiness_credential_expiry_timestamp_seconds{credential, renewable}`: one series per known expiry; the server's others go away |
 /// | `NextAttempt` | `mcp_readiness_server_next_attempt_timestamp_seconds` = now + `after`; the series goes away with `None` |
@@ -75,6 +75,7 @@ impl EventSink for Metrics {
             }
             ConnectionEvent::Endpoint { server, endpoint } => {
                 self.configured_server(server).set_endpoint(endpoint);
+                self.set_tls_certificate_expiry(server, endpoint.tls_certificate_expiry);
             }
             ConnectionEvent::Handshake { server, identity } => {
                 self.set_server_info(server, identity);
@@ -104,6 +105,20 @@ impl Metrics {
         fam.server_info
             .remove_where(super::names::LABEL_SERVER, server);
         fam.set_server_info(server, identity);
+    }
+
+    /// `mcp_readiness_tls_certificate_expiry_timestamp_seconds` of `server`: the certificate of
+    /// its newest connection, or no series when that connection was not over TLS.
+    fn set_tls_certificate_expiry(&self, server: &str, not_after: Option<i64>) {
+        let family = &self.inner.fam.tls_certificate_expiry;
+        match not_after {
+            // Unix seconds of a certificate fit an f64 exactly (well below 2^53).
+            #[allow(clippy::cast_precision_loss)]
+            Some(not_after) => family.get_or_create(&[server]).set(not_after as f64),
+            None => {
+                family.remove_where(super::names::LABEL_SERVER, server);
+            }
+        }
     }
 
     fn now_unix_seconds(&self) -> f64 {

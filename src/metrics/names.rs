@@ -62,6 +62,12 @@ pub const CREDENTIAL_EXPIRY_TIMESTAMP_SECONDS: &str =
 /// series while none is waiting for a time.
 pub const SERVER_NEXT_ATTEMPT_TIMESTAMP_SECONDS: &str =
     "mcp_readiness_server_next_attempt_timestamp_seconds";
+/// Gauge {`server`}: Unix time the leaf TLS certificate the server presented expires (its
+/// notAfter): for a supervised HTTPS server, set at each successful connect; on a `/probe`
+/// answer over HTTPS. No series for plain HTTP or stdio. `MCPServerTLSCertificateExpiring`
+/// watches it.
+pub const TLS_CERTIFICATE_EXPIRY_TIMESTAMP_SECONDS: &str =
+    "mcp_readiness_tls_certificate_expiry_timestamp_seconds";
 /// Histogram {`mcp_method_name`, `gen_ai_tool_name`, `error_type`, `server`}: the OpenTelemetry
 /// MCP semantic-convention client operation duration.
 pub const MCP_CLIENT_OPERATION_DURATION_SECONDS: &str = "mcp_client_operation_duration_seconds";
@@ -71,7 +77,8 @@ pub const PROBE_SUCCESS: &str = "mcp_readiness_probe_success";
 /// Gauge (no labels), on a `/probe` answer only: how long the probe took, in seconds.
 pub const PROBE_DURATION_SECONDS: &str = "mcp_readiness_probe_duration_seconds";
 /// Gauge {`phase`}, on a `/probe` answer only: how long each phase of the probe took that it
-/// measured (`handshake`: the connection and `initialize`; `tools_list`).
+/// measured: `resolve` (the host's addresses), `connect` (TCP), `tls` (HTTPS only), `handshake`
+/// (the HTTP client's own connection and the MCP `server/discover` or `initialize`), `tools_list`.
 pub const PROBE_PHASE_DURATION_SECONDS: &str = "mcp_readiness_probe_phase_duration_seconds";
 
 /// Gauge (no labels), in the recorder's own registry only (`Metrics::new`, `serve`): Unix time
@@ -80,7 +87,7 @@ pub const PROCESS_START_TIME_SECONDS: &str = "process_start_time_seconds";
 
 /// Every metric name this crate registers (the `/probe` answer's own two, [`PROBE_SUCCESS`] and
 /// [`PROBE_DURATION_SECONDS`], are not registered: they exist on probe answers only), in the order of DESIGN.md's table.
-pub const ALL: [&str; 24] = [
+pub const ALL: [&str; 25] = [
     SERVER_STATE,
     SERVER_STATE_CHANGED_TIMESTAMP_SECONDS,
     SERVER_TOOLS,
@@ -104,6 +111,7 @@ pub const ALL: [&str; 24] = [
     SERVER_INFO,
     CREDENTIAL_EXPIRY_TIMESTAMP_SECONDS,
     SERVER_NEXT_ATTEMPT_TIMESTAMP_SECONDS,
+    TLS_CERTIFICATE_EXPIRY_TIMESTAMP_SECONDS,
     MCP_CLIENT_OPERATION_DURATION_SECONDS,
 ];
 

@@ -175,6 +175,7 @@ impl OtelInstruments {
         observe(meter, &fam.server_info);
         observe(meter, &fam.credential_expiry);
         observe(meter, &fam.next_attempt);
+        observe(meter, &fam.tls_certificate_expiry);
         OtelInstruments {
             resolve_wait: histogram(meter, &fam.resolve_wait, &WAIT_BUCKETS),
             connect_duration: histogram(meter, &fam.connect_duration, &WAIT_BUCKETS),

@@ -11,7 +11,8 @@
 //! | `mcp_readiness_connects_total{server, result}` | this exporter's probes of this server, by result (the evidence `MCPServerAbsent` needs) |
 //! | `mcp_readiness_probe_success` | 1 if `ready`, else 0 |
 //! | `mcp_readiness_probe_duration_seconds` | how long the probe took |
-//! | `mcp_readiness_probe_phase_duration_seconds{phase}` | how long each phase took that the probe went through: `handshake` (resolution, connection, TLS and `initialize`, as the HTTP client makes them), `tools_list` |
+//! | `mcp_readiness_probe_phase_duration_seconds{phase}` | how long each phase took that the probe went through: `resolve`, `connect`, `tls` (HTTPS only), `handshake` (the HTTP client's own connection and `initialize`), `tools_list` |
+//! | `mcp_readiness_tls_certificate_expiry_timestamp_seconds{server}` | over HTTPS: the leaf certificate's notAfter |
 
 use crate::exposition::{Encode, Family, Gauge};
 use crate::metrics::Families;
@@ -85,6 +86,14 @@ pub(crate) fn render(
             .set(phase.duration.as_secs_f64());
     }
 
+    if let Some(not_after) = outcome.tls_certificate_expiry {
+        // Unix seconds of a certificate fit an f64 exactly (well below 2^53).
+        #[allow(clippy::cast_precision_loss)]
+        fam.tls_certificate_expiry
+            .get_or_create(&[server])
+            .set(not_after as f64);
+    }
+
     let mut families: Vec<&dyn Encode> = fam.sorted();
     families.push(&success);
     families.push(&duration);
@@ -124,14 +133,18 @@ mod tests {
                     started: Duration::ZERO,
                     duration: Duration::from_millis(1200),
                     ok: true,
+                    detail: None,
                 },
                 super::super::outcome::ProbePhase {
                     name: "tools_list",
                     started: Duration::from_millis(1200),
                     duration: Duration::from_millis(250),
                     ok: true,
+                    detail: None,
                 },
             ],
+            tls_certificate_expiry: Some(1_800_000_000),
+            http_answers: Vec::new(),
         };
         let mut connects = [0; ConnectResult::ALL.len()];
         connects[0] = 2;
@@ -146,11 +159,12 @@ mod tests {
             "mcp_readiness_probe_duration_seconds 1.5",
             r#"mcp_readiness_probe_phase_duration_seconds{phase="handshake"} 1.2"#,
             r#"mcp_readiness_probe_phase_duration_seconds{phase="tools_list"} 0.25"#,
+            r#"mcp_readiness_tls_certificate_expiry_timestamp_seconds{server="api"} 1800000000"#,
         ] {
             assert!(text.lines().any(|l| l == line), "no `{line}` in:\n{text}");
         }
         let samples: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
-        assert_eq!(samples.len(), 4 + 1 + 1 + 1 + 2 + 2, "{text}");
+        assert_eq!(samples.len(), 4 + 1 + 1 + 1 + 2 + 2 + 1, "{text}");
         assert!(!text.contains("build_info"), "{text}");
         let names: Vec<&str> = text
             .lines()

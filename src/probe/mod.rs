@@ -25,11 +25,13 @@
 mod answer;
 mod history;
 mod outcome;
+mod phases;
 mod probe_config;
 mod prober;
 mod target_pattern;
 
 pub use outcome::{ProbeOutcome, ProbePhase};
+pub(crate) use phases::unix_time;
 pub use probe_config::{ProbeConfig, ProbeModule};
 pub use prober::{
     MAX_QUEUE_WAIT, ProbeAnswer, ProbeRefusal, ProbeRequest, ProbeSetupError, Prober,

@@ -31,14 +31,20 @@ pub struct ProbeOutcome {
     /// The phases the probe went through, in order, each with its start and duration
     /// (`mcp_readiness_probe_phase_duration_seconds{phase}`).
     pub phases: Vec<ProbePhase>,
+    /// The notAfter (Unix seconds) of the leaf certificate an `https://` target presented
+    /// (`mcp_readiness_tls_certificate_expiry_timestamp_seconds`); noted even when the
+    /// certificate was refused (expired, untrusted).
+    pub tls_certificate_expiry: Option<i64>,
+    /// Every HTTP answer the target gave the MCP handshake and `tools/list`, in order.
+    pub http_answers: Vec<crate::client::HttpAnswer>,
 }
 
-/// One phase of a probe: `handshake` (name resolution, connection, TLS and `initialize`, as the
-/// HTTP client makes them) or `tools_list`.
+/// One phase of a probe: `resolve`, `connect`, `tls` (HTTPS only), `handshake` (the HTTP
+/// client's own connection and `server/discover` or `initialize`) or `tools_list`.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ProbePhase {
-    /// `handshake` or `tools_list`.
+    /// `resolve`, `connect`, `tls`, `handshake` or `tools_list`.
     pub name: &'static str,
     /// When it started, from the probe's start (waiting for a turn included).
     pub started: Duration,
@@ -46,6 +52,9 @@ pub struct ProbePhase {
     pub duration: Duration,
     /// Whether it finished and succeeded.
     pub ok: bool,
+    /// What a person should read of it (the addresses found, where it connected, the TLS
+    /// version and the certificate's end, or why it failed); never a credential.
+    pub detail: Option<String>,
 }
 
 impl ProbeOutcome {

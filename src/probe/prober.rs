@@ -13,7 +13,8 @@ use tokio::time::Instant;
 
 use super::answer;
 use super::history::ConnectHistory;
-use super::outcome::{ProbeOutcome, ProbePhase, state_of_failure};
+use super::outcome::{ProbeOutcome, state_of_failure};
+use super::phases::{PhaseClock, reach};
 use super::probe_config::{ProbeConfig, ProbeModule};
 use super::target_pattern::ProbeTarget;
 use crate::State;
@@ -257,7 +258,7 @@ impl Prober {
             &server,
             remaining,
         )?;
-        let mut outcome = attempt(&connector, remaining, started).await;
+        let mut outcome = attempt(&connector, &target, remaining, started).await;
         outcome.duration = started.elapsed();
         let key = format!(
             "{}\n{}\n{server}",
@@ -322,25 +323,28 @@ impl Prober {
     }
 }
 
-/// One handshake and one `tools/list` within `deadline`, classified, each phase timed from the
-/// probe's start `probe_started`.
+/// The most HTTP answers one probe's log keeps.
+const MAX_HTTP_ANSWERS: usize = 32;
+
+/// The probe's own resolution, connection and TLS handshake, then one MCP handshake and one
+/// `tools/list` through `connector`, within `deadline`, classified; each phase timed from the
+/// probe's start `probe_started` (see `phases.rs`).
 async fn attempt(
     connector: &HttpConnector,
+    target: &ProbeTarget,
     deadline: Duration,
     probe_started: Instant,
 ) -> ProbeOutcome {
-    let phase = std::sync::Mutex::new(None::<(&'static str, Instant)>);
-    let phases = std::sync::Mutex::new(Vec::<ProbePhase>::new());
-    let begin = |name| *phase.lock_unpoisoned() = Some((name, Instant::now()));
-    let end = |ok| {
-        if let Some((name, at)) = phase.lock_unpoisoned().take() {
-            phases.lock_unpoisoned().push(ProbePhase {
-                name,
-                started: at.duration_since(probe_started),
-                duration: at.elapsed(),
-                ok,
-            });
-        }
+    let clock = PhaseClock::new(probe_started);
+    let answers = Arc::new(Mutex::new(Vec::new()));
+    let events = {
+        let answers = answers.clone();
+        SessionEvents::ignore().on_http_answer(move |answer| {
+            let mut answers = answers.lock_unpoisoned();
+            if answers.len() < MAX_HTTP_ANSWERS {
+                answers.push(answer);
+            }
+        })
     };
     let mut outcome = ProbeOutcome {
         state: State::Connecting,
@@ -351,11 +355,17 @@ async fn attempt(
         expiries: Vec::new(),
         duration: Duration::ZERO,
         phases: Vec::new(),
+        tls_certificate_expiry: None,
+        http_answers: Vec::new(),
     };
     let run = async {
-        begin("handshake");
-        let connected = connector.connect(SessionEvents::ignore()).await;
-        end(connected.is_ok());
+        outcome.tls_certificate_expiry = reach(target, &clock).await.tls_certificate_expiry;
+        clock.begin("handshake");
+        let connected = connector.connect(events).await;
+        clock.end(
+            connected.is_ok(),
+            connected.as_ref().err().map(|e| e.message.clone()),
+        );
         let session = match connected {
             Ok(session) => session,
             Err(error) => {
@@ -368,9 +378,12 @@ async fn attempt(
         outcome.identity = session.identity();
         // The handshake is done; the tool list decides `ready`.
         outcome.reason = Some("the server did not answer tools/list in time".into());
-        begin("tools_list");
+        clock.begin("tools_list");
         let listed = session.list_tools().await;
-        end(listed.is_ok());
+        clock.end(
+            listed.is_ok(),
+            listed.as_ref().ok().map(|tools| format!("{} tools", tools.len())),
+        );
         session.shutdown();
         match listed {
             Ok(tools) => {
@@ -395,14 +408,25 @@ async fn attempt(
         }
     };
     if tokio::time::timeout(deadline, run).await.is_err() && outcome.reason.is_none() {
-        outcome.reason = Some(format!(
-            "the handshake was still running at the probe's deadline ({} ms)",
-            deadline.as_millis()
-        ));
+        outcome.reason = Some(match clock.running() {
+            Some(phase @ ("resolve" | "connect" | "tls")) => format!(
+                "the {} was still running at the probe's deadline ({} ms): the network or \
+                 the MCP server's host does not answer",
+                match phase {
+                    "resolve" => "name resolution",
+                    "connect" => "TCP connection",
+                    _ => "TLS handshake",
+                },
+                deadline.as_millis()
+            ),
+            _ => format!(
+                "the handshake was still running at the probe's deadline ({} ms)",
+                deadline.as_millis()
+            ),
+        });
     }
-    // A phase still running at the deadline counts until then.
-    end(false);
-    outcome.phases = phases.into_inner().unwrap_or_else(|e| e.into_inner());
+    outcome.phases = clock.finish();
+    outcome.http_answers = std::mem::take(&mut *answers.lock_unpoisoned());
     if let Some(credentials) = connector.credentials() {
         outcome.expiries = credentials.borrow().expiries.clone();
     }

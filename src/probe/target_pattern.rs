@@ -248,7 +248,20 @@ impl ProbeTarget {
         )
     }
 
-    fn port(&self) -> u16 {
+    /// Whether the target is `https://`.
+    pub(crate) fn is_https(&self) -> bool {
+        self.url.scheme() == "https"
+    }
+
+    /// The host to resolve or connect to: a name, or an IP address (IPv6 without brackets).
+    pub(crate) fn host(&self) -> &str {
+        let host = self.url.host_str().unwrap_or_default();
+        host.strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host)
+    }
+
+    pub(crate) fn port(&self) -> u16 {
         self.url
             .port_or_known_default()
             .unwrap_or_else(|| default_port(self.url.scheme()))

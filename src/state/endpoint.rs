@@ -28,6 +28,10 @@ pub struct ServerEndpoint {
     pub address: Option<Arc<str>>,
     /// `server.port`: the URL's port, or its scheme's default; `None` without an address.
     pub port: Option<u16>,
+    /// The notAfter (Unix seconds) of the leaf certificate the connection's TLS handshake was
+    /// made with (`mcp_readiness_tls_certificate_expiry_timestamp_seconds`); `None` for plain
+    /// HTTP, a stdio child, or a connector that does not say.
+    pub tls_certificate_expiry: Option<i64>,
 }
 
 impl ServerEndpoint {
@@ -42,6 +46,7 @@ impl ServerEndpoint {
             transport,
             address: None,
             port: None,
+            tls_certificate_expiry: None,
         }
     }
 
@@ -52,6 +57,7 @@ impl ServerEndpoint {
             transport: "tcp",
             address: Some(address.into()),
             port: Some(port),
+            tls_certificate_expiry: None,
         }
     }
 }

@@ -271,7 +271,10 @@ impl Machine {
     /// `g`.
     pub(crate) fn connected(&mut self, session: Arc<dyn Session>, tools: Vec<String>) -> u64 {
         let announce = Announce {
-            endpoint: Some(self.endpoint.clone()),
+            endpoint: Some(crate::state::ServerEndpoint {
+                tls_certificate_expiry: session.tls_certificate_expiry(),
+                ..self.endpoint.clone()
+            }),
             identity: session.identity(),
             tools: tools.len(),
             reconnect: self.generation > 0,

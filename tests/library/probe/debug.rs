@@ -64,7 +64,13 @@ async fn a_debug_probe_of_a_server_refusing_the_token_says_why_in_its_log_then_i
         .lines()
         .find(|l| l.starts_with("phase handshake"))
         .unwrap_or_else(|| panic!("no handshake phase:\n{log}"));
-    assert!(handshake.ends_with("failed"), "{handshake}");
+    assert!(handshake.contains(": failed ("), "{handshake}");
+    // The target's own answer: its status, as the HTTP client saw it.
+    assert!(
+        log.lines()
+            .any(|l| l.starts_with("http POST ") && l.contains("-> HTTP 401")),
+        "{log}"
+    );
     assert!(
         handshake.contains("started at") && handshake.contains("took"),
         "{handshake}"
@@ -124,8 +130,32 @@ async fn a_debug_probe_of_a_ready_server_times_the_handshake_and_the_tool_list()
         .filter_map(|l| l.strip_prefix("phase "))
         .map(|l| l.split_whitespace().next().unwrap())
         .collect();
-    assert_eq!(phases, ["handshake", "tools_list"], "{body}");
-    for phase in ["handshake", "tools_list"] {
+    assert_eq!(
+        phases,
+        ["resolve", "connect", "tls", "handshake", "tools_list"],
+        "{body}"
+    );
+    assert!(
+        body.contains("phase resolve    started at")
+            && body.contains("127.0.0.1 is an IP address: nothing to resolve"),
+        "{body}"
+    );
+    assert!(
+        body.contains("phase tls        not applicable: plain http, no TLS"),
+        "{body}"
+    );
+    assert!(
+        body.lines()
+            .any(|l| l.starts_with("http POST tools/list -> HTTP 2xx ")),
+        "{body}"
+    );
+    // Plain http: no TLS series, no certificate.
+    assert!(!body.contains(r#"phase="tls""#), "{body}");
+    assert!(
+        !body.contains("mcp_readiness_tls_certificate_expiry_timestamp_seconds"),
+        "{body}"
+    );
+    for phase in ["resolve", "connect", "handshake", "tools_list"] {
         let seconds = sample(
             &body,
             &format!("mcp_readiness_probe_phase_duration_seconds{{phase=\"{phase}\"}}"),
