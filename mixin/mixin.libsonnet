@@ -12,6 +12,7 @@
 + (import 'rules.libsonnet')
 + (import 'alerts.libsonnet')
 + (import 'forecast.libsonnet')
++ (import 'tls.libsonnet')
 + (import 'dashboards/dashboards.libsonnet')
 + {
   prometheusRule:: {

@@ -156,8 +156,8 @@ fn failed_answer<E: std::error::Error + Send + Sync + 'static>(
             },
         ),
         StreamableHttpError::Client(inner) => {
-            let reqwest = (inner as &(dyn std::error::Error + 'static))
-                .downcast_ref::<reqwest::Error>();
+            let reqwest =
+                (inner as &(dyn std::error::Error + 'static)).downcast_ref::<reqwest::Error>();
             match reqwest.and_then(reqwest::Error::status) {
                 Some(status) => (Some(status.as_u16()), String::new()),
                 None if reqwest.is_some_and(reqwest::Error::is_connect) => {

@@ -353,7 +353,9 @@ impl Families {
             + self.server_info.remove_where(LABEL_SERVER, server)
             + self.credential_expiry.remove_where(LABEL_SERVER, server)
             + self.next_attempt.remove_where(LABEL_SERVER, server)
-            + self.tls_certificate_expiry.remove_where(LABEL_SERVER, server)
+            + self
+                .tls_certificate_expiry
+                .remove_where(LABEL_SERVER, server)
             + self.operation.remove_where(LABEL_SERVER, server)
     }
 }

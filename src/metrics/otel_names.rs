@@ -71,7 +71,7 @@ use InstrumentKind::{Counter, Gauge, Histogram};
 pub const MCP_CLIENT_OPERATION_DURATION: &str = "mcp.client.operation.duration";
 
 /// Every instrument, in the order of [`names::ALL`].
-pub const ALL: [Instrument; 24] = [
+pub const ALL: [Instrument; 25] = [
     i(
         "mcp_readiness.server.state",
         "{state}",
@@ -199,6 +199,12 @@ pub const ALL: [Instrument; 24] = [
         "s",
         Gauge,
         names::SERVER_NEXT_ATTEMPT_TIMESTAMP_SECONDS,
+    ),
+    i(
+        "mcp_readiness.tls.certificate.expiry.timestamp",
+        "s",
+        Gauge,
+        names::TLS_CERTIFICATE_EXPIRY_TIMESTAMP_SECONDS,
     ),
     i(
         MCP_CLIENT_OPERATION_DURATION,

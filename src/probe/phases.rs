@@ -90,16 +90,15 @@ pub(crate) async fn reach(target: &ProbeTarget, clock: &PhaseClock) -> Reached {
         match tokio::net::lookup_host((host, port)).await {
             Ok(found) => {
                 let found: Vec<SocketAddr> = found.collect();
-                clock.end(
-                    !found.is_empty(),
-                    Some(format!("{host}: {}", list(&found))),
-                );
+                clock.end(!found.is_empty(), Some(format!("{host}: {}", list(&found))));
                 found
             }
             Err(error) => {
                 clock.end(
                     false,
-                    Some(format!("{host} could not be resolved (the network's DNS): {error}")),
+                    Some(format!(
+                        "{host} could not be resolved (the network's DNS): {error}"
+                    )),
                 );
                 return reached;
             }
@@ -208,7 +207,11 @@ fn list(addresses: &[SocketAddr]) -> String {
     if addresses.is_empty() {
         return "no address".into();
     }
-    let shown: Vec<String> = addresses.iter().take(4).map(|a| a.ip().to_string()).collect();
+    let shown: Vec<String> = addresses
+        .iter()
+        .take(4)
+        .map(|a| a.ip().to_string())
+        .collect();
     let more = addresses.len().saturating_sub(4);
     if more > 0 {
         format!("{} and {more} more", shown.join(", "))

@@ -382,7 +382,10 @@ async fn attempt(
         let listed = session.list_tools().await;
         clock.end(
             listed.is_ok(),
-            listed.as_ref().ok().map(|tools| format!("{} tools", tools.len())),
+            listed
+                .as_ref()
+                .ok()
+                .map(|tools| format!("{} tools", tools.len())),
         );
         session.shutdown();
         match listed {

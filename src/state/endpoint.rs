@@ -50,6 +50,20 @@ impl ServerEndpoint {
         }
     }
 
+    /// The same endpoint, reached with a TLS certificate whose notAfter is `not_after` (Unix
+    /// seconds; `None`: not over TLS).
+    ///
+    /// ```
+    /// use mcp_readiness::state::ServerEndpoint;
+    ///
+    /// let https = ServerEndpoint::network("mcp.example.com", 443).with_tls_certificate_expiry(Some(1_925_078_400));
+    /// assert_eq!(https.tls_certificate_expiry, Some(1_925_078_400));
+    /// ```
+    pub fn with_tls_certificate_expiry(mut self, not_after: Option<i64>) -> Self {
+        self.tls_certificate_expiry = not_after;
+        self
+    }
+
     /// A network server at `address:port` over TCP (streamable HTTP). An IPv6 address is given
     /// without brackets.
     pub fn network(address: impl Into<Arc<str>>, port: u16) -> Self {

@@ -74,6 +74,7 @@ fn every_metric_of_the_design_table_is_exposed_with_its_type() {
         (names::SERVER_INFO, "gauge"),
         (names::CREDENTIAL_EXPIRY_TIMESTAMP_SECONDS, "gauge"),
         (names::SERVER_NEXT_ATTEMPT_TIMESTAMP_SECONDS, "gauge"),
+        (names::TLS_CERTIFICATE_EXPIRY_TIMESTAMP_SECONDS, "gauge"),
         (names::MCP_CLIENT_OPERATION_DURATION_SECONDS, "histogram"),
     ];
     assert_eq!(want.len(), names::ALL.len());

@@ -76,6 +76,12 @@ pub(crate) fn scenario() -> Metrics {
         count: 3,
     });
     metrics.on_event(&handshake("files", "2025-11-25"));
+    // files is reached over HTTPS: its certificate ends on 2031-01-02.
+    metrics.on_event(&ConnectionEvent::Endpoint {
+        server: "files".into(),
+        endpoint: mcp_readiness::state::ServerEndpoint::network("files.example.com", 443)
+            .with_tls_certificate_expiry(Some(1_925_078_400)),
+    });
     // github: its token was revoked.
     metrics.on_event(&added("github", State::Connecting));
     // Its OAuth access token renews itself; its refresh token does not.

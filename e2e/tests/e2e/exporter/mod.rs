@@ -12,6 +12,7 @@ mod forecast;
 mod scraped_by_prometheus;
 mod serve;
 mod status_api;
+mod tls;
 
 use mcp_readiness_fixtures as common;
 
