@@ -10,7 +10,7 @@
 //! verdict, as on a supervised server.
 
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -156,7 +156,7 @@ async fn tls(host: &str, stream: tokio::net::TcpStream, clock: &PhaseClock) -> O
         clock.end(false, Some(format!("{host} is not a TLS server name")));
         return None;
     };
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
     match connector.connect(name, stream).await {
         Ok(tls) => {
             let version = tls
