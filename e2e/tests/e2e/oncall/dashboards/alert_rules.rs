@@ -19,7 +19,7 @@ fn only_the_six_action_alerts_carry_an_action_and_every_alert_has_a_severity_and
     let rules = alert_rules();
     assert_eq!(
         rules.len(),
-        21,
+        23,
         "{:?}",
         rules.iter().map(|r| &r.0).collect::<Vec<_>>()
     );
@@ -51,6 +51,9 @@ fn only_the_six_action_alerts_carry_an_action_and_every_alert_has_a_severity_and
                     "MCPCredentialExpiringSoon",
                     "MCPCredentialExpiresBeforeNextRun",
                     "MCPToolCallsFailing",
+                    // A server's TLS certificate within a week of its end: critical to the
+                    // server's operator (mixin/tls.libsonnet), not to platform.
+                    "MCPServerTLSCertificateExpiring",
                 ]
                 .contains(&name.as_str()),
                 "{name}"

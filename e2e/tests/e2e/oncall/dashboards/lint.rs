@@ -227,5 +227,5 @@ fn every_rule_expression_parses_as_promql() {
             count += 1;
         }
     }
-    assert_eq!(count, 57, "36 recording rules and 21 alerts");
+    assert_eq!(count, 59, "36 recording rules and 23 alerts");
 }
