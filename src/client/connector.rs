@@ -163,8 +163,13 @@ pub struct HttpAnswer {
 impl fmt::Display for HttpAnswer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.status {
-            Some(status) => write!(f, "{} -> HTTP {status} {}", self.request, self.answer),
-            None => write!(f, "{} -> HTTP 2xx {}", self.request, self.answer),
+            Some(status) => write!(f, "{} -> HTTP {status}", self.request)?,
+            None => write!(f, "{} -> HTTP 2xx", self.request)?,
+        }
+        if self.answer.is_empty() {
+            Ok(())
+        } else {
+            write!(f, " {}", self.answer)
         }
     }
 }

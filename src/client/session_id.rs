@@ -433,6 +433,44 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_request_reads_as_its_status_or_the_content_type_never_a_body() {
+        use rmcp::transport::streamable_http_client::{AuthRequiredError, HttpStatusError};
+        type Failed = StreamableHttpError<std::io::Error>;
+        let shown = |error: Failed| {
+            let (status, answer) = failed_answer(&error);
+            HttpAnswer {
+                request: "POST initialize".into(),
+                status,
+                answer,
+            }
+            .to_string()
+        };
+        assert_eq!(
+            shown(Failed::AuthRequired(AuthRequiredError::new(
+                "Bearer realm=\"x\", secret-ish".into()
+            ))),
+            "POST initialize -> HTTP 401 with a WWW-Authenticate challenge"
+        );
+        assert_eq!(
+            shown(Failed::HttpStatus(HttpStatusError::new(
+                503,
+                Some("5".into())
+            ))),
+            "POST initialize -> HTTP 503"
+        );
+        assert_eq!(
+            shown(Failed::UnexpectedContentType(Some(
+                "text/html; charset=utf-8".into()
+            ))),
+            "POST initialize -> HTTP 2xx text/html, which is not MCP (refused)"
+        );
+        assert_eq!(
+            shown(Failed::SessionExpired),
+            "POST initialize -> HTTP 404 (session expired)"
+        );
+    }
+
+    #[test]
     fn the_slot_keeps_the_latest_session_id_a_response_carried() {
         let slot = SessionIdSlot::default();
         assert_eq!(slot.get(), None);
