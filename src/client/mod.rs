@@ -20,8 +20,9 @@
 //!   ([`ServerSpec`]) and why a configuration cannot be used ([`SpecError`]);
 //! - `stdio.rs` (a child process; `child_guard.rs` watches it for its exit and kills its group,
 //!   `child_streams.rs` reads its stdout and stderr safely) and `streamable_http.rs`
-//!   (`session_id.rs` for sessions, `retry_after.rs`, `stream_pacing.rs` for event-stream
-//!   re-opens, and OAuth with its credential store in `oauth/`): the rmcp connectors;
+//!   (`session_id.rs` for sessions and each HTTP answer, `retry_after.rs`, `stream_pacing.rs` for
+//!   event-stream re-opens, `tls_certificate.rs` for the TLS set-up and the server certificate's
+//!   notAfter, and OAuth with its credential store in `oauth/`): the rmcp connectors;
 //! - `rmcp_connector.rs`: connections made with your own rmcp client handler and transport
 //!   ([`RmcpConnector`]);
 //! - `rmcp_session.rs`: the session behind every rmcp connector; `lifecycle.rs`: both protocol

@@ -3,8 +3,10 @@
 //! `serve` (or on `exporter::probe_router`) makes one
 //! streamable-HTTP handshake and one `tools/list` against `target` and answers with that one
 //! server's series, named and labelled as the supervised ones (so the shipped alerts and
-//! dashboards read probe targets too), plus `mcp_readiness_probe_success` and
-//! `mcp_readiness_probe_duration_seconds`.
+//! dashboards read probe targets too), plus `mcp_readiness_probe_success`,
+//! `mcp_readiness_probe_duration_seconds`, `mcp_readiness_probe_phase_duration_seconds{phase}`
+//! (`resolve`, `connect`, `tls`, `handshake`, `tools_list`) and, over HTTPS,
+//! `mcp_readiness_tls_certificate_expiry_timestamp_seconds`.
 //!
 //! - A 401 (or a 403 with a challenge) reads `unauthenticated`; a refused connection, a DNS
 //!   failure or an endpoint that is not MCP `absent`; a handshake still running at the deadline,
@@ -17,7 +19,8 @@
 //!   wait (at most [`MAX_QUEUE_WAIT`]), and the rest are answered `503` at once.
 //!
 //! Files: `target_pattern.rs` (the allow-list), `probe_config.rs` (`readiness.probe`),
-//! `prober.rs` (admission and the attempt), `outcome.rs` (the state a probe found),
+//! `prober.rs` (admission and the attempt), `phases.rs` (the probe's own resolve, connect and
+//! TLS, each timed), `outcome.rs` (the state a probe found),
 //! `history.rs` (attempt counts per probed server, bounded), `answer.rs` (the exposition text).
 //!
 //! See `docs/probe.md` for the Prometheus side: `file_sd_configs`, relabeling and `hashmod`.

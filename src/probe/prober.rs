@@ -1,6 +1,6 @@
-//! [`Prober`]: one probe = one streamable-HTTP handshake and `tools/list` against a target on the
-//! allow-list, through the Hub's own [`HttpConnector`], within the scrape's deadline, bounded in
-//! number.
+//! [`Prober`]: one probe = the probe's own resolve, connect and TLS handshake (`phases.rs`), then
+//! one streamable-HTTP handshake and `tools/list` against a target on the allow-list, through the
+//! Hub's own [`HttpConnector`], within the scrape's deadline, bounded in number.
 
 use crate::util::MutexExt as _;
 use std::collections::HashMap;
