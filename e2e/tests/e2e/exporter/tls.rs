@@ -18,7 +18,12 @@ struct TestPki {
     /// The server's certificate and PKCS#8 key (DER), for the fixture.
     cert_der: PathBuf,
     key_der: PathBuf,
+    /// A certificate of the same CA and key that expired on 2020-01-01 ([`EXPIRED`]).
+    expired_der: PathBuf,
 }
+
+/// 2020-01-01T00:00:00Z: the notAfter of the expired certificate.
+const EXPIRED: f64 = 1_577_836_800.0;
 
 /// A test CA and a certificate it signed for `localhost` and `127.0.0.1`, valid until
 /// [`NOT_AFTER`].
@@ -40,11 +45,19 @@ fn pki(scratch: &Scratch) -> TestPki {
     let cert = leaf
         .signed_by(&key, &Issuer::from_params(&ca, &ca_key))
         .unwrap();
+    let mut old = leaf.clone();
+    old.not_before = date_time_ymd(2019, 1, 1);
+    old.not_after = date_time_ymd(2020, 1, 1);
+    let expired = old
+        .signed_by(&key, &Issuer::from_params(&ca, &ca_key))
+        .unwrap();
     let pki = TestPki {
         ca_pem: scratch.path("ca.pem"),
         cert_der: scratch.path("server.der"),
         key_der: scratch.path("server.key.der"),
+        expired_der: scratch.path("expired.der"),
     };
+    std::fs::write(&pki.expired_der, expired.der()).unwrap();
     std::fs::write(&pki.ca_pem, ca_cert.pem()).unwrap();
     std::fs::write(&pki.cert_der, cert.der()).unwrap();
     std::fs::write(&pki.key_der, key.serialize_der()).unwrap();
@@ -80,6 +93,16 @@ async fn an_https_mcp_server_is_explained_by_a_debug_probe_and_its_certificate_e
         RIGHT_TOKEN,
         &[
             ("FIXTURE_TLS_CERT", pki.cert_der.to_str().unwrap()),
+            ("FIXTURE_TLS_KEY", pki.key_der.to_str().unwrap()),
+        ],
+    )
+    .await;
+    let expired_scratch = Scratch::new("tls-e2e-expired");
+    let (_expired, expired_port) = common::configure::http_fixture_with_env(
+        &expired_scratch,
+        RIGHT_TOKEN,
+        &[
+            ("FIXTURE_TLS_CERT", pki.expired_der.to_str().unwrap()),
             ("FIXTURE_TLS_KEY", pki.key_der.to_str().unwrap()),
         ],
     )
@@ -200,7 +223,34 @@ async fn an_https_mcp_server_is_explained_by_a_debug_probe_and_its_certificate_e
         Some(NOT_AFTER),
         "{metrics}"
     );
-    for text in [&body, &refused] {
+    // An expired certificate: the TLS phase fails and says so; its end is exported all the same
+    // (the alert's "has expired"), and the verdict is the handshake's own: absent.
+    let expired_url = common::http::url_encode(&format!("https://127.0.0.1:{expired_port}/mcp"));
+    let expired = common::http::get(
+        &serve.addr,
+        &format!("/probe?target={expired_url}&debug=true"),
+    )
+    .await
+    .unwrap()
+    .ok_text();
+    let (log, metrics) = expired.split_once("\n\n").unwrap();
+    let tls = phase(&phases(log), "tls").to_owned();
+    assert!(
+        tls.contains(": failed (the TLS handshake failed")
+            && tls.contains("valid until 2020-01-01T00:00:00Z"),
+        "{log}"
+    );
+    assert!(log.contains("verdict: absent"), "{log}");
+    let probed = Scrape::parse(metrics);
+    assert_eq!(
+        probed.get(
+            "mcp_readiness_tls_certificate_expiry_timestamp_seconds",
+            &[("server", &format!("127.0.0.1:{expired_port}"))]
+        ),
+        Some(EXPIRED),
+        "{metrics}"
+    );
+    for text in [&body, &refused, &expired] {
         assert_no_token("a debug probe", text);
     }
 
