@@ -7,6 +7,8 @@ The provider approves every authorization request at once (a test has no human t
 issues short-lived access tokens and refresh tokens. Test-only endpoints:
 
 - POST /admin/revoke   revokes every token issued so far (the refresh tokens included);
+- POST /admin/revoke-refresh  revokes only the refresh tokens: the access tokens keep working
+                       until they expire, the next refresh is `invalid_grant`;
 - GET  /admin/stats    what was issued: counts, the last access token's expiry, every token value
                        (so the test can check that none leaks), the clients registered;
 - POST /admin/rotate-job-secret  gives the client-credentials client a new secret (the old one is
@@ -363,6 +365,11 @@ def main() -> None:
     @server.custom_route("/admin/revoke", methods=["POST"])
     async def revoke(request: Request):
         await provider.revoke_token(None)
+        return JSONResponse({"revoked": True})
+
+    @server.custom_route("/admin/revoke-refresh", methods=["POST"])
+    async def revoke_refresh(request: Request):
+        provider.refresh.clear()
         return JSONResponse({"revoked": True})
 
     @server.custom_route("/admin/stats", methods=["GET"])

@@ -286,6 +286,45 @@ pub trait Connector: Send + Sync + 'static {
         let _ = scope;
         Box::pin(std::future::ready(None))
     }
+
+    /// Renews now a credential the connector renews itself (an OAuth refresh token, client
+    /// credentials, a workload identity) whose access token expires before `at`, so that a grant
+    /// that stopped working is found now rather than when the token runs out (the pre-flight
+    /// does this for the next run, see
+    /// [`HubOptionsBuilder::renew_credentials_expiring_before`](crate::supervise::HubOptionsBuilder::renew_credentials_expiring_before)).
+    /// The supervisor calls it after a successful handshake and tool list. An error (result
+    /// [`ConnectResult::Unauthorized`]) means the authorization server refused the renewal, and
+    /// fails the attempt with its message (which says what to run);
+    /// [`Renewal::NotRenewed`] that it could not be asked. The default: nothing is renewed
+    /// ([`Renewal::NotDue`]).
+    fn renew_credentials_expiring_before(
+        &self,
+        at: std::time::SystemTime,
+    ) -> BoxFuture<'_, Result<Renewal, ConnectError>> {
+        let _ = at;
+        Box::pin(std::future::ready(Ok(Renewal::NotDue)))
+    }
+}
+
+/// What renewing a server's credentials ahead of the next run found
+/// ([`Connector::renew_credentials_expiring_before`], [`Hub::renewals`](crate::supervise::Hub::renewals)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Renewal {
+    /// Nothing the connector renews itself expires before then.
+    NotDue,
+    /// Renewed now; the new access token expires at `expires_at` when the authorization server
+    /// said.
+    Renewed {
+        /// When the new access token expires, if known.
+        expires_at: Option<std::time::SystemTime>,
+    },
+    /// The authorization server could not be asked (it did not answer, or answered with an
+    /// error of its own): the current token still works now, but nothing proves it can be
+    /// renewed before the next run. `reason` names the authorization server and what to check.
+    NotRenewed {
+        /// Why, for a person (no secrets).
+        reason: String,
+    },
 }
 
 impl fmt::Debug for dyn Connector {

@@ -94,7 +94,8 @@ pub(crate) mod tool_pages;
 pub(crate) use call_outcome::classify_service_error;
 #[cfg(feature = "hub")]
 pub use connector::{
-    AfterConnect, ConnectError, Connector, HttpAnswer, MAX_RETRY_AFTER, Session, SessionEvents,
+    AfterConnect, ConnectError, Connector, HttpAnswer, MAX_RETRY_AFTER, Renewal, Session,
+    SessionEvents,
 };
 #[cfg(feature = "hub")]
 pub use credential_expiry::CredentialState;

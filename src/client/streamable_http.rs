@@ -442,6 +442,34 @@ impl Connector for HttpConnector {
         let _ = scope;
         Box::pin(std::future::ready(None))
     }
+
+    /// With OAuth: when the access token the hub renews (by refresh, client credentials or
+    /// workload identity) expires before `at`, renews it now.
+    fn renew_credentials_expiring_before(
+        &self,
+        at: std::time::SystemTime,
+    ) -> BoxFuture<'_, Result<super::connector::Renewal, ConnectError>> {
+        use super::connector::Renewal;
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &self.oauth {
+            let due = oauth.subscribe().borrow().expiries.iter().any(|e| {
+                e.renewable
+                    && e.kind == crate::state::CredentialKind::AccessToken
+                    && e.expires_at < at
+            });
+            if due {
+                return Box::pin(async move {
+                    match oauth.renew_now().await {
+                        Ok(expires_at) => Ok(Renewal::Renewed { expires_at }),
+                        Err(e) if e.result == ConnectResult::Unauthorized => Err(e),
+                        Err(e) => Ok(Renewal::NotRenewed { reason: e.message }),
+                    }
+                });
+            }
+        }
+        let _ = at;
+        Box::pin(std::future::ready(Ok(Renewal::NotDue)))
+    }
 }
 
 #[cfg(test)]

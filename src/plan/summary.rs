@@ -51,6 +51,12 @@ pub struct RunSummary {
     /// that cannot renew itself and expires before the next run (in the JSON record only then).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expiring_before_next_run: Option<Vec<String>>,
+    /// With the next run known ([`RunSummary::with_renewed`]): the servers whose renewable
+    /// credential would have expired before the next run and was renewed during the pre-flight,
+    /// each with its new access token's expiry (RFC 3339, UTC; `null` when the authorization
+    /// server did not say). In the JSON record only then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renewed_before_next_run: Option<BTreeMap<String, Option<String>>>,
     /// When the next run is due, when known (pushed as `mcp_readiness_run_next_timestamp_seconds`;
     /// not part of the JSON record).
     #[serde(skip)]
@@ -85,6 +91,7 @@ impl RunSummary {
             by_state,
             outcomes,
             expiring_before_next_run: None,
+            renewed_before_next_run: None,
             next_run: None,
         }
     }
@@ -106,6 +113,36 @@ impl RunSummary {
     pub fn with_next_run(mut self, next_run: SystemTime, expiring: Vec<String>) -> Self {
         self.next_run = Some(next_run);
         self.expiring_before_next_run = Some(expiring);
+        self
+    }
+
+    /// The run record with the credentials renewed during the pre-flight because they would
+    /// have expired before the next run: each server with its new expiry, if known
+    /// (`renewed_before_next_run`, in the JSON record from now on, empty or not).
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// use mcp_readiness::plan::RunSummary;
+    ///
+    /// let renewed = [("vault".to_owned(), Some(SystemTime::UNIX_EPOCH + Duration::from_secs(7200)))];
+    /// let summary = RunSummary::new(SystemTime::UNIX_EPOCH, Vec::new()).with_renewed(renewed);
+    /// let json = serde_json::to_string(&summary).unwrap();
+    /// assert!(json.ends_with(r#""renewed_before_next_run":{"vault":"1970-01-01T02:00:00Z"}}"#), "{json}");
+    /// ```
+    #[must_use]
+    pub fn with_renewed(
+        mut self,
+        renewed: impl IntoIterator<Item = (String, Option<SystemTime>)>,
+    ) -> Self {
+        self.renewed_before_next_run = Some(
+            renewed
+                .into_iter()
+                .map(|(server, at)| {
+                    let at = at.map(|at| humantime::format_rfc3339_seconds(at).to_string());
+                    (server, at)
+                })
+                .collect(),
+        );
         self
     }
 

@@ -35,6 +35,8 @@ pub(super) struct ScriptedSession {
     /// Once set, nothing is answered any more: `ping` and `tools/list` hang.
     pub(super) frozen: std::sync::atomic::AtomicBool,
     pub(super) tools: Vec<String>,
+    /// Whether the supervisor shut this connection down.
+    pub(super) shut_down: std::sync::atomic::AtomicBool,
 }
 
 impl ScriptedSession {
@@ -125,7 +127,9 @@ impl Session for ScriptedSession {
         })
     }
 
-    fn shutdown(&self) {}
+    fn shutdown(&self) {
+        self.shut_down.store(true, Ordering::SeqCst);
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -209,6 +213,7 @@ impl Connector for ScriptedConnector {
                 ping_hangs: self.ping_hangs,
                 frozen: Default::default(),
                 tools: self.tools.clone(),
+                shut_down: Default::default(),
             });
             self.script.sessions.lock().unwrap().push(session.clone());
             Ok(session as Arc<dyn Session>)

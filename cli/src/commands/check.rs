@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 use mcp_readiness::exporter::{PushError, PushTarget};
 use mcp_readiness::metrics::Metrics;
 use mcp_readiness::plan::{Run, RunSummary, Step, StepOutcome};
+use mcp_readiness::supervise::Renewal;
 use mcp_readiness::{Budget, resolve::CapabilityCache};
 
 use mcp_readiness::secret::escape_controls;
@@ -49,7 +50,9 @@ pub(crate) struct Args {
     push_label: Vec<String>,
     /// How long until the next run (overrides `readiness.schedule.every`): credentials that
     /// cannot renew themselves and expire before it are named now (a warning; the exit code
-    /// stays what the run decides), and `--push` pushes when it is due.
+    /// stays what the run decides), credentials the hub renews whose access token would expire
+    /// before it are renewed now (a refused renewal reads `unauthenticated`), and `--push`
+    /// pushes when it is due.
     #[arg(long, value_name = "D", value_parser = parse_duration)]
     next_run_in: Option<Duration>,
 }
@@ -103,10 +106,20 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         Ok(signals) => signals,
         Err(code) => return code,
     };
+    // The next run, counted from this one's start (a timer's schedule).
+    let next_run = args
+        .next_run_in
+        .or(config.readiness.schedule_every)
+        .map(|every| SystemTime::now() + every);
     let metrics = Metrics::new();
-    let options = hub_options(&config)
+    let mut options = hub_options(&config)
         .health_interval(None)
         .event_sink(metrics.clone());
+    if let Some(at) = next_run {
+        // A credential the hub renews itself whose access token would run out before the next
+        // run is renewed at connect: a refused renewal is found now (`unauthenticated`).
+        options = options.renew_credentials_expiring_before(at);
+    }
     let hub = match start_hub(&args.config, config.servers.clone(), options) {
         Ok(hub) => hub,
         Err(code) => return code,
@@ -129,10 +142,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         return code;
     }
     // The forecast: what will stop the next run unless a person acts before it.
-    let next_run = args
-        .next_run_in
-        .or(config.readiness.schedule_every)
-        .map(|every| SystemTime::now() + every);
+    let renewals = hub.renewals();
     let expiring = next_run.map(|at| {
         let expiring = metrics.credentials_expiring_before(at);
         run.in_scope(|| {
@@ -145,6 +155,16 @@ pub(crate) async fn run(args: Args) -> ExitCode {
                     action = "reauthorize",
                     "a credential that cannot renew itself expires before the next run"
                 );
+            }
+            for (server, renewal) in &renewals {
+                if let Renewal::NotRenewed { reason } = renewal {
+                    tracing::warn!(
+                        server = %escape_controls(server),
+                        reason = %escape_controls(reason),
+                        next_run = %humantime::format_rfc3339_seconds(at),
+                        "a credential that renews itself could not be renewed ahead of the next run"
+                    );
+                }
             }
         });
         expiring
@@ -159,7 +179,18 @@ pub(crate) async fn run(args: Args) -> ExitCode {
                 servers.push(server.clone());
             }
         }
-        summary = summary.with_next_run(at, servers);
+        for (server, renewal) in &renewals {
+            if let Renewal::NotRenewed { reason } = renewal {
+                warnings.push(not_renewed_line(server, reason, at));
+            }
+        }
+        let renewed = renewals
+            .iter()
+            .filter_map(|(server, renewal)| match renewal {
+                Renewal::Renewed { expires_at } => Some((server.to_string(), *expires_at)),
+                _ => None,
+            });
+        summary = summary.with_next_run(at, servers).with_renewed(renewed);
     }
     let mut push_failed = None;
     if let Some(target) = &push {
@@ -223,6 +254,18 @@ fn forecast_line(
         expiry.kind.describe(),
         humantime::format_rfc3339_seconds(expiry.expires_at),
         humantime::format_rfc3339_seconds(next_run),
+    )
+}
+
+/// `warning: the access token of `vault` expires before the next run at …, and renewing it now
+/// failed: …; the next run may find it expired`.
+fn not_renewed_line(server: &str, reason: &str, next_run: SystemTime) -> String {
+    format!(
+        "warning: the access token of `{}` expires before the next run at {} and could not be \
+         renewed now: {}; it works now, but the next run may find it expired",
+        escape_controls(server),
+        humantime::format_rfc3339_seconds(next_run),
+        escape_controls(reason),
     )
 }
 

@@ -418,6 +418,167 @@ async fn check_pushes_its_run_to_a_pushgateway_that_prometheus_scrapes_with_the_
     .await;
 }
 
+/// A JWT (signature not checked by anyone here) expiring at `exp` (Unix seconds).
+fn jwt(exp: u64) -> String {
+    use base64::Engine as _;
+    let b64 = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
+    format!(
+        "{}.{}.{}",
+        b64(r#"{"alg":"HS256","typ":"JWT"}"#),
+        b64(&format!(
+            r#"{{"sub":"svc-pushed-forecast-12","exp":{exp}}}"#
+        )),
+        b64("signature-bytes-pushed-forecast")
+    )
+}
+
+/// The forecast end to end: `check --next-run-in 6h --push` against a server whose bearer JWT
+/// expires in 2 h pushes to Debian's Pushgateway; a real Prometheus scrapes the gateway with the
+/// shipped rules and `MCPCredentialExpiresBeforeNextRun` fires (after its `for: 1m`), labelled
+/// with the server and `action="reauthorize"`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pushed_forecast_makes_prometheus_fire_the_credential_expires_before_next_run_alert() {
+    let (Some(prometheus), Some(gateway)) = (prometheus(), pushgateway()) else {
+        return;
+    };
+    let scratch = Scratch::new("scale-push-forecast");
+    let gateway_addr = format!("127.0.0.1:{}", free_port());
+    let gateway_err = scratch.path("gateway.err");
+    let mut gateway_guard = Guard::spawn(
+        "prometheus-pushgateway",
+        std::process::Command::new(gateway)
+            .arg(format!("--web.listen-address={gateway_addr}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&gateway_err).unwrap()),
+    );
+    wait_ready(
+        "the Pushgateway",
+        &mut gateway_guard,
+        &gateway_addr,
+        &gateway_err,
+        Duration::from_secs(30),
+    )
+    .await;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let token = jwt(now + 2 * 3600);
+    let (_http, port) = common::configure::http_fixture(&scratch, &token).await;
+    let config = scratch.path("mcp.json");
+    let body = serde_json::json!({
+        "mcpServers": {
+            "jwt": {
+                "type": "http",
+                "url": format!("http://127.0.0.1:{port}/mcp"),
+                "headers": { "Authorization": format!("Bearer {token}") }
+            },
+        },
+        "readiness": { "budget": "10s", "poll": "100ms", "ping": "off" },
+    });
+    std::fs::write(&config, body.to_string()).unwrap();
+    let output = tokio::process::Command::new(common::cli())
+        .arg("check")
+        .arg("--config")
+        .arg(&config)
+        .args(["--json", "--next-run-in", "6h"])
+        .args([
+            "--push",
+            &format!("http://{gateway_addr}"),
+            "--push-job",
+            "nightly",
+        ])
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("Pushgateway"), "the push failed: {stderr}");
+    let record: serde_json::Value = serde_json::from_slice(&output.stdout).expect("the run record");
+    assert_eq!(
+        record["expiring_before_next_run"],
+        serde_json::json!(["jwt"])
+    );
+    // The gateway holds what was pushed: the next run's time and the credential's expiry.
+    let held = common::http::get(&gateway_addr, "/metrics")
+        .await
+        .unwrap()
+        .text();
+    assert!(
+        held.lines().any(
+            |l| l.starts_with("mcp_readiness_run_next_timestamp_seconds{")
+                && l.contains("job=\"nightly\"")
+        ),
+        "{held}"
+    );
+    assert!(!held.contains(&token), "the JWT on the gateway");
+
+    let rules: Vec<std::path::PathBuf> = ["rules.yml", "alerts.yml"]
+        .iter()
+        .map(|f| repo().join("alerts").join(f))
+        .collect();
+    let yml = format!(
+        "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files:\n{}scrape_configs:\n  - job_name: pushgateway\n    honor_labels: true\n    static_configs:\n      - targets: ['{gateway_addr}']\n",
+        rules
+            .iter()
+            .map(|r| format!("  - '{}'\n", r.display()))
+            .collect::<String>()
+    );
+    std::fs::write(scratch.path("prometheus.yml"), yml).unwrap();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let err = scratch.path("prometheus.err");
+    let mut guard = Guard::spawn(
+        "prometheus",
+        std::process::Command::new(prometheus)
+            .arg(format!(
+                "--config.file={}",
+                scratch.path("prometheus.yml").display()
+            ))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                scratch.path("tsdb").display()
+            ))
+            .arg(format!("--web.listen-address={addr}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&err).unwrap()),
+    );
+    wait_ready(
+        "Prometheus",
+        &mut guard,
+        &addr,
+        &err,
+        Duration::from_secs(60),
+    )
+    .await;
+    let started = tokio::time::Instant::now();
+    let alert = "ALERTS{alertname=\"MCPCredentialExpiresBeforeNextRun\",job=\"nightly\",server=\"jwt\",action=\"reauthorize\",severity=\"critical\"";
+    // Pending first (the expression holds on the scraped series), firing after its `for: 1m`.
+    for (state, within) in [("pending", 30), ("firing", 100)] {
+        let expr = format!("{alert},alertstate=\"{state}\"}}");
+        eventually(
+            &format!("MCPCredentialExpiresBeforeNextRun {state}"),
+            Duration::from_secs(within),
+            async || {
+                let found = query(&addr, &expr).await;
+                if found.is_empty() {
+                    return Err(format!(
+                        "not {state} yet\n{}",
+                        std::fs::read_to_string(&err).unwrap_or_default()
+                    ));
+                }
+                Ok(())
+            },
+        )
+        .await;
+    }
+    assert!(
+        started.elapsed() >= Duration::from_secs(55),
+        "fired only after its `for`: {:?}",
+        started.elapsed()
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // A two-tier Prometheus: an agent-mode Prometheus next to the exporters remote-writes to a central
 // one that loads alerts/; the fleet rules and a state alert run on the central side.

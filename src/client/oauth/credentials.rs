@@ -30,7 +30,20 @@ pub(crate) struct OAuthCredentials {
     client: tokio::sync::Mutex<Option<(AuthClient<reqwest::Client>, Option<String>)>>,
     /// The authorization server's metadata, as last discovered.
     metadata: std::sync::Mutex<Option<rmcp::transport::auth::AuthorizationMetadata>>,
+    /// How a grant the hub renews (client credentials, workload identity) fetches a token now:
+    /// set when its renewal task starts, for [`OAuthCredentials::renew_now`].
+    renew: std::sync::Mutex<Option<RenewToken>>,
 }
+
+/// Fetches a token of a grant the hub renews now: its lifetime, or the refusal (`(true, why)`)
+/// or outage (`(false, why)`) the renewal task would have met.
+type RenewToken = Arc<
+    dyn Fn() -> futures::future::BoxFuture<
+            'static,
+            Result<Option<std::time::Duration>, (bool, String)>,
+        > + Send
+        + Sync,
+>;
 
 impl std::fmt::Debug for OAuthCredentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -52,7 +65,84 @@ impl OAuthCredentials {
             store,
             client: tokio::sync::Mutex::new(None),
             metadata: std::sync::Mutex::new(None),
+            renew: std::sync::Mutex::new(None),
         }
+    }
+
+    /// Renews the access token now, ahead of its expiry (the pre-flight renews a token that
+    /// would expire before the next run, so a grant that stopped working is found now): a
+    /// refresh for the authorization-code grant, a new token for the grants the hub renews.
+    /// `Ok` is the new token's expiry when the authorization server said one. A refusal (a
+    /// revoked refresh token, a rotated secret, an assertion no longer accepted) is remembered
+    /// by the store as any refusal and is `unauthorized`, with the store's reason and what to
+    /// run; an authorization server that did not answer is `refused`. Before the first connect
+    /// there is no client and nothing is renewed (`Ok(None)`).
+    pub(crate) async fn renew_now(&self) -> Result<Option<std::time::SystemTime>, ConnectError> {
+        let server = &self.server;
+        let failed = "renewing its access token ahead of the next run failed";
+        let lifetime = match &self.spec.grant {
+            OAuthGrant::AuthorizationCode => {
+                let client = self.client.lock().await.as_ref().map(|(c, _)| c.clone());
+                let Some(client) = client else {
+                    return Ok(None);
+                };
+                let refreshed = client.auth_manager.lock().await.refresh_token().await;
+                match refreshed {
+                    Ok(token) => oauth2::TokenResponse::expires_in(&token),
+                    Err(
+                        rmcp::transport::AuthError::TokenRefreshRejected(_)
+                        | rmcp::transport::AuthError::AuthorizationRequired,
+                    ) => {
+                        let problem = self.problem().unwrap_or_else(|| {
+                            format!(
+                                "the authorization server refused the refresh; re-authorize: {}",
+                                self.reauthorize_command()
+                            )
+                        });
+                        return Err(ConnectError::new(
+                            ConnectResult::Unauthorized,
+                            format!("server `{server}`: {failed}: {problem}"),
+                        ));
+                    }
+                    Err(e) => {
+                        let detail = redact(&crate::client::reason::explain(&e), &self.known());
+                        return Err(ConnectError::new(
+                            ConnectResult::Refused,
+                            format!(
+                                "server `{server}`: {failed} ({detail}); its authorization server \
+                                 did not answer the refresh: check that it is up"
+                            ),
+                        ));
+                    }
+                }
+            }
+            OAuthGrant::ClientCredentials { .. } | OAuthGrant::WorkloadIdentity { .. } => {
+                let renew = self.renew.lock_unpoisoned().clone();
+                let Some(renew) = renew else {
+                    return Ok(None);
+                };
+                match renew().await {
+                    Ok(lifetime) => {
+                        self.store.clear_rejection();
+                        lifetime
+                    }
+                    Err((true, why)) => {
+                        self.store.reject(why.clone());
+                        return Err(ConnectError::new(
+                            ConnectResult::Unauthorized,
+                            format!("server `{server}`: {failed}: {why}"),
+                        ));
+                    }
+                    Err((false, why)) => {
+                        return Err(ConnectError::new(
+                            ConnectResult::Refused,
+                            format!("server `{server}`: {failed}: {why}"),
+                        ));
+                    }
+                }
+            }
+        };
+        Ok(lifetime.map(|lifetime| std::time::SystemTime::now() + lifetime))
     }
 
     /// Expiry changes and re-authorizations of the store.
@@ -338,6 +428,13 @@ impl OAuthCredentials {
         };
         let http = crate::client::session_id::default_http_client(server)?;
         let lifetime = self.first_token(wif::fetch(&http, &grant, &self.store).await)?;
+        *self.renew.lock_unpoisoned() = Some({
+            let (http, grant, store) = (http.clone(), grant.clone(), self.store.clone());
+            Arc::new(move || {
+                let (http, grant, store) = (http.clone(), grant.clone(), store.clone());
+                Box::pin(async move { wif::fetch(&http, &grant, &store).await })
+            })
+        });
         let store = self.store.clone();
         super::client_credentials::spawn_renewal(
             std::sync::Arc::downgrade(&client.auth_manager),

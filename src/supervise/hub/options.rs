@@ -42,6 +42,8 @@ pub struct HubOptions {
     pub(crate) sinks: Vec<Arc<dyn EventSink>>,
     pub(crate) after_connect: BTreeMap<String, AfterConnect>,
     pub(crate) server_requests: Option<Arc<dyn ServerRequests>>,
+    /// Renew at connect the credentials a connector renews itself that expire before this time.
+    pub(crate) renew_before: Option<std::time::SystemTime>,
 }
 
 impl Default for HubOptions {
@@ -61,6 +63,7 @@ impl Default for HubOptions {
             sinks: Vec::new(),
             after_connect: BTreeMap::new(),
             server_requests: None,
+            renew_before: None,
         }
     }
 }
@@ -82,6 +85,7 @@ impl fmt::Debug for HubOptions {
                 &self.after_connect.keys().collect::<Vec<_>>(),
             )
             .field("server_requests", &self.server_requests)
+            .field("renew_before", &self.renew_before)
             .finish()
     }
 }
@@ -324,6 +328,20 @@ impl HubOptionsBuilder {
     /// with `input_required` ends with that outcome. See [`ServerRequests`].
     pub fn server_requests(mut self, requests: impl ServerRequests) -> Self {
         self.options.server_requests = Some(Arc::new(requests));
+        self
+    }
+
+    /// At every successful connect, renews now the credentials a connector renews itself (an
+    /// OAuth refresh token, client credentials, a workload identity) whose access token expires
+    /// before `at`: the pre-flight of `check --next-run-in` passes the next run, so a revoked
+    /// refresh token, a rotated secret or an assertion that no longer works is found now, while
+    /// a person can still act, not when the token runs out during the next run. A renewal the
+    /// authorization server refuses fails the attempt: the server reads `unauthenticated` with
+    /// the reason and what to run. One it could not ask leaves the server `ready` (its token
+    /// works now) and is reported by [`Hub::renewals`](crate::supervise::Hub::renewals). Off by
+    /// default (`serve` renews each token shortly before it expires).
+    pub fn renew_credentials_expiring_before(mut self, at: std::time::SystemTime) -> Self {
+        self.options.renew_before = Some(at);
         self
     }
 

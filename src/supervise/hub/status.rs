@@ -59,6 +59,17 @@ impl Hub {
         self.supervisor(server).map(|s| s.observe().generation)
     }
 
+    /// What the renewal ahead of the next run found for each server that had a credential to
+    /// renew ([`HubOptionsBuilder::renew_credentials_expiring_before`](crate::supervise::HubOptionsBuilder::renew_credentials_expiring_before)):
+    /// renewed (with the new expiry) or not renewed (with why). A renewal the authorization
+    /// server refused is not here: the server reads `unauthenticated` with the reason.
+    pub fn renewals(&self) -> Vec<(Arc<str>, crate::client::connector::Renewal)> {
+        self.supervisors()
+            .into_iter()
+            .filter_map(|s| Some((s.name().clone(), s.renewal()?)))
+            .collect()
+    }
+
     /// The OpenTelemetry `network.transport` of a server: `pipe` (stdio) or `tcp` (HTTP).
     pub fn network_transport(&self, server: &str) -> Option<&'static str> {
         self.supervisor(server).map(|s| s.network_transport())

@@ -363,3 +363,98 @@ async fn a_server_budget_on_the_options_is_what_the_cache_waits_for_that_server(
     hub.set_server_budget("warehouse", None);
     assert_eq!(cache.budget_for("warehouse"), Budget::default());
 }
+
+/// A scripted connector whose renewal ahead of a time answers `renewal` (what the OAuth
+/// connector does with `HubOptionsBuilder::renew_credentials_expiring_before`), recording when
+/// it was asked to renew before.
+struct Renewing {
+    inner: ScriptedConnector,
+    renewal: Result<Renewal, ConnectError>,
+    asked: Mutex<Vec<std::time::SystemTime>>,
+}
+
+impl Connector for Renewing {
+    fn connect(
+        &self,
+        events: SessionEvents,
+    ) -> futures::future::BoxFuture<'_, Result<Arc<dyn Session>, ConnectError>> {
+        self.inner.connect(events)
+    }
+
+    fn network_transport(&self) -> &'static str {
+        "tcp"
+    }
+
+    fn renew_credentials_expiring_before(
+        &self,
+        at: std::time::SystemTime,
+    ) -> futures::future::BoxFuture<'_, Result<Renewal, ConnectError>> {
+        self.asked.lock().unwrap().push(at);
+        Box::pin(std::future::ready(self.renewal.clone()))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_the_next_run_known_each_connect_renews_ahead_of_it_and_a_refused_renewal_reads_unauthenticated()
+ {
+    let next_run = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(2_000_000_000);
+    let refused = ConnectError::new(
+        ConnectResult::Unauthorized,
+        "server `mail`: renewing its access token ahead of the next run failed: the \
+         authorization server refused the refresh token; re-authorize: run `login`",
+    );
+    let renewed = Renewal::Renewed {
+        expires_at: Some(next_run - Duration::from_secs(3600)),
+    };
+    let not_asked = Renewal::NotRenewed {
+        reason: "its authorization server did not answer".into(),
+    };
+    for (renew, renewal, state) in [
+        (false, Ok(renewed.clone()), State::Ready),
+        (true, Ok(Renewal::NotDue), State::Ready),
+        (true, Ok(renewed.clone()), State::Ready),
+        (true, Ok(not_asked.clone()), State::Ready),
+        (true, Err(refused.clone()), State::Unauthenticated),
+    ] {
+        let script = Arc::new(Script::default());
+        let connector = Arc::new(Renewing {
+            inner: ScriptedConnector::new(&script),
+            renewal: renewal.clone(),
+            asked: Mutex::new(Vec::new()),
+        });
+        let mut options = quiet();
+        if renew {
+            options = options.renew_credentials_expiring_before(next_run);
+        }
+        let hub = Hub::with_connectors(
+            vec![("mail".into(), connector.clone() as Arc<dyn Connector>)],
+            options,
+        )
+        .unwrap();
+        hub.connect_all();
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        settle().await;
+        let case = format!("renew {renew}, {renewal:?}");
+        assert_eq!(hub.state("mail"), Some(state), "{case}");
+        let asked = connector.asked.lock().unwrap().clone();
+        assert_eq!(asked, if renew { vec![next_run] } else { vec![] }, "{case}");
+        let kept: Vec<Renewal> = hub.renewals().into_iter().map(|(_, r)| r).collect();
+        match &renewal {
+            Ok(renewal @ (Renewal::Renewed { .. } | Renewal::NotRenewed { .. })) if renew => {
+                assert_eq!(kept, vec![renewal.clone()], "{case}");
+            }
+            _ => assert!(kept.is_empty(), "{case}: {kept:?}"),
+        }
+        if state == State::Unauthenticated {
+            assert_eq!(reason(&hub), refused.message);
+            let sessions = script.sessions.lock().unwrap().clone();
+            assert!(
+                sessions
+                    .iter()
+                    .all(|s| s.shut_down.load(std::sync::atomic::Ordering::SeqCst)),
+                "the connection whose renewal was refused is not kept"
+            );
+        }
+        hub.shutdown().await;
+    }
+}

@@ -11,13 +11,13 @@ use tokio::time::Instant;
 use super::Supervisor;
 use super::coalesce::Coalesce;
 use super::conn_state::AttemptOutcome;
-use crate::client::connector::{ConnectError, Connector, SessionEvents};
+use crate::client::connector::{ConnectError, Connector, Renewal, SessionEvents};
 use crate::client::reason::explain;
 use crate::client::rmcp_errors::{is_auth_failure, is_pipe_dead};
 use crate::client::tool_pages::unbounded_reason;
 use crate::state::{ConnectResult, ConnectionEvent};
 use crate::supervise::hub::shared::HubShared;
-use crate::util::Human;
+use crate::util::{Human, MutexExt as _};
 
 /// How long after the connect timeout the supervisor gives up on a connector that has not
 /// returned (the rmcp connectors time out on their own at the connect timeout).
@@ -104,9 +104,31 @@ pub(super) async fn run_attempt(
         let tools = tokio::time::timeout_at(backstop, rest)
             .await
             .map_err(|_| timed_out())??;
+        let renewal = match shared.options.renew_before {
+            Some(at) => {
+                let renewed = tokio::time::timeout_at(
+                    backstop,
+                    connector.renew_credentials_expiring_before(at),
+                )
+                .await
+                .map_err(|_| timed_out())
+                .and_then(|renewed| renewed);
+                match renewed {
+                    Ok(renewal) => renewal,
+                    Err(e) => {
+                        // Refused: the credentials will not last until `at`; this connection
+                        // is not kept.
+                        session.shutdown();
+                        return Err(e);
+                    }
+                }
+            }
+            None => Renewal::NotDue,
+        };
         Ok::<_, ConnectError>((
             session,
             tools.into_iter().map(|t| t.name.into_owned()).collect(),
+            renewal,
         ))
     };
     // Defence in depth: no configured secret leaves in a reason, whatever the connector said.
@@ -123,6 +145,10 @@ pub(super) async fn run_attempt(
     let result = result.map_err(|mut e: ConnectError| {
         e.message = shared.redact(&e.message);
         e
+    });
+    let result = result.map(|(session, tools, renewal)| {
+        note_renewal(&weak, &name, renewal, |reason| shared.redact(reason));
+        (session, tools)
     });
     let connect_result = result
         .as_ref()
@@ -145,6 +171,36 @@ pub(super) async fn run_attempt(
                 format!("server `{name}` was removed while connecting"),
             ))
         }
+    }
+}
+
+/// Keeps what the renewal ahead of the next run found ([`Hub::renewals`](crate::supervise::Hub::renewals)),
+/// and says it in the log: a renewal that could not be asked is a warning (the token works now,
+/// nothing proves it renews before the next run).
+fn note_renewal(
+    weak: &Weak<Supervisor>,
+    name: &str,
+    renewal: Renewal,
+    redact: impl Fn(&str) -> String,
+) {
+    let renewal = match renewal {
+        Renewal::NotDue => return,
+        Renewal::Renewed { expires_at } => {
+            tracing::info!(
+                server = %name,
+                expires_at = expires_at.map(|at| humantime::format_rfc3339_seconds(at).to_string()),
+                "renewed the access token ahead of the next run"
+            );
+            Renewal::Renewed { expires_at }
+        }
+        Renewal::NotRenewed { reason } => {
+            let reason = redact(&reason);
+            tracing::warn!(server = %name, reason = %reason, "the access token could not be renewed ahead of the next run");
+            Renewal::NotRenewed { reason }
+        }
+    };
+    if let Some(supervisor) = weak.upgrade() {
+        *supervisor.renewal.lock_unpoisoned() = Some(renewal);
     }
 }
 

@@ -64,6 +64,8 @@ pub(crate) struct Supervisor {
     machine: Mutex<Machine>,
     /// Whether the credential watch (`credential_watch.rs`) was started.
     watching_credentials: std::sync::atomic::AtomicBool,
+    /// What the last renewal ahead of the next run found (`HubOptions::renew_before`).
+    pub(super) renewal: Mutex<Option<crate::client::connector::Renewal>>,
 }
 
 impl Supervisor {
@@ -87,6 +89,7 @@ impl Supervisor {
             connector,
             shared,
             watching_credentials: std::sync::atomic::AtomicBool::new(false),
+            renewal: Mutex::new(None),
         })
     }
 
@@ -163,6 +166,11 @@ impl Supervisor {
     /// in flight; nothing connects again.
     pub(crate) fn stop(&self) {
         self.update(Machine::stop);
+    }
+
+    /// What the last renewal ahead of the next run found, if one was due.
+    pub(crate) fn renewal(&self) -> Option<crate::client::connector::Renewal> {
+        self.renewal.lock_unpoisoned().clone()
     }
 
     fn session_of(&self, generation: u64) -> Option<Arc<dyn Session>> {

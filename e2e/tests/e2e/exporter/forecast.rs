@@ -169,3 +169,94 @@ async fn check_next_run_in_6h_names_a_bearer_token_expiring_in_2h_exits_0_and_pu
     let record: Value = serde_json::from_str(&overridden.stdout).unwrap();
     assert_eq!(record["expiring_before_next_run"], json!([]), "{record}");
 }
+
+/// The run's trace as `check` exported it to a real OTLP/HTTP receiver, run with `flags`.
+async fn run_span_of(config: &Path, flags: &[&str]) -> opentelemetry_proto::tonic::trace::v1::Span {
+    let (receiver, mut received) = common::otlp::start_http_receiver().await;
+    let output = tokio::time::timeout(
+        Duration::from_secs(60),
+        tokio::process::Command::new(common::cli())
+            .arg("check")
+            .arg("--config")
+            .arg(config)
+            .args(flags)
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://{receiver}"))
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("check finishes within a minute")
+    .expect("the mcp-readiness binary runs");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut spans = Vec::new();
+    while let Ok(request) = received.try_recv() {
+        spans.extend(
+            common::otlp::flatten(request)
+                .into_iter()
+                .flat_map(|r| r.spans),
+        );
+    }
+    spans
+        .into_iter()
+        .find(|s| s.name == "readiness run")
+        .expect("the run span was exported")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_run_span_carries_a_warn_event_naming_a_credential_that_expires_before_the_next_run() {
+    use common::otlp::string_attr;
+    const FORECAST: &str = "a credential that cannot renew itself expires before the next run";
+    let scratch = Scratch::new("forecast-span");
+    let expires = unix_now() + 2 * 3600;
+    let token = jwt(expires);
+    let (_http, port) = common::configure::http_fixture(&scratch, &token).await;
+    let entry = json!({
+        "type": "http",
+        "url": format!("http://127.0.0.1:{port}/mcp"),
+        "headers": { "Authorization": format!("Bearer {token}") }
+    });
+    let config = write_config(&scratch, "mcp.json", json!({ "jwt": entry }), json!({}));
+
+    // The next run in 6 h: one `warn` event on the run span, naming the server, the credential,
+    // when it expires, when the next run is and the action; never the token.
+    let started = unix_now();
+    let run = run_span_of(&config, &["--json", "--next-run-in", "6h"]).await;
+    let events: Vec<_> = run.events.iter().filter(|e| e.name == FORECAST).collect();
+    assert_eq!(events.len(), 1, "{:?}", run.events);
+    let event = events[0];
+    let attr = |key: &str| string_attr(&event.attributes, key);
+    assert_eq!(attr("level").as_deref(), Some("WARN"), "{event:?}");
+    assert_eq!(attr("server").as_deref(), Some("jwt"));
+    assert_eq!(attr("credential").as_deref(), Some("bearer_token"));
+    assert_eq!(attr("action").as_deref(), Some("reauthorize"));
+    let at =
+        humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(expires))
+            .to_string();
+    assert_eq!(attr("expires_at"), Some(at));
+    let next = humantime::parse_rfc3339(&attr("next_run").expect("next_run"))
+        .unwrap()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    assert!(
+        (started + 6 * 3600..=unix_now() + 6 * 3600).contains(&next),
+        "next run {next}"
+    );
+    assert!(
+        !format!("{event:?}").contains(&token),
+        "the JWT in the event"
+    );
+
+    // The next run in 1 h: the token lasts; no such event.
+    let run = run_span_of(&config, &["--json", "--next-run-in", "1h"]).await;
+    assert!(
+        run.events.iter().all(|e| e.name != FORECAST),
+        "{:?}",
+        run.events
+    );
+}

@@ -9,6 +9,7 @@
 mod check;
 mod faults;
 mod forecast;
+mod renewal;
 mod scraped_by_prometheus;
 mod serve;
 mod status_api;
