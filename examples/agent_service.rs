@@ -10,7 +10,7 @@
 //! 4. `exporter::router` adds `/metrics` and `/status` beside the service's own routes.
 //!
 //! ```sh
-//! cargo run --example agent_service                 # serves http://127.0.0.1:3000
+//! cargo run -p mcp-readiness-e2e --example agent_service   # serves http://127.0.0.1:3000
 //! curl http://127.0.0.1:3000/tools/mcp__notes__search_notes       # 200: ran
 //! curl http://127.0.0.1:3000/tools/mcp__crm__update_contact       # 503: absent -> add_connection
 //! curl http://127.0.0.1:3000/metrics

@@ -2,7 +2,7 @@
 //! spans.
 //!
 //! ```sh
-//! cargo run --example layer -- npx -y @modelcontextprotocol/server-filesystem /tmp
+//! cargo run --example layer --features otlp-http -- npx -y @modelcontextprotocol/server-filesystem /tmp
 //! ```
 //!
 //! The arguments are the stdio MCP server to start as server `files`; without any, the example

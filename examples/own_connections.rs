@@ -2,8 +2,9 @@
 //! metrics and the status page through [`Peers`], without handing its connections to a `Hub`.
 //!
 //! ```sh
-//! cargo run --example own_connections            # runs once, prints what happened, exits
-//! cargo run --example own_connections -- --serve # keeps /metrics and the status page up
+//! cargo build -p mcp-readiness-e2e --bin fixture-server            # the MCP server it connects to
+//! cargo run -p mcp-readiness-e2e --example own_connections            # runs once, prints what happened, exits
+//! cargo run -p mcp-readiness-e2e --example own_connections -- --serve # keeps /metrics and the status page up
 //! ```
 //!
 //! The service connects three servers the way it always did: `files` (the fixture server over

@@ -2,7 +2,7 @@
 //! and the run record written to a file for whatever reads it next (a scheduler, a dashboard).
 //!
 //! ```sh
-//! cargo run --example unattended_run -- /tmp/run-record.json
+//! cargo run -p mcp-readiness-e2e --example unattended_run -- /tmp/run-record.json
 //! ```
 //!
 //! The servers are real: this example starts itself again as the demo's `notes` MCP server over

@@ -3,6 +3,12 @@
 
 use std::sync::Arc;
 
+/// Why an `oauth` block (of a server entry or of a probe module) cannot be used by a build
+/// without the `oauth` feature: the one message, wherever the block is found.
+pub(crate) const OAUTH_FEATURE_MISSING: &str = "its `oauth` block needs the `oauth` feature, \
+    which this build of mcp-readiness does not have: build it with `features = [\"oauth\"]` \
+    (the command line has it), or remove the `oauth` block";
+
 /// A server configuration that cannot be used. Messages name the server and the field, never a
 /// secret value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -18,6 +24,15 @@ pub enum SpecError {
         server: Arc<str>,
         /// The scheme found (empty when there was none).
         scheme: String,
+    },
+    /// The URL of an HTTP server has no host, or has spaces or line breaks in it (named without
+    /// repeating the URL, which may carry credentials).
+    #[error("server `{server}`: the url {problem}; fix `url` in the configuration")]
+    Url {
+        /// The server.
+        server: Arc<str>,
+        /// What is wrong with it ("has no host after `https://`").
+        problem: String,
     },
     /// A header name or value is not valid HTTP.
     #[error(

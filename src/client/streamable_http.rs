@@ -58,25 +58,56 @@ impl std::fmt::Debug for HttpConnector {
     }
 }
 
+/// Checks the scheme and host of `server`'s URL without ever echoing it (it may carry
+/// credentials): `http://` or `https://`, a host, no spaces or line breaks.
+pub(crate) fn check_url(server: &Arc<str>, url: &str) -> Result<(), SpecError> {
+    let problem = |problem: String| SpecError::Url {
+        server: server.clone(),
+        problem,
+    };
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Err(SpecError::UrlScheme {
+            server: server.clone(),
+            scheme: String::new(),
+        });
+    };
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        let shown = if scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        {
+            truncate(scheme, 20)
+        } else {
+            "something else".into()
+        };
+        return Err(SpecError::UrlScheme {
+            server: server.clone(),
+            scheme: shown,
+        });
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.rsplit('@').next().unwrap_or_default();
+    if host.is_empty() || host.starts_with(':') {
+        return Err(problem(format!("has no host after `{scheme}://`")));
+    }
+    if url.chars().any(char::is_whitespace) {
+        return Err(problem("has spaces or line breaks in it".into()));
+    }
+    Ok(())
+}
+
 impl HttpConnector {
-    /// A connector for `url` with `headers`. Fails on a URL that is not `http(s)://` or a header
-    /// that is not valid HTTP; the error never repeats the URL's credentials or a header value.
+    /// A connector for `url` with `headers`. Fails on a URL that is not `http(s)://` with a host
+    /// ([`SpecError::UrlScheme`], [`SpecError::Url`]) or a header that is not valid HTTP; the
+    /// error never repeats the URL's credentials or a header value.
     pub fn new(
         server: impl Into<Arc<str>>,
         url: Secret,
         headers: &BTreeMap<String, Secret>,
     ) -> Result<Self, SpecError> {
         let server = server.into();
-        let scheme = url
-            .expose()
-            .split_once("://")
-            .map(|(scheme, _)| scheme.to_ascii_lowercase());
-        if !matches!(scheme.as_deref(), Some("http" | "https")) {
-            return Err(SpecError::UrlScheme {
-                server,
-                scheme: scheme.map(|s| truncate(s, 20)).unwrap_or_default(),
-            });
-        }
+        check_url(&server, url.expose())?;
         let mut map = HashMap::new();
         for (name, value) in headers {
             // rmcp sets these itself and refuses them as custom headers.
@@ -475,6 +506,38 @@ impl Connector for HttpConnector {
 #[cfg(test)]
 mod tests {
     use super::endpoint;
+
+    /// A URL the hub cannot use names `url` and what is wrong, never the URL itself.
+    #[test]
+    fn urls_must_be_http_or_https_with_a_host_and_the_error_names_the_key_not_the_url() {
+        let server: std::sync::Arc<str> = "s".into();
+        let check = |url: &str| super::check_url(&server, url).map_err(|e| e.to_string());
+        assert!(check("https://example.invalid/mcp").is_ok());
+        assert!(check("HTTP://127.0.0.1:8080").is_ok());
+        assert!(check("https://u:p@h/x").is_ok());
+        let fix = "; fix `url` in the configuration";
+        for (url, problem) in [
+            (
+                "ftp://x",
+                "must start with http:// or https:// (found scheme `ftp`)",
+            ),
+            (
+                "example.com/mcp",
+                "must start with http:// or https:// (found scheme ``)",
+            ),
+            ("https:///mcp", "has no host after `https://`"),
+            ("http://tok@:80/", "has no host after `http://`"),
+            ("http://h/a b", "has spaces or line breaks in it"),
+        ] {
+            assert_eq!(
+                check(url),
+                Err(format!("server `s`: the url {problem}{fix}")),
+                "{url}"
+            );
+        }
+        let secret = check("gopher://user:hunter2@h/").unwrap_err();
+        assert!(!secret.contains("hunter2"), "{secret}");
+    }
 
     #[cfg(feature = "oauth")]
     mod oauth {

@@ -95,6 +95,42 @@ mod tests {
         assert!(reason.contains("features = [\"oauth\"]"), "{reason}");
     }
 
+    /// A URL the hub cannot use (not http(s), no host) no longer refuses the whole file: that
+    /// entry reads `absent` with a reason naming `url`, its calls fail at once, the others start.
+    #[tokio::test(start_paused = true)]
+    async fn a_bad_url_is_that_entrys_problem_alone_and_its_reason_names_the_key() {
+        let text = r#"{ "mcpServers": {
+            "files": { "command": "files-mcp" },
+            "wiki": { "type": "http", "url": "ftp://user:hunter2@wiki.example/mcp" },
+            "docs": { "url": "https:///mcp" } } }"#;
+        let config = Config::parse(text, "mcp.json", |_| None).expect("the file loads");
+        let hub = config.hub(|options| options).expect("the hub starts");
+        assert_eq!(hub.state("files"), Some(State::Connecting));
+        let reason = |server: &str| {
+            hub.servers()
+                .into_iter()
+                .find(|s| &*s.name == server)
+                .and_then(|s| s.reason)
+                .unwrap_or_default()
+        };
+        for (server, problem) in [
+            (
+                "wiki",
+                "must start with http:// or https:// (found scheme `ftp`)",
+            ),
+            ("docs", "has no host after `https://`"),
+        ] {
+            assert_eq!(hub.state(server), Some(State::Absent));
+            let reason = reason(server);
+            assert!(reason.contains(problem), "{reason}");
+            assert!(reason.contains("fix `url`"), "{reason}");
+            assert!(!reason.contains("hunter2"), "{reason}");
+            let call = crate::ToolCall::new(format!("mcp__{server}__search").as_str());
+            let error = hub.call(call).await.unwrap_err().to_string();
+            assert!(error.contains("`url`"), "{error}");
+        }
+    }
+
     /// With the feature, the same entry is a server like the others (it needs a login).
     #[cfg(feature = "oauth")]
     #[test]

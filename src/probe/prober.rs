@@ -513,7 +513,7 @@ fn check_module(name: &str, module: &ProbeModule) -> Result<(), ProbeSetupError>
     }
     if module.oauth.is_some() && !cfg!(feature = "oauth") {
         return Err(problem(
-            "uses `oauth`, but this build has no `oauth` feature; rebuild with it".into(),
+            crate::client::spec_error::OAUTH_FEATURE_MISSING.into(),
         ));
     }
     Ok(())

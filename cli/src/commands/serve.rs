@@ -196,8 +196,11 @@ fn probe_modules(config: &mcp_readiness::Config) -> usize {
 }
 
 /// SIGHUP: added servers start, removed ones stop (their series go away), changed ones are
-/// replaced (new credentials let an unauthenticated server try again). A file that cannot be
-/// read or parsed, or a server that cannot be set up from it, refuses the whole reload: nothing
+/// replaced (new credentials let an unauthenticated server try again). An entry this build
+/// cannot serve (a URL that is not http(s), a header rmcp sets itself, an `oauth` block without
+/// the feature) is that server's problem alone, as at start: it reads `absent` with a reason
+/// naming the key or feature, and the rest of the file applies. A file that cannot be read or
+/// parsed, bad `readiness` options or a bad probe configuration refuse the whole reload: nothing
 /// changes and `mcp_readiness_config_last_reload_successful` reads 0 until a reload succeeds.
 fn reload(hub: &Hub, metrics: &Metrics, prober: &Prober, path: &std::path::Path, loaded: Loaded) {
     let refused = |err: &dyn std::fmt::Display| {
@@ -208,15 +211,11 @@ fn reload(hub: &Hub, metrics: &Metrics, prober: &Prober, path: &std::path::Path,
         Ok(config) => config,
         Err(err) => return refused(&err),
     };
-    // Every server must be usable before anything changes.
-    let options = match super::common::hub_options(&config).build() {
-        Ok(options) => options,
-        Err(err) => return refused(&format!("{}: {err}", path.display())),
-    };
-    for spec in &config.servers {
-        if let Err(err) = mcp_readiness::supervise::connector_for(spec, &options) {
-            return refused(&format!("{}: {err}", path.display()));
-        }
+    // The options must be usable before anything changes. A server entry this build cannot
+    // serve is not checked here: `replace_server` makes it `absent` with its reason, as `Hub::new`
+    // does at start (the file's names were checked when it was parsed).
+    if let Err(err) = super::common::hub_options(&config).build() {
+        return refused(&format!("{}: {err}", path.display()));
     }
     // The probe configuration is checked (and swapped) before the servers change.
     if let Err(err) = prober.reconfigure(config.readiness.probe.clone()) {

@@ -240,3 +240,321 @@ fn own_connections_gains_states_metrics_and_the_status_page_through_peers() {
         "the drop was noticed after {absent_after} ms"
     );
 }
+
+/// `mcp-readiness demo-server NAME --http 127.0.0.1:0 ARGS` and the URL it printed.
+async fn demo_http_server(scratch: &Scratch, name: &str, args: &[&str]) -> (Guard, String) {
+    let out = scratch.path(&format!("{name}.out"));
+    let mut command = Command::new(common::cli());
+    command
+        .args(["demo-server", name, "--http", "127.0.0.1:0"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(Stdio::null());
+    let guard = Guard::spawn(&format!("demo-server {name}"), &mut command);
+    let url = eventually(
+        &format!("{name}'s URL"),
+        Duration::from_secs(20),
+        async || {
+            let text = std::fs::read_to_string(&out).unwrap_or_default();
+            text.lines()
+                .find_map(|l| l.rsplit(' ').next().filter(|u| u.starts_with("http://")))
+                .map(str::to_owned)
+        },
+    )
+    .await;
+    (guard, url)
+}
+
+/// Starts an example service with `args`; its guard and the address it listens on.
+async fn start_service(scratch: &Scratch, name: &str, args: &[String]) -> (Guard, String) {
+    let mut command = Command::new(example(name));
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(scratch.path("stdout")).unwrap())
+        .stderr(std::fs::File::create(scratch.path("stderr")).unwrap());
+    let mut guard = Guard::spawn(name, &mut command);
+    let addr = eventually(
+        &format!("{name}'s address"),
+        Duration::from_secs(30),
+        async || {
+            guard.assert_running(|| scratch.read("stderr"));
+            scratch
+                .read("stdout")
+                .lines()
+                .find_map(|l| l.strip_prefix("listening on http://").map(str::to_owned))
+        },
+    )
+    .await;
+    (guard, addr)
+}
+
+/// `POST /tools/{tool}` with `arguments`: the status and the body.
+async fn call_tool(addr: &str, tool: &str, arguments: &str) -> (u16, String) {
+    let answer = common::http::request(
+        addr,
+        "POST",
+        &format!("/tools/{tool}"),
+        &[("Content-Type", "application/json")],
+        arguments.as_bytes(),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("POST {tool}: {e}"));
+    (answer.status, answer.text())
+}
+
+/// How long a service has to stop after SIGTERM (a tenth of systemd's default
+/// `TimeoutStopSec`, a third of Kubernetes' default grace period).
+const GRACE: Duration = Duration::from_secs(10);
+
+/// SIGTERM to the service: it exits 0 within the grace period, having printed that it stopped,
+/// and every process it started (the stdio servers and what they started in turn) is gone.
+async fn stop_and_check_children(guard: &mut Guard, scratch: &Scratch, children: &[u32]) {
+    let sent = tokio::time::Instant::now();
+    signal(guard.pid(), "TERM");
+    let status = guard.exit_within(GRACE).await;
+    eprintln!(
+        "exited {status} {} ms after SIGTERM",
+        sent.elapsed().as_millis()
+    );
+    assert_eq!(status.code(), Some(0), "{}", scratch.read("stderr"));
+    assert!(
+        scratch.read("stdout").lines().any(|l| l == "stopped"),
+        "{}",
+        scratch.read("stdout")
+    );
+    common::process::assert_all_gone("the service's children", children, GRACE).await;
+}
+
+/// The README's service (examples/hub_service.rs) against the demo servers: a stdio server
+/// started through a wrapper that leaves a helper in its process group, a streamable-HTTP server
+/// with a bearer token, and a command that does not exist. Tools run through the `Hub`, the
+/// missing server is `503` with its action, `/metrics` has the states, and SIGTERM stops the
+/// service within the grace period with every child, the helper included, gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hub_service_calls_tools_through_the_hub_and_on_sigterm_stops_with_its_children() {
+    let scratch = Scratch::new("hub-service");
+    let (_wiki, wiki_url) = demo_http_server(&scratch, "wiki", &["--token", "w1k1"]).await;
+    let config = serde_json::json!({
+        "mcpServers": {
+            // The helper (`sleep`) stays in the server's process group: only a shut-down hub
+            // (which kills the group) stops it.
+            "notes": { "command": "sh",
+                       "args": ["-c", "sleep 300 & exec \"$0\" demo-server notes", common::cli()] },
+            "wiki": { "type": "http", "url": wiki_url,
+                      "headers": { "Authorization": "Bearer w1k1" } },
+            "crm": { "command": "/nonexistent/crm-mcp" }
+        },
+        "readiness": { "budget": "10s", "poll": "1s" }
+    });
+    let config_file = scratch.path("mcp.json");
+    std::fs::write(&config_file, config.to_string()).unwrap();
+    let (mut guard, addr) = start_service(
+        &scratch,
+        "hub_service",
+        &[config_file.display().to_string(), "127.0.0.1:0".into()],
+    )
+    .await;
+
+    let (status, body) =
+        call_tool(&addr, "mcp__notes__search_notes", r#"{"query": "standup"}"#).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("notes answered search_notes"), "{body}");
+    let (status, body) = call_tool(&addr, "mcp__wiki__search", r#"{"query": "runbook"}"#).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("wiki answered search"), "{body}");
+    let (status, body) = call_tool(&addr, "mcp__crm__update_contact", "{}").await;
+    assert_eq!(status, 503, "{body}");
+    let refusal: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(refusal["state"], "absent", "{body}");
+    assert_eq!(refusal["action"], "add_connection", "{body}");
+    let metrics = get(&addr, "/metrics").await.unwrap().ok_text();
+    for (server, state) in [("notes", "ready"), ("wiki", "ready"), ("crm", "absent")] {
+        let series =
+            format!("mcp_readiness_server_state{{server=\"{server}\",state=\"{state}\"}} 1");
+        assert!(metrics.contains(&series), "no {series}:\n{metrics}");
+    }
+
+    let children: Vec<u32> = common::process::descendants(guard.pid())
+        .into_iter()
+        .collect();
+    let commands: Vec<String> = children
+        .iter()
+        .map(|p| common::process::command_line(*p))
+        .collect();
+    assert!(
+        commands.iter().any(|c| c.starts_with("sleep 300"))
+            && commands.iter().any(|c| c.contains("demo-server notes")),
+        "the stdio server and its helper run: {commands:?}"
+    );
+    stop_and_check_children(&mut guard, &scratch, &children).await;
+}
+
+/// docs/own-connections.md's service (examples/peers_service.rs), which connects its servers
+/// itself and hands them to `Peers`: a stdio server, a streamable-HTTP server, one that wants a
+/// token the service does not have, and a command that does not exist. Each reads its state,
+/// calls run or are refused with the action, and SIGTERM stops the service within the grace
+/// period with its stdio server gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_peers_service_calls_tools_through_its_own_connections_and_stops_on_sigterm() {
+    let scratch = Scratch::new("peers-service");
+    let (_wiki, wiki_url) = demo_http_server(&scratch, "wiki", &[]).await;
+    let (_tickets, tickets_url) = demo_http_server(&scratch, "tickets", &["--token", "t1ck"]).await;
+    let cli = common::cli().display();
+    let (mut guard, addr) = start_service(
+        &scratch,
+        "peers_service",
+        &[
+            "127.0.0.1:0".into(),
+            format!("notes={cli} demo-server notes"),
+            format!("wiki={wiki_url}"),
+            format!("tickets={tickets_url}"),
+            "crm=/nonexistent/crm-mcp".into(),
+        ],
+    )
+    .await;
+
+    let (status, body) =
+        call_tool(&addr, "mcp__notes__search_notes", r#"{"query": "standup"}"#).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("notes answered search_notes"), "{body}");
+    let (status, body) = call_tool(&addr, "mcp__wiki__search", r#"{"query": "runbook"}"#).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("wiki answered search"), "{body}");
+    for (tool, state, action) in [
+        (
+            "mcp__tickets__search_tickets",
+            "unauthenticated",
+            "reauthorize",
+        ),
+        ("mcp__crm__update_contact", "absent", "add_connection"),
+    ] {
+        let (status, body) = call_tool(&addr, tool, "{}").await;
+        assert_eq!(status, 503, "{tool}: {body}");
+        let refusal: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(
+            (refusal["state"].as_str(), refusal["action"].as_str()),
+            (Some(state), Some(action)),
+            "{body}"
+        );
+    }
+    let page = get(&addr, "/status").await.unwrap().ok_text();
+    assert_eq!(page.matches("<tr data-server=").count(), 4, "{page}");
+
+    let children: Vec<u32> = common::process::descendants(guard.pid())
+        .into_iter()
+        .collect();
+    assert!(
+        children
+            .iter()
+            .any(|p| common::process::command_line(*p).contains("demo-server notes")),
+        "the stdio server runs"
+    );
+    stop_and_check_children(&mut guard, &scratch, &children).await;
+}
+
+/// The glue of an example service, read from its source: (lines marked `// glue`, `use` lines
+/// marked `// glue: import`).
+fn glue_of(example: &str) -> (usize, usize) {
+    let source = std::fs::read_to_string(common::repo().join("examples").join(example)).unwrap();
+    let code = source.lines().filter(|l| !l.trim_start().starts_with("//"));
+    let (mut glue, mut imports) = (0, 0);
+    for line in code {
+        if line.trim_end().ends_with("// glue") {
+            glue += 1;
+        } else if line.trim_end().ends_with("// glue: import") {
+            imports += 1;
+        }
+    }
+    (glue, imports)
+}
+
+/// The number written just before each occurrence of `phrase` in `text`.
+fn numbers_before(text: &str, phrase: &str) -> Vec<usize> {
+    text.match_indices(phrase)
+        .map(|(at, _)| {
+            let word = text[..at].split_whitespace().last().unwrap_or_default();
+            let word = word.trim_matches(|c: char| !c.is_ascii_digit());
+            word.parse()
+                .unwrap_or_else(|_| panic!("no number before `{phrase}`: {word:?}"))
+        })
+        .collect()
+}
+
+/// The visible lines of the Rust block of `doc` that shows glue (rustdoc's hidden `# ` lines
+/// apart) are lines of `example`, in the same order: the docs show the code the test runs.
+fn assert_doc_block_is_from(doc: &str, text: &str, example: &str) {
+    let source = std::fs::read_to_string(common::repo().join("examples").join(example)).unwrap();
+    let block = text
+        .split("```rust")
+        .skip(1)
+        .filter_map(|b| b.split_once("\n```").map(|(block, _)| block))
+        .find(|b| b.contains("// glue"))
+        .unwrap_or_else(|| panic!("{doc} has no Rust block with `// glue` lines"));
+    let mut lines = source.lines().map(str::trim);
+    for shown in block.lines().skip(1).map(str::trim) {
+        if shown.is_empty() || shown == "#" || shown.starts_with("# ") {
+            continue;
+        }
+        assert!(
+            lines.any(|l| l == shown),
+            "{doc} shows `{shown}`, which is not (in this order) a line of examples/{example}"
+        );
+    }
+}
+
+/// What the docs say a service writes is what the example services have: the number of `// glue`
+/// lines and of glue imports, read from the examples' source, is the number each page states,
+/// and each page's Rust block is the example's code. The issue's goal: adopting through the
+/// `Hub` takes 15 lines or fewer besides the imports.
+#[test]
+fn the_docs_state_the_glue_lines_that_the_example_services_have() {
+    let read = |page: &str| std::fs::read_to_string(common::repo().join(page)).unwrap();
+    for (example, pages) in [
+        ("hub_service.rs", vec!["README.md", "docs/architecture.md"]),
+        (
+            "peers_service.rs",
+            vec!["docs/own-connections.md", "docs/architecture.md"],
+        ),
+    ] {
+        let (glue, imports) = glue_of(example);
+        eprintln!("examples/{example}: {glue} glue lines, {imports} glue imports");
+        for page in pages {
+            let text = read(page);
+            // The paragraphs and list items that name the example.
+            let said = text
+                .split("\n\n")
+                .flat_map(|paragraph| paragraph.split("\n- "))
+                .filter(|paragraph| paragraph.contains(&format!("examples/{example}")))
+                .flat_map(str::split_whitespace)
+                .collect::<Vec<_>>()
+                .join(" ");
+            let glue_said = numbers_before(&said, "lines marked `// glue`");
+            assert!(
+                !glue_said.is_empty(),
+                "{page} does not count examples/{example}'s glue"
+            );
+            assert!(
+                glue_said.iter().all(|n| *n == glue),
+                "{page} says {glue_said:?} lines of glue; examples/{example} has {glue}"
+            );
+            let imports_said = numbers_before(&said, "`use` lines");
+            assert!(
+                !imports_said.is_empty() && imports_said.iter().all(|n| *n == imports),
+                "{page} says {imports_said:?} `use` lines; examples/{example} has {imports}"
+            );
+        }
+    }
+    assert_doc_block_is_from("README.md", &read("README.md"), "hub_service.rs");
+    assert_doc_block_is_from(
+        "docs/own-connections.md",
+        &read("docs/own-connections.md"),
+        "peers_service.rs",
+    );
+    let (hub_glue, _) = glue_of("hub_service.rs");
+    assert!(
+        hub_glue <= 15,
+        "adopting through the Hub takes {hub_glue} lines"
+    );
+}

@@ -154,10 +154,7 @@ fn with_oauth(
         drop(connector);
         Err(SpecError::OAuth {
             server: server.clone(),
-            problem: "its `oauth` block needs the `oauth` feature, which this build of \
-                      mcp-readiness does not have: build it with `features = [\"oauth\"]` \
-                      (the command line has it), or remove `oauth` from this entry"
-                .into(),
+            problem: crate::client::spec_error::OAUTH_FEATURE_MISSING.into(),
         })
     }
 }

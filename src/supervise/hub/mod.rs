@@ -250,6 +250,7 @@ impl Hub {
         }
     }
 
+    /// Closes every connection: kills every stdio child with its process group and cancels every
     /// attempt. The hub answers `absent` afterwards.
     pub async fn shutdown(&self) {
         for supervisor in self.supervisors() {

@@ -297,6 +297,17 @@ impl Peers {
         true
     }
 
+    /// Closes every connection and forgets every server, as a service does when it stops (the
+    /// counterpart of [`Hub::shutdown`](crate::Hub::shutdown)): each rmcp service is cancelled,
+    /// which closes its transport (a stdio server's stdin), and the servers' series leave
+    /// `/metrics`. Connections inserted afterwards are kept as usual.
+    pub fn shutdown(&self) {
+        let servers: Vec<Arc<str>> = self.inner.lock().keys().cloned().collect();
+        for server in servers {
+            self.remove(&server);
+        }
+    }
+
     /// Sets the OpenTelemetry `network.transport` of `server`'s calls (`pipe` for stdio, `tcp`
     /// for HTTP); unknown (no attribute) until set. Applies to tools first called afterwards.
     pub fn set_network_transport(&self, server: &str, transport: &'static str) {

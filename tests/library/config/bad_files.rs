@@ -133,21 +133,6 @@ fn every_bad_file_gives_its_exact_error() {
             "conf/mcp.json: mcpServers.s.url: missing: a streamable-HTTP server needs the endpoint URL",
         ),
         (
-            "non-http url",
-            with_server(r#"{ "url": "ftp://files.example/mcp" }"#),
-            "conf/mcp.json: mcpServers.s.url: expected an http:// or https:// URL, found scheme `ftp`",
-        ),
-        (
-            "url without scheme",
-            with_server(r#"{ "type": "streamable-http", "url": "example.com/mcp" }"#),
-            "conf/mcp.json: mcpServers.s.url: expected an http:// or https:// URL, found no scheme",
-        ),
-        (
-            "url without host",
-            with_server(r#"{ "url": "https:///mcp" }"#),
-            "conf/mcp.json: mcpServers.s.url: expected a host after `https://`",
-        ),
-        (
             "missing variable",
             with_server(
                 r#"{ "url": "https://h/mcp", "headers": { "Authorization": "Bearer ${GITLAB_TOKEN}" } }"#,
@@ -343,17 +328,42 @@ fn secrets_never_appear_in_errors_or_debug_output() {
     // Errors after a secret was expanded, and errors about the secret-bearing values themselves.
     for bad in [
         text.replace(r#""command": "srv""#, r#""command": """#),
-        text.replace("https://bob", "ftp://bob"),
         text.replace("\"Authorization\"", "\"Author ization\""),
         text.replace("Bearer ${GITHUB_TOKEN}", "${GITHUB_TOKEN}${NEWLINE}"),
-        text.replace("}@h.example", "}@"),
-        text.replace("https://bob", "bob"),
     ] {
         let err = parse(&bad).expect_err("each variant is invalid");
         let shown = format!("{err} {err:?}");
         assert!(
             !shown.contains(TOKEN) && !shown.contains("bob"),
             "secret in error: {shown}"
+        );
+    }
+}
+
+/// A URL the hub cannot use is that server's problem alone (it loads; the hub makes the server
+/// `absent`): its reason and its calls' errors name `url`, never the URL's user or token.
+#[tokio::test(start_paused = true)]
+async fn a_bad_url_carrying_a_secret_reads_absent_without_the_secret_in_its_reason() {
+    let text = r#"{ "mcpServers": {
+        "gh": { "url": "https://bob:${GITHUB_TOKEN}@h.example/mcp?token=${GITHUB_TOKEN}" } } }"#;
+    for bad in [
+        text.replace("https://bob", "ftp://bob"),
+        text.replace("}@h.example", "}@"),
+        text.replace("https://bob", "bob"),
+    ] {
+        let config = parse(&bad).expect("the file loads");
+        let hub = config.hub(|options| options).expect("the hub starts");
+        assert_eq!(hub.state("gh"), Some(mcp_readiness::State::Absent), "{bad}");
+        let reason = hub.servers()[0].reason.clone().unwrap_or_default();
+        let error = hub
+            .call(mcp_readiness::ToolCall::new("mcp__gh__search"))
+            .await
+            .unwrap_err();
+        let shown = format!("{reason} {error} {error:?}");
+        assert!(shown.contains("fix `url`"), "{shown}");
+        assert!(
+            !shown.contains(TOKEN) && !shown.contains("bob"),
+            "secret in the reason: {shown}"
         );
     }
 }

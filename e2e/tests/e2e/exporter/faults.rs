@@ -294,3 +294,87 @@ async fn a_sighup_while_the_config_is_a_fifo_is_a_refused_reload_and_serve_keeps
     let status = serve.guard.exit_within(Duration::from_secs(10)).await;
     assert_eq!(status.code(), Some(0), "{}", serve.stderr());
 }
+
+/// A reload with entries this build cannot serve (a URL that is not http(s), a header rmcp sets
+/// itself) applies the rest of the file, as start-up does: those servers read `absent` with a
+/// reason naming the key, the server the reload adds starts, the running one is kept, and
+/// `mcp_readiness_config_last_reload_successful` stays 1. It reads 0 for a file that does not
+/// parse, which changes nothing.
+#[tokio::test]
+async fn a_reload_with_entries_this_build_cannot_serve_applies_the_rest_and_those_servers_read_absent()
+ {
+    let scratch = Scratch::new("unservable-reload");
+    let one = stdio_fixture(&scratch, "one", &[]);
+    let config = write_config(
+        &scratch,
+        "mcp.json",
+        json!({ "one": one.clone() }),
+        json!({}),
+    );
+    let mut serve = Serve::start(&scratch, &config, &[]).await;
+    let state = |server: &str, state: &str| {
+        format!("mcp_readiness_server_state{{server=\"{server}\",state=\"{state}\"}} 1")
+    };
+    serve
+        .scrape_until(Duration::from_secs(20), |body| {
+            body.contains("mcp_readiness_config_last_reload_successful 1")
+                && body.contains(&state("one", "ready"))
+        })
+        .await;
+    let _cleanup = Reaper(started(&scratch, "one"));
+
+    write_config(
+        &scratch,
+        "mcp.json",
+        json!({
+            "one": one,
+            "two": stdio_fixture(&scratch, "two", &[]),
+            "wiki": { "type": "http", "url": "ftp://wiki.example/mcp" },
+            "docs": { "url": "http://127.0.0.1:9/mcp", "headers": { "Accept": "text/plain" } },
+        }),
+        json!({}),
+    );
+    signal(serve.guard.pid(), "HUP");
+    let body = serve
+        .scrape_until(Duration::from_secs(20), |body| {
+            body.contains(&state("two", "ready"))
+                && body.contains(&state("wiki", "absent"))
+                && body.contains(&state("docs", "absent"))
+        })
+        .await;
+    let _cleanup_two = Reaper(started(&scratch, "two"));
+    assert!(
+        body.contains("mcp_readiness_config_last_reload_successful 1")
+            && body.contains(&state("one", "ready")),
+        "the reload applied and kept `one`:\n{body}"
+    );
+    let status: Value = serde_json::from_str(
+        &common::http::get(&serve.addr, "/status.json")
+            .await
+            .unwrap()
+            .ok_text(),
+    )
+    .unwrap();
+    let reason = |server: &str| {
+        status["servers"]
+            .as_array()
+            .and_then(|s| s.iter().find(|s| s["server"] == server))
+            .and_then(|s| s["reason"].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(reason("wiki").contains("fix `url`"), "{status}");
+    assert!(reason("docs").contains("fix `headers`"), "{status}");
+
+    std::fs::write(&config, "{ \"mcpServers\": ").unwrap();
+    signal(serve.guard.pid(), "HUP");
+    let body = serve
+        .scrape_until(Duration::from_secs(10), |body| {
+            body.contains("mcp_readiness_config_last_reload_successful 0")
+        })
+        .await;
+    assert!(body.contains(&state("two", "ready")), "kept:\n{body}");
+    signal(serve.guard.pid(), "TERM");
+    let status = serve.guard.exit_within(Duration::from_secs(10)).await;
+    assert_eq!(status.code(), Some(0));
+}
