@@ -5,11 +5,15 @@
 //! scopes, an authorization server that moved), the login is run again, as the reason says, at
 //! most [`LOGINS`] times: a supervising client never loops on logins. The client-credentials
 //! extension scenarios configure `"grant": "client_credentials"`, and `auth/wif-jwt-bearer`
-//! `"grant": "workload_identity"` with the scenario's token in a file; they never log in.
+//! `"grant": "workload_identity"` with the scenario's token in a file, and
+//! `auth/enterprise-managed-authorization` `"grant": "enterprise_managed"` with the scenario's
+//! identity provider and its ID token in a file; they never log in.
 
 use std::path::{Path, PathBuf};
 
-use mcp_readiness::supervise::{AssertionSource, OAuthGrant, OAuthSpec, TransportSpec};
+use mcp_readiness::supervise::{
+    AssertionSource, IdentityProvider, OAuthGrant, OAuthSpec, TransportSpec,
+};
 use mcp_readiness::{ServerSpec, secret::Secret};
 
 use crate::context::Context;
@@ -123,6 +127,35 @@ fn spec(
         oauth.client_secret = None;
         oauth.client_metadata_url = None;
         oauth.grant = OAuthGrant::WorkloadIdentity {
+            assertion: AssertionSource::File(path),
+        };
+    }
+    if scenario == "auth/enterprise-managed-authorization" {
+        // As a sign-in agent would: the enterprise ID token in a file beside the store.
+        let missing = |key: &str| format!("the scenario gave no `{key}`");
+        let token = context
+            .idp_id_token
+            .as_deref()
+            .ok_or_else(|| missing("idp_id_token"))?;
+        let path = scratch.path().join("enterprise-id-token");
+        std::fs::write(&path, token).map_err(|e| format!("writing {}: {e}", path.display()))?;
+        oauth.client_metadata_url = None;
+        oauth.grant = OAuthGrant::EnterpriseManaged {
+            identity_provider: IdentityProvider {
+                issuer: context
+                    .idp_issuer
+                    .clone()
+                    .ok_or_else(|| missing("idp_issuer"))?,
+                token_endpoint: context
+                    .idp_token_endpoint
+                    .clone()
+                    .ok_or_else(|| missing("idp_token_endpoint"))?,
+                client_id: context
+                    .idp_client_id
+                    .clone()
+                    .ok_or_else(|| missing("idp_client_id"))?,
+                client_secret: None,
+            },
             assertion: AssertionSource::File(path),
         };
     }

@@ -33,6 +33,16 @@ pub(crate) struct Context {
     /// a file).
     #[serde(default, alias = "valid_jwt")]
     pub(crate) valid_jwt: Option<String>,
+    /// The enterprise identity provider of `auth/enterprise-managed-authorization`: its issuer,
+    /// token endpoint, this client's id there, and the ID token it issued to that client.
+    #[serde(default, alias = "idp_issuer")]
+    pub(crate) idp_issuer: Option<String>,
+    #[serde(default, alias = "idp_token_endpoint")]
+    pub(crate) idp_token_endpoint: Option<String>,
+    #[serde(default, alias = "idp_client_id")]
+    pub(crate) idp_client_id: Option<String>,
+    #[serde(default, alias = "idp_id_token")]
+    pub(crate) idp_id_token: Option<String>,
 }
 
 impl Context {

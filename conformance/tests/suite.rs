@@ -187,13 +187,16 @@ fn the_2026_07_28_client_suite_passes_but_for_the_baseline() {
 
 /// The machine-to-machine extension scenarios, one at a time: client credentials
 /// (`"grant": "client_credentials"` with a client secret, or a `private_key_jwt` assertion) and
-/// workload identity (`"grant": "workload_identity"`, the JWT-bearer grant).
+/// workload identity (`"grant": "workload_identity"`, the JWT-bearer grant) and
+/// enterprise-managed authorization (`"grant": "enterprise_managed"`: the RFC 8693 token
+/// exchange at the identity provider, then the JWT-bearer grant).
 #[test]
-fn the_client_credentials_and_workload_identity_extension_scenarios_pass() {
+fn the_client_credentials_workload_identity_and_enterprise_managed_extension_scenarios_pass() {
     for scenario in [
         "auth/client-credentials-basic",
         "auth/client-credentials-jwt",
         "auth/wif-jwt-bearer",
+        "auth/enterprise-managed-authorization",
     ] {
         let Some((passed, text)) = run_suite("", &["--scenario", scenario], true) else {
             return;

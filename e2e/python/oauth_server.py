@@ -24,8 +24,15 @@ an unexpired assertion for this server (`aud`) whose `sub` is SUB gets an access
 a refresh token (the signature is not checked: a test's tokens are unsigned); anything else is
 `invalid_grant`. POST /admin/distrust-workload refuses every assertion from then on.
 
+`--idp-subject SUB` adds an enterprise identity provider (issuer `<base>/idp`) for
+enterprise-managed authorization (SEP-990): POST /idp/token answers the RFC 8693 token exchange of
+an unexpired ID token whose `sub` is SUB with an ID-JAG (`typ` oauth-id-jag+jwt, issued to client
+`mcp-readiness-enterprise`, unsigned like the test's tokens), and /token answers the JWT-bearer
+grant of such an ID-JAG for that client. POST /admin/idp-refuse makes the identity provider refuse
+every exchange (POST /admin/idp-accept undoes it); POST /admin/distrust-idp makes the authorization server refuse every ID-JAG.
+
 Usage: oauth_server.py --port P --callback URL [--access-ttl S] [--refresh-ttl S] [--iss]
-       [--job-secret S] [--workload-subject SUB]
+       [--job-secret S] [--workload-subject SUB] [--idp-subject SUB]
 Prints `PORT <p>` when listening.
 """
 
@@ -56,6 +63,21 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 CLIENT_ID = "mcp-readiness-test"
 JOB_CLIENT_ID = "mcp-readiness-job"
+ENTERPRISE_CLIENT_ID = "mcp-readiness-enterprise"
+ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
+
+
+def b64(data: dict) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+
+def claims_of(jwt: str) -> tuple[dict, dict]:
+    """The header and claims of a compact JWT (not verified); ValueError when it is not one."""
+    parts = jwt.split(".")
+    if len(parts) != 3:
+        raise ValueError("not a JWT")
+    decode = lambda part: json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+    return decode(parts[0]), decode(parts[1])
 
 
 class Provider:
@@ -250,7 +272,7 @@ class ClientCredentials:
         request = StarletteRequest(scope, replay)
         form = await request.form()
         if form.get("grant_type") == "urn:ietf:params:oauth:grant-type:jwt-bearer":
-            response = self.jwt_bearer(form)
+            response = self.jwt_bearer(form, request.headers.get("authorization", ""))
             return await response(scope, replay, send)
         if form.get("grant_type") != "client_credentials":
             sent = False
@@ -265,10 +287,27 @@ class ClientCredentials:
         return await response(scope, replay, send)
 
 
-    def jwt_bearer(self, form):
+    def jwt_bearer(self, form, authorization: str = ""):
         """RFC 7523: the assertion's claims decide (its signature is not checked here)."""
         provider = self.provider
         refuse = lambda why: JSONResponse({"error": "invalid_grant", "error_description": why}, status_code=400)
+        try:
+            header, claims = claims_of(str(form.get("assertion") or ""))
+        except ValueError:
+            header, claims = {}, {}
+        if header.get("typ") == "oauth-id-jag+jwt":
+            provider.id_jag_grants += 1
+            client_id = str(form.get("client_id") or "")
+            if authorization.startswith("Basic "):
+                client_id = base64.b64decode(authorization[6:]).decode().split(":", 1)[0]
+            if not provider.idp_trusted:
+                return refuse("this authorization server does not trust the identity provider")
+            if claims.get("iss") != provider.idp_issuer or claims.get("client_id") != client_id:
+                return refuse("the ID-JAG is not for this client from the trusted identity provider")
+            if claims.get("exp", 0) <= time.time():
+                return refuse("the ID-JAG expired")
+            scopes = str(claims.get("scope") or "tools").split()
+            return JSONResponse(provider.issue_access_only(client_id, scopes, grant="jwt_bearer"))
         if provider.workload_subject is None:
             return refuse("this authorization server trusts no workload")
         try:
@@ -329,11 +368,18 @@ def main() -> None:
     parser.add_argument("--iss", action="store_true")
     parser.add_argument("--job-secret", default=None)
     parser.add_argument("--workload-subject", default=None)
+    parser.add_argument("--idp-subject", default=None)
     args = parser.parse_args()
 
     base = f"http://127.0.0.1:{args.port}"
     provider = Provider(args.callback, args.access_ttl, args.refresh_ttl or None, base if args.iss else None)
     provider.workload_subject = args.workload_subject
+    provider.idp_subject = args.idp_subject
+    provider.idp_issuer = f"{base}/idp"
+    provider.idp_refuses = False
+    provider.idp_trusted = args.idp_subject is not None
+    provider.token_exchanges = 0
+    provider.id_jag_grants = 0
     if args.job_secret:
         provider.clients[JOB_CLIENT_ID] = OAuthClientInformationFull(
             client_id=JOB_CLIENT_ID,
@@ -383,11 +429,70 @@ def main() -> None:
                 "issued": provider.issued,
                 "client_credentials": provider.client_credentials,
                 "jwt_bearer": provider.jwt_bearer,
+                "token_exchanges": provider.token_exchanges,
+                "id_jag_grants": provider.id_jag_grants,
                 "assertions": provider.assertions,
                 "clients": sorted(provider.clients),
                 "secrets": sorted(c.client_secret for c in provider.clients.values() if c.client_secret),
             }
         )
+
+    @server.custom_route("/idp/token", methods=["POST"])
+    async def idp_token(request: Request):
+        """The enterprise identity provider's RFC 8693 token exchange: ID token -> ID-JAG."""
+        form = await request.form()
+        provider.token_exchanges += 1
+        refuse = lambda code, why: JSONResponse({"error": code, "error_description": why}, status_code=400)
+        if form.get("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange":
+            return refuse("unsupported_grant_type", "only token exchange")
+        if (
+            form.get("subject_token_type") != "urn:ietf:params:oauth:token-type:id_token"
+            or form.get("requested_token_type") != ID_JAG
+            or not form.get("audience")
+            or not form.get("resource")
+        ):
+            return refuse("invalid_request", "missing or wrong token exchange parameters")
+        if provider.idp_subject is None or provider.idp_refuses:
+            return refuse("invalid_grant", "this identity provider refuses the exchange")
+        try:
+            _, id_token = claims_of(str(form.get("subject_token") or ""))
+        except ValueError:
+            return refuse("invalid_grant", "the subject token is not a JWT")
+        provider.assertions.append(id_token.get("jti"))
+        now = int(time.time())
+        if id_token.get("sub") != provider.idp_subject or id_token.get("exp", 0) <= now:
+            return refuse("invalid_grant", "the ID token is expired or not for a known user")
+        claims = {
+            "iss": provider.idp_issuer,
+            "sub": id_token["sub"],
+            "aud": str(form.get("audience")),
+            "client_id": ENTERPRISE_CLIENT_ID,
+            "resource": str(form.get("resource")),
+            "jti": secrets.token_hex(8),
+            "iat": now,
+            "exp": now + 60,
+        }
+        answer = {"issued_token_type": ID_JAG, "token_type": "N_A"}
+        if form.get("scope"):
+            claims["scope"] = answer["scope"] = str(form.get("scope"))
+        jag = f"{b64({'alg': 'ES256', 'typ': 'oauth-id-jag+jwt'})}.{b64(claims)}.c2ln"
+        provider.issued.append(jag)
+        return JSONResponse({"access_token": jag, **answer})
+
+    @server.custom_route("/admin/idp-refuse", methods=["POST"])
+    async def idp_refuse(request: Request):
+        provider.idp_refuses = True
+        return JSONResponse({"refusing": True})
+
+    @server.custom_route("/admin/idp-accept", methods=["POST"])
+    async def idp_accept(request: Request):
+        provider.idp_refuses = False
+        return JSONResponse({"refusing": False})
+
+    @server.custom_route("/admin/distrust-idp", methods=["POST"])
+    async def distrust_idp(request: Request):
+        provider.idp_trusted = False
+        return JSONResponse({"distrusted": True})
 
     @server.custom_route("/admin/distrust-workload", methods=["POST"])
     async def distrust(request: Request):

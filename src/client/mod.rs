@@ -111,7 +111,9 @@ pub(crate) use rmcp_errors::is_auth_failure;
 #[cfg(feature = "hub")]
 pub use server_requests::{MAX_INPUT_ROUNDS, ServerRequests};
 #[cfg(feature = "hub")]
-pub use spec::{AssertionSource, OAuthGrant, OAuthSpec, ServerSpec, TransportSpec};
+pub use spec::{
+    AssertionSource, IdentityProvider, OAuthGrant, OAuthSpec, ServerSpec, TransportSpec,
+};
 #[cfg(feature = "hub")]
 pub use spec_error::SpecError;
 #[cfg(feature = "hub")]

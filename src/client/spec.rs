@@ -93,6 +93,33 @@ pub enum OAuthGrant {
         /// Where the workload's identity token (a JWT) is read from.
         assertion: AssertionSource,
     },
+    /// Enterprise-managed authorization (SEP-990, no login, no person): an ID token that the
+    /// enterprise identity provider issued to this client, read from `assertion` at connect and
+    /// at each renewal, is exchanged at the identity provider for an identity assertion
+    /// authorization grant (ID-JAG, RFC 8693 token exchange), which the MCP server's
+    /// authorization server exchanges for an access token (JWT-bearer grant, RFC 7523),
+    /// authenticating as `client_id` (with `client_secret` when set). The hub renews the token
+    /// before it expires, like client credentials.
+    EnterpriseManaged {
+        /// The enterprise identity provider that exchanges the ID token.
+        identity_provider: IdentityProvider,
+        /// Where the enterprise ID token (a JWT) is read from.
+        assertion: AssertionSource,
+    },
+}
+
+/// The enterprise identity provider of [`OAuthGrant::EnterpriseManaged`]: where the ID token is
+/// exchanged for an identity assertion authorization grant, and as which client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdentityProvider {
+    /// Its issuer identifier (the ID-JAG's `iss` must be this).
+    pub issuer: String,
+    /// Its token endpoint (RFC 8693 token exchange).
+    pub token_endpoint: String,
+    /// The client id this client is registered as at the identity provider.
+    pub client_id: String,
+    /// That client's secret (`client_secret_basic`); `None` for a public client.
+    pub client_secret: Option<Secret>,
 }
 
 /// Where a workload's identity token is read from, at connect and at each renewal.

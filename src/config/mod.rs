@@ -70,6 +70,7 @@
 mod error;
 mod expand;
 mod hub;
+mod identity_provider;
 mod node;
 mod oauth;
 mod probe;

@@ -12,7 +12,8 @@
 //! either `client_secret` or `private_key` (a PEM file, for `private_key_jwt`).
 //! `"grant": "workload_identity"` needs `assertion_file` (the workload's identity token, a file
 //! the platform rotates) or `assertion_command` (a command that prints one) and no secret;
-//! `client_id` is sent when set.
+//! `client_id` is sent when set. `"grant": "enterprise_managed"` needs `identity_provider`,
+//! `client_id` and `assertion_file` or `assertion_command` (the enterprise ID token).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -34,6 +35,7 @@ const OAUTH_KEYS: &[&str] = &[
     "signing_algorithm",
     "assertion_file",
     "assertion_command",
+    "identity_provider",
 ];
 
 /// The signing algorithms rmcp's `private_key_jwt` supports.
@@ -153,7 +155,8 @@ pub(crate) fn oauth(
     };
     let grant = optional(
         "grant",
-        "the grant: `authorization_code`, `client_credentials` or `workload_identity`",
+        "the grant: `authorization_code`, `client_credentials`, `workload_identity` or \
+         `enterprise_managed`",
     )?;
     let private_key = optional("private_key", "the PEM private key file")?;
     let signing_algorithm = optional("signing_algorithm", "a JWT signing algorithm")?;
@@ -183,17 +186,43 @@ pub(crate) fn oauth(
             }
         }
     };
+    let reads_assertion = matches!(
+        grant.as_deref(),
+        Some("workload_identity" | "enterprise_managed")
+    );
     for (key, given) in [
         ("assertion_file", assertion_file.is_some()),
         ("assertion_command", assertion_command.is_some()),
     ] {
-        if given && grant.as_deref() != Some("workload_identity") {
+        if given && !reads_assertion {
             return Err(ctx.err(
                 &fields.path_of(key),
-                "only for `\"grant\": \"workload_identity\"` (the workload's identity token)",
+                "only for `\"grant\": \"workload_identity\"` (the workload's identity token) \
+                 or `\"enterprise_managed\"` (the enterprise ID token)",
             ));
         }
     }
+    if fields.get("identity_provider").is_some() && grant.as_deref() != Some("enterprise_managed") {
+        return Err(ctx.err(
+            &fields.path_of("identity_provider"),
+            "only for `\"grant\": \"enterprise_managed\"`",
+        ));
+    }
+    // Where the token of workload identity or enterprise-managed authorization is read from.
+    let assertion = |who: &str, what: &str| -> Result<AssertionSource, ConfigError> {
+        match (assertion_file.clone(), assertion_command.clone()) {
+            (Some(file), None) => Ok(AssertionSource::File(base.join(file))),
+            (None, Some(command)) => Ok(command),
+            (Some(_), Some(_)) => Err(ctx.err(
+                &fields.path_of("assertion_command"),
+                format!(
+                    "{who} reads its token from one place: `assertion_file` or \
+                     `assertion_command`, not both"
+                ),
+            )),
+            (None, None) => Err(ctx.err(&fields.path_of("grant"), what)),
+        }
+    };
     let grant = match grant.as_deref() {
         None | Some("authorization_code") => {
             for key in ["private_key", "signing_algorithm"] {
@@ -216,27 +245,58 @@ pub(crate) fn oauth(
                     ));
                 }
             }
-            let assertion = match (assertion_file, assertion_command) {
-                (Some(file), None) => AssertionSource::File(base.join(file)),
-                (None, Some(command)) => command,
-                (Some(_), Some(_)) => {
+            let assertion = assertion(
+                "workload identity",
+                "workload identity needs `assertion_file`: the file the platform keeps this \
+                 workload's identity token in (e.g. a Kubernetes projected service-account \
+                 token, `/var/run/secrets/tokens/mcp`), or `assertion_command`: a command that \
+                 prints one",
+            )?;
+            OAuthGrant::WorkloadIdentity { assertion }
+        }
+        Some("enterprise_managed") => {
+            for key in ["private_key", "signing_algorithm"] {
+                if fields.get(key).is_some() {
                     return Err(ctx.err(
-                        &fields.path_of("assertion_command"),
-                        "workload identity reads its token from one place: `assertion_file` or \
-                         `assertion_command`, not both",
+                        &fields.path_of(key),
+                        "only for `\"grant\": \"client_credentials\"` (enterprise-managed \
+                         authorization authenticates with `client_secret`, or as a public client)",
                     ));
                 }
-                (None, None) => {
+            }
+            if client_id.is_none() {
+                return Err(ctx.err(
+                    &fields.path_of("grant"),
+                    "enterprise-managed authorization needs `client_id`: the id the MCP \
+                     server's authorization server knows this client by (the identity \
+                     assertion grant is issued to it)",
+                ));
+            }
+            let identity_provider = match fields.get("identity_provider") {
+                Some(node) => super::identity_provider::identity_provider(
+                    ctx,
+                    node,
+                    &fields.path_of("identity_provider"),
+                )?,
+                None => {
                     return Err(ctx.err(
                         &fields.path_of("grant"),
-                        "workload identity needs `assertion_file`: the file the platform keeps \
-                         this workload's identity token in (e.g. a Kubernetes projected \
-                         service-account token, `/var/run/secrets/tokens/mcp`), or \
-                         `assertion_command`: a command that prints one",
+                        "enterprise-managed authorization needs `identity_provider`: the \
+                         enterprise identity provider's `issuer`, `token_endpoint` and \
+                         `client_id` (and `client_secret` for a confidential client)",
                     ));
                 }
             };
-            OAuthGrant::WorkloadIdentity { assertion }
+            let assertion = assertion(
+                "enterprise-managed authorization",
+                "enterprise-managed authorization needs `assertion_file`: the file the \
+                 enterprise ID token (issued to this client by the identity provider) is kept \
+                 in, or `assertion_command`: a command that prints one",
+            )?;
+            OAuthGrant::EnterpriseManaged {
+                identity_provider,
+                assertion,
+            }
         }
         Some("client_credentials") => {
             if client_id.is_none() {
@@ -275,8 +335,10 @@ pub(crate) fn oauth(
             return Err(ctx.err(
                 &fields.path_of("grant"),
                 "expected `authorization_code` (a person runs `oauth login` once), \
-                 `client_credentials` (machine to machine, no login) or `workload_identity` (the \
-                 platform's identity token for this workload, no secret)",
+                 `client_credentials` (machine to machine, no login), `workload_identity` (the \
+                 platform's identity token for this workload, no secret) or \
+                 `enterprise_managed` (an enterprise ID token exchanged at the identity \
+                 provider)",
             ));
         }
     };
@@ -285,7 +347,9 @@ pub(crate) fn oauth(
             "mcp-readiness oauth login --config {} --server {name}",
             shell_word(&ctx.file.display().to_string())
         ),
-        OAuthGrant::ClientCredentials { .. } | OAuthGrant::WorkloadIdentity { .. } => String::new(),
+        OAuthGrant::ClientCredentials { .. }
+        | OAuthGrant::WorkloadIdentity { .. }
+        | OAuthGrant::EnterpriseManaged { .. } => String::new(),
     };
     Ok(OAuthSpec {
         store,

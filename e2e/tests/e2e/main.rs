@@ -17,6 +17,7 @@ mod exporter;
 mod exposition;
 mod oauth;
 mod oauth_grants;
+mod oauth_unattended;
 mod oncall;
 mod protocol;
 mod run_trace;

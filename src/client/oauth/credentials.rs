@@ -212,6 +212,13 @@ impl OAuthCredentials {
             OAuthGrant::WorkloadIdentity { assertion } => {
                 self.start_workload_identity(&client, assertion).await?;
             }
+            OAuthGrant::EnterpriseManaged {
+                identity_provider,
+                assertion,
+            } => {
+                self.start_enterprise_managed(&client, identity_provider, assertion)
+                    .await?;
+            }
         }
         *slot = Some((client.clone(), registered));
         Ok(client)
@@ -274,7 +281,9 @@ impl OAuthCredentials {
         let resolution = manager.resolve_metadata().await?;
         *self.metadata.lock_unpoisoned() = Some(resolution.metadata.clone());
         manager.set_metadata(resolution.metadata);
-        if let OAuthGrant::WorkloadIdentity { .. } = self.spec.grant {
+        if let OAuthGrant::WorkloadIdentity { .. } | OAuthGrant::EnterpriseManaged { .. } =
+            self.spec.grant
+        {
             // The hub fetches and renews the tokens; rmcp reads them from the store, and a token
             // that runs out (its renewal refused) finds no refresh token: authorization required.
             let id = client_id.unwrap_or(super::workload_identity::UNNAMED_CLIENT);
@@ -443,6 +452,74 @@ impl OAuthCredentials {
                 let grant = grant.clone();
                 let store = store.clone();
                 async move { wif::fetch(&http, &grant, &store).await }
+            },
+            self.store.clone(),
+            lifetime,
+        );
+        Ok(())
+    }
+
+    /// Enterprise-managed authorization: exchanges the enterprise ID token from `assertion`
+    /// (read now) at `identity_provider`, then the grant it gives at the MCP server's
+    /// authorization server, and starts the task that does both again before the token expires.
+    async fn start_enterprise_managed(
+        &self,
+        client: &AuthClient<reqwest::Client>,
+        identity_provider: &crate::client::spec::IdentityProvider,
+        assertion: &crate::client::spec::AssertionSource,
+    ) -> Result<(), ConnectError> {
+        use super::enterprise_managed as ema;
+        let server = &self.server;
+        let metadata = self.metadata.lock_unpoisoned().clone().ok_or_else(|| {
+            ConnectError::new(
+                ConnectResult::Refused,
+                format!("server `{server}`: its authorization server was not discovered"),
+            )
+        })?;
+        let unusable = |why: &str| {
+            ConnectError::new(
+                ConnectResult::Unauthorized,
+                format!("server `{server}`: {why}"),
+            )
+        };
+        let issuer = metadata.issuer.clone().ok_or_else(|| {
+            unusable(
+                "its authorization server's metadata names no `issuer`, which the identity \
+                 assertion grant is addressed to; fix the authorization server's metadata",
+            )
+        })?;
+        let client_id =
+            self.spec.client_id.clone().ok_or_else(|| {
+                unusable("enterprise-managed authorization needs `oauth.client_id`")
+            })?;
+        let grant = ema::Enterprise {
+            identity_provider: identity_provider.clone(),
+            assertion: assertion.clone(),
+            issuer,
+            token_endpoint: metadata.token_endpoint.clone(),
+            secret_in_body: ema::secret_in_body(
+                metadata
+                    .additional_fields
+                    .get("token_endpoint_auth_methods_supported"),
+            ),
+            client_id,
+            client_secret: self.spec.client_secret.clone(),
+            scopes: self.spec.scopes.clone(),
+            resource: self.url.expose().to_owned(),
+        };
+        let http: std::sync::Arc<dyn rmcp::transport::auth::OAuthHttpClient> = std::sync::Arc::new(
+            rmcp::transport::auth::default_oauth_http_client()
+                .map_err(|e| unusable(&format!("cannot build its OAuth HTTP client: {e}")))?,
+        );
+        let lifetime = self.first_token(ema::fetch(http.as_ref(), &grant, &self.store).await)?;
+        let store = self.store.clone();
+        super::client_credentials::spawn_renewal(
+            std::sync::Arc::downgrade(&client.auth_manager),
+            move |_manager| {
+                let http = http.clone();
+                let grant = grant.clone();
+                let store = store.clone();
+                async move { ema::fetch(http.as_ref(), &grant, &store).await }
             },
             self.store.clone(),
             lifetime,

@@ -57,6 +57,11 @@ pub async fn authorize(
             "workload_identity",
             "workload's identity token (`oauth.assertion_file` or `oauth.assertion_command`)",
         )),
+        OAuthGrant::EnterpriseManaged { .. } => Some((
+            "enterprise_managed",
+            "enterprise ID token (`oauth.assertion_file` or `oauth.assertion_command`), \
+             exchanged at `oauth.identity_provider`",
+        )),
     };
     if let Some((name, with)) = grant {
         return Err(LoginError(format!(

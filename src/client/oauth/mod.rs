@@ -19,10 +19,14 @@
 //! - With `"grant": "workload_identity"` neither: the workload's identity token (a file the
 //!   platform rotates) is exchanged with the JWT-bearer grant at connect and at each renewal
 //!   ([`workload_identity`]).
+//! - With `"grant": "enterprise_managed"` neither: an enterprise ID token is exchanged at the
+//!   identity provider for an ID-JAG, and that at the authorization server for the token, at
+//!   connect and at each renewal ([`enterprise_managed`]).
 
 mod client_credentials;
 mod credentials;
 mod discovery;
+mod enterprise_managed;
 mod login;
 mod registration;
 mod store;

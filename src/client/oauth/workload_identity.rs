@@ -57,7 +57,7 @@ const COMMAND_ROTATES: &str = "the command asks the platform for a fresh token e
 
 impl AssertionSource {
     /// The source in words, for reasons: the file, or the command's program.
-    fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             AssertionSource::File(path) => {
                 format!("`{}` (`oauth.assertion_file`)", path.display())
@@ -71,7 +71,7 @@ impl AssertionSource {
 
 /// Runs the `assertion_command` and returns what it printed; the error names the program and
 /// says what it said on stderr (bounded), never its stdout.
-async fn run_command(program: &str, args: &[String]) -> Result<String, String> {
+async fn run_command(program: &str, args: &[String], noun: &str) -> Result<String, String> {
     let mut command = tokio::process::Command::new(program);
     command
         .args(args)
@@ -81,21 +81,21 @@ async fn run_command(program: &str, args: &[String]) -> Result<String, String> {
         .await
         .map_err(|_| {
             format!(
-                "the workload identity command `{program}` (`oauth.assertion_command`) did not \
+                "the {noun} command `{program}` (`oauth.assertion_command`) did not \
                  finish within {}; run it by hand to see why",
                 crate::util::Human(COMMAND_TIMEOUT)
             )
         })?
         .map_err(|e| {
             format!(
-                "cannot run the workload identity command `{program}` \
+                "cannot run the {noun} command `{program}` \
                  (`oauth.assertion_command`): {e}; check that it is installed"
             )
         })?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
         return Err(format!(
-            "the workload identity command `{program}` (`oauth.assertion_command`) failed \
+            "the {noun} command `{program}` (`oauth.assertion_command`) failed \
              ({}; its stderr: {}); run it by hand to see why",
             output.status,
             truncate(stderr, MAX_DESCRIPTION)
@@ -103,7 +103,7 @@ async fn run_command(program: &str, args: &[String]) -> Result<String, String> {
     }
     String::from_utf8(output.stdout).map_err(|_| {
         format!(
-            "the workload identity command `{program}` (`oauth.assertion_command`) printed \
+            "the {noun} command `{program}` (`oauth.assertion_command`) printed \
              something that is not UTF-8 text; it must print the token"
         )
     })
@@ -112,41 +112,54 @@ async fn run_command(program: &str, args: &[String]) -> Result<String, String> {
 /// The workload's identity token, read now from `source`, and its `exp`. The error is the
 /// reason a person reads: it names the file (or command) and who rotates it, never the token.
 pub(crate) async fn read(source: &AssertionSource) -> Result<(Secret, Option<SystemTime>), String> {
+    read_as(source, "workload identity token", ROTATED_BY).await
+}
+
+/// Reads a token (called `noun` in reasons) from `source`; `rotated_by` says who keeps a token
+/// file fresh. Shared by workload identity and enterprise-managed authorization (its ID token).
+pub(crate) async fn read_as(
+    source: &AssertionSource,
+    noun: &str,
+    rotated_by: &str,
+) -> Result<(Secret, Option<SystemTime>), String> {
+    let command_noun = noun.strip_suffix(" token").unwrap_or(noun);
     let text = match source {
         AssertionSource::File(path) => {
             let path = path.clone();
             let shown = path.display().to_string();
             tokio::task::spawn_blocking(move || std::fs::read_to_string(&path))
                 .await
-                .map_err(|_| "reading the workload identity token was cancelled".to_owned())?
+                .map_err(|_| format!("reading the {noun} was cancelled"))?
                 .map_err(|e| {
                     format!(
-                        "cannot read the workload identity token `{shown}` \
-                         (`oauth.assertion_file`): {e}; {ROTATED_BY}: check that it is mounted \
-                         for this workload"
+                        "cannot read the {noun} `{shown}` (`oauth.assertion_file`): {e}; \
+                         {rotated_by}: check that it is mounted for this workload"
                     )
                 })?
         }
-        AssertionSource::Command { program, args } => run_command(program, args).await?,
+        AssertionSource::Command { program, args } => {
+            run_command(program, args, command_noun).await?
+        }
     };
     let rotated_by = match source {
-        AssertionSource::File(_) => ROTATED_BY,
+        AssertionSource::File(_) => rotated_by,
         AssertionSource::Command { .. } => COMMAND_ROTATES,
     };
-    check(source, &text, rotated_by)
+    check(source, &text, noun, rotated_by)
 }
 
 /// The token in `text` (read from `source`), checked: not empty, not expired.
 fn check(
     source: &AssertionSource,
     text: &str,
+    noun: &str,
     rotated_by: &str,
 ) -> Result<(Secret, Option<SystemTime>), String> {
     let from = source.describe();
     let token = text.trim();
     if token.is_empty() {
         return Err(format!(
-            "the workload identity token {from} is empty; {rotated_by}: check that it is \
+            "the {noun} {from} is empty; {rotated_by}: check that it is \
              provided for this workload"
         ));
     }
@@ -160,7 +173,7 @@ fn check(
             .map(|d| Duration::from_secs(d.as_secs()))
             .unwrap_or_default();
         return Err(format!(
-            "the workload identity token {from} expired {} ago and was not rotated; \
+            "the {noun} {from} expired {} ago and was not rotated; \
              {rotated_by}: check that its rotation runs",
             crate::util::Human(ago)
         ));

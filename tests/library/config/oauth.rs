@@ -2,7 +2,7 @@
 //! that name the file, the path and what was expected.
 
 use super::*;
-use mcp_readiness::supervise::{AssertionSource, OAuthGrant};
+use mcp_readiness::supervise::{AssertionSource, IdentityProvider, OAuthGrant};
 
 #[test]
 fn an_oauth_server_gets_its_store_relative_to_the_file_and_the_command_that_reauthorizes_it() {
@@ -43,7 +43,7 @@ fn bad_oauth_blocks_name_the_file_the_path_and_what_was_expected() {
         ),
         (
             r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "client_id": "c", "token": "x" } }"#,
-            "conf/mcp.json: mcpServers.s.oauth.token: unknown key: `oauth` allows only `store`, `client_id`, `client_secret`, `client_metadata_url`, `scopes`, `grant`, `private_key`, `signing_algorithm`, `assertion_file`, `assertion_command`",
+            "conf/mcp.json: mcpServers.s.oauth.token: unknown key: `oauth` allows only `store`, `client_id`, `client_secret`, `client_metadata_url`, `scopes`, `grant`, `private_key`, `signing_algorithm`, `assertion_file`, `assertion_command`, `identity_provider`",
         ),
         (
             r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "client_id": "c", "scopes": ["a b"] } }"#,
@@ -63,7 +63,7 @@ fn bad_oauth_blocks_name_the_file_the_path_and_what_was_expected() {
         ),
         (
             r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "password" } }"#,
-            "conf/mcp.json: mcpServers.s.oauth.grant: expected `authorization_code` (a person runs `oauth login` once), `client_credentials` (machine to machine, no login) or `workload_identity` (the platform's identity token for this workload, no secret)",
+            "conf/mcp.json: mcpServers.s.oauth.grant: expected `authorization_code` (a person runs `oauth login` once), `client_credentials` (machine to machine, no login), `workload_identity` (the platform's identity token for this workload, no secret) or `enterprise_managed` (an enterprise ID token exchanged at the identity provider)",
         ),
         (
             r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "client_credentials", "client_secret": "s" } }"#,
@@ -222,6 +222,74 @@ fn workload_identity_reads_its_token_file_relative_to_the_configuration_and_hold
     ];
     for (server, expected) in cases {
         let err = parse(&with_server(server)).unwrap_err().to_string();
+        assert!(err.starts_with(expected), "{err}\nexpected: {expected}");
+    }
+}
+
+#[test]
+fn enterprise_managed_reads_its_identity_provider_and_id_token_file_and_refuses_what_it_lacks() {
+    let config = parse(&with_server(
+        r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "enterprise_managed",
+             "client_id": "job", "client_secret": "${GITHUB_TOKEN}", "assertion_file": "idp/id-token",
+             "identity_provider": { "issuer": "https://idp.example.com", "token_endpoint": "https://idp.example.com/token",
+                                    "client_id": "job-at-idp", "client_secret": "${GITHUB_TOKEN}" } } }"#,
+    ))
+    .unwrap();
+    let TransportSpec::Http { oauth, .. } = &config.servers[0].transport else {
+        panic!("an HTTP server");
+    };
+    let oauth = oauth.as_ref().unwrap();
+    assert_eq!(
+        oauth.grant,
+        OAuthGrant::EnterpriseManaged {
+            identity_provider: IdentityProvider {
+                issuer: "https://idp.example.com".into(),
+                token_endpoint: "https://idp.example.com/token".into(),
+                client_id: "job-at-idp".into(),
+                client_secret: Some(TOKEN.into()),
+            },
+            assertion: AssertionSource::File("conf/idp/id-token".into()),
+        }
+    );
+    assert!(oauth.grant.renewed_by_hub());
+    assert_eq!(
+        oauth.reauthorize, None,
+        "no login for enterprise-managed authorization"
+    );
+    assert!(
+        !format!("{config:?}").contains(TOKEN),
+        "both secrets are secrets"
+    );
+
+    let idp = r#""identity_provider": { "issuer": "https://idp.example.com", "token_endpoint": "https://idp.example.com/token", "client_id": "i" }"#;
+    let cases = [
+        (
+            format!(r#"{{ "url": "http://h/mcp", "oauth": {{ "store": "t.json", "grant": "enterprise_managed", "assertion_file": "f", {idp} }} }}"#),
+            "conf/mcp.json: mcpServers.s.oauth.grant: enterprise-managed authorization needs `client_id`",
+        ),
+        (
+            r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "enterprise_managed", "client_id": "c", "assertion_file": "f" } }"#.to_owned(),
+            "conf/mcp.json: mcpServers.s.oauth.grant: enterprise-managed authorization needs `identity_provider`",
+        ),
+        (
+            format!(r#"{{ "url": "http://h/mcp", "oauth": {{ "store": "t.json", "grant": "enterprise_managed", "client_id": "c", {idp} }} }}"#),
+            "conf/mcp.json: mcpServers.s.oauth.grant: enterprise-managed authorization needs `assertion_file`",
+        ),
+        (
+            r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "enterprise_managed", "client_id": "c", "assertion_file": "f", "identity_provider": { "issuer": "http://idp.example.com", "token_endpoint": "https://idp.example.com/token", "client_id": "i" } } }"#.to_owned(),
+            "conf/mcp.json: mcpServers.s.oauth.identity_provider.issuer: expected the identity provider's issuer identifier",
+        ),
+        (
+            r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "enterprise_managed", "client_id": "c", "assertion_file": "f", "identity_provider": { "issuer": "https://idp.example.com", "token_endpoint": "https://idp.example.com/token" } } }"#.to_owned(),
+            "conf/mcp.json: mcpServers.s.oauth.identity_provider.client_id: missing: `identity_provider` needs the client id",
+        ),
+        (
+            format!(r#"{{ "url": "http://h/mcp", "oauth": {{ "store": "t.json", "client_id": "c", {idp} }} }}"#),
+            "conf/mcp.json: mcpServers.s.oauth.identity_provider: only for `\"grant\": \"enterprise_managed\"`",
+        ),
+    ];
+    for (server, expected) in cases {
+        let err = parse(&with_server(&server)).unwrap_err().to_string();
         assert!(err.starts_with(expected), "{err}\nexpected: {expected}");
     }
 }
