@@ -116,7 +116,9 @@ impl OAuthCredentials {
                     }
                 }
             }
-            OAuthGrant::ClientCredentials { .. } | OAuthGrant::WorkloadIdentity { .. } => {
+            OAuthGrant::ClientCredentials { .. }
+            | OAuthGrant::WorkloadIdentity { .. }
+            | OAuthGrant::EnterpriseManaged { .. } => {
                 let renew = self.renew.lock_unpoisoned().clone();
                 let Some(renew) = renew else {
                     return Ok(None);
@@ -512,6 +514,13 @@ impl OAuthCredentials {
                 .map_err(|e| unusable(&format!("cannot build its OAuth HTTP client: {e}")))?,
         );
         let lifetime = self.first_token(ema::fetch(http.as_ref(), &grant, &self.store).await)?;
+        *self.renew.lock_unpoisoned() = Some({
+            let (http, grant, store) = (http.clone(), grant.clone(), self.store.clone());
+            Arc::new(move || {
+                let (http, grant, store) = (http.clone(), grant.clone(), store.clone());
+                Box::pin(async move { ema::fetch(http.as_ref(), &grant, &store).await })
+            })
+        });
         let store = self.store.clone();
         super::client_credentials::spawn_renewal(
             std::sync::Arc::downgrade(&client.auth_manager),
