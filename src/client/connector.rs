@@ -290,8 +290,7 @@ pub trait Connector: Send + Sync + 'static {
     /// Renews now a credential the connector renews itself (an OAuth refresh token, client
     /// credentials, a workload identity) whose access token expires before `at`, so that a grant
     /// that stopped working is found now rather than when the token runs out (the pre-flight
-    /// does this for the next run, see
-    /// [`HubOptionsBuilder::renew_credentials_expiring_before`](crate::supervise::HubOptionsBuilder::renew_credentials_expiring_before)).
+    /// does this for the next run, see `HubOptionsBuilder::renew_credentials_expiring_before`).
     /// The supervisor calls it after a successful handshake and tool list. An error (result
     /// [`ConnectResult::Unauthorized`]) means the authorization server refused the renewal, and
     /// fails the attempt with its message (which says what to run);
@@ -307,7 +306,7 @@ pub trait Connector: Send + Sync + 'static {
 }
 
 /// What renewing a server's credentials ahead of the next run found
-/// ([`Connector::renew_credentials_expiring_before`], [`Hub::renewals`](crate::supervise::Hub::renewals)).
+/// ([`Connector::renew_credentials_expiring_before`], read back by `Hub::renewals`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Renewal {
     /// Nothing the connector renews itself expires before then.
