@@ -8,7 +8,13 @@ function(cfg)
   local isel = 'job=~"$job", instance=~"$instance", server=~"$server"';
   local actionAlerts = 'ALERTS{action!="", alertstate="firing", %s}' % sel;
   local override(name, props) = { matcher: { id: 'byName', options: name }, properties: props };
-  local serverLink = '/d/%s?var-job=${__data.fields.job}&var-server=${__value.raw}&${__url_time_range}' % cfg.dashboardUIDs.server;
+  // The row's own workload: its group labels (cluster, namespace), job and server. A set-up
+  // without a group label has no such field: the variable gets an empty value, and `=~""`
+  // matches the series without the label.
+  local serverLink = '/d/%s?%svar-job=${__data.fields.job}&var-server=${__value.raw}&${__url_time_range}' % [
+    cfg.dashboardUIDs.server,
+    std.join('', ['var-%s=${__data.fields.%s}&' % [l, l] for l in cfg.groupLabels]),
+  ];
 
   local firingWith(extra) = 'ALERTS{alertname=~"MCP.*", alertstate="firing", server!="", %s%s}' % [sel, extra];
   local firing = firingWith('');

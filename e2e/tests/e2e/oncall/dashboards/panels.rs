@@ -181,6 +181,15 @@ fn the_fleet_table_comes_first_and_lists_only_who_must_act_for_which_alert_since
         links["server"].starts_with("/d/mcp-readiness-server?"),
         "{links:?}"
     );
+    // The row's whole workload: the group labels (`_config.groupLabels`) as well as job and server.
+    for var in [
+        "var-cluster=${__data.fields.cluster}",
+        "var-namespace=${__data.fields.namespace}",
+        "var-job=${__data.fields.job}",
+        "var-server=${__value.raw}",
+    ] {
+        assert!(links["server"].contains(var), "{var}: {links:?}");
+    }
     assert!(
         links["alert"].contains("runbook.md#${__value.raw}"),
         "{links:?}"
