@@ -175,7 +175,9 @@ fn failed_answer<E: std::error::Error + Send + Sync + 'static>(
 
 /// The reqwest client rmcp's `StreamableHttpClientTransport::from_config` builds, for `server`'s
 /// MCP requests (with bearer headers or through OAuth): no idle pooled connections (avoids
-/// Delayed-ACK stalls) and only same-origin 307 / 308 redirects, at most 10.
+/// Delayed-ACK stalls) and only same-origin 307 / 308 redirects, at most 10. With `tls` the MCP
+/// requests go through [`http_client_noting`] instead; OAuth's own requests use this one.
+#[cfg(any(not(feature = "tls"), feature = "oauth", test))]
 pub(crate) fn default_http_client(server: &str) -> Result<reqwest::Client, ConnectError> {
     http_client(server, reqwest::Client::builder())
 }

@@ -17,6 +17,9 @@ pub struct ServerSpec {
 }
 
 /// The transport of a [`ServerSpec`].
+// One per configured server, built once at load and reload and never on a call's path: the size
+// of the HTTP variant (its OAuth settings) costs nothing worth a `Box` in the public fields.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TransportSpec {
     /// A child process speaking MCP over its stdin / stdout.

@@ -34,6 +34,7 @@ mod prober;
 mod target_pattern;
 
 pub use outcome::{ProbeOutcome, ProbePhase};
+#[cfg(feature = "http")]
 pub(crate) use phases::unix_time;
 pub use probe_config::{ProbeConfig, ProbeModule};
 pub use prober::{

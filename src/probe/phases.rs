@@ -11,7 +11,6 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Mutex;
-use std::time::Duration;
 
 use tokio::time::Instant;
 
@@ -220,12 +219,14 @@ fn list(addresses: &[SocketAddr]) -> String {
     }
 }
 
-/// `2027-01-31T12:00:00Z` for Unix seconds (humantime's RFC 3339).
+/// `2027-01-31T12:00:00Z` for Unix seconds (humantime's RFC 3339): the TLS phase's words and
+/// `/probe`'s debug log (the `tls` and `http` features).
+#[cfg(any(feature = "tls", feature = "http", test))]
 pub(crate) fn unix_time(seconds: i64) -> String {
     let Ok(seconds) = u64::try_from(seconds) else {
         return format!("{seconds} (Unix seconds, before 1970)");
     };
-    let at = std::time::UNIX_EPOCH + Duration::from_secs(seconds);
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds);
     humantime::format_rfc3339_seconds(at).to_string()
 }
 
