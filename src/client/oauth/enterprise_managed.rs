@@ -140,7 +140,7 @@ impl Enterprise {
                 }
                 (*stage, format!("HTTP {status}, {code}"))
             }
-            EmaError::InvalidResponse { stage, message } => (*stage, format!("{message}")),
+            EmaError::InvalidResponse { stage, message } => (*stage, message.to_string()),
             _ => (
                 EmaExchangeStage::ResourceAuthorizationServer,
                 "an unknown error".to_owned(),
