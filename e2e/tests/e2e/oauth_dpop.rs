@@ -1,7 +1,8 @@
 //! DPoP (RFC 9449) through the real binary: `serve` reaches the Python test servers
 //! (`e2e/python/oauth_server.py --dpop`, which verify every proof's signature, `htm`, `htu`,
 //! `iat`, `jti`, `ath` and the key the token is bound to, and want their nonces) under client
-//! credentials with a DPoP-bound token; a replayed proof, a proof by another key and the bound
+//! credentials, workload identity and enterprise-managed authorization with DPoP-bound tokens; a
+//! replayed proof, a proof by another key and the bound
 //! token sent as a bearer token are refused; no proof, key or token shows anywhere.
 
 use mcp_readiness_fixtures as common;
@@ -18,6 +19,7 @@ use common::{Scratch, eventually};
 use serde_json::{Value, json};
 
 use crate::oauth::{assert_no_token, oauth_server_with, python, state_of, stats};
+use crate::oauth_unattended::{SUBJECT, enterprise, id_token, jwt, unix_now};
 
 /// A proof for `POST url` with `nonce` and the hash of `token`, signed by a new key (not the
 /// key the token is bound to).
@@ -55,11 +57,12 @@ fn nonce_of(proof: &str) -> String {
 }
 
 #[tokio::test]
-async fn a_dpop_bound_token_reaches_the_server_through_serve_a_replayed_or_foreign_proof_is_refused_and_nothing_leaks()
+async fn dpop_bound_tokens_of_each_grant_the_hub_renews_reach_the_server_through_serve_a_replayed_or_foreign_proof_is_refused_and_nothing_leaks()
  {
     let Some(python) = python() else { return };
     let scratch = Scratch::new("oauth-dpop");
     let (port, callback) = (free_port(), free_port());
+    let workload = "system:serviceaccount:jobs:nightly";
     let _server = oauth_server_with(
         &python,
         &scratch,
@@ -70,14 +73,23 @@ async fn a_dpop_bound_token_reaches_the_server_through_serve_a_replayed_or_forei
             "3",
             "--job-secret",
             "job-secret-value",
+            "--workload-subject",
+            workload,
+            "--idp-subject",
+            SUBJECT,
             "--dpop",
         ],
     )
     .await;
+    std::fs::create_dir_all(scratch.path("tokens")).unwrap();
+    let workload_token = jwt(json!({ "sub": workload, "exp": unix_now() + 3600, "jti": "w" }));
+    std::fs::write(scratch.path("tokens/workload.jwt"), &workload_token).unwrap();
+    let id = id_token(port, unix_now() + 3600, "dpop");
+    std::fs::write(scratch.path("tokens/id-token"), &id).unwrap();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let config = scratch.path("mcp.json");
-    // `job` takes DPoP where the authorization server offers it (its metadata does); `strict`
-    // asks for it.
+    // `job`, `workload` and `crm` take DPoP where the authorization server offers it (its
+    // metadata does); `strict` asks for it.
     let job = |store: &str, dpop: Option<bool>| {
         let mut oauth = json!({ "store": store, "grant": "client_credentials",
             "client_id": "mcp-readiness-job", "client_secret": "job-secret-value",
@@ -90,15 +102,23 @@ async fn a_dpop_bound_token_reaches_the_server_through_serve_a_replayed_or_forei
     std::fs::write(
         &config,
         serde_json::to_string_pretty(&json!({
-            "mcpServers": { "job": job("tokens/job.json", None),
-                            "strict": job("tokens/strict.json", Some(true)) },
+            "mcpServers": {
+                "job": job("tokens/job.json", None),
+                "strict": job("tokens/strict.json", Some(true)),
+                "workload": { "type": "http", "url": url,
+                    "oauth": { "store": "tokens/workload.json", "grant": "workload_identity",
+                               "assertion_file": "tokens/workload.jwt", "scopes": ["tools"] } },
+                "crm": { "type": "http", "url": url,
+                         "oauth": enterprise(port, "tokens/crm.json", "tokens/id-token") }
+            },
             "readiness": { "ping": "500ms", "ping_timeout": "2s", "cooldown": "1s" }
         }))
         .unwrap(),
     )
     .unwrap();
     let serve = Serve::start(&scratch, &config, &[("RUST_LOG", "trace")]).await;
-    for server in ["job", "strict"] {
+    const SERVERS: [&str; 4] = ["job", "strict", "workload", "crm"];
+    for server in SERVERS {
         eventually(
             &format!("{server} ready"),
             Duration::from_secs(25),
@@ -115,7 +135,7 @@ async fn a_dpop_bound_token_reaches_the_server_through_serve_a_replayed_or_forei
     let until = tokio::time::Instant::now() + Duration::from_secs(7);
     while tokio::time::Instant::now() < until {
         let metrics = serve.metrics().await;
-        for server in ["job", "strict"] {
+        for server in SERVERS {
             assert_eq!(state_of(&metrics, server), Some("ready"), "{metrics}");
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
@@ -124,18 +144,27 @@ async fn a_dpop_bound_token_reaches_the_server_through_serve_a_replayed_or_forei
     let dpop = &after["dpop"];
     let count = |key: &str| dpop[key].as_u64().unwrap();
     assert!(
-        count("token_requests") >= 4,
-        "DPoP token requests, renewed: {dpop}"
+        count("token_requests") >= 8,
+        "DPoP token requests, each grant renewed: {dpop}"
     );
     assert!(count("as_nonce_challenges") >= 1, "{dpop}");
     assert!(count("rs_nonce_challenges") >= 1, "{dpop}");
     assert!(count("requests") >= 4, "MCP requests with proofs: {dpop}");
     assert_eq!(dpop["refused"], json!([]), "no proof of the client refused");
-    assert_eq!(after["client_credentials"], count("token_requests"));
+    assert!(
+        after["jwt_bearer"].as_u64().unwrap() >= 4,
+        "workload identity and enterprise-managed tokens: {after}"
+    );
+    assert_eq!(
+        after["client_credentials"].as_u64().unwrap() + after["jwt_bearer"].as_u64().unwrap(),
+        count("token_requests"),
+        "every token issued had a valid proof"
+    );
 
     // The key is in each store, mode 0600.
     let mut keys = Vec::new();
-    for store in ["tokens/job.json", "tokens/strict.json"] {
+    for store in SERVERS.map(|server| format!("tokens/{server}.json")) {
+        let store = store.as_str();
         let path = scratch.path(store);
         let file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         keys.push(file["dpop_key"].as_str().expect("a DPoP key").to_owned());
@@ -146,7 +175,10 @@ async fn a_dpop_bound_token_reaches_the_server_through_serve_a_replayed_or_forei
             assert_eq!(mode, 0o600, "{store}");
         }
     }
-    assert_ne!(keys[0], keys[1], "a key per credential store");
+    let mut distinct = keys.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), keys.len(), "a key per credential store");
 
     // A proof seen on the wire, replayed with its token: refused (its jti was seen).
     let (last, token) = {
@@ -204,6 +236,7 @@ async fn a_dpop_bound_token_reaches_the_server_through_serve_a_replayed_or_forei
         .collect();
     secrets.extend(proofs);
     secrets.extend(keys);
+    secrets.extend([workload_token, id]);
     let metrics = serve.metrics().await;
     let page = get(&serve.addr, "/status").await.unwrap().ok_text();
     let json_page = get(&serve.addr, "/status.json").await.unwrap().ok_text();

@@ -561,7 +561,9 @@ impl OAuthCredentials {
         // (the identity provider's token exchange does not).
         let http: std::sync::Arc<dyn rmcp::transport::auth::OAuthHttpClient> = match self.dpop() {
             Some(dpop) => std::sync::Arc::new(
-                DpopTokenClient::new(dpop, &metadata.token_endpoint).map_err(cannot)?,
+                DpopTokenClient::new(dpop, &metadata.token_endpoint)
+                    .map_err(cannot)?
+                    .answering_bearer(),
             ),
             None => std::sync::Arc::new(
                 rmcp::transport::auth::default_oauth_http_client().map_err(cannot)?,

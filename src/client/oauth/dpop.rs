@@ -303,6 +303,9 @@ pub(crate) struct DpopTokenClient {
     token_endpoint: String,
     follow: reqwest::Client,
     stop: reqwest::Client,
+    /// Whether a `token_type: DPoP` answer is handed on as `Bearer` (see
+    /// [`DpopTokenClient::answering_bearer`]).
+    answer_bearer: bool,
 }
 
 impl DpopTokenClient {
@@ -321,7 +324,38 @@ impl DpopTokenClient {
             token_endpoint: htu(token_endpoint).map_err(AuthError::InternalError)?,
             follow: build(reqwest::redirect::Policy::limited(10))?,
             stop: build(reqwest::redirect::Policy::none())?,
+            answer_bearer: false,
         })
+    }
+
+    /// Hands a token response's `token_type: DPoP` on as `Bearer`: rmcp's enterprise-managed
+    /// exchange accepts bearer tokens only, and the token is used with the `DPoP` scheme and a
+    /// proof all the same (the DPoP of a server does not depend on the stored `token_type`).
+    pub(crate) fn answering_bearer(mut self) -> Self {
+        self.answer_bearer = true;
+        self
+    }
+
+    /// `response` with `token_type: DPoP` read as `Bearer`, when answering bearer.
+    fn handed_on(&self, response: http::Response<Vec<u8>>) -> http::Response<Vec<u8>> {
+        if !self.answer_bearer || !response.status().is_success() {
+            return response;
+        }
+        let (parts, body) = response.into_parts();
+        let body = match serde_json::from_slice::<serde_json::Value>(&body) {
+            Ok(mut doc)
+                if doc["token_type"]
+                    .as_str()
+                    .is_some_and(|t| t.eq_ignore_ascii_case("dpop")) =>
+            {
+                doc["token_type"] = "Bearer".into();
+                serde_json::to_vec(&doc).unwrap_or(body)
+            }
+            _ => body,
+        };
+        let mut response = http::Response::from_parts(parts, body);
+        response.headers_mut().remove(http::header::CONTENT_LENGTH);
+        response
     }
 
     async fn send(
@@ -380,9 +414,9 @@ impl OAuthHttpClient for DpopTokenClient {
             if self.dpop.note_nonce(&url, first.headers())
                 && first.status() == http::StatusCode::BAD_REQUEST
             {
-                return self.send(&request.request, policy).await;
+                return Ok(self.handed_on(self.send(&request.request, policy).await?));
             }
-            Ok(first)
+            Ok(self.handed_on(first))
         })
     }
 }
@@ -696,6 +730,34 @@ mod tests {
         assert_eq!(wanted(DpopMode::Always, &es256), Ok(true));
         let why = wanted(DpopMode::Always, &rs256).unwrap_err();
         assert!(why.contains("ES256") && why.contains("oauth.dpop"), "{why}");
+    }
+
+    #[test]
+    fn a_dpop_token_type_is_handed_on_as_bearer_only_where_asked() {
+        let client = DpopTokenClient::new(
+            Dpop::new(FileStore::new(
+                std::env::temp_dir().join("unused-dpop-store.json"),
+            )),
+            "https://as.example/token?x=1",
+        )
+        .unwrap();
+        assert_eq!(client.token_endpoint, "https://as.example/token");
+        let answer = |body: &str| {
+            http::Response::builder()
+                .status(200)
+                .header(http::header::CONTENT_LENGTH, body.len())
+                .body(body.as_bytes().to_vec())
+                .unwrap()
+        };
+        let dpop = r#"{"access_token":"a","token_type":"DPoP","expires_in":60}"#;
+        let kept = client.handed_on(answer(dpop));
+        assert_eq!(kept.body(), dpop.as_bytes());
+        let client = client.answering_bearer();
+        let handed = client.handed_on(answer(dpop));
+        let doc: serde_json::Value = serde_json::from_slice(handed.body()).unwrap();
+        assert_eq!(doc["token_type"], "Bearer");
+        assert_eq!(doc["access_token"], "a");
+        assert!(handed.headers().get(http::header::CONTENT_LENGTH).is_none());
     }
 
     #[test]
