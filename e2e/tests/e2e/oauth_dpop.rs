@@ -1,9 +1,10 @@
-//! DPoP (RFC 9449) through the real binary: `serve` reaches the Python test servers
+//! DPoP (RFC 9449) through the real binary, against the Python test servers
 //! (`e2e/python/oauth_server.py --dpop`, which verify every proof's signature, `htm`, `htu`,
-//! `iat`, `jti`, `ath` and the key the token is bound to, and want their nonces) under client
-//! credentials, workload identity and enterprise-managed authorization with DPoP-bound tokens; a
-//! replayed proof, a proof by another key and the bound
-//! token sent as a bearer token are refused; no proof, key or token shows anywhere.
+//! `iat`, `jti`, `ath` and the key the token is bound to, and want their nonces): `serve` reaches
+//! them under client credentials, workload identity and enterprise-managed authorization with
+//! DPoP-bound tokens; a replayed proof, a proof by another key and the bound token sent as a
+//! bearer token are refused; `oauth login` binds its tokens to a new key each time, refreshed
+//! with proofs; no proof, key or token shows anywhere.
 
 use mcp_readiness_fixtures as common;
 
@@ -250,4 +251,127 @@ async fn dpop_bound_tokens_of_each_grant_the_hub_renews_reach_the_server_through
     assert_no_token("/status.json", &json_page, &secrets);
     assert_no_token("serve's stderr", &stderr, &secrets);
     assert_no_token("serve's stdout", &serve.stdout(), &secrets);
+}
+
+/// The DPoP key a store keeps.
+fn key_of(store: &std::path::Path) -> String {
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(store).unwrap()).unwrap();
+    file["dpop_key"]
+        .as_str()
+        .expect("a DPoP key in the store")
+        .to_owned()
+}
+
+#[tokio::test]
+async fn an_oauth_login_gets_a_dpop_bound_token_refreshed_with_proofs_and_the_next_login_rotates_the_key()
+ {
+    let Some(python) = python() else { return };
+    let scratch = Scratch::new("oauth-dpop-login");
+    let (port, callback) = (free_port(), free_port());
+    let _server = oauth_server_with(
+        &python,
+        &scratch,
+        port,
+        callback,
+        &["--access-ttl", "3", "--refresh-ttl", "86400", "--dpop"],
+    )
+    .await;
+    let config = scratch.path("mcp.json");
+    std::fs::write(
+        &config,
+        serde_json::to_string_pretty(&json!({
+            "mcpServers": { "vault": { "type": "http", "url": format!("http://127.0.0.1:{port}/mcp"),
+                "oauth": { "store": "tokens/vault.json", "client_id": "mcp-readiness-test",
+                           "scopes": ["tools"] } } },
+            "readiness": { "ping": "500ms", "ping_timeout": "2s", "cooldown": "1s" }
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+
+    // The login's code exchange carries a proof (with the authorization server's nonce, after
+    // its challenge); the token is bound to a key kept in the store.
+    let mut printed = crate::oauth::login(&scratch, &config, port, callback, "first").await;
+    let store = scratch.path("tokens/vault.json");
+    let first_key = key_of(&store);
+    let dpop = stats(port).await["dpop"].clone();
+    assert_eq!(dpop["token_requests"], 1, "{dpop}");
+    assert!(dpop["as_nonce_challenges"].as_u64().unwrap() >= 1, "{dpop}");
+
+    // `serve` uses it with proofs, and refreshes it with proofs, ready at every scrape.
+    let serve = Serve::start(&scratch, &config, &[("RUST_LOG", "trace")]).await;
+    let ready = async || {
+        eventually("vault ready", Duration::from_secs(20), async || {
+            let text = serve.metrics().await;
+            (state_of(&text, "vault") == Some("ready"))
+                .then_some(())
+                .ok_or(text)
+        })
+        .await;
+    };
+    ready().await;
+    let until = tokio::time::Instant::now() + Duration::from_secs(7);
+    while tokio::time::Instant::now() < until {
+        let metrics = serve.metrics().await;
+        assert_eq!(state_of(&metrics, "vault"), Some("ready"), "{metrics}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let after = stats(port).await;
+    assert!(
+        after["refreshes"].as_u64().unwrap() >= 2,
+        "refreshed across 7 s of 3 s tokens: {after}"
+    );
+    assert!(
+        after["dpop"]["token_requests"].as_u64().unwrap() >= 3,
+        "{after}"
+    );
+    assert!(after["dpop"]["requests"].as_u64().unwrap() >= 2, "{after}");
+    assert_eq!(after["dpop"]["refused"], json!([]), "{after}");
+    assert_eq!(key_of(&store), first_key, "a refresh keeps the key");
+
+    // The next login rotates the key; `serve` follows the store to the new tokens and key.
+    printed += &crate::oauth::login(&scratch, &config, port, callback, "second").await;
+    let second_key = key_of(&store);
+    assert_ne!(second_key, first_key, "a login rotates the key");
+    let requests = stats(port).await["dpop"]["requests"].as_u64().unwrap();
+    eventually(
+        "MCP requests with the new key",
+        Duration::from_secs(20),
+        async || {
+            let dpop = stats(port).await["dpop"].clone();
+            (dpop["requests"].as_u64().unwrap() > requests + 2)
+                .then_some(())
+                .ok_or(dpop)
+        },
+    )
+    .await;
+    ready().await;
+    let end = stats(port).await;
+    assert_eq!(end["dpop"]["refused"], json!([]), "{end}");
+
+    let mut secrets: Vec<String> = end["issued"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_owned())
+        .collect();
+    for list in ["proofs", "token_proofs"] {
+        secrets.extend(
+            end["dpop"][list]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p.as_str().or_else(|| p[0].as_str()).unwrap().to_owned()),
+        );
+    }
+    secrets.extend([first_key, second_key]);
+    let metrics = serve.metrics().await;
+    let page = get(&serve.addr, "/status.json").await.unwrap().ok_text();
+    let mut serve = serve;
+    signal(serve.guard.pid(), "TERM");
+    serve.guard.exit_within(Duration::from_secs(20)).await;
+    assert_no_token("the logins' output at trace", &printed, &secrets);
+    assert_no_token("/metrics", &metrics, &secrets);
+    assert_no_token("/status.json", &page, &secrets);
+    assert_no_token("serve's stderr", &serve.stderr(), &secrets);
 }
