@@ -8,6 +8,7 @@ use std::sync::Arc;
 use rmcp::transport::auth::{AuthClient, AuthorizationManager, OAuthClientConfig};
 use tokio::sync::watch;
 
+use super::address_policy::Policy;
 use super::dpop::{Dpop, DpopHttp, DpopTokenClient};
 use super::store::FileStore;
 use crate::client::connector::ConnectError;
@@ -301,7 +302,11 @@ impl OAuthCredentials {
         if let Some(dpop) = self.dpop() {
             // The same discovery, through the client that adds proofs to token requests.
             let dpop_manager = async {
-                let http = DpopTokenClient::new(dpop, &metadata.token_endpoint)?;
+                let http = DpopTokenClient::new(
+                    dpop,
+                    &metadata.token_endpoint,
+                    Policy::for_server(self.url.expose()),
+                )?;
                 let mut manager = AuthorizationManager::new_with_oauth_http_client(
                     self.url.expose(),
                     Arc::new(http),
@@ -561,7 +566,7 @@ impl OAuthCredentials {
         // (the identity provider's token exchange does not).
         let http: std::sync::Arc<dyn rmcp::transport::auth::OAuthHttpClient> = match self.dpop() {
             Some(dpop) => std::sync::Arc::new(
-                DpopTokenClient::new(dpop, &metadata.token_endpoint)
+                DpopTokenClient::new(dpop, &metadata.token_endpoint, Policy::unfiltered())
                     .map_err(cannot)?
                     .answering_bearer(),
             ),

@@ -281,11 +281,14 @@ impl Dpop {
 
 /// The OAuth HTTP client of rmcp's authorization manager when DPoP is on: a request to the
 /// authorization server's token endpoint goes with a proof (and once more with the nonce it
-/// asks for); every other request (discovery, registration) goes through `inner` unchanged.
+/// asks for); every other request (discovery, registration, an identity provider's exchange)
+/// goes unchanged. Every request keeps to the addresses its policy reaches (for the MCP server's
+/// authorization server, those rmcp's own client would reach: see `address_policy`), with a
+/// timeout and bounded answers.
 pub(crate) struct DpopTokenClient {
-    inner: Box<dyn OAuthHttpClient>,
     dpop: Arc<Dpop>,
     token_endpoint: String,
+    policy: super::address_policy::Policy,
     follow: reqwest::Client,
     stop: reqwest::Client,
     /// Whether a `token_type: DPoP` answer is handed on as `Bearer` (see
@@ -294,21 +297,37 @@ pub(crate) struct DpopTokenClient {
 }
 
 impl DpopTokenClient {
-    /// Proofs on the requests to `token_endpoint`, with `dpop`.
-    pub(crate) fn new(dpop: Arc<Dpop>, token_endpoint: &str) -> Result<Self, AuthError> {
+    /// Proofs on the requests to `token_endpoint`, with `dpop`; every request to the addresses
+    /// `policy` reaches.
+    pub(crate) fn new(
+        dpop: Arc<Dpop>,
+        token_endpoint: &str,
+        policy: super::address_policy::Policy,
+    ) -> Result<Self, AuthError> {
         let build = |redirect| {
             reqwest::Client::builder()
                 .timeout(TOKEN_REQUEST_TIMEOUT)
                 .redirect(redirect)
+                .dns_resolver(policy.resolver())
                 .build()
                 .map_err(|e| AuthError::InternalError(e.to_string()))
         };
+        let hops = policy.clone();
+        let follow = reqwest::redirect::Policy::custom(move |attempt| {
+            if !hops.allows(attempt.url()) {
+                attempt.error("a redirect to an address this OAuth request may not reach")
+            } else if attempt.previous().len() > 10 {
+                attempt.error("more than 10 redirects")
+            } else {
+                attempt.follow()
+            }
+        });
         Ok(DpopTokenClient {
-            inner: Box::new(rmcp::transport::auth::default_oauth_http_client()?),
             dpop,
             token_endpoint: htu(token_endpoint).map_err(AuthError::InternalError)?,
-            follow: build(reqwest::redirect::Policy::limited(10))?,
+            follow: build(follow)?,
             stop: build(reqwest::redirect::Policy::none())?,
+            policy,
             answer_bearer: false,
         })
     }
@@ -343,24 +362,35 @@ impl DpopTokenClient {
         response
     }
 
+    /// Sends `request` (with a proof when `prove`) and reads the answer, bounded.
     async fn send(
         &self,
         request: &http::Request<Vec<u8>>,
         redirect: OAuthHttpRedirectPolicy,
+        prove: bool,
     ) -> Result<http::Response<Vec<u8>>, OAuthHttpClientError> {
-        let url = request.uri().to_string();
+        let url = reqwest::Url::parse(&request.uri().to_string())?;
+        if !self.policy.allows(&url) {
+            return Err(format!(
+                "`{}` is an address an OAuth request for this server may not reach (a \
+                 loopback, private or link-local address that the MCP server's own URL does not \
+                 name)",
+                url.host_str().unwrap_or_default()
+            )
+            .into());
+        }
         let client = match redirect {
             OAuthHttpRedirectPolicy::Stop => &self.stop,
             _ => &self.follow,
         };
-        let proof = self.dpop.proof("POST", &url, None)?;
-        let response = client
-            .post(&url)
+        let mut builder = client
+            .request(request.method().clone(), url.clone())
             .headers(request.headers().clone())
-            .header(DPOP, proof)
-            .body(request.body().clone())
-            .send()
-            .await?;
+            .body(request.body().clone());
+        if prove {
+            builder = builder.header(DPOP, self.dpop.proof("POST", url.as_str(), None)?);
+        }
+        let response = builder.send().await?;
         let mut answer = http::Response::builder()
             .status(response.status())
             .version(response.version());
@@ -373,7 +403,8 @@ impl DpopTokenClient {
             let chunk = chunk?;
             if body.len() + chunk.len() > MAX_TOKEN_RESPONSE_BYTES {
                 return Err(format!(
-                    "the token response is larger than {MAX_TOKEN_RESPONSE_BYTES} bytes"
+                    "the authorization server's answer is larger than {MAX_TOKEN_RESPONSE_BYTES} \
+                     bytes"
                 )
                 .into());
             }
@@ -386,20 +417,20 @@ impl DpopTokenClient {
 impl OAuthHttpClient for DpopTokenClient {
     fn execute(&self, request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
         Box::pin(async move {
+            let policy = request.redirect_policy;
             let to_token_endpoint = request.request.method() == http::Method::POST
                 && htu(&request.request.uri().to_string()).as_deref()
                     == Ok(self.token_endpoint.as_str());
             if !to_token_endpoint {
-                return self.inner.execute(request).await;
+                return self.send(&request.request, policy, false).await;
             }
-            let policy = request.redirect_policy;
             let url = request.request.uri().to_string();
-            let first = self.send(&request.request, policy).await?;
+            let first = self.send(&request.request, policy, true).await?;
             // A `400 use_dpop_nonce` with a nonce: once more with it (RFC 9449 §8).
             if self.dpop.note_nonce(&url, first.headers())
                 && first.status() == http::StatusCode::BAD_REQUEST
             {
-                return Ok(self.handed_on(self.send(&request.request, policy).await?));
+                return Ok(self.handed_on(self.send(&request.request, policy, true).await?));
             }
             Ok(self.handed_on(first))
         })
@@ -732,6 +763,7 @@ mod tests {
                 std::env::temp_dir().join("unused-dpop-store.json"),
             )),
             "https://as.example/token?x=1",
+            crate::client::oauth::address_policy::Policy::for_server("https://mcp.example/mcp"),
         )
         .unwrap();
         assert_eq!(client.token_endpoint, "https://as.example/token");

@@ -133,6 +133,7 @@ async fn login(
         let http = super::dpop::DpopTokenClient::new(
             super::dpop::Dpop::new(store.clone()),
             &metadata.token_endpoint,
+            super::address_policy::Policy::for_server(url.expose()),
         )
         .map_err(|e| fail("preparing DPoP", &e))?;
         manager = AuthorizationManager::new_with_oauth_http_client(

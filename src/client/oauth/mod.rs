@@ -26,6 +26,7 @@
 //!   grant are bound to a key pair kept in the store, and every token and MCP request carries a
 //!   proof ([`dpop`]).
 
+mod address_policy;
 mod client_credentials;
 mod credentials;
 mod discovery;
