@@ -7,7 +7,10 @@
 //! extension scenarios configure `"grant": "client_credentials"`, and `auth/wif-jwt-bearer`
 //! `"grant": "workload_identity"` with the scenario's token in a file, and
 //! `auth/enterprise-managed-authorization` `"grant": "enterprise_managed"` with the scenario's
-//! identity provider and its ID token in a file; they never log in.
+//! identity provider and its ID token in a file; they never log in. `auth/dpop` and
+//! `auth/dpop-nonce` need no configuration: their authorization server's metadata offers DPoP
+//! (`dpop_signing_alg_values_supported`), which the crate then uses for the login and every
+//! request.
 
 use std::path::{Path, PathBuf};
 

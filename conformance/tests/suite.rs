@@ -185,18 +185,23 @@ fn the_2026_07_28_client_suite_passes_but_for_the_baseline() {
     assert_suite_passes("2026-07-28");
 }
 
-/// The machine-to-machine extension scenarios, one at a time: client credentials
-/// (`"grant": "client_credentials"` with a client secret, or a `private_key_jwt` assertion) and
-/// workload identity (`"grant": "workload_identity"`, the JWT-bearer grant) and
+/// The six auth extension scenarios, one at a time: client credentials
+/// (`"grant": "client_credentials"` with a client secret, or a `private_key_jwt` assertion),
+/// workload identity (`"grant": "workload_identity"`, the JWT-bearer grant),
 /// enterprise-managed authorization (`"grant": "enterprise_managed"`: the RFC 8693 token
-/// exchange at the identity provider, then the JWT-bearer grant).
+/// exchange at the identity provider, then the JWT-bearer grant), and DPoP (RFC 9449, used where
+/// the authorization server's metadata offers it: a proof at the token endpoint and on every MCP
+/// request, the `DPoP` scheme, and the nonces of the authorization server and of the MCP server
+/// honoured with one retry each).
 #[test]
-fn the_client_credentials_workload_identity_and_enterprise_managed_extension_scenarios_pass() {
+fn all_six_auth_extension_scenarios_pass() {
     for scenario in [
         "auth/client-credentials-basic",
         "auth/client-credentials-jwt",
         "auth/wif-jwt-bearer",
         "auth/enterprise-managed-authorization",
+        "auth/dpop",
+        "auth/dpop-nonce",
     ] {
         let Some((passed, text)) = run_suite("", &["--scenario", scenario], true) else {
             return;

@@ -31,17 +31,34 @@ an unexpired ID token whose `sub` is SUB with an ID-JAG (`typ` oauth-id-jag+jwt,
 grant of such an ID-JAG for that client. POST /admin/idp-refuse makes the identity provider refuse
 every exchange (POST /admin/idp-accept undoes it); POST /admin/distrust-idp makes the authorization server refuse every ID-JAG.
 
+`--dpop` makes both servers DPoP servers (RFC 9449): the metadata offers
+`dpop_signing_alg_values_supported: ["ES256"]`; /token wants a valid proof (ES256 signature by the
+`jwk` of its header, `htm`, `htu`, a recent `iat`, a `jti` never seen) with the authorization
+server's nonce (`400 use_dpop_nonce` and `DPoP-Nonce` first) and issues `token_type: DPoP`
+tokens bound to the proof's key; /mcp wants such a token with the `DPoP` scheme and a valid proof
+(the same checks, plus `ath` and the key the token is bound to) with the resource server's nonce
+(`401 use_dpop_nonce` first), and refuses a bound token sent as `Bearer`. GET /admin/stats adds
+`dpop`: the token requests and MCP requests accepted, the nonce challenges, the refusals and their
+reasons, every proof accepted at /token, and every proof accepted at /mcp with its token (so the
+test can replay one and check that none leaks).
+
 Usage: oauth_server.py --port P --callback URL [--access-ttl S] [--refresh-ttl S] [--iss]
-       [--job-secret S] [--workload-subject SUB] [--idp-subject SUB]
+       [--job-secret S] [--workload-subject SUB] [--idp-subject SUB] [--dpop]
 Prints `PORT <p>` when listening.
 """
 
 import argparse
 import base64
+import hashlib
 import json
 import secrets
 import sys
 import time
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 import uvicorn
 from starlette.requests import Request as StarletteRequest
@@ -359,6 +376,241 @@ class IssAdvertised:
         await self.app(scope, receive, capture)
 
 
+def b64d(part: str) -> bytes:
+    return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+
+
+def b64e(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+class DpopState:
+    """What the DPoP servers know: the nonces, the jti seen, the tokens bound to keys."""
+
+    def __init__(self):
+        self.as_nonce = "as-" + secrets.token_urlsafe(12)
+        self.rs_nonce = "rs-" + secrets.token_urlsafe(12)
+        self.jtis = set()
+        self.bound = {}  # access token -> JWK thumbprint
+        self.token_requests = 0
+        self.requests = 0
+        self.as_challenges = 0
+        self.rs_challenges = 0
+        self.refused = []
+        self.token_proofs = []
+        self.proofs = []
+
+    def stats(self) -> dict:
+        return {
+            "token_requests": self.token_requests,
+            "requests": self.requests,
+            "as_nonce_challenges": self.as_challenges,
+            "rs_nonce_challenges": self.rs_challenges,
+            "refused": self.refused,
+            "token_proofs": self.token_proofs,
+            "proofs": self.proofs,
+            "bound": len(self.bound),
+        }
+
+    def verify(self, proof: str, method: str, url: str, token: str | None = None) -> tuple[str, dict, str]:
+        """Checks a proof (RFC 9449 §4.3) and returns its key's thumbprint, its claims and its jti; ValueError why not."""
+        parts = (proof or "").split(".")
+        if len(parts) != 3:
+            raise ValueError("no DPoP proof, or not a JWT")
+        try:
+            header, claims = json.loads(b64d(parts[0])), json.loads(b64d(parts[1]))
+        except ValueError:
+            raise ValueError("the proof is not a JWT")
+        if header.get("typ") != "dpop+jwt" or header.get("alg") != "ES256":
+            raise ValueError("typ must be dpop+jwt and alg ES256")
+        jwk = header.get("jwk") or {}
+        if "d" in jwk or jwk.get("kty") != "EC" or jwk.get("crv") != "P-256":
+            raise ValueError("jwk must be a public P-256 key")
+        try:
+            key = ec.EllipticCurvePublicNumbers(
+                int.from_bytes(b64d(jwk["x"]), "big"), int.from_bytes(b64d(jwk["y"]), "big"), ec.SECP256R1()
+            ).public_key()
+            signature = b64d(parts[2])
+            if len(signature) != 64:
+                raise ValueError("bad signature length")
+            der = encode_dss_signature(int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big"))
+            key.verify(der, f"{parts[0]}.{parts[1]}".encode(), ec.ECDSA(hashes.SHA256()))
+        except (KeyError, ValueError, InvalidSignature):
+            raise ValueError("the proof's signature does not verify with its jwk")
+        if claims.get("htm") != method:
+            raise ValueError("htm is not the request's method")
+        if claims.get("htu") != url:
+            raise ValueError("htu is not the request's URL")
+        if abs(time.time() - float(claims.get("iat") or 0)) > 60:
+            raise ValueError("iat is not recent")
+        if token is not None and claims.get("ath") != b64e(hashlib.sha256(token.encode()).digest()):
+            raise ValueError("ath is not the hash of the access token")
+        jti = claims.get("jti")
+        if not jti or jti in self.jtis:
+            raise ValueError("the jti was seen before: a replayed proof")
+        canonical = json.dumps(
+            {"crv": "P-256", "kty": "EC", "x": jwk["x"], "y": jwk["y"]}, separators=(",", ":"), sort_keys=True
+        )
+        return b64e(hashlib.sha256(canonical.encode()).digest()), claims, jti
+
+
+async def read_body(receive) -> bytes:
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            return body
+
+
+def replaying(body: bytes):
+    sent = False
+
+    async def replay():
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
+class DpopServers:
+    """The DPoP checks of the authorization server (/token) and the resource server (/mcp), in
+    front of the SDK's app (see the module's `--dpop`)."""
+
+    def __init__(self, app, base: str, state: DpopState):
+        self.app = app
+        self.base = base
+        self.state = state
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        path = scope["path"]
+        if path.startswith("/.well-known/oauth-authorization-server"):
+            return await self.metadata(scope, receive, send)
+        if path == "/token" and scope["method"] == "POST":
+            return await self.token(scope, receive, send)
+        if path == "/mcp" or path.startswith("/mcp/"):
+            return await self.resource(scope, receive, send)
+        return await self.app(scope, receive, send)
+
+    async def metadata(self, scope, receive, send):
+        start = {}
+        body = []
+
+        async def capture(message):
+            if message["type"] == "http.response.start":
+                start.update(message)
+            elif message["type"] == "http.response.body":
+                body.append(message.get("body", b""))
+                if not message.get("more_body"):
+                    data = b"".join(body)
+                    try:
+                        doc = json.loads(data)
+                        doc["dpop_signing_alg_values_supported"] = ["ES256"]
+                        data = json.dumps(doc).encode()
+                    except ValueError:
+                        pass
+                    headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+                    headers.append((b"content-length", str(len(data)).encode()))
+                    await send({**start, "headers": headers})
+                    await send({"type": "http.response.body", "body": data})
+
+        await self.app(scope, receive, capture)
+
+    async def token(self, scope, receive, send):
+        state = self.state
+        body = await read_body(receive)
+        request = StarletteRequest(scope, replaying(body))
+        try:
+            thumbprint, claims, jti = state.verify(
+                request.headers.get("dpop", ""), "POST", f"{self.base}/token"
+            )
+        except ValueError as e:
+            state.refused.append(f"token: {e}")
+            response = JSONResponse({"error": "invalid_dpop_proof", "error_description": str(e)}, status_code=400)
+            return await response(scope, replaying(body), send)
+        state.jtis.add(jti)
+        if claims.get("nonce") != state.as_nonce:
+            state.as_challenges += 1
+            response = JSONResponse(
+                {"error": "use_dpop_nonce", "error_description": "Authorization server requires nonce in DPoP proof"},
+                status_code=400,
+                headers={"DPoP-Nonce": state.as_nonce},
+            )
+            return await response(scope, replaying(body), send)
+        state.token_requests += 1
+        state.token_proofs.append(request.headers.get("dpop", ""))
+        start = {}
+        chunks = []
+
+        async def bind(message):
+            if message["type"] == "http.response.start":
+                start.update(message)
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+                if not message.get("more_body"):
+                    data = b"".join(chunks)
+                    try:
+                        doc = json.loads(data)
+                        if "access_token" in doc:
+                            state.bound[doc["access_token"]] = thumbprint
+                            doc["token_type"] = "DPoP"
+                            data = json.dumps(doc).encode()
+                    except ValueError:
+                        pass
+                    headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+                    headers.append((b"content-length", str(len(data)).encode()))
+                    await send({**start, "headers": headers})
+                    await send({"type": "http.response.body", "body": data})
+
+        await self.app(scope, replaying(body), bind)
+
+    async def resource(self, scope, receive, send):
+        state = self.state
+        headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers", [])}
+        authorization = headers.get("authorization", "")
+        scheme, _, token = authorization.partition(" ")
+
+        async def refuse(error: str, why: str, nonce: bool = False):
+            extra = {"DPoP-Nonce": state.rs_nonce} if nonce else {}
+            response = JSONResponse(
+                {"error": error, "error_description": why},
+                status_code=401,
+                headers={
+                    "WWW-Authenticate": f'DPoP error="{error}", error_description="{why}", '
+                    f'resource_metadata="{self.base}/.well-known/oauth-protected-resource/mcp"',
+                    **extra,
+                },
+            )
+            return await response(scope, receive, send)
+
+        if scheme.lower() == "bearer" and token in state.bound:
+            state.refused.append("resource: a DPoP-bound token sent as a bearer token")
+            return await refuse("invalid_token", "a DPoP-bound token needs the DPoP scheme and a proof")
+        if scheme.lower() != "dpop":
+            return await self.app(scope, receive, send)
+        try:
+            thumbprint, claims, jti = state.verify(headers.get("dpop", ""), scope["method"], f"{self.base}/mcp", token)
+            if state.bound.get(token) != thumbprint:
+                raise ValueError("the proof's key is not the key the token is bound to (cnf.jkt)")
+        except ValueError as e:
+            state.refused.append(f"resource: {e}")
+            return await refuse("invalid_dpop_proof", str(e))
+        state.jtis.add(jti)
+        if claims.get("nonce") != state.rs_nonce:
+            state.rs_challenges += 1
+            return await refuse("use_dpop_nonce", "Resource server requires nonce in DPoP proof", nonce=True)
+        state.requests += 1
+        state.proofs.append([headers.get("dpop", ""), token])
+        rewritten = [(k, v) for k, v in scope["headers"] if k.lower() != b"authorization"]
+        rewritten.append((b"authorization", f"Bearer {token}".encode()))
+        return await self.app({**scope, "headers": rewritten}, receive, send)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
@@ -369,7 +621,9 @@ def main() -> None:
     parser.add_argument("--job-secret", default=None)
     parser.add_argument("--workload-subject", default=None)
     parser.add_argument("--idp-subject", default=None)
+    parser.add_argument("--dpop", action="store_true")
     args = parser.parse_args()
+    dpop = DpopState()
 
     base = f"http://127.0.0.1:{args.port}"
     provider = Provider(args.callback, args.access_ttl, args.refresh_ttl or None, base if args.iss else None)
@@ -434,6 +688,7 @@ def main() -> None:
                 "assertions": provider.assertions,
                 "clients": sorted(provider.clients),
                 "secrets": sorted(c.client_secret for c in provider.clients.values() if c.client_secret),
+                "dpop": dpop.stats(),
             }
         )
 
@@ -509,6 +764,8 @@ def main() -> None:
     app = ClientCredentials(RefreshLifetime(server.streamable_http_app(), provider), provider)
     if args.iss:
         app = IssAdvertised(app)
+    if args.dpop:
+        app = DpopServers(app, base, dpop)
     print(f"PORT {args.port}", flush=True)
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 

@@ -112,7 +112,7 @@ pub(crate) use rmcp_errors::is_auth_failure;
 pub use server_requests::{MAX_INPUT_ROUNDS, ServerRequests};
 #[cfg(feature = "hub")]
 pub use spec::{
-    AssertionSource, IdentityProvider, OAuthGrant, OAuthSpec, ServerSpec, TransportSpec,
+    AssertionSource, Dpop, IdentityProvider, OAuthGrant, OAuthSpec, ServerSpec, TransportSpec,
 };
 #[cfg(feature = "hub")]
 pub use spec_error::SpecError;

@@ -21,6 +21,9 @@ pub struct ServerSpec {
 // of the HTTP variant (its OAuth settings) costs nothing worth a `Box` in the public fields.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
+// Built once per server from the configuration, never on a hot path; boxing the `OAuthSpec` would
+// change the public `oauth: Option<OAuthSpec>` that callers fill in.
+#[allow(clippy::large_enum_variant)]
 pub enum TransportSpec {
     /// A child process speaking MCP over its stdin / stdout.
     Stdio {
@@ -66,9 +69,29 @@ pub struct OAuthSpec {
     pub scopes: Vec<String>,
     /// The grant that obtains the tokens.
     pub grant: OAuthGrant,
+    /// Whether the tokens are DPoP-bound (RFC 9449), for every grant.
+    pub dpop: Dpop,
     /// The command that re-authorizes this server, shown when its refresh token is refused
     /// (e.g. `mcp-readiness oauth login --config mcp.json --server github`).
     pub reauthorize: Option<String>,
+}
+
+/// Whether the tokens of an [`OAuthSpec`] are sender-constrained with DPoP (RFC 9449): bound to a
+/// P-256 key pair kept in the credential store, so a stolen token is useless without the key.
+/// With DPoP, every token request and every MCP request carries a fresh proof signed with that
+/// key (ES256), the token is sent with the `DPoP` scheme, and a server's `DPoP-Nonce` is honoured
+/// (the request is retried once with it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dpop {
+    /// Where the authorization server's metadata offers it (`dpop_signing_alg_values_supported`
+    /// lists `ES256`); bearer tokens elsewhere. `oauth.dpop` not set.
+    #[default]
+    WhereOffered,
+    /// Always (`"dpop": true`): a connection fails, naming the authorization server, when its
+    /// metadata lists DPoP algorithms without `ES256`.
+    Always,
+    /// Never (`"dpop": false`): bearer tokens even where DPoP is offered.
+    Never,
 }
 
 /// How the tokens of an [`OAuthSpec`] are obtained.
@@ -158,6 +181,7 @@ impl OAuthSpec {
             client_metadata_url: None,
             scopes: Vec::new(),
             grant: OAuthGrant::AuthorizationCode,
+            dpop: Dpop::default(),
             reauthorize: None,
         }
     }

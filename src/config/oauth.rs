@@ -14,6 +14,8 @@
 //! the platform rotates) or `assertion_command` (a command that prints one) and no secret;
 //! `client_id` is sent when set. `"grant": "enterprise_managed"` needs `identity_provider`,
 //! `client_id` and `assertion_file` or `assertion_command` (the enterprise ID token).
+//! `"dpop": true` binds the tokens of any grant to a key pair kept in the store (DPoP, RFC
+//! 9449), `false` never does; left out, DPoP is used where the authorization server offers it.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -21,7 +23,7 @@ use std::path::PathBuf;
 use super::error::ConfigError;
 use super::node::Node;
 use super::walk::{Ctx, child, index};
-use crate::client::{AssertionSource, OAuthGrant, OAuthSpec};
+use crate::client::{AssertionSource, Dpop, OAuthGrant, OAuthSpec};
 use crate::secret::Secret;
 
 const OAUTH_KEYS: &[&str] = &[
@@ -36,6 +38,7 @@ const OAUTH_KEYS: &[&str] = &[
     "assertion_file",
     "assertion_command",
     "identity_provider",
+    "dpop",
 ];
 
 /// The signing algorithms rmcp's `private_key_jwt` supports.
@@ -342,6 +345,19 @@ pub(crate) fn oauth(
             ));
         }
     };
+    let dpop = match fields.get("dpop") {
+        None | Some(Node::Null) => Dpop::WhereOffered,
+        Some(Node::Bool(true)) => Dpop::Always,
+        Some(Node::Bool(false)) => Dpop::Never,
+        Some(_) => {
+            return Err(ctx.err(
+                &fields.path_of("dpop"),
+                "expected true (DPoP-bound tokens, RFC 9449, for every request) or false \
+                 (bearer tokens even where the authorization server offers DPoP); leave it out \
+                 to use DPoP where the authorization server's metadata offers it",
+            ));
+        }
+    };
     let reauthorize = match grant {
         OAuthGrant::AuthorizationCode => format!(
             "mcp-readiness oauth login --config {} --server {name}",
@@ -358,6 +374,7 @@ pub(crate) fn oauth(
         client_metadata_url,
         scopes,
         grant,
+        dpop,
         reauthorize: (!reauthorize.is_empty()).then_some(reauthorize),
     })
 }

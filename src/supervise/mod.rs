@@ -62,7 +62,7 @@ mod test_support;
 // found them.
 pub use crate::client::{
     AfterConnect, AssertionSource, CallError, CallErrorKind, ConnectError, Connector,
-    CredentialState, HttpAnswer, HttpConnector, IdentityProvider, MAX_INPUT_ROUNDS,
+    CredentialState, Dpop, HttpAnswer, HttpConnector, IdentityProvider, MAX_INPUT_ROUNDS,
     MAX_RETRY_AFTER, MAX_STDOUT_LINE, MAX_TOOL_PAGES, MAX_TOOLS, NotConnected, OAuthGrant,
     OAuthSpec, ProtocolGenerations, Renewal, RmcpConnector, ServerRequests, ServerSpec, Session,
     SessionEvents, SpecError, StdioConnector, TransportSpec, input_required, task_failed,

@@ -13,7 +13,7 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use mcp_readiness::secret::Secret;
 use mcp_readiness::state::{ConnectResult, ConnectionEvent};
-use mcp_readiness::supervise::{Hub, HubOptions, OAuthGrant, OAuthSpec};
+use mcp_readiness::supervise::{Dpop, Hub, HubOptions, OAuthGrant, OAuthSpec};
 use mcp_readiness::{ServerSpec, State, ToolCall, TransportSpec};
 use serde_json::json;
 use tokio::net::TcpListener;
@@ -26,6 +26,15 @@ use tokio::net::TcpListener;
 async fn protected_server(
     authorization_server: Option<String>,
     issuer: Option<&'static str>,
+) -> String {
+    protected_server_with(authorization_server, issuer, json!({})).await
+}
+
+/// [`protected_server`] whose authorization server metadata has the members of `extra` too.
+async fn protected_server_with(
+    authorization_server: Option<String>,
+    issuer: Option<&'static str>,
+    extra: serde_json::Value,
 ) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let origin = format!("http://{}", listener.local_addr().unwrap());
@@ -43,6 +52,10 @@ async fn protected_server(
         "response_types_supported": ["code"],
         "code_challenge_methods_supported": ["S256"],
     });
+    let mut metadata = metadata;
+    if let (Some(metadata), Some(extra)) = (metadata.as_object_mut(), extra.as_object()) {
+        metadata.extend(extra.clone());
+    }
     let challenge =
         format!(r#"Bearer resource_metadata="{origin}/.well-known/oauth-protected-resource/mcp""#);
     let unauthorized = move || {
@@ -412,4 +425,38 @@ async fn a_step_up_under_3_s_client_credential_renewals_never_flips_and_paces_it
     );
     hub.shutdown().await;
     let _ = std::fs::remove_file(&path);
+}
+
+#[tokio::test]
+async fn dpop_asked_for_where_the_authorization_server_takes_no_es256_proofs_is_unauthenticated_naming_it()
+ {
+    let url = protected_server_with(
+        None,
+        None,
+        json!({ "dpop_signing_alg_values_supported": ["RS256", "PS256"] }),
+    )
+    .await;
+    let mut spec = spec_for(url, "mcp-readiness-dpop-no-es256", Some("client"));
+    if let TransportSpec::Http {
+        oauth: Some(oauth), ..
+    } = &mut spec.transport
+    {
+        oauth.dpop = Dpop::Always;
+    }
+    let options = HubOptions::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .health_interval(None)
+        .build()
+        .unwrap();
+    let hub = Hub::new(vec![spec], options).unwrap();
+    let reason = refused_call(&hub, ConnectResult::Unauthorized, State::Unauthenticated).await;
+    for said in [
+        "`oauth.dpop` is true",
+        "without ES256",
+        "`dpop_signing_alg_values_supported`",
+        "remove `oauth.dpop`",
+    ] {
+        assert!(reason.contains(said), "{said:?} missing: {reason}");
+    }
+    hub.shutdown().await;
 }

@@ -16,6 +16,7 @@ mod examples;
 mod exporter;
 mod exposition;
 mod oauth;
+mod oauth_dpop;
 mod oauth_grants;
 mod oauth_unattended;
 mod oncall;

@@ -19,13 +19,13 @@ use crate::oauth::{assert_no_token, oauth_server_with, python, state_of, stats};
 
 /// The subject the test identity provider knows (and the workload subject the authorization
 /// server trusts).
-const SUBJECT: &str = "alice@example.com";
+pub(crate) const SUBJECT: &str = "alice@example.com";
 
 /// The client the test identity provider issues ID-JAGs to.
 const ENTERPRISE_CLIENT: &str = "mcp-readiness-enterprise";
 
 /// An unsigned JWT (the test servers read claims only) with these claims.
-fn jwt(claims: Value) -> String {
+pub(crate) fn jwt(claims: Value) -> String {
     use base64::Engine as _;
     let b64 = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
     format!(
@@ -36,14 +36,14 @@ fn jwt(claims: Value) -> String {
 }
 
 /// An ID token for [`SUBJECT`] expiring at `exp`, numbered `jti`.
-fn id_token(port: u16, exp: u64, jti: &str) -> String {
+pub(crate) fn id_token(port: u16, exp: u64, jti: &str) -> String {
     jwt(
         json!({ "iss": format!("http://127.0.0.1:{port}/idp"), "sub": SUBJECT,
                 "aud": "mcp-readiness-at-idp", "exp": exp, "jti": jti }),
     )
 }
 
-fn unix_now() -> u64 {
+pub(crate) fn unix_now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -51,7 +51,7 @@ fn unix_now() -> u64 {
 }
 
 /// The `oauth` block of an enterprise-managed server of the test servers on `port`.
-fn enterprise(port: u16, store: &str, id_token_file: &str) -> Value {
+pub(crate) fn enterprise(port: u16, store: &str, id_token_file: &str) -> Value {
     json!({ "store": store, "grant": "enterprise_managed", "client_id": ENTERPRISE_CLIENT,
             "assertion_file": id_token_file, "scopes": ["tools"],
             "identity_provider": { "issuer": format!("http://127.0.0.1:{port}/idp"),

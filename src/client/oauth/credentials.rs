@@ -8,6 +8,8 @@ use std::sync::Arc;
 use rmcp::transport::auth::{AuthClient, AuthorizationManager, OAuthClientConfig};
 use tokio::sync::watch;
 
+use super::address_policy::Policy;
+use super::dpop::{Dpop, DpopHttp, DpopTokenClient};
 use super::store::FileStore;
 use crate::client::connector::ConnectError;
 use crate::client::credential_expiry::CredentialState;
@@ -27,12 +29,14 @@ pub(crate) struct OAuthCredentials {
     spec: OAuthSpec,
     store: FileStore,
     /// The client, and the client id it was built for (a new registration rebuilds it).
-    client: tokio::sync::Mutex<Option<(AuthClient<reqwest::Client>, Option<String>)>>,
+    client: tokio::sync::Mutex<Option<(AuthClient<DpopHttp>, Option<String>)>>,
     /// The authorization server's metadata, as last discovered.
     metadata: std::sync::Mutex<Option<rmcp::transport::auth::AuthorizationMetadata>>,
     /// How a grant the hub renews (client credentials, workload identity) fetches a token now:
     /// set when its renewal task starts, for [`OAuthCredentials::renew_now`].
     renew: std::sync::Mutex<Option<RenewToken>>,
+    /// DPoP, when the tokens are bound to the store's key (decided at discovery).
+    dpop: std::sync::Mutex<Option<Arc<Dpop>>>,
 }
 
 /// Fetches a token of a grant the hub renews now: its lifetime, or the refusal (`(true, why)`)
@@ -66,6 +70,7 @@ impl OAuthCredentials {
             client: tokio::sync::Mutex::new(None),
             metadata: std::sync::Mutex::new(None),
             renew: std::sync::Mutex::new(None),
+            dpop: std::sync::Mutex::new(None),
         }
     }
 
@@ -190,7 +195,7 @@ impl OAuthCredentials {
     /// The authorized HTTP client for the transport; discovers the authorization server on first
     /// use. A discovery that fails is `refused` (the authorization server may be down; it heals).
     /// With client credentials a token is fetched here when the store has none that lasts.
-    pub(crate) async fn client(&self) -> Result<AuthClient<reqwest::Client>, ConnectError> {
+    pub(crate) async fn client(&self) -> Result<AuthClient<DpopHttp>, ConnectError> {
         self.store.watch_for_reauthorization();
         let registered = self.client_identity().await;
         let mut slot = self.client.lock().await;
@@ -199,14 +204,12 @@ impl OAuthCredentials {
         {
             return Ok(client.clone());
         }
-        let manager = self
-            .manager(registered.as_deref())
-            .await
-            .map_err(|e| self.discovery_failed(&e))?;
+        let manager = self.manager(registered.as_deref()).await?;
         // The client the bearer-header path uses too (rmcp's defaults): no idle pooled
         // connections, and only same-origin 307 / 308 redirects, so a redirect never replays the
         // session id or a custom header to another host.
         let http = crate::client::session_id::default_http_client(&self.server)?;
+        let http = DpopHttp::new(http, self.dpop());
         let client = AuthClient::new(http, manager);
         match &self.spec.grant {
             OAuthGrant::AuthorizationCode => {}
@@ -274,15 +277,61 @@ impl OAuthCredentials {
         .with_retry_after(AUTHORIZATION_SERVER_RETRY)
     }
 
-    async fn manager(
+    /// DPoP, when the tokens are bound to the store's key.
+    fn dpop(&self) -> Option<Arc<Dpop>> {
+        self.dpop.lock_unpoisoned().clone()
+    }
+
+    /// The authorization manager, after discovery: with DPoP where it is used (its token
+    /// requests carry proofs), else rmcp's own.
+    async fn manager(&self, client_id: Option<&str>) -> Result<AuthorizationManager, ConnectError> {
+        let discovered = async {
+            let mut manager = AuthorizationManager::new(self.url.expose()).await?;
+            manager.set_credential_store(self.store.clone());
+            let resolution = manager.resolve_metadata().await?;
+            Ok::<_, rmcp::transport::AuthError>((manager, resolution.metadata))
+        };
+        let (mut manager, metadata) = discovered.await.map_err(|e| self.discovery_failed(&e))?;
+        let wanted = super::dpop::wanted(self.spec.dpop, &metadata).map_err(|why| {
+            ConnectError::new(
+                ConnectResult::Unauthorized,
+                format!("server `{}`: {why}", self.server),
+            )
+        })?;
+        *self.dpop.lock_unpoisoned() = wanted.then(|| Dpop::new(self.store.clone()));
+        if let Some(dpop) = self.dpop() {
+            // The same discovery, through the client that adds proofs to token requests.
+            let dpop_manager = async {
+                let http = DpopTokenClient::new(
+                    dpop,
+                    &metadata.token_endpoint,
+                    Policy::for_server(self.url.expose()),
+                )?;
+                let mut manager = AuthorizationManager::new_with_oauth_http_client(
+                    self.url.expose(),
+                    Arc::new(http),
+                )
+                .await?;
+                manager.set_credential_store(self.store.clone());
+                manager.resolve_metadata().await?;
+                Ok::<_, rmcp::transport::AuthError>(manager)
+            };
+            manager = dpop_manager.await.map_err(|e| self.discovery_failed(&e))?;
+        }
+        self.configure(manager, metadata, client_id)
+            .await
+            .map_err(|e| self.discovery_failed(&e))
+    }
+
+    /// Configures `manager` for the grant, with the authorization server `metadata` describes.
+    async fn configure(
         &self,
+        mut manager: AuthorizationManager,
+        metadata: rmcp::transport::auth::AuthorizationMetadata,
         client_id: Option<&str>,
     ) -> Result<AuthorizationManager, rmcp::transport::AuthError> {
-        let mut manager = AuthorizationManager::new(self.url.expose()).await?;
-        manager.set_credential_store(self.store.clone());
-        let resolution = manager.resolve_metadata().await?;
-        *self.metadata.lock_unpoisoned() = Some(resolution.metadata.clone());
-        manager.set_metadata(resolution.metadata);
+        *self.metadata.lock_unpoisoned() = Some(metadata.clone());
+        manager.set_metadata(metadata);
         if let OAuthGrant::WorkloadIdentity { .. } | OAuthGrant::EnterpriseManaged { .. } =
             self.spec.grant
         {
@@ -324,7 +373,7 @@ impl OAuthCredentials {
     /// holds one that lasts, and starts the task that renews it before it expires.
     async fn start_client_credentials(
         &self,
-        client: &AuthClient<reqwest::Client>,
+        client: &AuthClient<DpopHttp>,
     ) -> Result<(), ConnectError> {
         use super::client_credentials as cc;
         let server = &self.server;
@@ -418,7 +467,7 @@ impl OAuthCredentials {
     /// time).
     async fn start_workload_identity(
         &self,
-        client: &AuthClient<reqwest::Client>,
+        client: &AuthClient<DpopHttp>,
         assertion: &crate::client::spec::AssertionSource,
     ) -> Result<(), ConnectError> {
         use super::workload_identity as wif;
@@ -436,6 +485,7 @@ impl OAuthCredentials {
             scopes: self.spec.scopes.clone(),
             resource: self.url.expose().to_owned(),
             assertion: assertion.clone(),
+            dpop: self.dpop(),
         };
         let http = crate::client::session_id::default_http_client(server)?;
         let lifetime = self.first_token(wif::fetch(&http, &grant, &self.store).await)?;
@@ -466,7 +516,7 @@ impl OAuthCredentials {
     /// authorization server, and starts the task that does both again before the token expires.
     async fn start_enterprise_managed(
         &self,
-        client: &AuthClient<reqwest::Client>,
+        client: &AuthClient<DpopHttp>,
         identity_provider: &crate::client::spec::IdentityProvider,
         assertion: &crate::client::spec::AssertionSource,
     ) -> Result<(), ConnectError> {
@@ -509,10 +559,21 @@ impl OAuthCredentials {
             scopes: self.spec.scopes.clone(),
             resource: self.url.expose().to_owned(),
         };
-        let http: std::sync::Arc<dyn rmcp::transport::auth::OAuthHttpClient> = std::sync::Arc::new(
-            rmcp::transport::auth::default_oauth_http_client()
-                .map_err(|e| unusable(&format!("cannot build its OAuth HTTP client: {e}")))?,
-        );
+        let cannot = |e: rmcp::transport::AuthError| {
+            unusable(&format!("cannot build its OAuth HTTP client: {e}"))
+        };
+        // With DPoP, the token request at the MCP server's authorization server carries a proof
+        // (the identity provider's token exchange does not).
+        let http: std::sync::Arc<dyn rmcp::transport::auth::OAuthHttpClient> = match self.dpop() {
+            Some(dpop) => std::sync::Arc::new(
+                DpopTokenClient::new(dpop, &metadata.token_endpoint, Policy::unfiltered())
+                    .map_err(cannot)?
+                    .answering_bearer(),
+            ),
+            None => std::sync::Arc::new(
+                rmcp::transport::auth::default_oauth_http_client().map_err(cannot)?,
+            ),
+        };
         let lifetime = self.first_token(ema::fetch(http.as_ref(), &grant, &self.store).await)?;
         *self.renew.lock_unpoisoned() = Some({
             let (http, grant, store) = (http.clone(), grant.clone(), self.store.clone());

@@ -4,8 +4,9 @@
 //! registered now ([`registration`](super::registration)), the authorization URL printed, the
 //! redirect received on a loopback port, its `iss` checked against the authorization server's
 //! issuer (RFC 9207), and the code exchanged with the `resource` the tokens are for (RFC 8707).
-//! The tokens (and a registration) go to the server's credential store file (mode 0600). No
-//! token, code or secret is ever printed.
+//! The tokens (and a registration) go to the server's credential store file (mode 0600). With
+//! DPoP, the tokens are bound to a new key pair, kept in the store with them. No token, code,
+//! key or secret is ever printed.
 
 use std::time::Duration;
 
@@ -124,6 +125,29 @@ async fn login(
         .await
         .map_err(|e| format!("server `{server}`: {}", redact(&e, &known)))?;
     manager.set_metadata(metadata.clone());
+    // With DPoP, the same discovery through the client that adds proofs to token requests; the
+    // tokens of this login are bound to a new key (the store's key rotates with its tokens).
+    let dpop = super::dpop::wanted(spec.dpop, &metadata)
+        .map_err(|why| format!("server `{server}`: {why}"))?;
+    if dpop {
+        let http = super::dpop::DpopTokenClient::new(
+            super::dpop::Dpop::new(store.clone()),
+            &metadata.token_endpoint,
+            super::address_policy::Policy::for_server(url.expose()),
+        )
+        .map_err(|e| fail("preparing DPoP", &e))?;
+        manager = AuthorizationManager::new_with_oauth_http_client(
+            url.expose(),
+            std::sync::Arc::new(http),
+        )
+        .await
+        .map_err(|e| fail("preparing OAuth", &e))?;
+        manager.set_credential_store(store.clone());
+        let again = super::discovery::metadata(&manager, url.expose(), challenge.as_deref())
+            .await
+            .map_err(|e| format!("server `{server}`: {}", redact(&e, &known)))?;
+        manager.set_metadata(again);
+    }
 
     // The scopes already granted plus what the server asked for since (step-up), or the
     // configured ones; none: rmcp picks them (the challenge's `scope`, then the resource's
@@ -172,6 +196,12 @@ async fn login(
         if key == "code" || key == "state" {
             crate::secret::remember([Secret::new(value)]);
         }
+    }
+    if dpop {
+        // A new key for the tokens about to be issued, saved with them.
+        store
+            .rotate_dpop_key()
+            .map_err(|e| format!("server `{server}`: {e}"))?;
     }
     session
         .handle_callback_url(&format!("http://127.0.0.1:{port}{target}"))

@@ -22,10 +22,15 @@
 //! - With `"grant": "enterprise_managed"` neither: an enterprise ID token is exchanged at the
 //!   identity provider for an ID-JAG, and that at the authorization server for the token, at
 //!   connect and at each renewal ([`enterprise_managed`]).
+//! - With DPoP (`"dpop": true`, or where the authorization server offers it), the tokens of any
+//!   grant are bound to a key pair kept in the store, and every token and MCP request carries a
+//!   proof ([`dpop`]).
 
+mod address_policy;
 mod client_credentials;
 mod credentials;
 mod discovery;
+mod dpop;
 mod enterprise_managed;
 mod login;
 mod registration;

@@ -41,6 +41,10 @@ struct StoreFile {
     /// `oauth login` asks for the granted scopes plus these.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     step_up: Vec<String>,
+    /// The DPoP key pair the tokens are bound to (RFC 9449), when DPoP is used: its PKCS#8 DER,
+    /// base64url. Created with the first DPoP token request, replaced by each login.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dpop_key: Option<String>,
 }
 
 /// How a client registered itself with one authorization server: kept in the store, reused by
@@ -130,6 +134,16 @@ struct Inner {
     renewed_by_hub: bool,
     /// Expiries known beside the store's tokens (the workload identity token's `exp`).
     beside: Mutex<Vec<CredentialExpiry>>,
+    /// The DPoP key as last read or written, or made for tokens not yet saved.
+    dpop: Mutex<DpopSlot>,
+}
+
+/// The store's DPoP key pair: the file's (followed on each read), or a new one for the tokens
+/// being requested (`pending`: kept over what the file says until the tokens are saved with it).
+#[derive(Default)]
+struct DpopSlot {
+    key: Option<Arc<super::dpop::DpopKey>>,
+    pending: bool,
 }
 
 /// A [`CredentialStore`] over one file. Cheap to clone.
@@ -184,6 +198,7 @@ impl FileStore {
                 watching: std::sync::atomic::AtomicBool::new(false),
                 renewed_by_hub,
                 beside: Mutex::new(Vec::new()),
+                dpop: Mutex::new(DpopSlot::default()),
             }),
         }
     }
@@ -365,6 +380,7 @@ impl FileStore {
             .map_err(|_| "reading the credential store was cancelled".to_owned())?;
         let (file, stamp) = read?;
         *self.inner.seen.lock_unpoisoned() = stamp;
+        self.follow_dpop_key(file.as_ref());
         if let Some(secret) = file
             .as_ref()
             .and_then(|f| f.registration.as_ref()?.client_secret.clone())
@@ -413,6 +429,7 @@ impl FileStore {
             refresh_token_expires_at,
             registration: Some(registration),
             step_up,
+            dpop_key: None,
         })
         .await
     }
@@ -439,7 +456,64 @@ impl FileStore {
         self.write(file).await
     }
 
-    async fn write(&self, file: StoreFile) -> Result<(), String> {
+    /// The DPoP key the tokens are (to be) bound to: the file's as last read, else a new one,
+    /// saved with the next tokens.
+    pub(crate) fn dpop_key(&self) -> Result<Arc<super::dpop::DpopKey>, String> {
+        let mut slot = self.inner.dpop.lock_unpoisoned();
+        if let Some(key) = &slot.key {
+            return Ok(key.clone());
+        }
+        let key = Arc::new(super::dpop::DpopKey::generate()?);
+        *slot = DpopSlot {
+            key: Some(key.clone()),
+            pending: true,
+        };
+        Ok(key)
+    }
+
+    /// A new DPoP key for the tokens a login is about to request (the key rotates with the
+    /// credentials); saved with them.
+    pub(crate) fn rotate_dpop_key(&self) -> Result<(), String> {
+        let key = Arc::new(super::dpop::DpopKey::generate()?);
+        *self.inner.dpop.lock_unpoisoned() = DpopSlot {
+            key: Some(key),
+            pending: true,
+        };
+        Ok(())
+    }
+
+    /// Follows the key of the file just read, unless tokens for a new key are being requested.
+    fn follow_dpop_key(&self, file: Option<&StoreFile>) {
+        let mut slot = self.inner.dpop.lock_unpoisoned();
+        if slot.pending {
+            return;
+        }
+        let stored = file.and_then(|f| f.dpop_key.as_deref());
+        if slot.key.as_ref().map(|k| k.stored()) == stored {
+            return;
+        }
+        slot.key = stored.and_then(|s| match super::dpop::DpopKey::from_stored(s) {
+            Ok(key) => Some(Arc::new(key)),
+            Err(why) => {
+                tracing::warn!(
+                    store = %self.inner.path.display(),
+                    "the DPoP key in the credential store cannot be used ({why}); a new one is \
+                     made for the next tokens"
+                );
+                None
+            }
+        });
+    }
+
+    async fn write(&self, mut file: StoreFile) -> Result<(), String> {
+        {
+            // The file keeps the key its tokens are bound to.
+            let mut slot = self.inner.dpop.lock_unpoisoned();
+            if let Some(key) = &slot.key {
+                file.dpop_key = Some(key.stored().to_owned());
+            }
+            slot.pending = false;
+        }
         let path = self.inner.path.clone();
         let (file, written) = tokio::task::spawn_blocking(move || {
             let written = write_store(&path, &file);
@@ -633,6 +707,7 @@ impl FileStore {
             refresh_token_expires_at,
             registration,
             step_up,
+            dpop_key: None,
         })
         .await
     }
@@ -722,6 +797,49 @@ mod tests {
 
     fn unix(expiry: &CredentialExpiry) -> u64 {
         expiry.unix_seconds() as u64
+    }
+
+    #[tokio::test]
+    async fn a_dpop_key_is_kept_with_its_tokens_privately_and_rotates_with_a_login() {
+        let dir = dir("dpop");
+        let path = dir.join("vault.json");
+        let store = FileStore::new(path.clone());
+        // A store without DPoP has no key, and gets none by being read and written.
+        store.save(credentials("RT-1", 1_000, "")).await.unwrap();
+        assert!(!std::fs::read_to_string(&path).unwrap().contains("dpop_key"));
+        // The first DPoP token request makes the key; it is saved with the tokens.
+        let key = store.dpop_key().unwrap();
+        // A read before the tokens are saved keeps the key being used.
+        store.load().await.unwrap();
+        assert_eq!(store.dpop_key().unwrap().stored(), key.stored());
+        store.save(credentials("RT-2", 1_000, "")).await.unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(&format!(r#""dpop_key": "{}""#, key.stored())));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
+        // Another process (the hub) follows the file's key.
+        let hub = FileStore::new(path.clone());
+        hub.load().await.unwrap();
+        assert_eq!(hub.dpop_key().unwrap().stored(), key.stored());
+        // A login rotates it: its tokens are saved with a new key, which the hub then follows.
+        store.rotate_dpop_key().unwrap();
+        let rotated = store.dpop_key().unwrap();
+        assert_ne!(rotated.stored(), key.stored());
+        store.save(credentials("RT-3", 2_000, "")).await.unwrap();
+        hub.load().await.unwrap();
+        assert_eq!(hub.dpop_key().unwrap().stored(), rotated.stored());
+        // Step-ups and registrations keep the key of the tokens.
+        store.save_step_up("admin").await.unwrap();
+        assert!(
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .contains(rotated.stored())
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[tokio::test]

@@ -47,6 +47,8 @@ pub(crate) struct JwtBearer {
     /// The MCP server's URL (RFC 8707 `resource`).
     pub(crate) resource: String,
     pub(crate) assertion: AssertionSource,
+    /// DPoP, when the token is bound to the store's key.
+    pub(crate) dpop: Option<std::sync::Arc<super::dpop::Dpop>>,
 }
 
 /// How long an `assertion_command` may run.
@@ -226,26 +228,38 @@ pub(crate) async fn fetch(
     let body = oauth2::url::form_urlencoded::Serializer::new(String::new())
         .extend_pairs(&form)
         .finish();
-    let response = http
-        .post(&grant.token_endpoint)
-        .header(http::header::ACCEPT, "application/json")
-        .header(
-            http::header::CONTENT_TYPE,
-            "application/x-www-form-urlencoded",
+    let mut headers = http::HeaderMap::new();
+    headers.insert(
+        http::header::ACCEPT,
+        http::HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/x-www-form-urlencoded"),
+    );
+    let sent = match &grant.dpop {
+        Some(dpop) => {
+            dpop.token_request(http, &grant.token_endpoint, headers, body)
+                .await
+        }
+        None => http
+            .post(&grant.token_endpoint)
+            .headers(headers)
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| e.to_string()),
+    };
+    let response = sent.map_err(|e| {
+        (
+            false,
+            format!(
+                "the authorization server's token endpoint did not answer ({}); check that it \
+                 is up",
+                redact(&e, &known)
+            ),
         )
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| {
-            (
-                false,
-                format!(
-                    "the authorization server's token endpoint did not answer ({}); check that \
-                     it is up",
-                    redact(&e.to_string(), &known)
-                ),
-            )
-        })?;
+    })?;
     let status = response.status();
     let body = response.bytes().await.unwrap_or_default();
     if !status.is_success() {

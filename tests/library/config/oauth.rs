@@ -2,7 +2,7 @@
 //! that name the file, the path and what was expected.
 
 use super::*;
-use mcp_readiness::supervise::{AssertionSource, IdentityProvider, OAuthGrant};
+use mcp_readiness::supervise::{AssertionSource, Dpop, IdentityProvider, OAuthGrant};
 
 #[test]
 fn an_oauth_server_gets_its_store_relative_to_the_file_and_the_command_that_reauthorizes_it() {
@@ -43,7 +43,7 @@ fn bad_oauth_blocks_name_the_file_the_path_and_what_was_expected() {
         ),
         (
             r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "client_id": "c", "token": "x" } }"#,
-            "conf/mcp.json: mcpServers.s.oauth.token: unknown key: `oauth` allows only `store`, `client_id`, `client_secret`, `client_metadata_url`, `scopes`, `grant`, `private_key`, `signing_algorithm`, `assertion_file`, `assertion_command`, `identity_provider`",
+            "conf/mcp.json: mcpServers.s.oauth.token: unknown key: `oauth` allows only `store`, `client_id`, `client_secret`, `client_metadata_url`, `scopes`, `grant`, `private_key`, `signing_algorithm`, `assertion_file`, `assertion_command`, `identity_provider`, `dpop`",
         ),
         (
             r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "client_id": "c", "scopes": ["a b"] } }"#,
@@ -292,4 +292,40 @@ fn enterprise_managed_reads_its_identity_provider_and_id_token_file_and_refuses_
         let err = parse(&with_server(&server)).unwrap_err().to_string();
         assert!(err.starts_with(expected), "{err}\nexpected: {expected}");
     }
+}
+
+#[test]
+fn dpop_is_true_false_or_left_out_for_any_grant_and_anything_else_says_what_each_means() {
+    let dpop = |block: &str| {
+        let config = parse(&with_server(&format!(
+            r#"{{ "url": "http://h/mcp", "oauth": {{ "store": "t.json", "client_id": "c"{block} }} }}"#
+        )))
+        .unwrap();
+        let TransportSpec::Http { oauth, .. } = &config.servers[0].transport else {
+            panic!("an HTTP server");
+        };
+        oauth.as_ref().unwrap().dpop
+    };
+    assert_eq!(dpop(""), Dpop::WhereOffered);
+    assert_eq!(dpop(r#", "dpop": null"#), Dpop::WhereOffered);
+    assert_eq!(dpop(r#", "dpop": true"#), Dpop::Always);
+    assert_eq!(dpop(r#", "dpop": false"#), Dpop::Never);
+    assert_eq!(
+        dpop(r#", "grant": "client_credentials", "client_secret": "s", "dpop": true"#),
+        Dpop::Always
+    );
+    let err = parse(&with_server(
+        r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "dpop": "yes" } }"#,
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.starts_with(
+            "conf/mcp.json: mcpServers.s.oauth.dpop: expected true (DPoP-bound tokens, RFC 9449, \
+             for every request) or false (bearer tokens even where the authorization server \
+             offers DPoP); leave it out to use DPoP where the authorization server's metadata \
+             offers it"
+        ),
+        "{err}"
+    );
 }

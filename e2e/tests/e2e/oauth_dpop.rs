@@ -1,0 +1,377 @@
+//! DPoP (RFC 9449) through the real binary, against the Python test servers
+//! (`e2e/python/oauth_server.py --dpop`, which verify every proof's signature, `htm`, `htu`,
+//! `iat`, `jti`, `ath` and the key the token is bound to, and want their nonces): `serve` reaches
+//! them under client credentials, workload identity and enterprise-managed authorization with
+//! DPoP-bound tokens; a replayed proof, a proof by another key and the bound token sent as a
+//! bearer token are refused; `oauth login` binds its tokens to a new key each time, refreshed
+//! with proofs; no proof, key or token shows anywhere.
+
+use mcp_readiness_fixtures as common;
+
+use std::time::Duration;
+
+use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair as _};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+use common::http::{free_port, get, request};
+use common::process::signal;
+use common::serve::Serve;
+use common::{Scratch, eventually};
+use serde_json::{Value, json};
+
+use crate::oauth::{assert_no_token, oauth_server_with, python, state_of, stats};
+use crate::oauth_unattended::{SUBJECT, enterprise, id_token, jwt, unix_now};
+
+/// A proof for `POST url` with `nonce` and the hash of `token`, signed by a new key (not the
+/// key the token is bound to).
+fn proof_by_another_key(url: &str, nonce: &str, token: &str) -> String {
+    let pair = EcdsaKeyPair::generate(&ECDSA_P256_SHA256_FIXED_SIGNING).unwrap();
+    let point = pair.public_key().as_ref();
+    let header = json!({ "typ": "dpop+jwt", "alg": "ES256",
+        "jwk": { "kty": "EC", "crv": "P-256", "x": B64.encode(&point[1..33]), "y": B64.encode(&point[33..]) } });
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let ath = B64.encode(aws_lc_rs::digest::digest(
+        &aws_lc_rs::digest::SHA256,
+        token.as_bytes(),
+    ));
+    let claims = json!({ "jti": format!("test-{now}"), "htm": "POST", "htu": url, "iat": now,
+                         "nonce": nonce, "ath": ath });
+    let input = format!(
+        "{}.{}",
+        B64.encode(header.to_string()),
+        B64.encode(claims.to_string())
+    );
+    let signature = pair
+        .sign(&aws_lc_rs::rand::SystemRandom::new(), input.as_bytes())
+        .unwrap();
+    format!("{input}.{}", B64.encode(signature.as_ref()))
+}
+
+/// The nonce a proof carries.
+fn nonce_of(proof: &str) -> String {
+    let claims = proof.split('.').nth(1).unwrap();
+    let claims: Value = serde_json::from_slice(&B64.decode(claims).unwrap()).unwrap();
+    claims["nonce"].as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn dpop_bound_tokens_of_each_grant_the_hub_renews_reach_the_server_through_serve_a_replayed_or_foreign_proof_is_refused_and_nothing_leaks()
+ {
+    let Some(python) = python() else { return };
+    let scratch = Scratch::new("oauth-dpop");
+    let (port, callback) = (free_port(), free_port());
+    let workload = "system:serviceaccount:jobs:nightly";
+    let _server = oauth_server_with(
+        &python,
+        &scratch,
+        port,
+        callback,
+        &[
+            "--access-ttl",
+            "3",
+            "--job-secret",
+            "job-secret-value",
+            "--workload-subject",
+            workload,
+            "--idp-subject",
+            SUBJECT,
+            "--dpop",
+        ],
+    )
+    .await;
+    std::fs::create_dir_all(scratch.path("tokens")).unwrap();
+    let workload_token = jwt(json!({ "sub": workload, "exp": unix_now() + 3600, "jti": "w" }));
+    std::fs::write(scratch.path("tokens/workload.jwt"), &workload_token).unwrap();
+    let id = id_token(port, unix_now() + 3600, "dpop");
+    std::fs::write(scratch.path("tokens/id-token"), &id).unwrap();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let config = scratch.path("mcp.json");
+    // `job`, `workload` and `crm` take DPoP where the authorization server offers it (its
+    // metadata does); `strict` asks for it.
+    let job = |store: &str, dpop: Option<bool>| {
+        let mut oauth = json!({ "store": store, "grant": "client_credentials",
+            "client_id": "mcp-readiness-job", "client_secret": "job-secret-value",
+            "scopes": ["tools"] });
+        if let Some(dpop) = dpop {
+            oauth["dpop"] = dpop.into();
+        }
+        json!({ "type": "http", "url": url, "oauth": oauth })
+    };
+    std::fs::write(
+        &config,
+        serde_json::to_string_pretty(&json!({
+            "mcpServers": {
+                "job": job("tokens/job.json", None),
+                "strict": job("tokens/strict.json", Some(true)),
+                "workload": { "type": "http", "url": url,
+                    "oauth": { "store": "tokens/workload.json", "grant": "workload_identity",
+                               "assertion_file": "tokens/workload.jwt", "scopes": ["tools"] } },
+                "crm": { "type": "http", "url": url,
+                         "oauth": enterprise(port, "tokens/crm.json", "tokens/id-token") }
+            },
+            "readiness": { "ping": "500ms", "ping_timeout": "2s", "cooldown": "1s" }
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    let serve = Serve::start(&scratch, &config, &[("RUST_LOG", "trace")]).await;
+    const SERVERS: [&str; 4] = ["job", "strict", "workload", "crm"];
+    for server in SERVERS {
+        eventually(
+            &format!("{server} ready"),
+            Duration::from_secs(25),
+            async || {
+                let metrics = serve.metrics().await;
+                (state_of(&metrics, server) == Some("ready"))
+                    .then_some(())
+                    .ok_or(metrics)
+            },
+        )
+        .await;
+    }
+    // Renewed across 3 s tokens with new proofs, ready at every scrape.
+    let until = tokio::time::Instant::now() + Duration::from_secs(7);
+    while tokio::time::Instant::now() < until {
+        let metrics = serve.metrics().await;
+        for server in SERVERS {
+            assert_eq!(state_of(&metrics, server), Some("ready"), "{metrics}");
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let after = stats(port).await;
+    let dpop = &after["dpop"];
+    let count = |key: &str| dpop[key].as_u64().unwrap();
+    assert!(
+        count("token_requests") >= 8,
+        "DPoP token requests, each grant renewed: {dpop}"
+    );
+    assert!(count("as_nonce_challenges") >= 1, "{dpop}");
+    assert!(count("rs_nonce_challenges") >= 1, "{dpop}");
+    assert!(count("requests") >= 4, "MCP requests with proofs: {dpop}");
+    assert_eq!(dpop["refused"], json!([]), "no proof of the client refused");
+    assert!(
+        after["jwt_bearer"].as_u64().unwrap() >= 4,
+        "workload identity and enterprise-managed tokens: {after}"
+    );
+    assert_eq!(
+        after["client_credentials"].as_u64().unwrap() + after["jwt_bearer"].as_u64().unwrap(),
+        count("token_requests"),
+        "every token issued had a valid proof"
+    );
+
+    // The key is in each store, mode 0600.
+    let mut keys = Vec::new();
+    for store in SERVERS.map(|server| format!("tokens/{server}.json")) {
+        let store = store.as_str();
+        let path = scratch.path(store);
+        let file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        keys.push(file["dpop_key"].as_str().expect("a DPoP key").to_owned());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "{store}");
+        }
+    }
+    let mut distinct = keys.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), keys.len(), "a key per credential store");
+
+    // A proof seen on the wire, replayed with its token: refused (its jti was seen).
+    let (last, token) = {
+        let pair = dpop["proofs"].as_array().unwrap().last().unwrap();
+        (
+            pair[0].as_str().unwrap().to_owned(),
+            pair[1].as_str().unwrap().to_owned(),
+        )
+    };
+    let mut proofs: Vec<String> = dpop["proofs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|pair| pair[0].as_str().unwrap().to_owned())
+        .collect();
+    proofs.extend(
+        dpop["token_proofs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().unwrap().to_owned()),
+    );
+    let addr = format!("127.0.0.1:{port}");
+    let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let post = async |headers: &[(&str, &str)]| {
+        let mut all = vec![
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ];
+        all.extend_from_slice(headers);
+        request(&addr, "POST", "/mcp", &all, ping).await.unwrap()
+    };
+    let scheme = format!("DPoP {token}");
+    let replayed = post(&[("Authorization", &scheme), ("DPoP", &last)]).await;
+    assert_eq!(replayed.status, 401, "a replayed proof: {}", replayed.head);
+    // A proof by another key than the token's: refused.
+    let foreign = proof_by_another_key(&url, &nonce_of(&last), &token);
+    let refused = post(&[("Authorization", &scheme), ("DPoP", &foreign)]).await;
+    assert_eq!(refused.status, 401, "another key: {}", refused.head);
+    // The bound token as a bearer token: refused.
+    let bearer = format!("Bearer {token}");
+    let refused = post(&[("Authorization", &bearer)]).await;
+    assert_eq!(refused.status, 401, "bearer: {}", refused.head);
+    let reasons = stats(port).await["dpop"]["refused"].to_string();
+    for why in ["replayed", "cnf.jkt", "bearer"] {
+        assert!(reasons.contains(why), "{why} refused: {reasons}");
+    }
+
+    // No proof, key or token in /metrics, the status pages, stdout or stderr at trace.
+    let mut secrets: Vec<String> = after["issued"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_owned())
+        .collect();
+    secrets.extend(proofs);
+    secrets.extend(keys);
+    secrets.extend([workload_token, id]);
+    let metrics = serve.metrics().await;
+    let page = get(&serve.addr, "/status").await.unwrap().ok_text();
+    let json_page = get(&serve.addr, "/status.json").await.unwrap().ok_text();
+    let mut serve = serve;
+    signal(serve.guard.pid(), "TERM");
+    serve.guard.exit_within(Duration::from_secs(20)).await;
+    let stderr = serve.stderr();
+    assert!(stderr.contains("TRACE"), "serve logged at trace");
+    assert_no_token("/metrics", &metrics, &secrets);
+    assert_no_token("the status page", &page, &secrets);
+    assert_no_token("/status.json", &json_page, &secrets);
+    assert_no_token("serve's stderr", &stderr, &secrets);
+    assert_no_token("serve's stdout", &serve.stdout(), &secrets);
+}
+
+/// The DPoP key a store keeps.
+fn key_of(store: &std::path::Path) -> String {
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(store).unwrap()).unwrap();
+    file["dpop_key"]
+        .as_str()
+        .expect("a DPoP key in the store")
+        .to_owned()
+}
+
+#[tokio::test]
+async fn an_oauth_login_gets_a_dpop_bound_token_refreshed_with_proofs_and_the_next_login_rotates_the_key()
+ {
+    let Some(python) = python() else { return };
+    let scratch = Scratch::new("oauth-dpop-login");
+    let (port, callback) = (free_port(), free_port());
+    let _server = oauth_server_with(
+        &python,
+        &scratch,
+        port,
+        callback,
+        &["--access-ttl", "3", "--refresh-ttl", "86400", "--dpop"],
+    )
+    .await;
+    let config = scratch.path("mcp.json");
+    std::fs::write(
+        &config,
+        serde_json::to_string_pretty(&json!({
+            "mcpServers": { "vault": { "type": "http", "url": format!("http://127.0.0.1:{port}/mcp"),
+                "oauth": { "store": "tokens/vault.json", "client_id": "mcp-readiness-test",
+                           "scopes": ["tools"] } } },
+            "readiness": { "ping": "500ms", "ping_timeout": "2s", "cooldown": "1s" }
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+
+    // The login's code exchange carries a proof (with the authorization server's nonce, after
+    // its challenge); the token is bound to a key kept in the store.
+    let mut printed = crate::oauth::login(&scratch, &config, port, callback, "first").await;
+    let store = scratch.path("tokens/vault.json");
+    let first_key = key_of(&store);
+    let dpop = stats(port).await["dpop"].clone();
+    assert_eq!(dpop["token_requests"], 1, "{dpop}");
+    assert!(dpop["as_nonce_challenges"].as_u64().unwrap() >= 1, "{dpop}");
+
+    // `serve` uses it with proofs, and refreshes it with proofs, ready at every scrape.
+    let serve = Serve::start(&scratch, &config, &[("RUST_LOG", "trace")]).await;
+    let ready = async || {
+        eventually("vault ready", Duration::from_secs(20), async || {
+            let text = serve.metrics().await;
+            (state_of(&text, "vault") == Some("ready"))
+                .then_some(())
+                .ok_or(text)
+        })
+        .await;
+    };
+    ready().await;
+    let until = tokio::time::Instant::now() + Duration::from_secs(7);
+    while tokio::time::Instant::now() < until {
+        let metrics = serve.metrics().await;
+        assert_eq!(state_of(&metrics, "vault"), Some("ready"), "{metrics}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let after = stats(port).await;
+    assert!(
+        after["refreshes"].as_u64().unwrap() >= 2,
+        "refreshed across 7 s of 3 s tokens: {after}"
+    );
+    assert!(
+        after["dpop"]["token_requests"].as_u64().unwrap() >= 3,
+        "{after}"
+    );
+    assert!(after["dpop"]["requests"].as_u64().unwrap() >= 2, "{after}");
+    assert_eq!(after["dpop"]["refused"], json!([]), "{after}");
+    assert_eq!(key_of(&store), first_key, "a refresh keeps the key");
+
+    // The next login rotates the key; `serve` follows the store to the new tokens and key.
+    printed += &crate::oauth::login(&scratch, &config, port, callback, "second").await;
+    let second_key = key_of(&store);
+    assert_ne!(second_key, first_key, "a login rotates the key");
+    let requests = stats(port).await["dpop"]["requests"].as_u64().unwrap();
+    eventually(
+        "MCP requests with the new key",
+        Duration::from_secs(20),
+        async || {
+            let dpop = stats(port).await["dpop"].clone();
+            (dpop["requests"].as_u64().unwrap() > requests + 2)
+                .then_some(())
+                .ok_or(dpop)
+        },
+    )
+    .await;
+    ready().await;
+    let end = stats(port).await;
+    assert_eq!(end["dpop"]["refused"], json!([]), "{end}");
+
+    let mut secrets: Vec<String> = end["issued"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_owned())
+        .collect();
+    for list in ["proofs", "token_proofs"] {
+        secrets.extend(
+            end["dpop"][list]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p.as_str().or_else(|| p[0].as_str()).unwrap().to_owned()),
+        );
+    }
+    secrets.extend([first_key, second_key]);
+    let metrics = serve.metrics().await;
+    let page = get(&serve.addr, "/status.json").await.unwrap().ok_text();
+    let mut serve = serve;
+    signal(serve.guard.pid(), "TERM");
+    serve.guard.exit_within(Duration::from_secs(20)).await;
+    assert_no_token("the logins' output at trace", &printed, &secrets);
+    assert_no_token("/metrics", &metrics, &secrets);
+    assert_no_token("/status.json", &page, &secrets);
+    assert_no_token("serve's stderr", &serve.stderr(), &secrets);
+}
