@@ -21,9 +21,6 @@ pub struct ServerSpec {
 // of the HTTP variant (its OAuth settings) costs nothing worth a `Box` in the public fields.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
-// Built once per server from the configuration, never on a hot path; boxing the `OAuthSpec` would
-// change the public `oauth: Option<OAuthSpec>` that callers fill in.
-#[allow(clippy::large_enum_variant)]
 pub enum TransportSpec {
     /// A child process speaking MCP over its stdin / stdout.
     Stdio {
