@@ -209,7 +209,7 @@ local lib = import 'lib.libsonnet';
         'MCPReadinessAgentStopped',
         'The agent service of job {{ $labels.job }} stopped reporting',
         'The workload of job {{ $labels.job }}' + where + ' pushed mcp-readiness metrics (OTLP, no scrape target) and has not reported for {{ $value | humanizeDuration }}: '
-        + 'the service stopped or crashed, or its metrics no longer reach Prometheus (the OTLP endpoint, the collector). While it is silent no MCP alert of this workload can fire; its last states are no longer read. '
+        + 'the service stopped or crashed, or its metrics no longer reach Prometheus (the OTLP endpoint, the collector). While it is silent its MCP alerts keep the states it reported last (a page neither resolves because the agent died nor claims a fix), for up to ' + cfg.agentSilenceHoldHours + ' hours. '
         + 'Next step: check that the service runs (`kubectl get pods`, `systemctl status`), then its OTLP exporter errors in its log and the collector or Prometheus OTLP receiver it sends to (`OTEL_EXPORTER_OTLP_ENDPOINT`). '
         + 'A workload retired on purpose stops alerting ' + cfg.agentSilenceHoldHours + ' hours after its last report.',
         false,

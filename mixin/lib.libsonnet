@@ -8,6 +8,7 @@
   //   %(r)s  the labels of one replica (workload labels and replica labels)
   //   and the windows and thresholds of _config.
   vars(cfg):: {
+    local this = self,
     s: if cfg.selector == '' then '' else '{%s}' % cfg.selector,
     c: if cfg.selector == '' then '' else ', %s' % cfg.selector,
     w: std.join(', ', cfg.groupLabels + ['job']),
@@ -58,8 +59,22 @@
     failed_fleet_s: 'server:mcp_readiness_tool_calls_failed:increase%s' % cfg.callFailureWindow,
     failed_outcomes: 'transport_error|timeout|tool_error|task_failed',
     renewable_s: if cfg.selector == '' then '{renewable="true"}' else '{%s, renewable="true"}' % cfg.selector,
-    // A replica whose exporter is down now (its target still discovered, `up` 0).
-    down: '(up == 0)',
+    // A replica whose exporter is down now: a scrape target still discovered with `up` 0, or a
+    // replica of a workload that pushes its metrics (OTLP: no `up`, no staleness marker) while the
+    // workload is silent (no build info within `stateStaleWindow`, its last report still held for
+    // MCPReadinessAgentStopped): its pages keep their last state instead of resolving because
+    // the agent died, until it reports again or is taken as retired.
+    down: |||
+      (
+        (up == 0)
+        or
+        (
+          instance:mcp_readiness_build_info:present
+          unless on (%(w)s) last_over_time(mcp_readiness_build_info%(s)s[%(stale)s])
+          and on (%(w)s) job:mcp_readiness_build_info:last_report
+        )
+      )
+    ||| % { w: this.w, s: this.s, stale: this.stale },
     cred: if cfg.credentialExpirySelector == '' then cfg.selector
     else if cfg.selector == '' then cfg.credentialExpirySelector
     else cfg.selector + ', ' + cfg.credentialExpirySelector,

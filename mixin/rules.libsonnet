@@ -350,11 +350,11 @@ local lib = import 'lib.libsonnet';
             record: 'job:mcp_readiness_build_info:last_report',
             expr: |||
               (
-                (max by (%(w)s) (instance:mcp_readiness_build_info:present) * 0 + time())
+                (max by (%(w)s) (last_over_time(mcp_readiness_build_info%(s)s[%(stale)s])) * 0 + time())
                 or
                 (job:mcp_readiness_build_info:last_report > time() - %(silence_hold_secs)d)
               )
-              unless on (%(w)s) group by (%(w)s) (up)
+              unless on (%(w)s) group by (%(w)s) (last_over_time(up[%(stale)s]))
               unless on (%(w)s) group by (%(w)s) (instance:mcp_readiness_run_timestamp_seconds:last)
             ||| % v,
           },
