@@ -60,6 +60,15 @@ local lib = import 'lib.libsonnet';
       std.strReplace('instance_server:mcp_readiness_server_state:last3m{{M}} and on (%s) instance:mcp_readiness_probe_success:last' % v.r, '{M}', lib.matcher(cfg, ws).format),
       lib.matcher(cfg, ws).args,
     ],
+    // `{{ else if }}` the alert's workload is a pushed pre-flight (`check --push`: its group at the
+    // Pushgateway carries the run timestamp): the run's own words then (the run, when it ran,
+    // what it counted, the next run).
+    local runMatch = lib.matcher(cfg, w),
+    local run(expr, pipe, otherwise='?') =
+      local n = std.length(std.findSubstr('{M}', expr));
+      '{{ with printf "%s" %s | query }}{{ . | first | value | %s }}{{ else }}%s{{ end }}'
+      % [std.strReplace(expr, '{M}', runMatch.format), std.join(' ', std.repeat([runMatch.args], n)), pipe, otherwise],
+    local elseIfPushed = '{{ else if printf "instance:mcp_readiness_run_timestamp_seconds:last{%s}" %s | query }}' % [runMatch.format, runMatch.args],
     local probed = who + ' is probed by `serve` at ' + replicaList('max by (instance, pod) (instance_server:mcp_readiness_server_state:last3m{{M}} and on (%s) instance:mcp_readiness_probe_success:last)' % v.r),
 
     local unauthenticated(severity, expr) = {
@@ -93,7 +102,19 @@ local lib = import 'lib.libsonnet';
         ifProbe + probed + ' and the probe cannot reach it: '
         + fig(ws, 'sum(%s{{M}})' % v.failed_connects_r)
         + ' probes failed to connect or to complete the handshake in the last ' + cfg.evidenceWindow + ' (refused, unreachable, throttled, or no MCP server at that URL). '
-        + 'Next step: check the server behind the URL (is it up and listening there, the proxy or firewall in front, the path); nothing changes on the `serve` side, the next probe sees it.{{ else }}'
+        + 'Next step: check the server behind the URL (is it up and listening there, the proxy or firewall in front, the path); nothing changes on the `serve` side, the next probe sees it.'
+        + elseIfPushed
+        + who + ' was absent in the last run of the pre-flight pushed as job {{ $labels.job }}: the run at '
+        + run('max(instance:mcp_readiness_run_timestamp_seconds:last{{M}})', 'humanizeTimestamp')
+        + ' (' + run('time() - max(instance:mcp_readiness_run_timestamp_seconds:last{{M}})', 'humanizeDuration') + ' ago) could not use it: '
+        + 'it is not in the pre-flight\'s configuration, failed to start or to answer its handshake (unreachable, or throttling), or exited. That run counted '
+        + fig(ws, 'sum(%s{{M}})' % v.failed_connects_r)
+        + ' failed connection attempts and refused '
+        + fig(ws, v.refused_s + '{{M}}')
+        + ' calls to it as not ready. '
+        + 'Next step: add or repair the `{{ $labels.server }}` connection in the configuration the pre-flight runs with (command, URL, installation, and what it needs on the host it runs on); the next run, due '
+        + run('max(instance:mcp_readiness_run_timestamp_seconds:last{{M}} + instance:mcp_readiness_run_timestamp_seconds:interval{{M}})', 'humanizeTimestamp')
+        + ', checks it again, and the alert resolves when a run finds it ready.{{ else }}'
         + who + ' is absent ' + replicas
         + ' (' + replicaList('instance_server:mcp_readiness_server_state:absent{{M}}') + '): '
         + 'it is not configured there, fails to start or to answer its handshake (unreachable, or throttling every one), exits, or keeps crashing. '
