@@ -507,6 +507,7 @@ local lib = import 'lib.libsonnet';
           },
         ],
       },
+    ] + (if !$._config.deprecatedAliases then [] else [
       {
         // The names before issue 36 (`_total` after an increase, verdicts for operations),
         // recorded from the new ones for one release so dashboards and alerts of your own keep
@@ -535,6 +536,6 @@ local lib = import 'lib.libsonnet';
           rule('server:mcp_readiness_tool_calls_total:all_failed', '%s >= bool 1\n' % v.failed_ratio_s),
         ],
       },
-    ],
+    ]),
   },
 }
