@@ -31,14 +31,14 @@ local lib = import 'lib.libsonnet';
     // The workload conditions.
     local U = '(server:mcp_readiness_server_state:unauthenticated_replicas > 0)',
     local A = '(server:mcp_readiness_server_state:absent_replicas > 0)',
-    local R = '(server:mcp_readiness_tool_calls_total:refused_recently > 0)',
+    local R = '(%(refused_s)s > 0)' % v,
     // Seconds to the expiry of a credential that cannot renew itself, below `secs` (negative:
     // expired, and it keeps firing until the credential is replaced).
     local C(secs) = '((server:mcp_readiness_credential_expiry_timestamp_seconds:min - time()) < %d)' % secs,
     // A credential that renews itself, expired for a while though the exporter still holds it.
     local renewalFailing = '(min by (%(ws)s, renewable) (instance_server:mcp_readiness_credential_expiry_timestamp_seconds:last%(renewable_s)s) - time() < -%(renewal_overdue_secs)d)' % v,
-    local T = '(sum by (%(ws)s) (server_tool:mcp_readiness_tool_absent_total:recently) > 0)' % v,
-    local B = '(sum by (%(ws)s) (instance_server:mcp_readiness_budget_exhausted_total:recently) > 0)' % v,
+    local T = '(sum by (%(ws)s) (%(tool_absent_s)s) > 0)' % v,
+    local B = '(sum by (%(ws)s) (%(budget_r)s) > 0)' % v,
     local unless(cond, before) =
       cond + std.join('', ['\nunless on (%s)\n%s' % [v.ws, b] for b in before]) + '\n',
     local critical(cond) = '(\n' + cond + ')\nand on (%s)\n%s\n' % [v.ws, R],
@@ -51,7 +51,7 @@ local lib = import 'lib.libsonnet';
     local replicas = 'on {{ $value | printf "%.0f" }} of '
                      + fig(w, 'job:mcp_readiness_build_info:replicas{{M}}', otherwise='?')
                      + ' replicas',
-    local refused = fig(ws, 'server:mcp_readiness_tool_calls_total:refused_recently{{M}}')
+    local refused = fig(ws, v.refused_s + '{{M}}')
                     + ' calls to it were refused as not ready in the last ' + cfg.refusedWindow,
     local who = '`{{ $labels.server }}` (job {{ $labels.job }}' + where + ')',
     // `{{ if }}` the alert's server is a `/probe` target (its state comes from probe answers):
@@ -60,6 +60,15 @@ local lib = import 'lib.libsonnet';
       std.strReplace('instance_server:mcp_readiness_server_state:last3m{{M}} and on (%s) instance:mcp_readiness_probe_success:last' % v.r, '{M}', lib.matcher(cfg, ws).format),
       lib.matcher(cfg, ws).args,
     ],
+    // `{{ else if }}` the alert's workload is a pushed pre-flight (`check --push`: its group at the
+    // Pushgateway carries the run timestamp): the run's own words then (the run, when it ran,
+    // what it counted, the next run).
+    local runMatch = lib.matcher(cfg, w),
+    local run(expr, pipe, otherwise='?') =
+      local n = std.length(std.findSubstr('{M}', expr));
+      '{{ with printf "%s" %s | query }}{{ . | first | value | %s }}{{ else }}%s{{ end }}'
+      % [std.strReplace(expr, '{M}', runMatch.format), std.join(' ', std.repeat([runMatch.args], n)), pipe, otherwise],
+    local elseIfPushed = '{{ else if printf "instance:mcp_readiness_run_timestamp_seconds:last{%s}" %s | query }}' % [runMatch.format, runMatch.args],
     local probed = who + ' is probed by `serve` at ' + replicaList('max by (instance, pod) (instance_server:mcp_readiness_server_state:last3m{{M}} and on (%s) instance:mcp_readiness_probe_success:last)' % v.r),
 
     local unauthenticated(severity, expr) = {
@@ -91,17 +100,29 @@ local lib = import 'lib.libsonnet';
         'MCPServerAbsent',
         'MCP server `{{ $labels.server }}` is absent',
         ifProbe + probed + ' and the probe cannot reach it: '
-        + fig(ws, 'sum(instance_server:mcp_readiness_connects_total:failed_recently{{M}})')
+        + fig(ws, 'sum(%s{{M}})' % v.failed_connects_r)
         + ' probes failed to connect or to complete the handshake in the last ' + cfg.evidenceWindow + ' (refused, unreachable, throttled, or no MCP server at that URL). '
-        + 'Next step: check the server behind the URL (is it up and listening there, the proxy or firewall in front, the path); nothing changes on the `serve` side, the next probe sees it.{{ else }}'
+        + 'Next step: check the server behind the URL (is it up and listening there, the proxy or firewall in front, the path); nothing changes on the `serve` side, the next probe sees it.'
+        + elseIfPushed
+        + who + ' was absent in the last run of the pre-flight pushed as job {{ $labels.job }}: the run at '
+        + run('max(instance:mcp_readiness_run_timestamp_seconds:last{{M}})', 'humanizeTimestamp')
+        + ' (' + run('time() - max(instance:mcp_readiness_run_timestamp_seconds:last{{M}})', 'humanizeDuration') + ' ago) could not use it: '
+        + 'it is not in the pre-flight\'s configuration, failed to start or to answer its handshake (unreachable, or throttling), or exited. That run counted '
+        + fig(ws, 'sum(%s{{M}})' % v.failed_connects_r)
+        + ' failed connection attempts and refused '
+        + fig(ws, v.refused_s + '{{M}}')
+        + ' calls to it as not ready. '
+        + 'Next step: add or repair the `{{ $labels.server }}` connection in the configuration the pre-flight runs with (command, URL, installation, and what it needs on the host it runs on); the next run, due '
+        + run('max(instance:mcp_readiness_run_timestamp_seconds:last{{M}} + instance:mcp_readiness_run_timestamp_seconds:interval{{M}})', 'humanizeTimestamp')
+        + ', checks it again, and the alert resolves when a run finds it ready.{{ else }}'
         + who + ' is absent ' + replicas
         + ' (' + replicaList('instance_server:mcp_readiness_server_state:absent{{M}}') + '): '
         + 'it is not configured there, fails to start or to answer its handshake (unreachable, or throttling every one), exits, or keeps crashing. '
-        + fig(ws, "sum(instance_server:mcp_readiness_connects_total:failed_recently{{M}})")
+        + fig(ws, 'sum(%s{{M}})' % v.failed_connects_r)
         + ' connection attempts failed in the last ' + cfg.evidenceWindow + ', '
-        + fig(ws, 'server:mcp_readiness_tool_calls_total:refused_recently{{M}}')
+        + fig(ws, v.refused_s + '{{M}}')
         + ' calls were refused in the last ' + cfg.refusedWindow + ', and the supervisor backed off '
-        + fig(ws, 'sum(instance_server:mcp_readiness_server_state_changes_total:crash_loop{{M}})')
+        + fig(ws, 'sum(%s{{M}})' % v.crash_loop_r)
         + ' times in the last ' + cfg.crashLoopWindow + ' (a crash loop from ' + cfg.crashLoopRestarts + '). '
         + '{{ with printf "%s" %s | query }}Its credential renewal is failing too (expired {{ . | first | value | humanizeDuration | reReplaceAll "^-" "" }} ago, not renewed): the authorization server is unreachable or refuses the renewal, so MCPCredentialExpiringSoon tells identity; this connection needs no change if that is the cause. {{ end }}'
           % [std.strReplace('min(instance_server:mcp_readiness_credential_expiry_timestamp_seconds:last{renewable=\\"true\\", {M}} - time() < -%d)' % v.renewal_overdue_secs, '{M}', lib.matcher(cfg, ws).format), lib.matcher(cfg, ws).args]
@@ -209,7 +230,7 @@ local lib = import 'lib.libsonnet';
         'MCPReadinessAgentStopped',
         'The agent service of job {{ $labels.job }} stopped reporting',
         'The workload of job {{ $labels.job }}' + where + ' pushed mcp-readiness metrics (OTLP, no scrape target) and has not reported for {{ $value | humanizeDuration }}: '
-        + 'the service stopped or crashed, or its metrics no longer reach Prometheus (the OTLP endpoint, the collector). While it is silent no MCP alert of this workload can fire; its last states are no longer read. '
+        + 'the service stopped or crashed, or its metrics no longer reach Prometheus (the OTLP endpoint, the collector). While it is silent its MCP alerts keep the states it reported last (a page neither resolves because the agent died nor claims a fix), for up to ' + cfg.agentSilenceHoldHours + ' hours. '
         + 'Next step: check that the service runs (`kubectl get pods`, `systemctl status`), then its OTLP exporter errors in its log and the collector or Prometheus OTLP receiver it sends to (`OTEL_EXPORTER_OTLP_ENDPOINT`). '
         + 'A workload retired on purpose stops alerting ' + cfg.agentSilenceHoldHours + ' hours after its last report.',
         false,
@@ -253,11 +274,11 @@ local lib = import 'lib.libsonnet';
         who + ' is ready, but '
         + (if severity == 'critical' then 'every call to it in the last ' + cfg.callFailureWindow + ' failed: on the worst replica '
            else 'of its calls in the last ' + cfg.callFailureWindow + ', on the worst replica ')
-        + fig(ws, 'server:mcp_readiness_tool_calls_total:failure_ratio{{M}} * 100')
+        + fig(ws, v.transport_ratio_s + '{{M}} * 100')
         + '% failed in transport or timed out and '
-        + fig(ws, 'server:mcp_readiness_tool_calls_total:tool_error_ratio{{M}} * 100')
+        + fig(ws, v.error_ratio_s + '{{M}} * 100')
         + '% returned an error result (isError, or a task that failed); replicas where more than ' + std.toString(cfg.callFailureRatio * 100) + '% failed: '
-        + replicaList('max by (instance, pod) ({__name__=~\\"instance_server:mcp_readiness_tool_calls_total:(failure_ratio|tool_error_ratio)\\", {M}} > %(failure_ratio)s)' % v, 'none (each a little)')
+        + replicaList('max by (instance, pod) ({__name__=~\\"%(transport_ratio_r)s|%(error_ratio_r)s\\", {M}} > %(failure_ratio)s)' % v, 'none (each a little)')
         + '. The server accepts connections and lists its tools but its calls fail: it is frozen, overloaded, or the backend it calls is down. '
         + 'Next step: look at the server itself on those replicas (its logs, load, the backend it calls); restart it if it is frozen.',
       ),
@@ -290,7 +311,7 @@ local lib = import 'lib.libsonnet';
               'Calls name tools that MCP server `{{ $labels.server }}` does not offer',
               who + ' is ready, but {{ $value | printf "%.0f" }} calls in the last ' + cfg.toolAbsentWindow
               + ' named tools it does not offer: '
-              + list('server_tool:mcp_readiness_tool_absent_total:recently{{M}}', 'tool') + '. '
+              + list(v.tool_absent_s + '{{M}}', 'tool') + '. '
               + 'Next step: add the connection that offers these tools (or the server version that has them), or fix the tool names the agent calls.',
             ),
           },
@@ -336,8 +357,8 @@ local lib = import 'lib.libsonnet';
               + ' (the global `readiness.budget` stays the default for the others).',
             ),
           },
-          callsFailing('critical', unless('(server:mcp_readiness_tool_calls_total:all_failed == 1)', [U, A])),
-          callsFailing('warning', unless('(\n(server:mcp_readiness_tool_calls_total:failure_ratio > %(failure_ratio)s)\nor\n(server:mcp_readiness_tool_calls_total:tool_error_ratio >= %(tool_error_ratio)s)\n)' % v, [U, A])),
+          callsFailing('critical', unless('(%(failed_ratio_s)s >= 1)' % v, [U, A])),
+          callsFailing('warning', unless('(\n(%(transport_ratio_s)s > %(failure_ratio)s)\nor\n(%(error_ratio_s)s >= %(tool_error_ratio)s)\n)' % v, [U, A])),
         ],
       },
       {

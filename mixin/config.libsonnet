@@ -104,6 +104,12 @@
     exporterRestartWindow: '15m',
     exporterRestarts: 3,
 
+    // Record the recording-rule names before issue 36 from the new ones (the group
+    // `mcp-readiness.deprecated-aliases`; docs/metrics.md): on for this release, so your own
+    // dashboards and rules keep working while you move them; the next release removes them.
+    // `false` saves their series (87,000 at 1,000 servers x 10 replicas with calls).
+    deprecatedAliases: true,
+
     // How often the budget advisor's group runs (it scans every connect-duration bucket).
     advisorInterval: '3m',
 

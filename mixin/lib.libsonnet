@@ -8,6 +8,7 @@
   //   %(r)s  the labels of one replica (workload labels and replica labels)
   //   and the windows and thresholds of _config.
   vars(cfg):: {
+    local this = self,
     s: if cfg.selector == '' then '' else '{%s}' % cfg.selector,
     c: if cfg.selector == '' then '' else ', %s' % cfg.selector,
     w: std.join(', ', cfg.groupLabels + ['job']),
@@ -37,9 +38,43 @@
     probe_ratio: cfg.probeFailureRatio,
     restarts: cfg.exporterRestarts,
     preflight_missed: cfg.preflightMissedRuns,
+    // Recording rule names (level:metric:operations, the window in the operation, no `_total`
+    // after an increase; a qualifier after the metric names the outcomes selected).
+    calls_1h: 'instance_server_outcome:mcp_readiness_tool_calls:increase%s' % cfg.callFailureWindow,
+    refused_1m: 'instance_server_tool:mcp_readiness_tool_calls_not_ready:increase1m',
+    refused_window_r: 'instance_server:mcp_readiness_tool_calls_not_ready:increase%s' % cfg.refusedWindow,
+    refused_held_r: 'instance_server:mcp_readiness_tool_calls_not_ready:held_increase%s' % cfg.refusedWindow,
+    refused_s: 'server:mcp_readiness_tool_calls_not_ready:increase%s' % cfg.refusedWindow,
+    failed_connects_r: 'instance_server:mcp_readiness_connects_failed:increase%s' % cfg.evidenceWindow,
+    crash_loop_r: 'instance_server:mcp_readiness_server_state_changes_absent:increase%s' % cfg.crashLoopWindow,
+    tool_absent_r: 'instance_server_tool:mcp_readiness_tool_absent:increase%s' % cfg.toolAbsentWindow,
+    tool_absent_s: 'server_tool:mcp_readiness_tool_absent:increase%s' % cfg.toolAbsentWindow,
+    budget_r: 'instance_server:mcp_readiness_budget_exhausted:increase%s' % cfg.budgetExhaustedWindow,
+    transport_ratio_r: 'instance_server:mcp_readiness_tool_calls_transport_failed_per_calls:ratio_increase%s' % cfg.callFailureWindow,
+    error_ratio_r: 'instance_server:mcp_readiness_tool_calls_errored_per_calls:ratio_increase%s' % cfg.callFailureWindow,
+    transport_ratio_s: 'server:mcp_readiness_tool_calls_transport_failed_per_calls:max_ratio_increase%s' % cfg.callFailureWindow,
+    error_ratio_s: 'server:mcp_readiness_tool_calls_errored_per_calls:max_ratio_increase%s' % cfg.callFailureWindow,
+    failed_ratio_s: 'server:mcp_readiness_tool_calls_failed_per_calls:ratio_increase%s' % cfg.callFailureWindow,
+    refused_fleet_s: 'server:mcp_readiness_tool_calls_not_ready:increase%s' % cfg.callFailureWindow,
+    failed_fleet_s: 'server:mcp_readiness_tool_calls_failed:increase%s' % cfg.callFailureWindow,
+    failed_outcomes: 'transport_error|timeout|tool_error|task_failed',
     renewable_s: if cfg.selector == '' then '{renewable="true"}' else '{%s, renewable="true"}' % cfg.selector,
-    // A replica whose exporter is down now (its target still discovered, `up` 0).
-    down: '(up == 0)',
+    // A replica whose exporter is down now: a scrape target still discovered with `up` 0, or a
+    // replica of a workload that pushes its metrics (OTLP: no `up`, no staleness marker) while the
+    // workload is silent (no build info within `stateStaleWindow`, its last report still held for
+    // MCPReadinessAgentStopped): its pages keep their last state instead of resolving because
+    // the agent died, until it reports again or is taken as retired.
+    down: |||
+      (
+        (up == 0)
+        or
+        (
+          instance:mcp_readiness_build_info:present
+          unless on (%(w)s) last_over_time(mcp_readiness_build_info%(s)s[%(stale)s])
+          and on (%(w)s) job:mcp_readiness_build_info:last_report
+        )
+      )
+    ||| % { w: this.w, s: this.s, stale: this.stale },
     cred: if cfg.credentialExpirySelector == '' then cfg.selector
     else if cfg.selector == '' then cfg.credentialExpirySelector
     else cfg.selector + ', ' + cfg.credentialExpirySelector,

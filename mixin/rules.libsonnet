@@ -1,7 +1,16 @@
 // Recording rules: the replica view (one exporter each), the evidence the alerts need, and the
 // workload view (per job, server and group labels: what the alerts and the fleet table read).
-// Names follow level:metric:operations; every series keeps the group labels (Kubernetes
-// cluster / namespace) and the replica ones keep every target label (instance, pod ...).
+// Names follow level:metric:operations (Prometheus' recording-rule practice): the labels kept,
+// the metric (without `_total` after an increase; a qualifier such as `_not_ready` names the
+// outcomes selected), then the operations newest first with their window (`increase25h`,
+// `ratio_increase1h`, `held_increase25h`). Every series keeps the group labels (Kubernetes
+// cluster / namespace) and the replica ones keep every target label (instance, pod ...). The
+// names before issue 36 are recorded one more release by `mcp-readiness.deprecated-aliases`.
+//
+// Cost: the refused-call window (25h) never reads raw samples. A group pinned at one minute
+// records each tool's refused calls of the last minute where there were some (a sparse series),
+// and the 25h window sums those; the five call rules read one shared aggregate of the calls of
+// the last hour by outcome instead of scanning the call counters each. docs/scale.md measures it.
 //
 // Replicas that come and go, and exporters that go down:
 //   - a replica that is gone (its target left service discovery: no `up` series) stops counting
@@ -30,11 +39,57 @@ local lib = import 'lib.libsonnet';
       '(\n(%(rec)s)\nunless on (%(r)s) %(p)s\n)\nor\n((%(m)s > 0) and on (%(r)s) %(p)s)'
       % { rec: recent(m, w), m: m, r: v.r, p: pushed },
     // `expr`, or while the replica's exporter is down, the rule's own last value.
+    // Refused calls within the refused-calls window: the per-minute increases recorded by
+    // `mcp-readiness.calls-per-minute` summed over the window (a tool's series born within the
+    // window at its full value, as recent() does), on a scraped or OTLP replica; on a pushed
+    // run, what the last run counted.
+    local refusedEvidence =
+      local m = 'mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s}' % v;
+      |||
+        sum without (tool) (
+          (
+            (
+              sum without (outcome) ((%(m)s unless %(m)s offset %(w)s) > 0)
+              or
+              (sum_over_time(%(p1m)s[%(w)s]) > 0)
+            )
+            unless on (%(r)s) %(p)s
+          )
+          or
+          (sum without (outcome) (%(m)s > 0) and on (%(r)s) %(p)s)
+        )
+      ||| % { m: m, w: v.refused_window, p1m: v.refused_1m, r: v.r, p: pushed },
     local held(record, expr) = '(\n%s)\nor\n(%s and on (%s) %s)\n' % [expr, record, v.r, v.down],
     local rule(record, expr) = { record: record, expr: expr },
     local heldRule(record, expr) = rule(record, held(record, expr)),
 
     groups+: [
+      {
+        // Pinned at one minute (whatever the global evaluation interval): the increase of each
+        // tool's refused-call counter since the evaluation a minute ago, recorded only where it
+        // grew (a counter reset counts its new value, a series born within the minute its full
+        // value, as recent() does: a replica that refused calls only before its first scrape
+        // still counts after it is gone). Consecutive evaluations cover every minute once, so
+        // the 25h window sums them exactly while reading one sample per minute with refusals
+        // instead of every raw sample of every refused-call series. (A scrape gap longer than
+        // the 5-minute lookback counts the counter's value again after it.)
+        name: 'mcp-readiness.calls-per-minute',
+        interval: '1m',
+        rules: [
+          rule(
+            v.refused_1m,
+            |||
+              sum without (outcome) (
+                (mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s} - mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s} offset 1m > 0)
+                or
+                ((mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s} < mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s} offset 1m) > 0)
+                or
+                ((mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s} unless mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s} offset 1m) > 0)
+              )
+            ||| % v,
+          ),
+        ],
+      },
       {
         name: 'mcp-readiness.replica',
         rules: [
@@ -113,22 +168,28 @@ local lib = import 'lib.libsonnet';
             |||,
           },
           {
+            // The calls of the last `callFailureWindow` through each replica by outcome (every
+            // tool of the server): the one scan of the call counters that the call rules below
+            // and the fleet table's columns share.
+            record: v.calls_1h,
+            expr: 'sum without (tool) (increase(mcp_readiness_tool_calls_total{outcome=~"not_ready|%(call_outcomes)s"%(c)s}[%(failure_window)s]))\n' % v,
+          },
+          {
             // Calls refused as not ready within the refused-calls window (any tool of the
             // server), on every replica whose samples are in the window, gone ones included: the
             // workload's severity reads it (a rollout after refused calls keeps the page).
-            record: 'instance_server:mcp_readiness_tool_calls_total:refused_window',
-            expr: 'sum without (tool, outcome) (\n%s\n)\n'
-                  % evidence('mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s}' % v, v.refused_window),
+            record: v.refused_window_r,
+            expr: refusedEvidence,
           },
           // Held: the same on replicas that still exist (a replica gone in a rollout or a
           // scale-in is no evidence of absence once its series are gone).
           heldRule(
-            'instance_server:mcp_readiness_tool_calls_total:refused_recently',
-            'instance_server:mcp_readiness_tool_calls_total:refused_window\nand on (%s) instance:mcp_readiness_build_info:present\n' % v.r,
+            v.refused_held_r,
+            '%s\nand on (%s) instance:mcp_readiness_build_info:present\n' % [v.refused_window_r, v.r],
           ),
           {
             // Failed connection attempts within the evidence window.
-            record: 'instance_server:mcp_readiness_connects_total:failed_recently',
+            record: v.failed_connects_r,
             expr: 'sum without (result) (\n%s\n)\n'
                   % evidence('mcp_readiness_connects_total{result!="ok"%(c)s}' % v, v.evidence),
           },
@@ -138,7 +199,7 @@ local lib = import 'lib.libsonnet';
             // while calls fail in transport. Value: entries into `absent` (or reconnects).
             // Reconnects while every call succeeds (a proxy that drops idle connections) and
             // failed connects without handshakes (a planned restart) are not a crash loop.
-            record: 'instance_server:mcp_readiness_server_state_changes_total:crash_loop',
+            record: v.crash_loop_r,
             expr: |||
               (
                 sum without (state) (increase(mcp_readiness_server_state_changes_total{state="absent"%(c)s}[%(crash_window)s])) >= %(crash_restarts)s
@@ -155,14 +216,14 @@ local lib = import 'lib.libsonnet';
           },
           {
             // Calls to each tool its ready server does not offer, within the tool window.
-            record: 'instance_server_tool:mcp_readiness_tool_absent_total:recently',
+            record: v.tool_absent_r,
             expr: evidence('mcp_readiness_tool_absent_total%(s)s' % v, v.tool_window) + '\n',
           },
           {
             // Resolutions that ran out of budget while the server was connecting, within the
             // budget window (it spans runs: a step run hourly is one alert), on replicas that
             // still exist (a replica gone in a rollout or a scale-in stops counting).
-            record: 'instance_server:mcp_readiness_budget_exhausted_total:recently',
+            record: v.budget_r,
             expr: '(\n%s\n)\nand on (%s) instance:mcp_readiness_build_info:present\n'
                   % [evidence('mcp_readiness_budget_exhausted_total%(s)s' % v, v.budget_window), v.r],
           },
@@ -174,12 +235,12 @@ local lib = import 'lib.libsonnet';
             // the server; `cancelled` is the caller's and counts as neither, `not_ready` is
             // MCPServer* evidence). Per replica: a child wedged on one replica of ten is not
             // diluted by the nine others.
-            record: 'instance_server:mcp_readiness_tool_calls_total:failure_ratio',
+            record: v.transport_ratio_r,
             expr: |||
               (
-                sum without (tool, outcome) (increase(mcp_readiness_tool_calls_total{outcome=~"transport_error|timeout"%(c)s}[%(failure_window)s]))
+                sum without (outcome) (%(calls_1h)s{outcome=~"transport_error|timeout"})
                 /
-                (sum without (tool, outcome) (increase(mcp_readiness_tool_calls_total{outcome=~"%(call_outcomes)s"%(c)s}[%(failure_window)s])) >= %(failure_min)s)
+                (sum without (outcome) (%(calls_1h)s{outcome=~"%(call_outcomes)s"}) >= %(failure_min)s)
               )
               and ignoring (state)
               (instance_server:mcp_readiness_server_state:last3m{state="ready"} == 1)
@@ -188,12 +249,12 @@ local lib = import 'lib.libsonnet';
           {
             // ... and that the server answered with an error: an `isError` result, or a task it
             // ran that failed or was cancelled (`task_failed`): the server answers, its work fails.
-            record: 'instance_server:mcp_readiness_tool_calls_total:tool_error_ratio',
+            record: v.error_ratio_r,
             expr: |||
               (
-                sum without (tool, outcome) (increase(mcp_readiness_tool_calls_total{outcome=~"tool_error|task_failed"%(c)s}[%(failure_window)s]))
+                sum without (outcome) (%(calls_1h)s{outcome=~"tool_error|task_failed"})
                 /
-                (sum without (tool, outcome) (increase(mcp_readiness_tool_calls_total{outcome=~"%(call_outcomes)s"%(c)s}[%(failure_window)s])) >= %(failure_min)s)
+                (sum without (outcome) (%(calls_1h)s{outcome=~"%(call_outcomes)s"}) >= %(failure_min)s)
               )
               and ignoring (state)
               (instance_server:mcp_readiness_server_state:last3m{state="ready"} == 1)
@@ -237,13 +298,13 @@ local lib = import 'lib.libsonnet';
                 )
                 and
                 (
-                  (instance_server:mcp_readiness_connects_total:failed_recently > 0)
+                  (%(failed_connects_r)s > 0)
                   or
-                  (instance_server:mcp_readiness_tool_calls_total:refused_recently > 0)
+                  (%(refused_held_r)s > 0)
                 )
               )
               or
-              instance_server:mcp_readiness_server_state_changes_total:crash_loop
+              %(crash_loop_r)s
               or
               (
                 max without (state) (min_over_time(instance_server:mcp_readiness_server_state:last3m{state="connecting"}[%(stuck_window)s]) == 1)
@@ -254,7 +315,7 @@ local lib = import 'lib.libsonnet';
               )
               or
               (
-                (instance_server:mcp_readiness_tool_calls_total:refused_recently > 0)
+                (%(refused_held_r)s > 0)
                 unless
                 max without (state) (instance_server:mcp_readiness_server_state:last3m)
               )
@@ -289,11 +350,11 @@ local lib = import 'lib.libsonnet';
             record: 'job:mcp_readiness_build_info:last_report',
             expr: |||
               (
-                (max by (%(w)s) (instance:mcp_readiness_build_info:present) * 0 + time())
+                (max by (%(w)s) (last_over_time(mcp_readiness_build_info%(s)s[%(stale)s])) * 0 + time())
                 or
                 (job:mcp_readiness_build_info:last_report > time() - %(silence_hold_secs)d)
               )
-              unless on (%(w)s) group by (%(w)s) (up)
+              unless on (%(w)s) group by (%(w)s) (last_over_time(up[%(stale)s]))
               unless on (%(w)s) group by (%(w)s) (instance:mcp_readiness_run_timestamp_seconds:last)
             ||| % v,
           },
@@ -335,32 +396,33 @@ local lib = import 'lib.libsonnet';
             // Calls refused as not ready within the refused-calls window, all replicas: the live
             // ones (held through exporter outages) and the gone ones (a rollout, a scale-in):
             // what gates `critical`, so replacing the replicas that saw the refusals keeps it.
-            record: 'server:mcp_readiness_tool_calls_total:refused_recently',
+            record: v.refused_s,
             expr: |||
               sum by (%(ws)s) (
-                instance_server:mcp_readiness_tool_calls_total:refused_recently
+                %(refused_held_r)s
                 or
-                instance_server:mcp_readiness_tool_calls_total:refused_window
+                %(refused_window_r)s
               )
             ||| % v,
           },
           {
             // For the fleet table: calls refused as not ready, and calls that failed (transport
-            // error, timeout, isError), in the last hour; only where there are some.
-            record: 'server:mcp_readiness_tool_calls_total:refused_1h',
-            expr: 'sum by (%(ws)s) (increase(mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s}[1h])) > 0\n' % v,
+            // error, timeout, isError, a failed task), in the last `callFailureWindow` (1h); only
+            // where there are some.
+            record: v.refused_fleet_s,
+            expr: 'sum by (%(ws)s) (%(calls_1h)s{outcome="not_ready"}) > 0\n' % v,
           },
           {
-            record: 'server:mcp_readiness_tool_calls_total:failed_1h',
-            expr: 'sum by (%(ws)s) (increase(mcp_readiness_tool_calls_total{outcome=~"transport_error|timeout|tool_error|task_failed"%(c)s}[1h])) > 0\n' % v,
+            record: v.failed_fleet_s,
+            expr: 'sum by (%(ws)s) (%(calls_1h)s{outcome=~"%(failed_outcomes)s"}) > 0\n' % v,
           },
           {
             // Calls to tools a ready server does not offer, by tool, on the replicas where the
             // server is ready now.
-            record: 'server_tool:mcp_readiness_tool_absent_total:recently',
+            record: v.tool_absent_s,
             expr: |||
               sum by (%(ws)s, tool) (
-                instance_server_tool:mcp_readiness_tool_absent_total:recently
+                %(tool_absent_r)s
                 and ignoring (tool, state)
                 (instance_server:mcp_readiness_server_state:last3m{state="ready"} == 1)
               )
@@ -368,36 +430,33 @@ local lib = import 'lib.libsonnet';
           },
           {
             // The worst replica's share of calls that failed in transport or timed out ...
-            record: 'server:mcp_readiness_tool_calls_total:failure_ratio',
-            expr: 'max by (%(ws)s) (instance_server:mcp_readiness_tool_calls_total:failure_ratio)\n' % v,
+            record: v.transport_ratio_s,
+            expr: 'max by (%(ws)s) (%(transport_ratio_r)s)\n' % v,
           },
           {
             // ... and that the server answered with an error (isError, a failed task).
-            record: 'server:mcp_readiness_tool_calls_total:tool_error_ratio',
-            expr: 'max by (%(ws)s) (instance_server:mcp_readiness_tool_calls_total:tool_error_ratio)\n' % v,
+            record: v.error_ratio_s,
+            expr: 'max by (%(ws)s) (%(error_ratio_r)s)\n' % v,
           },
           {
-            // 1 while every call to the server failed within the window, across the replicas that
-            // read it ready (at least the minimum of calls): the critical MCPToolCallsFailing.
-            record: 'server:mcp_readiness_tool_calls_total:all_failed',
+            // The share of the calls to the server that failed within the window, across the
+            // replicas that read it ready (at least the minimum of calls): 1 (every call failed)
+            // is the critical MCPToolCallsFailing.
+            record: v.failed_ratio_s,
             expr: |||
+              sum by (%(ws)s) (
+                %(calls_1h)s{outcome=~"%(failed_outcomes)s"}
+                and ignoring (outcome, state)
+                (instance_server:mcp_readiness_server_state:last3m{state="ready"} == 1)
+              )
+              /
               (
                 sum by (%(ws)s) (
-                  (
-                    increase(mcp_readiness_tool_calls_total{outcome=~"transport_error|timeout|tool_error|task_failed"%(c)s}[%(failure_window)s])
-                    and ignoring (tool, outcome, state)
-                    (instance_server:mcp_readiness_server_state:last3m{state="ready"} == 1)
-                  )
-                )
-                /
-                (
-                  sum by (%(ws)s) (
-                    increase(mcp_readiness_tool_calls_total{outcome=~"%(call_outcomes)s"%(c)s}[%(failure_window)s])
-                    and ignoring (tool, outcome, state)
-                    (instance_server:mcp_readiness_server_state:last3m{state="ready"} == 1)
-                  ) >= %(failure_min)s
-                )
-              ) >= bool 1
+                  %(calls_1h)s{outcome=~"%(call_outcomes)s"}
+                  and ignoring (outcome, state)
+                  (instance_server:mcp_readiness_server_state:last3m{state="ready"} == 1)
+                ) >= %(failure_min)s
+              )
             ||| % v,
           },
           {
@@ -448,6 +507,35 @@ local lib = import 'lib.libsonnet';
           },
         ],
       },
-    ],
+    ] + (if !$._config.deprecatedAliases then [] else [
+      {
+        // The names before issue 36 (`_total` after an increase, verdicts for operations),
+        // recorded from the new ones for one release so dashboards and alerts of your own keep
+        // working while you move them (docs/metrics.md lists both); removed in the next release.
+        name: 'mcp-readiness.deprecated-aliases',
+        rules: [
+          rule(pair[0], pair[1] + '\n')
+          for pair in [
+            ['instance_server:mcp_readiness_tool_calls_total:refused_window', v.refused_window_r],
+            ['instance_server:mcp_readiness_tool_calls_total:refused_recently', v.refused_held_r],
+            ['instance_server:mcp_readiness_connects_total:failed_recently', v.failed_connects_r],
+            ['instance_server:mcp_readiness_server_state_changes_total:crash_loop', v.crash_loop_r],
+            ['instance_server_tool:mcp_readiness_tool_absent_total:recently', v.tool_absent_r],
+            ['instance_server:mcp_readiness_budget_exhausted_total:recently', v.budget_r],
+            ['instance_server:mcp_readiness_tool_calls_total:failure_ratio', v.transport_ratio_r],
+            ['instance_server:mcp_readiness_tool_calls_total:tool_error_ratio', v.error_ratio_r],
+            ['server:mcp_readiness_tool_calls_total:refused_recently', v.refused_s],
+            ['server:mcp_readiness_tool_calls_total:refused_1h', v.refused_fleet_s],
+            ['server:mcp_readiness_tool_calls_total:failed_1h', v.failed_fleet_s],
+            ['server_tool:mcp_readiness_tool_absent_total:recently', v.tool_absent_s],
+            ['server:mcp_readiness_tool_calls_total:failure_ratio', v.transport_ratio_s],
+            ['server:mcp_readiness_tool_calls_total:tool_error_ratio', v.error_ratio_s],
+          ]
+        ] + [
+          // Before: 1 when every call failed, else 0; now the share itself.
+          rule('server:mcp_readiness_tool_calls_total:all_failed', '%s >= bool 1\n' % v.failed_ratio_s),
+        ],
+      },
+    ]),
   },
 }

@@ -3,6 +3,7 @@ local g = import 'lib.libsonnet';
 local lib = import '../lib.libsonnet';
 
 function(cfg)
+  local v = lib.vars(cfg);
   local ws = std.join(', ', cfg.groupLabels + ['job', 'server']);
   local sel = 'job=~"$job", server=~"$server"';
   local isel = 'job=~"$job", instance=~"$instance", server=~"$server"';
@@ -25,7 +26,7 @@ function(cfg)
   local severity = 'max by (%s) (3 * %s or 2 * %s or %s)' % [ws, firingWith(', severity="critical"'), firingWith(', severity="warning"'), firingWith(', severity="info"')];
   local table = g.panel(
     2, 'table', 'Servers that need a human',
-    'Only the servers of the selected jobs with a firing alert or a worst state other than ready, firing first, then by severity, then by state: the worst state across replicas, the alert (its action when it has one), its severity, since when (the alert\'s start, else the last state change), replicas that do not see it ready, and the calls refused as not ready or failed (transport error, timeout, isError) in the last hour. Click a server for its dashboard, an alert for its runbook.',
+    'Only the servers of the selected jobs with a firing alert or a worst state other than ready, firing first, then by severity, then by state: the worst state across replicas, the alert (its action when it has one), its severity, since when (the alert\'s start, else the last state change), replicas that do not see it ready, and the calls refused as not ready or failed (transport error, timeout, isError, a failed task) in the last ' + cfg.callFailureWindow + '. Click a server for its dashboard, an alert for its runbook.',
     [10, 24, 0, 1],
     [
       g.target(only('max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})' % [ws, sel]), instant=true, format='table'),
@@ -33,8 +34,8 @@ function(cfg)
       g.target(only('(min by (%s) (ALERTS_FOR_STATE{alertname=~"MCP.*", %s}) or max by (%s) (mcp_readiness_server_state_changed_timestamp_seconds{%s})) * 1000' % [ws, sel, ws, isel]), instant=true, format='table'),
       g.target(only('sum by (%s) (1 - instance_server:mcp_readiness_server_state:last3m{state="ready", %s})' % [ws, isel]), instant=true, format='table'),
       g.target(only('count by (%s) (instance_server:mcp_readiness_server_state:last3m{state="ready", %s})' % [ws, isel]), instant=true, format='table'),
-      g.target(only('sum by (%s) (server:mcp_readiness_tool_calls_total:refused_1h{%s}) or 0 * max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})' % [ws, sel, ws, sel]), instant=true, format='table'),
-      g.target(only('sum by (%s) (server:mcp_readiness_tool_calls_total:failed_1h{%s}) or 0 * max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})' % [ws, sel, ws, sel]), instant=true, format='table'),
+      g.target(only('sum by (%s) (%s{%s}) or 0 * max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})' % [ws, v.refused_fleet_s, sel, ws, sel]), instant=true, format='table'),
+      g.target(only('sum by (%s) (%s{%s}) or 0 * max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})' % [ws, v.failed_fleet_s, sel, ws, sel]), instant=true, format='table'),
       g.target(only('%s or 0 * max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})' % [severity, ws, sel]), instant=true, format='table'),
       // The sort key: firing and severity first, then the state.
       g.target(only('10 * (%s or 0 * max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})) + on (%s) group_left max by (%s) (server:mcp_readiness_server_state:worst_rank{%s})' % [severity, ws, sel, ws, ws, sel]), instant=true, format='table'),

@@ -227,5 +227,94 @@ fn every_rule_expression_parses_as_promql() {
             count += 1;
         }
     }
-    assert_eq!(count, 59, "36 recording rules and 23 alerts");
+    assert_eq!(
+        count, 76,
+        "38 recording rules, 15 deprecated aliases and 23 alerts"
+    );
 }
+
+/// `alerts/rules.yml` as (group, recorded name, expression) in file order.
+fn recording_rules() -> Vec<(String, String, String)> {
+    let text = std::fs::read_to_string(repo().join("alerts/rules.yml")).unwrap();
+    let exprs: BTreeMap<usize, String> = rule_exprs("alerts/rules.yml")
+        .into_iter()
+        .map(|(place, expr)| (place.rsplit(':').next().unwrap().parse().unwrap(), expr))
+        .collect();
+    let mut group = String::new();
+    let mut rules = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if let Some(name) = line.strip_prefix("- name:") {
+            group = name.trim().to_owned();
+        } else if let Some(name) = line.strip_prefix("- record:") {
+            // The rule's `expr:` is the next one after its `record:`.
+            let expr = exprs
+                .range(i + 1..)
+                .next()
+                .map(|(_, e)| e.clone())
+                .unwrap_or_default();
+            rules.push((group.clone(), name.trim().to_owned(), expr));
+        }
+    }
+    rules
+}
+
+#[test]
+fn recording_rule_names_are_level_metric_operations_with_the_window_and_no_total_after_an_increase()
+{
+    let rules = recording_rules();
+    let mut current = BTreeSet::new();
+    for (group, name, _) in rules.iter().filter(|r| r.0 != DEPRECATED) {
+        let parts: Vec<&str> = name.split(':').collect();
+        assert_eq!(
+            parts.len(),
+            3,
+            "{group}: `{name}` is level:metric:operations"
+        );
+        let (level, metric, operations) = (parts[0], parts[1], parts[2]);
+        assert!(
+            !level.is_empty() && level.split('_').all(|l| !l.is_empty()),
+            "`{name}`: level"
+        );
+        assert!(metric.starts_with("mcp_readiness_"), "`{name}`: metric");
+        // Prometheus' practice: a counter loses `_total` once an increase or rate is taken.
+        assert!(
+            !metric.ends_with("_total") && !metric.contains("_total_"),
+            "`{name}`: `_total` in the metric of a recorded name"
+        );
+        assert!(!operations.is_empty(), "`{name}`: operations");
+        // An increase or a rate names its window (`increase25h`, `ratio_increase1h`).
+        for op in ["increase", "rate"] {
+            if let Some(at) = operations.find(op) {
+                let window = &operations[at + op.len()..];
+                assert!(
+                    window.starts_with(|c: char| c.is_ascii_digit()),
+                    "`{name}`: `{op}` without its window"
+                );
+            }
+        }
+        current.insert(name.clone());
+    }
+    // The names before issue 36, one release: each recorded from a current name only.
+    let aliases: Vec<_> = rules.iter().filter(|r| r.0 == DEPRECATED).collect();
+    assert_eq!(aliases.len(), 15, "{aliases:?}");
+    for (_, old, expr) in aliases {
+        assert!(
+            !current.contains(old),
+            "`{old}` is both current and deprecated"
+        );
+        let source = expr.split_whitespace().next().unwrap_or_default();
+        assert!(
+            current.contains(source),
+            "deprecated `{old}` reads `{source}`, not a current name"
+        );
+        let docs = std::fs::read_to_string(repo().join("docs/metrics.md")).unwrap();
+        assert!(
+            docs.contains(&format!("`{old}`")),
+            "docs/metrics.md does not list the deprecated `{old}`"
+        );
+    }
+}
+
+/// The group that records the names before issue 36 for one release.
+const DEPRECATED: &str = "mcp-readiness.deprecated-aliases";

@@ -125,8 +125,8 @@ fn the_fleet_table_comes_first_and_lists_only_who_must_act_for_which_alert_since
         "alertname, action) (ALERTS{alertname=~\"MCP.*\", alertstate=\"firing\"",
         "ALERTS_FOR_STATE",
         "instance_server:mcp_readiness_server_state:last3m{state=\"ready\"",
-        "server:mcp_readiness_tool_calls_total:refused_1h",
-        "server:mcp_readiness_tool_calls_total:failed_1h",
+        "server:mcp_readiness_tool_calls_not_ready:increase1h",
+        "server:mcp_readiness_tool_calls_failed:increase1h",
     ] {
         assert!(
             exprs.iter().any(|e| e.contains(needle)),
