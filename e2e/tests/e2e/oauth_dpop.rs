@@ -117,7 +117,15 @@ async fn dpop_bound_tokens_of_each_grant_the_hub_renews_reach_the_server_through
         .unwrap(),
     )
     .unwrap();
-    let serve = Serve::start(&scratch, &config, &[("RUST_LOG", "trace")]).await;
+    // Its spans go to an OTLP sink too: a proof, key or token in any span attribute shows there.
+    let (otlp, spans) = crate::secrets::otlp_sink().await;
+    let traces = format!("{otlp}/v1/traces");
+    let env = [
+        ("RUST_LOG", "trace"),
+        ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", traces.as_str()),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
+    ];
+    let serve = Serve::start(&scratch, &config, &env).await;
     const SERVERS: [&str; 4] = ["job", "strict", "workload", "crm"];
     for server in SERVERS {
         eventually(
@@ -228,7 +236,7 @@ async fn dpop_bound_tokens_of_each_grant_the_hub_renews_reach_the_server_through
         assert!(reasons.contains(why), "{why} refused: {reasons}");
     }
 
-    // No proof, key or token in /metrics, the status pages, stdout or stderr at trace.
+    // No proof, key or token in /metrics, the status pages, stdout, stderr at trace or the spans.
     let mut secrets: Vec<String> = after["issued"]
         .as_array()
         .unwrap()
@@ -251,6 +259,13 @@ async fn dpop_bound_tokens_of_each_grant_the_hub_renews_reach_the_server_through
     assert_no_token("/status.json", &json_page, &secrets);
     assert_no_token("serve's stderr", &stderr, &secrets);
     assert_no_token("serve's stdout", &serve.stdout(), &secrets);
+    let exported = spans.lock().unwrap().clone();
+    assert!(!exported.is_empty(), "spans were exported over OTLP");
+    assert_no_token(
+        "the spans exported over OTLP",
+        &String::from_utf8_lossy(&exported),
+        &secrets,
+    );
 }
 
 /// The DPoP key a store keeps.

@@ -18,7 +18,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 /// Accepts OTLP/HTTP exports on 127.0.0.1 and keeps their raw bodies (protobuf carries strings
 /// as plain UTF-8, so a secret in any attribute shows up in the bytes).
-async fn otlp_sink() -> (String, Arc<Mutex<Vec<u8>>>) {
+pub(crate) async fn otlp_sink() -> (String, Arc<Mutex<Vec<u8>>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let bodies = Arc::new(Mutex::new(Vec::new()));
