@@ -95,20 +95,21 @@ async fn enterprise_managed_authorization_exchanges_the_id_token_at_the_identity
     std::fs::write(scratch.path("tokens/stale-id-token"), &stale).unwrap();
     let config = scratch.path("mcp.json");
     let url = format!("http://127.0.0.1:{port}/mcp");
-    std::fs::write(
-        &config,
-        serde_json::to_string_pretty(&json!({
+    // The configuration, with `crm`'s credential store at `crm_store` (a new store is a changed
+    // entry: a reload replaces that server).
+    let write_config = |crm_store: &str| {
+        let servers = json!({
             "mcpServers": {
                 "crm": { "type": "http", "url": url,
-                         "oauth": enterprise(port, "tokens/crm.json", "tokens/id-token") },
+                         "oauth": enterprise(port, crm_store, "tokens/id-token") },
                 "stale": { "type": "http", "url": url,
                            "oauth": enterprise(port, "tokens/stale.json", "tokens/stale-id-token") }
             },
             "readiness": { "ping": "500ms", "ping_timeout": "2s", "cooldown": "1s" }
-        }))
-        .unwrap(),
-    )
-    .unwrap();
+        });
+        std::fs::write(&config, serde_json::to_string_pretty(&servers).unwrap()).unwrap();
+    };
+    write_config("tokens/crm.json");
     let serve = Serve::start(&scratch, &config, &[("RUST_LOG", "trace")]).await;
     let wait_for = async |server: &str, state: &'static str, text: &str| {
         eventually(
@@ -185,20 +186,7 @@ async fn enterprise_managed_authorization_exchanges_the_id_token_at_the_identity
     // identity provider and its refusal names the authorization server.
     admin(port, "/admin/idp-accept").await;
     admin(port, "/admin/distrust-idp").await;
-    std::fs::write(
-        &config,
-        serde_json::to_string_pretty(&json!({
-            "mcpServers": {
-                "crm": { "type": "http", "url": url,
-                         "oauth": enterprise(port, "tokens/crm-2.json", "tokens/id-token") },
-                "stale": { "type": "http", "url": url,
-                           "oauth": enterprise(port, "tokens/stale.json", "tokens/stale-id-token") }
-            },
-            "readiness": { "ping": "500ms", "ping_timeout": "2s", "cooldown": "1s" }
-        }))
-        .unwrap(),
-    )
-    .unwrap();
+    write_config("tokens/crm-2.json");
     signal(serve.guard.pid(), "HUP");
     wait_for(
         "crm",
