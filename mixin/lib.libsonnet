@@ -47,9 +47,6 @@
     connects_1m: 'instance_server_result:mcp_readiness_connects:increase1m',
     tool_absent_1m: 'instance_server_tool:mcp_readiness_tool_absent:increase1m',
     budget_1m: 'instance_server:mcp_readiness_budget_exhausted:increase1m',
-    // How far back the per-minute rules look for a counter's value a minute ago when the
-    // instant lookup finds a staleness marker (a failed scrape): the default lookback.
-    gap: '5m',
     refused_window_r: 'instance_server:mcp_readiness_tool_calls_not_ready:increase%s' % cfg.refusedWindow,
     refused_held_r: 'instance_server:mcp_readiness_tool_calls_not_ready:held_increase%s' % cfg.refusedWindow,
     refused_s: 'server:mcp_readiness_tool_calls_not_ready:increase%s' % cfg.refusedWindow,

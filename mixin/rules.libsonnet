@@ -31,9 +31,12 @@ local lib = import 'lib.libsonnet';
     local pushed = 'instance:mcp_readiness_run_timestamp_seconds:last',
     // How much counter `m` grew since the evaluation a minute ago (the per-minute group),
     // summed without the labels `drop` ('' for none): the growth, or after a reset (or where
-    // the series is born) its whole value.
+    // the series is born) its whole value. Its value before is what the evaluation one minute
+    // ago saw, or where that found none (a failed scrape's staleness marker) the one two
+    // minutes ago, ... up to five: those evaluations recorded nothing, so nothing counts
+    // twice and nothing is lost. Instant lookups, one sample each, not a range.
     local perMinute(m, drop) =
-      local prev = 'last_over_time(%s[%s] offset 1m)' % [m, v.gap];
+      local prev = '(%s)' % std.join(' or ', ['%s offset %dm' % [m, k] for k in std.range(1, 5)]);
       |||
         sum without (%(drop)s) (
           (%(m)s - %(prev)s > 0)
@@ -87,13 +90,12 @@ local lib = import 'lib.libsonnet';
         // Pinned at one minute (whatever the global evaluation interval): how much each counter
         // that a window of an hour or more reads grew since the evaluation a minute ago,
         // recorded only where it grew (sparse: a quiet fleet records nothing). A counter reset
-        // counts its new value, a series born within the minute its full value (a replica that refused calls only before
-        // its first scrape still counts after it is gone). Consecutive evaluations cover every minute once, so the long windows
-        // sum these exactly, reading at most one sample per minute instead of every raw
-        // sample of every counter. The value a minute ago is the last sample within the 5
-        // minutes before it, not an instant lookup: a failed scrape writes
-        // staleness markers, and after one the counter would read as born and count its whole
-        // value again; a scrape gap longer than that still does.
+        // counts its new value, a series born within the minute its full value (a replica that
+        // refused calls only before its first scrape still counts after it is gone).
+        // Consecutive evaluations cover every minute once, so the long windows sum these
+        // exactly, reading at most one sample per minute instead of every raw sample of every
+        // counter. A failed scrape (its staleness markers) counts nothing twice (perMinute()
+        // above); a gap longer than 5 minutes counts the counter's value once more.
         name: 'mcp-readiness.per-minute',
         interval: '1m',
         rules: [
@@ -187,6 +189,17 @@ local lib = import 'lib.libsonnet';
               + ignoring (state) 3 * instance_server:mcp_readiness_server_state:last3m{state="unauthenticated"}
             |||,
           },
+        ],
+      },
+      {
+        // The evidence each replica has (calls, refusals, failed connects, crash loops, absent
+        // tools, exhausted budgets) and its verdicts, from the states above. A group of its own
+        // so that neither half of the replica view holds up the other (groups evaluate side by
+        // side; within a group, one rule after the other): at 1,000 servers x 10 replicas each
+        // takes a few seconds a minute (docs/scale.md). Evaluated after `mcp-readiness.replica`
+        // in the same minute, or with up to one interval's lag, as the workload group is.
+        name: 'mcp-readiness.replica-evidence',
+        rules: [
           {
             // The calls of the last `callFailureWindow` through each replica by outcome (every
             // tool of the server): the one scan of the call counters that the call rules below
