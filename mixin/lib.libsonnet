@@ -20,6 +20,7 @@
     evidence: cfg.evidenceWindow,
     refused_window: cfg.refusedWindow,
     stuck_window: cfg.stuckConnectingWindow,
+    stuck_1m: $.minutes(cfg.stuckConnectingWindow),
     crash_window: cfg.crashLoopWindow,
     crash_restarts: cfg.crashLoopRestarts,
     tool_window: cfg.toolAbsentWindow,
@@ -42,6 +43,10 @@
     // after an increase; a qualifier after the metric names the outcomes selected).
     calls_1h: 'instance_server_outcome:mcp_readiness_tool_calls:increase%s' % cfg.callFailureWindow,
     refused_1m: 'instance_server_tool:mcp_readiness_tool_calls_not_ready:increase1m',
+    calls_1m: 'instance_server_outcome:mcp_readiness_tool_calls:increase1m',
+    connects_1m: 'instance_server_result:mcp_readiness_connects:increase1m',
+    tool_absent_1m: 'instance_server_tool:mcp_readiness_tool_absent:increase1m',
+    budget_1m: 'instance_server:mcp_readiness_budget_exhausted:increase1m',
     refused_window_r: 'instance_server:mcp_readiness_tool_calls_not_ready:increase%s' % cfg.refusedWindow,
     refused_held_r: 'instance_server:mcp_readiness_tool_calls_not_ready:held_increase%s' % cfg.refusedWindow,
     refused_s: 'server:mcp_readiness_tool_calls_not_ready:increase%s' % cfg.refusedWindow,
@@ -82,6 +87,14 @@
     warn_secs: cfg.credentialExpiryWarningDays * 86400,
     crit_secs: cfg.credentialExpiryCriticalHours * 3600,
   },
+
+  // A window of per-minute samples: the duration `d` ('30m', '1h', '25h': one number and one of
+  // s, m, h, d) less one second, in seconds. Prometheus 2 includes both ends of a range, so
+  // `x[1h]` over a series recorded every minute holds 61 samples, one minute too many; the
+  // range a second shorter holds 60 on Prometheus 2 and 3 alike.
+  minutes(d)::
+    local unit = { s: 1, m: 60, h: 3600, d: 86400 }[d[std.length(d) - 1]];
+    '%ds' % (std.parseInt(d[0:std.length(d) - 1]) * unit - 1),
 
   // A PromQL matcher list for a Go template's printf, naming the alert's own workload and
   // server: `job=%q, server=%q, cluster=%q, ...` plus the arguments `$labels.job ...`. A label

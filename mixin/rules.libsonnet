@@ -7,10 +7,11 @@
 // cluster / namespace) and the replica ones keep every target label (instance, pod ...). The
 // names before issue 36 are recorded one more release by `mcp-readiness.deprecated-aliases`.
 //
-// Cost: the refused-call window (25h) never reads raw samples. A group pinned at one minute
-// records each tool's refused calls of the last minute where there were some (a sparse series),
-// and the 25h window sums those; the five call rules read one shared aggregate of the calls of
-// the last hour by outcome instead of scanning the call counters each. docs/scale.md measures it.
+// Cost: no window of an hour or more reads raw samples. A group pinned at one minute records how
+// much each counter those windows read grew in the last minute, where it grew (sparse series),
+// and the windows sum those: the refused calls (25h), the calls by outcome that the five call
+// rules share (1h), failed connects (1h), calls to absent tools and exhausted budgets (2h).
+// docs/scale.md measures it.
 //
 // Replicas that come and go, and exporters that go down:
 //   - a replica that is gone (its target left service discovery: no `up` series) stops counting
@@ -24,25 +25,45 @@ local lib = import 'lib.libsonnet';
 {
   prometheusRules+:: {
     local v = lib.vars($._config),
-    local young(m, w) = '(%(m)s unless %(m)s offset %(w)s) > 0' % { m: m, w: w },
-    // How much a counter grew within `w`: a series born within `w` at its full value (its
-    // first event is invisible to increase(): the series is born with it), others by increase().
-    local recent(m, w) = '%(y)s\nor\n(increase(%(m)s[%(w)s]) > 0)' % { m: m, w: w, y: young(m, w) },
     // A replica that is a pushed run (`check --push`): its group at the Pushgateway carries the
     // run timestamp. Each run is a new process that pushes its own counters, so what the last
     // run saw is its counter values themselves (flat between runs, equal from run to run).
     local pushed = 'instance:mcp_readiness_run_timestamp_seconds:last',
-    // Evidence of `m` within `w`: recent() on a scraped or OTLP replica; on a pushed run, what the
-    // last run counted (for as long as the gateway serves it: MCPReadinessPreflightStopped tells
-    // when that is old).
-    local evidence(m, w) =
-      '(\n(%(rec)s)\nunless on (%(r)s) %(p)s\n)\nor\n((%(m)s > 0) and on (%(r)s) %(p)s)'
-      % { rec: recent(m, w), m: m, r: v.r, p: pushed },
-    // `expr`, or while the replica's exporter is down, the rule's own last value.
+    // How much counter `m` grew since the evaluation a minute ago (the per-minute group),
+    // summed without the labels `drop` ('' for none): the growth, or after a reset (or where
+    // the series is born) its whole value. Its value before is what the evaluation one minute
+    // ago saw, or where that found none (a failed scrape's staleness marker) the one two
+    // minutes ago, ... up to five: those evaluations recorded nothing, so nothing counts
+    // twice and nothing is lost. Instant lookups, one sample each, not a range.
+    local perMinute(m, drop) =
+      local prev = '(%s)' % std.join(' or ', ['%s offset %dm' % [m, k] for k in std.range(1, 5)]);
+      |||
+        sum without (%(drop)s) (
+          (%(m)s - %(prev)s > 0)
+          or
+          ((%(m)s > 0) unless (%(m)s >= %(prev)s))
+        )
+      ||| % { m: m, prev: prev, drop: drop },
+    // Evidence that counter `m` grew within `w`, summed without the labels `drop`, read from its
+    // per-minute series `pm` rather than every raw sample of `m`: on a scraped or OTLP replica,
+    // what the per-minute rule recorded within `w` (or a series of `m` born within `w`, at its
+    // full value: a series older than the per-minute rule); on a pushed run, what the last run
+    // counted (for as long as the gateway serves it: MCPReadinessPreflightStopped tells when
+    // that is old).
+    local evidenceFrom(m, pm, w, drop) =
+      local sumDrop(x) = 'sum without (%s) (%s)' % [drop, x];
+      '(\n(\n%(young)s\nor\n(%(sum)s > 0)\n)\nunless on (%(r)s) %(p)s\n)\nor\n(%(raw)s and on (%(r)s) %(p)s)'
+      % {
+        young: sumDrop('(%s unless %s offset %s) > 0' % [m, m, w]),
+        sum: sumDrop('sum_over_time(%s[%s])' % [pm, lib.minutes(w)]),
+        raw: sumDrop('%s > 0' % m),
+        r: v.r,
+        p: pushed,
+      },
     // Refused calls within the refused-calls window: the per-minute increases recorded by
-    // `mcp-readiness.calls-per-minute` summed over the window (a tool's series born within the
-    // window at its full value, as recent() does), on a scraped or OTLP replica; on a pushed
-    // run, what the last run counted.
+    // `mcp-readiness.per-minute` summed over the window (a tool's series born within the
+    // window at its full value), on a scraped or OTLP replica; on a pushed run, what the last
+    // run counted.
     local refusedEvidence =
       local m = 'mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s}' % v;
       |||
@@ -51,43 +72,44 @@ local lib = import 'lib.libsonnet';
             (
               sum without (outcome) ((%(m)s unless %(m)s offset %(w)s) > 0)
               or
-              (sum_over_time(%(p1m)s[%(w)s]) > 0)
+              (sum_over_time(%(p1m)s[%(w1m)s]) > 0)
             )
             unless on (%(r)s) %(p)s
           )
           or
           (sum without (outcome) (%(m)s > 0) and on (%(r)s) %(p)s)
         )
-      ||| % { m: m, w: v.refused_window, p1m: v.refused_1m, r: v.r, p: pushed },
+      ||| % { m: m, w: v.refused_window, w1m: lib.minutes(v.refused_window), p1m: v.refused_1m, r: v.r, p: pushed },
+    // `expr`, or while the replica's exporter is down, the rule's own last value.
     local held(record, expr) = '(\n%s)\nor\n(%s and on (%s) %s)\n' % [expr, record, v.r, v.down],
     local rule(record, expr) = { record: record, expr: expr },
     local heldRule(record, expr) = rule(record, held(record, expr)),
 
     groups+: [
       {
-        // Pinned at one minute (whatever the global evaluation interval): the increase of each
-        // tool's refused-call counter since the evaluation a minute ago, recorded only where it
-        // grew (a counter reset counts its new value, a series born within the minute its full
-        // value, as recent() does: a replica that refused calls only before its first scrape
-        // still counts after it is gone). Consecutive evaluations cover every minute once, so
-        // the 25h window sums them exactly while reading one sample per minute with refusals
-        // instead of every raw sample of every refused-call series. (A scrape gap longer than
-        // the 5-minute lookback counts the counter's value again after it.)
-        name: 'mcp-readiness.calls-per-minute',
+        // Pinned at one minute (whatever the global evaluation interval): how much each counter
+        // that a window of an hour or more reads grew since the evaluation a minute ago,
+        // recorded only where it grew (sparse: a quiet fleet records nothing). A counter reset
+        // counts its new value, a series born within the minute its full value (a replica that
+        // refused calls only before its first scrape still counts after it is gone).
+        // Consecutive evaluations cover every minute once, so the long windows sum these
+        // exactly, reading at most one sample per minute instead of every raw sample of every
+        // counter. A failed scrape (its staleness markers) counts nothing twice (perMinute()
+        // above); a gap longer than 5 minutes counts the counter's value once more.
+        name: 'mcp-readiness.per-minute',
         interval: '1m',
         rules: [
-          rule(
-            v.refused_1m,
-            |||
-              sum without (outcome) (
-                (mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s} - mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s} offset 1m > 0)
-                or
-                ((mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s} < mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s} offset 1m) > 0)
-                or
-                ((mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s} unless mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s} offset 1m) > 0)
-              )
-            ||| % v,
-          ),
+          // Refused calls by tool: the refused-calls window (25h) sums them.
+          rule(v.refused_1m, perMinute('mcp_readiness_tool_calls_total{outcome="not_ready"%(c)s}' % v, 'outcome')),
+          // Calls by outcome (every tool of the server): the shared call aggregate (1h) sums them.
+          rule(v.calls_1m, perMinute('mcp_readiness_tool_calls_total{outcome=~"not_ready|%(call_outcomes)s"%(c)s}' % v, 'tool')),
+          // Connection attempts by result: failed connects (1h) and the stuck-connecting
+          // judgement (30m) sum them.
+          rule(v.connects_1m, perMinute('mcp_readiness_connects_total%(s)s' % v, '')),
+          // Calls to tools the ready server does not offer, by tool (2h).
+          rule(v.tool_absent_1m, perMinute('mcp_readiness_tool_absent_total%(s)s' % v, '')),
+          // Resolutions that ran out of budget (2h).
+          rule(v.budget_1m, perMinute('mcp_readiness_budget_exhausted_total%(s)s' % v, '')),
         ],
       },
       {
@@ -167,12 +189,23 @@ local lib = import 'lib.libsonnet';
               + ignoring (state) 3 * instance_server:mcp_readiness_server_state:last3m{state="unauthenticated"}
             |||,
           },
+        ],
+      },
+      {
+        // The evidence each replica has (calls, refusals, failed connects, crash loops, absent
+        // tools, exhausted budgets) and its verdicts, from the states above. A group of its own
+        // so that neither half of the replica view holds up the other (groups evaluate side by
+        // side; within a group, one rule after the other): at 1,000 servers x 10 replicas each
+        // takes a few seconds a minute (docs/scale.md). Evaluated after `mcp-readiness.replica`
+        // in the same minute, or with up to one interval's lag, as the workload group is.
+        name: 'mcp-readiness.replica-evidence',
+        rules: [
           {
             // The calls of the last `callFailureWindow` through each replica by outcome (every
             // tool of the server): the one scan of the call counters that the call rules below
             // and the fleet table's columns share.
             record: v.calls_1h,
-            expr: 'sum without (tool) (increase(mcp_readiness_tool_calls_total{outcome=~"not_ready|%(call_outcomes)s"%(c)s}[%(failure_window)s]))\n' % v,
+            expr: 'sum_over_time(%s[%s])\n' % [v.calls_1m, lib.minutes(v.failure_window)],
           },
           {
             // Calls refused as not ready within the refused-calls window (any tool of the
@@ -190,8 +223,7 @@ local lib = import 'lib.libsonnet';
           {
             // Failed connection attempts within the evidence window.
             record: v.failed_connects_r,
-            expr: 'sum without (result) (\n%s\n)\n'
-                  % evidence('mcp_readiness_connects_total{result!="ok"%(c)s}' % v, v.evidence),
+            expr: evidenceFrom('mcp_readiness_connects_total{result!="ok"%(c)s}' % v, '%(connects_1m)s{result!="ok"}' % v, v.evidence, 'result') + '\n',
           },
           {
             // A crash loop by the supervisor's own judgement: it backs off (enters `absent`)
@@ -217,7 +249,7 @@ local lib = import 'lib.libsonnet';
           {
             // Calls to each tool its ready server does not offer, within the tool window.
             record: v.tool_absent_r,
-            expr: evidence('mcp_readiness_tool_absent_total%(s)s' % v, v.tool_window) + '\n',
+            expr: evidenceFrom('mcp_readiness_tool_absent_total%(s)s' % v, v.tool_absent_1m, v.tool_window, '') + '\n',
           },
           {
             // Resolutions that ran out of budget while the server was connecting, within the
@@ -225,7 +257,7 @@ local lib = import 'lib.libsonnet';
             // still exist (a replica gone in a rollout or a scale-in stops counting).
             record: v.budget_r,
             expr: '(\n%s\n)\nand on (%s) instance:mcp_readiness_build_info:present\n'
-                  % [evidence('mcp_readiness_budget_exhausted_total%(s)s' % v, v.budget_window), v.r],
+                  % [evidenceFrom('mcp_readiness_budget_exhausted_total%(s)s' % v, v.budget_1m, v.budget_window, ''), v.r],
           },
           {
             // Share of the calls through this replica, to a server it reads ready now, that failed
@@ -309,9 +341,9 @@ local lib = import 'lib.libsonnet';
               (
                 max without (state) (min_over_time(instance_server:mcp_readiness_server_state:last3m{state="connecting"}[%(stuck_window)s]) == 1)
                 and
-                (sum without (result) (increase(mcp_readiness_connects_total{result!="ok"%(c)s}[%(stuck_window)s])) > 0)
+                (sum without (result) (sum_over_time(%(connects_1m)s{result!="ok"}[%(stuck_1m)s])) > 0)
                 unless
-                (sum without (result) (increase(mcp_readiness_connects_total{result="ok"%(c)s}[%(stuck_window)s])) > 0)
+                (sum without (result) (sum_over_time(%(connects_1m)s{result="ok"}[%(stuck_1m)s])) > 0)
               )
               or
               (

@@ -228,8 +228,8 @@ fn every_rule_expression_parses_as_promql() {
         }
     }
     assert_eq!(
-        count, 76,
-        "38 recording rules, 15 deprecated aliases and 23 alerts"
+        count, 80,
+        "42 recording rules, 15 deprecated aliases and 23 alerts"
     );
 }
 
