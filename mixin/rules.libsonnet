@@ -376,13 +376,20 @@ local lib = import 'lib.libsonnet';
           {
             // A workload that pushes its metrics (OTLP agents: no target, so no `up`; not a
             // pushed pre-flight, which the gateway serves until its next run): when it last
-            // reported (Unix time), held for `agentSilenceHoldHours` after it stops, for
+            // reported (Unix time: the timestamp of its newest build info sample, so
+            // MCPReadinessAgentStopped's value is the whole silence, not the silence past the
+            // stale window), held for `agentSilenceHoldHours` after it stops, for
             // MCPReadinessAgentStopped (a scraped workload that goes away is service discovery's
-            // decision, and MCPReadinessExporterDown covers one that stops answering).
+            // decision, and MCPReadinessExporterDown covers one that stops answering). A sample is
+            // stamped while `stateStaleWindow` (as `up` below) and the lookback (5m) both still see
+            // it; after that the second branch keeps the last stamp.
             record: 'job:mcp_readiness_build_info:last_report',
             expr: |||
               (
-                (max by (%(w)s) (last_over_time(mcp_readiness_build_info%(s)s[%(stale)s])) * 0 + time())
+                max by (%(w)s) (
+                  timestamp(mcp_readiness_build_info%(s)s)
+                  and last_over_time(mcp_readiness_build_info%(s)s[%(stale)s])
+                )
                 or
                 (job:mcp_readiness_build_info:last_report > time() - %(silence_hold_secs)d)
               )

@@ -90,17 +90,46 @@ impl TelemetryConfig {
     }
 }
 
+/// The resource attribute that tells replicas of one `service.name` apart (Prometheus' OTLP
+/// receiver and the Collector make it the `instance` label).
+pub(super) const SERVICE_INSTANCE_ID: &str = "service.instance.id";
+
 /// The SDK's detectors (service name, `OTEL_RESOURCE_ATTRIBUTES`, telemetry SDK), then ours on
-/// top.
+/// top; without a `service.instance.id` from either, [`default_instance_id`]: replicas pushing
+/// under one `service.name` must not merge into one series.
 pub(super) fn resource(service_name: &str, attributes: &[(String, String)]) -> Resource {
-    Resource::builder()
-        .with_attributes(
-            attributes
-                .iter()
-                .map(|(k, v)| KeyValue::new(k.clone(), v.clone())),
-        )
-        .with_service_name(service_name.to_owned())
+    let builder = || {
+        Resource::builder()
+            .with_attributes(
+                attributes
+                    .iter()
+                    .map(|(k, v)| KeyValue::new(k.clone(), v.clone())),
+            )
+            .with_service_name(service_name.to_owned())
+    };
+    let resource = builder().build();
+    if resource
+        .get(&opentelemetry::Key::from_static_str(SERVICE_INSTANCE_ID))
+        .is_some()
+    {
+        return resource;
+    }
+    builder()
+        .with_attribute(KeyValue::new(SERVICE_INSTANCE_ID, default_instance_id()))
         .build()
+}
+
+/// `<hostname>-<pid>`: unique among the processes of a fleet at one time (a pod's hostname is its
+/// name), and new when a process restarts, as a scrape's `instance` of a new pod is. The hostname
+/// is the kernel's (`/proc/sys/kernel/hostname`), else `$HOSTNAME`, else `localhost`.
+pub(super) fn default_instance_id() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_owned());
+    format!("{host}-{}", std::process::id())
 }
 
 impl Telemetry {
@@ -228,6 +257,36 @@ impl Drop for TelemetryGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn without_a_service_instance_id_the_resource_gets_hostname_dash_pid() {
+        let id = |resource: &Resource| {
+            resource
+                .get(&opentelemetry::Key::from_static_str(SERVICE_INSTANCE_ID))
+                .map(|v| v.to_string())
+        };
+        let default = id(&resource("agents", &[])).expect("a default service.instance.id");
+        assert_eq!(default, default_instance_id());
+        let (host, pid) = default.rsplit_once('-').expect("<hostname>-<pid>");
+        assert!(!host.is_empty(), "{default}");
+        assert_eq!(pid, std::process::id().to_string());
+        // Given, it is kept as is; the service name and other attributes are untouched.
+        let given = resource(
+            "agents",
+            &[
+                (SERVICE_INSTANCE_ID.to_owned(), "pod-7".to_owned()),
+                ("deployment.environment".to_owned(), "prod".to_owned()),
+            ],
+        );
+        assert_eq!(id(&given).as_deref(), Some("pod-7"));
+        assert_eq!(
+            given
+                .get(&opentelemetry::Key::from_static_str("service.name"))
+                .map(|v| v.to_string())
+                .as_deref(),
+            Some("agents")
+        );
+    }
 
     #[test]
     fn the_exporters_own_crates_are_left_out_and_ours_kept() {

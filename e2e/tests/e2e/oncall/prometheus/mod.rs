@@ -9,6 +9,7 @@
 mod actions;
 mod agents;
 mod alertmanager;
+mod otlp;
 mod probe;
 mod replicas;
 mod roll_up;
