@@ -30,20 +30,23 @@ local lib = import 'lib.libsonnet';
     // run saw is its counter values themselves (flat between runs, equal from run to run).
     local pushed = 'instance:mcp_readiness_run_timestamp_seconds:last',
     // How much counter `m` grew since the evaluation a minute ago (the per-minute group),
-    // summed without the labels `drop` ('' for none): the growth, or after a reset (or where
-    // the series is born) its whole value. Its value before is what the evaluation one minute
-    // ago saw, or where that found none (a failed scrape's staleness marker) the one two
-    // minutes ago, ... up to five: those evaluations recorded nothing, so nothing counts
-    // twice and nothing is lost. Instant lookups, one sample each, not a range.
+    // summed without the labels `drop` ('' for none): the growth where the value before is not
+    // above the value now, else (after a reset, or where the series is born) its whole value.
+    // The value before is the last sample within the 5 minutes before a minute ago: what the
+    // evaluation a minute ago saw, or where that found none (a failed scrape's staleness
+    // marker), what the last one that did saw; nothing counts twice and nothing is lost. Read
+    // once (each series and each lookup costs more here than the samples do: a chain of
+    // instant lookups `or`ed together took twice as long as this range).
     local perMinute(m, drop) =
-      local prev = '(%s)' % std.join(' or ', ['%s offset %dm' % [m, k] for k in std.range(1, 5)]);
       |||
         sum without (%(drop)s) (
-          (%(m)s - %(prev)s > 0)
-          or
-          ((%(m)s > 0) unless (%(m)s >= %(prev)s))
+          (
+            (%(m)s - (last_over_time(%(m)s[5m] offset 1m) <= %(m)s))
+            or
+            %(m)s
+          ) > 0
         )
-      ||| % { m: m, prev: prev, drop: drop },
+      ||| % { m: m, drop: drop },
     // Evidence that counter `m` grew within `w`, summed without the labels `drop`, read from its
     // per-minute series `pm` rather than every raw sample of `m`: on a scraped or OTLP replica,
     // what the per-minute rule recorded within `w` (or a series of `m` born within `w`, at its
