@@ -17,6 +17,7 @@
     exporter: cfg.exporterSelector,
     blip: cfg.stateBlipWindow,
     stale: cfg.stateStaleWindow,
+    stale_secs: $.seconds(cfg.stateStaleWindow),
     evidence: cfg.evidenceWindow,
     refused_window: cfg.refusedWindow,
     stuck_window: cfg.stuckConnectingWindow,
@@ -65,21 +66,22 @@
     failed_outcomes: 'transport_error|timeout|tool_error|task_failed',
     renewable_s: if cfg.selector == '' then '{renewable="true"}' else '{%s, renewable="true"}' % cfg.selector,
     // A replica whose exporter is down now: a scrape target still discovered with `up` 0, or a
-    // replica of a workload that pushes its metrics (OTLP: no `up`, no staleness marker) while the
-    // workload is silent (no build info within `stateStaleWindow`, its last report still held for
-    // MCPReadinessAgentStopped): its pages keep their last state instead of resolving because
-    // the agent died, until it reports again or is taken as retired.
+    // replica of a workload that pushes its metrics (OTLP: no `up`, no staleness marker) that is
+    // silent (no build info within `stateStaleWindow`) and whose last report is still held (it
+    // stopped within `stateStaleWindow` of the workload's newest report, so replicas that die
+    // together a few export intervals apart are all down, not the first ones gone): its pages
+    // keep their last state instead of resolving because the agent died, until it reports
+    // again or is taken as retired.
     down: |||
       (
         (up == 0)
         or
         (
-          instance:mcp_readiness_build_info:present
-          unless on (%(w)s) last_over_time(mcp_readiness_build_info%(s)s[%(stale)s])
-          and on (%(w)s) job:mcp_readiness_build_info:last_report
+          instance:mcp_readiness_build_info:last_report
+          unless on (%(r)s) last_over_time(mcp_readiness_build_info%(s)s[%(stale)s])
         )
       )
-    ||| % { w: this.w, s: this.s, stale: this.stale },
+    ||| % { r: this.r, s: this.s, stale: this.stale },
     cred: if cfg.credentialExpirySelector == '' then cfg.selector
     else if cfg.selector == '' then cfg.credentialExpirySelector
     else cfg.selector + ', ' + cfg.credentialExpirySelector,
@@ -87,6 +89,11 @@
     warn_secs: cfg.credentialExpiryWarningDays * 86400,
     crit_secs: cfg.credentialExpiryCriticalHours * 3600,
   },
+
+  // A duration ('15s', '3m', '1h': one number and one of s, m, h, d) in seconds.
+  seconds(d)::
+    local unit = { s: 1, m: 60, h: 3600, d: 86400 }[d[std.length(d) - 1]];
+    std.parseInt(d[0:std.length(d) - 1]) * unit,
 
   // A window of per-minute samples: the duration `d` ('30m', '1h', '25h': one number and one of
   // s, m, h, d) less one second, in seconds. Prometheus 2 includes both ends of a range, so

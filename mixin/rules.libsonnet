@@ -155,6 +155,33 @@ local lib = import 'lib.libsonnet';
               (instance:mcp_readiness_run_timestamp_seconds:last * 0 + %(preflight_period)d)
             ||| % v,
           ),
+          // A replica of a workload that pushes its metrics (OTLP agents: no target, so no
+          // `up`; not a pushed pre-flight, which the gateway serves until its next run): when it
+          // last reported (Unix time: the timestamp of its newest build info sample, stamped
+          // while `stateStaleWindow` and the lookback both still see it). Kept after it stops
+          // while it stopped within `stateStaleWindow` of the workload's newest report (it went
+          // silent with the workload: down, its pages held) and for at most
+          // `agentSilenceHoldHours`; a replica that stopped while the others went on reporting is
+          // gone (a scale-in) once they have reported for `stateStaleWindow` more.
+          rule(
+            'instance:mcp_readiness_build_info:last_report',
+            |||
+              (
+                max without (version) (
+                  timestamp(mcp_readiness_build_info%(s)s)
+                  and last_over_time(mcp_readiness_build_info%(s)s[%(stale)s])
+                )
+                or
+                (
+                  (instance:mcp_readiness_build_info:last_report > time() - %(silence_hold_secs)d)
+                  >= on (%(w)s) group_left ()
+                  (job:mcp_readiness_build_info:last_report - %(stale_secs)d)
+                )
+              )
+              unless on (%(w)s) group by (%(w)s) (last_over_time(up[%(stale)s]))
+              unless on (%(w)s) group by (%(w)s) (instance:mcp_readiness_run_timestamp_seconds:last)
+            ||| % v,
+          ),
           // Held: the exporters of the workload (one series each, 1), read for "M replicas",
           // by the exporter alerts (a target that exported it is an exporter whatever its job
           // is called), and to tell a replica that is gone from one that is down.
@@ -377,28 +404,12 @@ local lib = import 'lib.libsonnet';
             |||,
           },
           {
-            // A workload that pushes its metrics (OTLP agents: no target, so no `up`; not a
-            // pushed pre-flight, which the gateway serves until its next run): when it last
-            // reported (Unix time: the timestamp of its newest build info sample, so
-            // MCPReadinessAgentStopped's value is the whole silence, not the silence past the
-            // stale window), held for `agentSilenceHoldHours` after it stops, for
+            // A workload that pushes its metrics (OTLP agents): when it last reported, the
+            // newest of its replicas' reports (above), held as they are, for
             // MCPReadinessAgentStopped (a scraped workload that goes away is service discovery's
-            // decision, and MCPReadinessExporterDown covers one that stops answering). A sample is
-            // stamped while `stateStaleWindow` (as `up` below) and the lookback (5m) both still see
-            // it; after that the second branch keeps the last stamp.
+            // decision, and MCPReadinessExporterDown covers one that stops answering).
             record: 'job:mcp_readiness_build_info:last_report',
-            expr: |||
-              (
-                max by (%(w)s) (
-                  timestamp(mcp_readiness_build_info%(s)s)
-                  and last_over_time(mcp_readiness_build_info%(s)s[%(stale)s])
-                )
-                or
-                (job:mcp_readiness_build_info:last_report > time() - %(silence_hold_secs)d)
-              )
-              unless on (%(w)s) group by (%(w)s) (last_over_time(up[%(stale)s]))
-              unless on (%(w)s) group by (%(w)s) (instance:mcp_readiness_run_timestamp_seconds:last)
-            ||| % v,
+            expr: 'max by (%(w)s) (instance:mcp_readiness_build_info:last_report)\n' % v,
           },
           {
             // Servers of a workload in each state (by their worst state); 0 when none.

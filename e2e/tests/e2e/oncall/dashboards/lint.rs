@@ -228,8 +228,8 @@ fn every_rule_expression_parses_as_promql() {
         }
     }
     assert_eq!(
-        count, 80,
-        "42 recording rules, 15 deprecated aliases and 23 alerts"
+        count, 81,
+        "43 recording rules, 15 deprecated aliases and 23 alerts"
     );
 }
 

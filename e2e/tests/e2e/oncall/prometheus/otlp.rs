@@ -3,9 +3,10 @@
 //! through vmagent (the OTLP receiver: Debian's Prometheus builds have Prometheus' own patched
 //! out) into a Prometheus that takes remote write and evaluates the shipped rules. Their series
 //! arrive with a scrape's names and labels; one server answers 401, so `MCPServerUnauthenticated`
-//! fires; then the agents are killed (SIGKILL: no last export, no staleness marker) and the page
-//! holds while `MCPReadinessAgentStopped` fires for their job, valued at the whole silence
-//! (`alerts/tests/otlp.test.yml` runs the same scenario in promtool, at the shipped windows).
+//! fires; then the agents are killed 5 s apart (SIGKILL: no last export, no staleness marker) and
+//! the page holds, each replica's state with it, while `MCPReadinessAgentStopped` fires for
+//! their job, valued at the whole silence (`alerts/tests/otlp.test.yml` runs the same scenario in
+//! promtool, at the shipped windows).
 
 use super::*;
 
@@ -327,8 +328,12 @@ async fn otlp_agents_through_vmagent_page_unauthenticated_and_when_killed_hold_t
     );
 
     // 3. SIGKILL both agents (their fixture children with them): no last export, and no
-    // staleness marker ends their series.
+    // staleness marker ends their series. A third of the state window apart, as replicas that
+    // die together report last up to an export interval apart: the first one's state leaves
+    // the window while the second still reports, and it must be held as down, not dropped as
+    // gone (before, its held state was lost at that moment, and the CI run failed on it).
     given.kill();
+    tokio::time::sleep(Duration::from_secs(5)).await;
     default.kill();
     let killed = now();
 
