@@ -222,21 +222,14 @@ local lib = import 'lib.libsonnet';
         ],
       },
       {
-        // The evidence each replica has (calls, refusals, failed connects, crash loops, absent
-        // tools, exhausted budgets) and its verdicts, from the states above. A group of its own
-        // so that neither half of the replica view holds up the other (groups evaluate side by
-        // side; within a group, one rule after the other): at 1,000 servers x 10 replicas each
-        // takes a few seconds a minute (docs/scale.md). Evaluated after `mcp-readiness.replica`
-        // in the same minute, or with up to one interval's lag, as the workload group is.
-        name: 'mcp-readiness.replica-evidence',
+        // The refused calls of the refused-calls window (25h), the longest window the rules
+        // read: a group of its own, beside the evidence below, because at steady state it reads
+        // up to 1,500 per-minute samples per refused-call series (15 M at 1,000 servers x 10
+        // replicas where every series refuses every minute: docs/scale.md). Evaluated after
+        // `mcp-readiness.replica` and before `mcp-readiness.replica-evidence` in the same
+        // minute, or with up to one interval's lag, as the workload group is.
+        name: 'mcp-readiness.refused-window',
         rules: [
-          {
-            // The calls of the last `callFailureWindow` through each replica by outcome (every
-            // tool of the server): the one scan of the call counters that the call rules below
-            // and the fleet table's columns share.
-            record: v.calls_1h,
-            expr: 'sum_over_time(%s[%s])\n' % [v.calls_1m, lib.minutes(v.failure_window)],
-          },
           {
             // Calls refused as not ready within the refused-calls window (any tool of the
             // server), on every replica whose samples are in the window, gone ones included: the
@@ -250,6 +243,25 @@ local lib = import 'lib.libsonnet';
             v.refused_held_r,
             '%s\nand on (%s) instance:mcp_readiness_build_info:present\n' % [v.refused_window_r, v.r],
           ),
+        ],
+      },
+      {
+        // The evidence each replica has (calls, failed connects, crash loops, absent tools,
+        // exhausted budgets; its refusals above) and its verdicts, from the states above. A
+        // group of its own so that neither half of the replica view holds up the other (groups
+        // evaluate side by side; within a group, one rule after the other): at 1,000 servers x
+        // 10 replicas each takes a few seconds a minute (docs/scale.md). Evaluated after
+        // `mcp-readiness.replica` in the same minute, or with up to one interval's lag, as the
+        // workload group is.
+        name: 'mcp-readiness.replica-evidence',
+        rules: [
+          {
+            // The calls of the last `callFailureWindow` through each replica by outcome (every
+            // tool of the server): the one scan of the call counters that the call rules below
+            // and the fleet table's columns share.
+            record: v.calls_1h,
+            expr: 'sum_over_time(%s[%s])\n' % [v.calls_1m, lib.minutes(v.failure_window)],
+          },
           {
             // Failed connection attempts within the evidence window.
             record: v.failed_connects_r,
