@@ -18,6 +18,11 @@
     blip: cfg.stateBlipWindow,
     stale: cfg.stateStaleWindow,
     stale_secs: $.seconds(cfg.stateStaleWindow),
+    // How long a replica that pushes its metrics may be silent before it counts as down: the
+    // shorter of the blip and state windows, so that neither its verdicts (which read the blip
+    // window) nor its held states (the state window) lapse before the hold takes over.
+    silent: if $.seconds(cfg.stateBlipWindow) < $.seconds(cfg.stateStaleWindow)
+    then cfg.stateBlipWindow else cfg.stateStaleWindow,
     evidence: cfg.evidenceWindow,
     refused_window: cfg.refusedWindow,
     stuck_window: cfg.stuckConnectingWindow,
@@ -67,7 +72,8 @@
     renewable_s: if cfg.selector == '' then '{renewable="true"}' else '{%s, renewable="true"}' % cfg.selector,
     // A replica whose exporter is down now: a scrape target still discovered with `up` 0, or a
     // replica of a workload that pushes its metrics (OTLP: no `up`, no staleness marker) that is
-    // silent (no build info within `stateStaleWindow`) and whose last report is still held (it
+    // silent (no build info within `stateStaleWindow`, or `stateBlipWindow` if shorter) and whose
+    // last report is still held (it
     // stopped within `stateStaleWindow` of the workload's newest report, so replicas that die
     // together a few export intervals apart are all down, not the first ones gone): its pages
     // keep their last state instead of resolving because the agent died, until it reports
@@ -78,10 +84,10 @@
         or
         (
           instance:mcp_readiness_build_info:last_report
-          unless on (%(r)s) last_over_time(mcp_readiness_build_info%(s)s[%(stale)s])
+          unless on (%(r)s) last_over_time(mcp_readiness_build_info%(s)s[%(silent)s])
         )
       )
-    ||| % { r: this.r, s: this.s, stale: this.stale },
+    ||| % { r: this.r, s: this.s, silent: this.silent },
     cred: if cfg.credentialExpirySelector == '' then cfg.selector
     else if cfg.selector == '' then cfg.credentialExpirySelector
     else cfg.selector + ', ' + cfg.credentialExpirySelector,

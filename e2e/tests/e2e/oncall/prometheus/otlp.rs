@@ -162,13 +162,15 @@ async fn otlp_agents_through_vmagent_page_unauthenticated_and_when_killed_hold_t
     };
     let started = now();
     let scratch = Scratch::new("oncall-otlp");
-    // The committed mixin with short `for`s, the blip and state windows at 15 s (3 minutes each
-    // as committed) and the agent silence at 30 s (10 minutes).
+    // The committed mixin with short `for`s, the blip window at 10 s and the state window at
+    // 15 s (3 minutes each as committed; a blip window shorter than the state window must not
+    // let a page resolve between the two once an agent is silent) and the agent silence at 30 s
+    // (10 minutes).
     let rules = render_mixin(
         &python,
         &scratch.path("mixin"),
         &json!({
-            "stateBlipWindow": "15s",
+            "stateBlipWindow": "10s",
             "stateStaleWindow": "15s",
             "agentSilenceMinutes": SILENCE_SECS / 60.0,
             "for": {
@@ -333,6 +335,7 @@ async fn otlp_agents_through_vmagent_page_unauthenticated_and_when_killed_hold_t
     // the window while the second still reports, and it must be held as down, not dropped as
     // gone (before, its held state was lost at that moment, and the CI run failed on it).
     given.kill();
+    let first_killed = now();
     tokio::time::sleep(Duration::from_secs(5)).await;
     default.kill();
     let killed = now();
@@ -350,6 +353,24 @@ async fn otlp_agents_through_vmagent_page_unauthenticated_and_when_killed_hold_t
                 "{k:?} re-fired after the agents died: {now_alerts:?}"
             );
         }
+        // And each replica's own verdict, through the blip window, the state window and the
+        // silence: a replica's page is never lost in between.
+        let verdicts = prometheus
+            .query(&format!(
+                r#"instance_server:mcp_readiness_server_state:unauthenticated{{job="{JOB}"}}"#
+            ))
+            .await
+            .unwrap();
+        let seen: BTreeSet<String> = verdicts
+            .iter()
+            .map(|s| label(s, "instance").to_owned())
+            .collect();
+        assert_eq!(
+            seen,
+            instances,
+            "a replica's verdict lost {:.1} s after the first kill",
+            now() - first_killed
+        );
     };
     let stopped = ("MCPReadinessAgentStopped".to_owned(), "warning".to_owned());
     let value = eventually(
