@@ -116,6 +116,32 @@ local lib = import 'lib.libsonnet';
         ],
       },
       {
+        // The refused calls of the refused-calls window (25h), the longest window the rules
+        // read: a group of its own, beside the replica view, because at steady state it reads
+        // up to 1,500 per-minute samples per refused-call series (15 M at 1,000 servers x 10
+        // replicas where every series refuses every minute: docs/scale.md). It counts gone
+        // replicas too and reads nothing the replica view records but which replicas are pushed
+        // runs, so the replica view may read it an evaluation late (in the same minute, or with
+        // up to one interval's lag, as the workload group reads the replica view) without
+        // disagreeing with itself.
+        name: 'mcp-readiness.refused-window',
+        rules: [
+          {
+            // Calls refused as not ready within the refused-calls window (any tool of the
+            // server), on every replica whose samples are in the window, gone ones included: the
+            // workload's severity reads it (a rollout after refused calls keeps the page).
+            record: v.refused_window_r,
+            expr: refusedEvidence,
+          },
+        ],
+      },
+      {
+        // Each replica's state, its evidence and its verdicts, in one group: a verdict reads a
+        // replica's presence and state and the evidence held on them, and within a group each
+        // rule sees the ones before it from the same evaluation. Split across groups (which
+        // Prometheus evaluates side by side, each rule's results written as it goes), a replica
+        // leaving discovery could be gone from one input and not yet from another for an
+        // evaluation, and read as absent (a live test saw it pending).
         name: 'mcp-readiness.replica',
         rules: [
           // Pushed runs (`check --push`, one group at the Pushgateway each). The run timestamp
@@ -219,42 +245,14 @@ local lib = import 'lib.libsonnet';
               + ignoring (state) 3 * instance_server:mcp_readiness_server_state:last3m{state="unauthenticated"}
             |||,
           },
-        ],
-      },
-      {
-        // The refused calls of the refused-calls window (25h), the longest window the rules
-        // read: a group of its own, beside the evidence below, because at steady state it reads
-        // up to 1,500 per-minute samples per refused-call series (15 M at 1,000 servers x 10
-        // replicas where every series refuses every minute: docs/scale.md). Evaluated after
-        // `mcp-readiness.replica` and before `mcp-readiness.replica-evidence` in the same
-        // minute, or with up to one interval's lag, as the workload group is.
-        name: 'mcp-readiness.refused-window',
-        rules: [
-          {
-            // Calls refused as not ready within the refused-calls window (any tool of the
-            // server), on every replica whose samples are in the window, gone ones included: the
-            // workload's severity reads it (a rollout after refused calls keeps the page).
-            record: v.refused_window_r,
-            expr: refusedEvidence,
-          },
           // Held: the same on replicas that still exist (a replica gone in a rollout or a
-          // scale-in is no evidence of absence once its series are gone).
+          // scale-in is no evidence of absence once its series are gone). Here, beside the
+          // verdicts that read it and in the same group as the replicas' presence, so a replica
+          // that leaves is gone from both in the same evaluation.
           heldRule(
             v.refused_held_r,
             '%s\nand on (%s) instance:mcp_readiness_build_info:present\n' % [v.refused_window_r, v.r],
           ),
-        ],
-      },
-      {
-        // The evidence each replica has (calls, failed connects, crash loops, absent tools,
-        // exhausted budgets; its refusals above) and its verdicts, from the states above. A
-        // group of its own so that neither half of the replica view holds up the other (groups
-        // evaluate side by side; within a group, one rule after the other): at 1,000 servers x
-        // 10 replicas each takes a few seconds a minute (docs/scale.md). Evaluated after
-        // `mcp-readiness.replica` in the same minute, or with up to one interval's lag, as the
-        // workload group is.
-        name: 'mcp-readiness.replica-evidence',
-        rules: [
           {
             // The calls of the last `callFailureWindow` through each replica by outcome (every
             // tool of the server): the one scan of the call counters that the call rules below
