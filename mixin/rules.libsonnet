@@ -116,16 +116,23 @@ local lib = import 'lib.libsonnet';
         ],
       },
       {
-        // The refused calls of the refused-calls window (25h), the longest window the rules
-        // read: a group of its own, beside the replica view, because at steady state it reads
-        // up to 1,500 per-minute samples per refused-call series (15 M at 1,000 servers x 10
-        // replicas where every series refuses every minute: docs/scale.md). It counts gone
-        // replicas too and reads nothing the replica view records but which replicas are pushed
-        // runs, so the replica view may read it an evaluation late (in the same minute, or with
-        // up to one interval's lag, as the workload group reads the replica view) without
-        // disagreeing with itself.
-        name: 'mcp-readiness.refused-window',
+        // The windows of an hour or more that read only per-minute increases (the calls of the
+        // last hour by outcome, the refused calls of 25h): a group of their own, beside the
+        // replica view, because at steady state they read up to 60 and 1,500 samples per series
+        // (2.4 M and 15 M at 1,000 servers x 10 replicas where every counter grows every minute:
+        // docs/scale.md). They count gone replicas too and read nothing the replica view records
+        // but which replicas are pushed runs, so the replica view may read them an evaluation
+        // late (in the same minute, or with up to one interval's lag, as the workload group
+        // reads the replica view) without disagreeing with itself.
+        name: 'mcp-readiness.long-windows',
         rules: [
+          {
+            // The calls of the last `callFailureWindow` through each replica by outcome (every
+            // tool of the server): the one scan of the call counters that the call rules of the replica view
+            // and the fleet table's columns share.
+            record: v.calls_1h,
+            expr: 'sum_over_time(%s[%s])\n' % [v.calls_1m, lib.minutes(v.failure_window)],
+          },
           {
             // Calls refused as not ready within the refused-calls window (any tool of the
             // server), on every replica whose samples are in the window, gone ones included: the
@@ -253,13 +260,6 @@ local lib = import 'lib.libsonnet';
             v.refused_held_r,
             '%s\nand on (%s) instance:mcp_readiness_build_info:present\n' % [v.refused_window_r, v.r],
           ),
-          {
-            // The calls of the last `callFailureWindow` through each replica by outcome (every
-            // tool of the server): the one scan of the call counters that the call rules below
-            // and the fleet table's columns share.
-            record: v.calls_1h,
-            expr: 'sum_over_time(%s[%s])\n' % [v.calls_1m, lib.minutes(v.failure_window)],
-          },
           {
             // Failed connection attempts within the evidence window.
             record: v.failed_connects_r,
