@@ -148,6 +148,22 @@ async fn job_alerts(
         .collect())
 }
 
+/// The replicas of [`JOB`] whose verdict reads `authz` unauthenticated (their `instance`
+/// labels), and the series themselves for a failure message.
+async fn unauthenticated_replicas(prometheus: &Prometheus) -> (BTreeSet<String>, Vec<Value>) {
+    let series = prometheus
+        .query(&format!(
+            r#"instance_server:mcp_readiness_server_state:unauthenticated{{job="{JOB}", server="authz"}}"#
+        ))
+        .await
+        .unwrap();
+    let instances = series
+        .iter()
+        .map(|s| label(s, "instance").to_owned())
+        .collect();
+    (instances, series)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn otlp_agents_through_vmagent_page_unauthenticated_and_when_killed_hold_the_page_and_raise_agent_stopped()
  {
@@ -355,16 +371,7 @@ async fn otlp_agents_through_vmagent_page_unauthenticated_and_when_killed_hold_t
         }
         // And each replica's own verdict, through the blip window, the state window and the
         // silence: a replica's page is never lost in between.
-        let verdicts = prometheus
-            .query(&format!(
-                r#"instance_server:mcp_readiness_server_state:unauthenticated{{job="{JOB}"}}"#
-            ))
-            .await
-            .unwrap();
-        let seen: BTreeSet<String> = verdicts
-            .iter()
-            .map(|s| label(s, "instance").to_owned())
-            .collect();
+        let (seen, _) = unauthenticated_replicas(&prometheus).await;
         assert_eq!(
             seen,
             instances,
@@ -423,16 +430,7 @@ async fn otlp_agents_through_vmagent_page_unauthenticated_and_when_killed_hold_t
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     // The held states are the ones the agents reported last.
-    let held = prometheus
-        .query(&format!(
-            r#"instance_server:mcp_readiness_server_state:unauthenticated{{job="{JOB}"}}"#
-        ))
-        .await
-        .unwrap();
-    let held_instances: BTreeSet<String> = held
-        .iter()
-        .map(|s| label(s, "instance").to_owned())
-        .collect();
+    let (held_instances, held) = unauthenticated_replicas(&prometheus).await;
     assert_eq!(held_instances, instances, "{held:?}");
     eprintln!(
         "oncall otlp: the page held {:.1} s after the kill ({:.1} s in all)",
