@@ -73,11 +73,10 @@
     // A replica whose exporter is down now: a scrape target still discovered with `up` 0, or a
     // replica of a workload that pushes its metrics (OTLP: no `up`, no staleness marker) that is
     // silent (no build info within `stateStaleWindow`, or `stateBlipWindow` if shorter) and whose
-    // last report is still held (it
-    // stopped within `stateStaleWindow` of the workload's newest report, so replicas that die
-    // together a few export intervals apart are all down, not the first ones gone): its pages
-    // keep their last state instead of resolving because the agent died, until it reports
-    // again or is taken as retired.
+    // last report is still held (it stopped within `stateStaleWindow` of the workload's newest
+    // report, so replicas that die together a few export intervals apart are all down, not the
+    // first ones gone): its pages keep their last state instead of resolving because the agent
+    // died, until it reports again or is taken as retired.
     down: |||
       (
         (up == 0)
@@ -106,8 +105,7 @@
   // `x[1h]` over a series recorded every minute holds 61 samples, one minute too many; the
   // range a second shorter holds 60 on Prometheus 2 and 3 alike.
   minutes(d)::
-    local unit = { s: 1, m: 60, h: 3600, d: 86400 }[d[std.length(d) - 1]];
-    '%ds' % (std.parseInt(d[0:std.length(d) - 1]) * unit - 1),
+    '%ds' % ($.seconds(d) - 1),
 
   // A PromQL matcher list for a Go template's printf, naming the alert's own workload and
   // server: `job=%q, server=%q, cluster=%q, ...` plus the arguments `$labels.job ...`. A label

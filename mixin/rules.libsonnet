@@ -128,8 +128,8 @@ local lib = import 'lib.libsonnet';
         rules: [
           {
             // The calls of the last `callFailureWindow` through each replica by outcome (every
-            // tool of the server): the one scan of the call counters that the call rules of the replica view
-            // and the fleet table's columns share.
+            // tool of the server): the one scan of the call counters that the call rules of the
+            // replica view and the fleet table's columns share.
             record: v.calls_1h,
             expr: 'sum_over_time(%s[%s])\n' % [v.calls_1m, lib.minutes(v.failure_window)],
           },
