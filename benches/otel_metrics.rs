@@ -13,9 +13,12 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use mcp_readiness::State;
-use mcp_readiness::metrics::{Metrics, ServerMetrics, ToolMetrics};
 use mcp_readiness::resolve::{Scope, Verdict};
 use mcp_readiness::state::CallOutcome;
+use mcp_readiness::{
+    Metrics,
+    metrics::{ServerMetrics, ToolMetrics},
+};
 use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::metrics::data::ResourceMetrics;

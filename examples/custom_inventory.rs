@@ -17,8 +17,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use mcp_readiness::layer::{NotReady, ReadinessLayer};
 use mcp_readiness::{Budget, Inventory, Snapshot, ToolCall, resolve::ChangeFeed};
+use mcp_readiness::{NotReady, ReadinessLayer};
 use rmcp::model::{CallToolResult, ContentBlock};
 use tower::{BoxError, ServiceBuilder, ServiceExt};
 

@@ -10,8 +10,8 @@
 
 use std::time::Duration;
 
-use mcp_readiness::layer::{NotReady, ReadinessLayer};
 use mcp_readiness::{Budget, Hub, HubOptions, Metrics, ServerSpec, ToolCall, TransportSpec};
+use mcp_readiness::{NotReady, ReadinessLayer};
 use tower::{ServiceBuilder, ServiceExt};
 
 #[tokio::main]

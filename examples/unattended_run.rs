@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use mcp_readiness::layer::ReadinessLayer;
+use mcp_readiness::ReadinessLayer;
 use mcp_readiness::plan::{Run, Step};
 use mcp_readiness::{Budget, Hub, HubOptions, ServerSpec, TransportSpec};
 use tower::ServiceBuilder;

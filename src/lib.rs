@@ -78,7 +78,7 @@
 //!   ([`CallError`](client::CallError) and rmcp's error rules, in every build).
 //! - [`supervise`]: the [`Hub`] of supervised rmcp connections (reconnect on use, single flight,
 //!   generation counter, cooldown, auth fails fast, fan-out isolation), which can also make
-//!   connections with your own client handler ([`RmcpConnector`](supervise::RmcpConnector)) or
+//!   connections with your own client handler ([`RmcpConnector`](client::RmcpConnector)) or
 //!   take over one you opened ([`Hub::attach_with`]); and [`Peers`](supervise::Peers), the layer's
 //!   inventory and inner service over the rmcp connections a service keeps itself (drop
 //!   detection, the hub's error classification, events for [`Metrics`] and the status page,
@@ -133,15 +133,23 @@ mod util;
 /// `docs/own-connections.md`, "Versions".
 pub use rmcp;
 
-// The front door: what a user names. Everything else is at its module path only.
+// The front door: what a user names, at this one path (their modules use them crate-internally).
+// Everything else is at its module path only: one public path per name (`docs/architecture.md`,
+// "The public surface", checked by `tests/library/public_surface.rs`).
 #[cfg(feature = "hub")]
-pub use config::Config;
-pub use layer::{CallFailure, NotReady, ReadinessLayer};
-pub use metrics::Metrics;
-pub use resolve::{Budget, Inventory, Snapshot, StaticInventory};
-pub use state::{Action, State, ToolCall, ToolName};
+pub use client::spec::{ServerSpec, TransportSpec};
 #[cfg(feature = "hub")]
-pub use supervise::{Hub, HubOptions, ServerSpec, TransportSpec};
+pub use config::parsed::Config;
+pub use layer::{failure::CallFailure, not_ready::NotReady, readiness_layer::ReadinessLayer};
+pub use metrics::recorder::Metrics;
+pub use resolve::{
+    budget::Budget,
+    inventory::{Inventory, StaticInventory},
+    snapshot::Snapshot,
+};
+pub use state::{action::Action, readiness::State, tool_call::ToolCall, tool_name::ToolName};
+#[cfg(feature = "hub")]
+pub use supervise::{hub::Hub, hub::options::HubOptions};
 
 /// The README's and `docs/`'s Rust examples, compiled and run as doc tests
 /// (`cargo test -p mcp-readiness --doc --all-features`). Every page is included, so a code block

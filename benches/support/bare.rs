@@ -6,8 +6,8 @@ use std::hint::black_box;
 
 use futures::FutureExt;
 use futures::future::{Ready, ready};
-use mcp_readiness::layer::{ReadinessLayer, ReadinessService};
 use mcp_readiness::{Metrics, Snapshot, StaticInventory, ToolCall, ToolName};
+use mcp_readiness::{ReadinessLayer, layer::ReadinessService};
 use rmcp::model::CallToolResult;
 use tower::{Layer, Service};
 

@@ -2,12 +2,12 @@
 
 use std::time::Duration;
 
+use mcp_readiness::{Metrics, state::CallOutcome};
 use mcp_readiness::{
     State,
     resolve::Verdict,
     state::{ConnectResult, ConnectionEvent, EventSink},
 };
-use mcp_readiness::{metrics::Metrics, state::CallOutcome};
 
 pub const SERVERS: usize = 1_000;
 pub const TOOLS: usize = 20;

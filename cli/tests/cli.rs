@@ -101,8 +101,8 @@ mod demo_server {
     use tokio::time::Instant;
 
     use mcp_readiness::secret::Secret;
-    use mcp_readiness::supervise::{ServerSpec, TransportSpec};
     use mcp_readiness::{Hub, HubOptions, State, ToolCall};
+    use mcp_readiness::{ServerSpec, TransportSpec};
 
     /// `demo-server NAME --http 127.0.0.1:0 ARGS`, and the URL it printed.
     struct HttpDemo(Child, String);

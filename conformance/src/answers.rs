@@ -6,8 +6,8 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use mcp_readiness::client::ServerRequests;
 use mcp_readiness::rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
-use mcp_readiness::supervise::ServerRequests;
 use serde_json::{Map, Value};
 
 /// Accepts every form with its defaults.

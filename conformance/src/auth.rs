@@ -1,5 +1,5 @@
 //! The auth scenarios, through the crate's own stack as a service and an on-call person would
-//! use it: `oauth login`'s flow (the library's [`authorize`](mcp_readiness::supervise::authorize))
+//! use it: `oauth login`'s flow (the library's [`authorize`](mcp_readiness::client::authorize))
 //! with the non-interactive browser and a credential store in a scratch directory, then the Hub
 //! connecting with that store. When the server then reads `unauthenticated` (a step-up to more
 //! scopes, an authorization server that moved), the login is run again, as the reason says, at
@@ -14,10 +14,11 @@
 
 use std::path::{Path, PathBuf};
 
-use mcp_readiness::supervise::{
-    AssertionSource, IdentityProvider, OAuthGrant, OAuthSpec, TransportSpec,
-};
 use mcp_readiness::{ServerSpec, secret::Secret};
+use mcp_readiness::{
+    TransportSpec,
+    client::{AssertionSource, IdentityProvider, OAuthGrant, OAuthSpec},
+};
 
 use crate::context::Context;
 use crate::stack::{SERVER, Stack};
@@ -63,7 +64,7 @@ pub(crate) async fn run(scenario: &str, url: &str, context: &Context) -> Result<
     loop {
         if logs_in {
             logins += 1;
-            mcp_readiness::supervise::authorize(&spec, 0, crate::browser::open)
+            mcp_readiness::client::authorize(&spec, 0, crate::browser::open)
                 .await
                 .map_err(|e| e.to_string())?;
         }

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
+use mcp_readiness::HubOptions;
 use mcp_readiness::resolve::{CapabilityCache, Scope};
 use mcp_readiness::rmcp::model::Tool;
-use mcp_readiness::supervise::HubOptions;
 use mcp_readiness::{
     Budget, Hub, Metrics, NotReady, ReadinessLayer, ServerSpec, State, ToolCall, ToolName,
 };

@@ -17,9 +17,9 @@ use std::time::Duration;
 
 use common::eventually;
 use common::process::Guard;
-use mcp_readiness::layer::ReadinessLayer;
+use mcp_readiness::HubOptions;
+use mcp_readiness::ReadinessLayer;
 use mcp_readiness::metrics::names;
-use mcp_readiness::supervise::HubOptions;
 use mcp_readiness::{Budget, Hub, Metrics, ServerSpec, ToolCall};
 use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry::trace::{SpanKind, TracerProvider as _};

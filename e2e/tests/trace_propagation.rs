@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{stdio, text};
-use mcp_readiness::layer::ReadinessLayer;
-use mcp_readiness::supervise::HubOptions;
+use mcp_readiness::HubOptions;
+use mcp_readiness::ReadinessLayer;
 use mcp_readiness::{Budget, Hub, Metrics, ToolCall};
 use opentelemetry::trace::{SpanKind, TracerProvider as _};
 use opentelemetry::{KeyValue, Value as OtelValue};

@@ -44,7 +44,7 @@ impl ConnectError {
     ///
     /// ```
     /// use mcp_readiness::state::ConnectResult;
-    /// use mcp_readiness::supervise::ConnectError;
+    /// use mcp_readiness::client::ConnectError;
     ///
     /// let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
     /// let error = ConnectError::classify("files", &missing);

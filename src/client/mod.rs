@@ -32,8 +32,6 @@
 //! - `credential_expiry.rs`: when a credential stops working ([`CredentialState`]);
 //! - `reason.rs`: the one way an error chain becomes the reason a person reads (the root cause
 //!   first, the system at fault named, no Rust type names, remote text cut).
-//!
-//! Every public name here is also at its older path, `mcp_readiness::supervise::…`.
 
 pub(crate) mod call_outcome;
 #[cfg(feature = "hub")]
@@ -111,9 +109,9 @@ pub(crate) use rmcp_errors::is_auth_failure;
 #[cfg(feature = "hub")]
 pub use server_requests::{MAX_INPUT_ROUNDS, ServerRequests};
 #[cfg(feature = "hub")]
-pub use spec::{
-    AssertionSource, Dpop, IdentityProvider, OAuthGrant, OAuthSpec, ServerSpec, TransportSpec,
-};
+pub use spec::{AssertionSource, Dpop, IdentityProvider, OAuthGrant, OAuthSpec};
+#[cfg(feature = "hub")]
+pub(crate) use spec::{ServerSpec, TransportSpec};
 #[cfg(feature = "hub")]
 pub use spec_error::SpecError;
 #[cfg(feature = "hub")]

@@ -39,7 +39,7 @@ type Make = Arc<
 ///
 /// ```no_run
 /// use std::sync::Arc;
-/// use mcp_readiness::supervise::{HubOptions, RmcpConnector};
+/// use mcp_readiness::{HubOptions, client::RmcpConnector};
 /// use mcp_readiness::Hub;
 /// use mcp_readiness::rmcp::ServiceExt;
 /// use mcp_readiness::rmcp::transport::TokioChildProcess;

@@ -27,7 +27,7 @@ pub const MAX_INPUT_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
 /// ```
 /// use futures::future::BoxFuture;
 /// use mcp_readiness::rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
-/// use mcp_readiness::supervise::{HubOptions, ServerRequests};
+/// use mcp_readiness::{HubOptions, client::ServerRequests};
 ///
 /// /// Forwards each question to the person on call (here: accepts, with no content).
 /// #[derive(Debug)]
@@ -46,7 +46,7 @@ pub const MAX_INPUT_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
 ///
 /// let options = HubOptions::builder().server_requests(AskOnCall).build()?;
 /// # drop(options);
-/// # Ok::<(), mcp_readiness::supervise::SpecError>(())
+/// # Ok::<(), mcp_readiness::client::SpecError>(())
 /// ```
 pub trait ServerRequests: fmt::Debug + Send + Sync + 'static {
     /// Whether [`elicit`](Self::elicit) has someone behind it: the connections then declare the

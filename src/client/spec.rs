@@ -198,7 +198,7 @@ impl TransportSpec {
     /// credentials, path or query.
     ///
     /// ```
-    /// use mcp_readiness::supervise::TransportSpec;
+    /// use mcp_readiness::TransportSpec;
     /// use mcp_readiness::state::ServerEndpoint;
     ///
     /// let spec = TransportSpec::Http {

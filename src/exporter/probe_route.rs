@@ -27,7 +27,7 @@ pub const SCRAPE_TIMEOUT_HEADER: &str = "x-prometheus-scrape-timeout-seconds";
 /// ```
 /// use axum::Router;
 /// use mcp_readiness::exporter;
-/// use mcp_readiness::metrics::Metrics;
+/// use mcp_readiness::Metrics;
 /// use mcp_readiness::probe::{ProbeConfig, Prober};
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -39,7 +39,7 @@ pub const STATUS_PATH: &str = "/status";
 /// ```
 /// use axum::{Router, routing::get};
 /// use mcp_readiness::exporter;
-/// use mcp_readiness::metrics::Metrics;
+/// use mcp_readiness::Metrics;
 ///
 /// let metrics = Metrics::new();
 /// let app: Router = Router::new()

@@ -62,7 +62,7 @@ impl fmt::Debug for MetricsServer {
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use mcp_readiness::exporter;
-/// use mcp_readiness::metrics::Metrics;
+/// use mcp_readiness::Metrics;
 ///
 /// let server = exporter::serve(Metrics::new(), exporter::DEFAULT_LISTEN).await?;
 /// tracing::info!("metrics on http://{}/metrics", server.local_addr());

@@ -16,7 +16,7 @@ use crate::resolve::{Budget, CacheTtls, CapabilityCache};
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_readiness::layer::{NotReady, ReadinessLayer};
+/// use mcp_readiness::{NotReady, ReadinessLayer};
 /// use mcp_readiness::{Budget, resolve::CacheTtls, Metrics, Snapshot, StaticInventory};
 ///
 /// # fn main() -> Result<(), mcp_readiness::resolve::BudgetError> {

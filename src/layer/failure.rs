@@ -18,7 +18,7 @@ use crate::state::{Action, CallOutcome, State};
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use mcp_readiness::layer::CallFailure;
+/// use mcp_readiness::CallFailure;
 /// use mcp_readiness::state::CallOutcome;
 /// use mcp_readiness::{Action, ReadinessLayer, Snapshot, State, StaticInventory, ToolCall};
 /// use rmcp::model::CallToolResult;

@@ -167,8 +167,9 @@ mod tests {
     use tower::{ServiceBuilder, ServiceExt};
 
     use super::HttpFailure;
+    use crate::StaticInventory;
     use crate::client::{CallError, CallErrorKind, NotConnected};
-    use crate::resolve::{Budget, Snapshot, StaticInventory};
+    use crate::resolve::{Budget, Snapshot};
     use crate::{ReadinessLayer, ToolCall};
 
     async fn refused(snapshot: Snapshot, tool: &str) -> tower::BoxError {

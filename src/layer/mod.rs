@@ -1,14 +1,14 @@
 //! The tower middleware that wraps every MCP tool call: resolve at the point of use, tag the span
 //! with the state, record metrics, and refuse what is not ready without calling the server.
 //!
-//! Shaped like tower-http's `trace` module: [`ReadinessLayer`] (the `tower::Layer`), configured
+//! Shaped like tower-http's `trace` module: [`ReadinessLayer`](crate::ReadinessLayer) (the `tower::Layer`), configured
 //! only through [`ReadinessLayerBuilder`] (budget, lifetimes, metrics, cache, hooks),
 //! [`ReadinessService`] (the service), [`ResponseFuture`] (its future), and [hooks] with `()`
 //! no-op and closure implementations.
 //!
 //! ```
 //! use std::time::Duration;
-//! use mcp_readiness::layer::{NotReady, ReadinessLayer};
+//! use mcp_readiness::{NotReady, ReadinessLayer};
 //! use mcp_readiness::{Budget, Metrics, Snapshot, State, StaticInventory, ToolCall};
 //! use rmcp::model::{CallToolResult, ContentBlock};
 //! use tower::{ServiceBuilder, ServiceExt};
@@ -40,23 +40,24 @@
 
 mod builder;
 mod classify_result;
-mod failure;
+pub(crate) mod failure;
 mod future;
 mod handles;
 pub mod hooks;
 #[cfg(feature = "http")]
 mod http_answer;
-mod not_ready;
-mod readiness_layer;
+pub(crate) mod not_ready;
+pub(crate) mod readiness_layer;
 mod service;
 mod span;
 
 pub use builder::ReadinessLayerBuilder;
-pub use failure::CallFailure;
+#[cfg(feature = "hub")]
+pub(crate) use failure::CallFailure;
 pub use future::ResponseFuture;
 #[cfg(feature = "http")]
 pub use http_answer::{CONNECTING_RETRY_AFTER, HttpFailure};
-pub use not_ready::NotReady;
-pub use readiness_layer::ReadinessLayer;
+pub(crate) use not_ready::NotReady;
+
 pub use service::ReadinessService;
 pub use span::{SPAN_TARGET, execute_tool_span};

@@ -16,7 +16,7 @@ use crate::resolve::{Scope, Verdict};
 use crate::state::{State, ToolCall};
 use crate::telemetry::inject_into_optional_meta as inject_trace_context;
 
-/// The service [`ReadinessLayer`](super::ReadinessLayer) produces.
+/// The service [`ReadinessLayer`](crate::ReadinessLayer) produces.
 ///
 /// - `poll_ready` passes through to the inner service.
 /// - `call` resolves the tool through the capability cache. A ready tool goes to the inner

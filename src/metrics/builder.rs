@@ -134,7 +134,7 @@ impl MetricsBuilder {
     /// ```
     /// use opentelemetry::metrics::MeterProvider as _;
     /// use opentelemetry_sdk::metrics::SdkMeterProvider;
-    /// use mcp_readiness::metrics::Metrics;
+    /// use mcp_readiness::Metrics;
     ///
     /// // Your service's provider, with its readers and exporters.
     /// let provider = SdkMeterProvider::builder().build();

@@ -63,7 +63,7 @@ mod otel_connection;
 mod otel_instruments;
 #[cfg(feature = "otel-metrics")]
 pub mod otel_names;
-mod recorder;
+pub(crate) mod recorder;
 mod server_handle;
 mod state_changes;
 mod status_board;
@@ -80,7 +80,7 @@ pub(crate) use domain_families::Families;
 pub use names::{
     RUN_NEXT_TIMESTAMP_SECONDS, RUN_RAN_STEPS, RUN_SERVERS, RUN_STEPS, RUN_TIMESTAMP_SECONDS,
 };
-pub use recorder::Metrics;
+pub(crate) use recorder::Metrics;
 pub use server_handle::ServerMetrics;
 pub use state_changes::{CHANGE_BUFFER, CHANGE_HISTORY, ChangeEvent, StateChange, StateChanges};
 #[cfg(all(test, feature = "http"))]

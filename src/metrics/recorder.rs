@@ -68,7 +68,7 @@ pub(crate) struct Inner {
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_readiness::{metrics::Metrics, state::CallOutcome};
+/// use mcp_readiness::{Metrics, state::CallOutcome};
 /// use mcp_readiness::{state::{ConnectionEvent, EventSink}, State, resolve::Verdict};
 ///
 /// let metrics = Metrics::new();
@@ -196,7 +196,7 @@ impl Metrics {
     /// never halfway. The events `reload` causes may be recorded from inside it: only renders wait.
     ///
     /// ```
-    /// use mcp_readiness::metrics::Metrics;
+    /// use mcp_readiness::Metrics;
     /// use mcp_readiness::{state::{ConnectionEvent, EventSink}, State};
     ///
     /// let metrics = Metrics::new();
@@ -286,7 +286,7 @@ impl Metrics {
     /// exports none). `serve` calls it at start and on every SIGHUP.
     ///
     /// ```
-    /// use mcp_readiness::metrics::Metrics;
+    /// use mcp_readiness::Metrics;
     ///
     /// let metrics = Metrics::new();
     /// metrics.config_reloaded(true);
@@ -311,7 +311,7 @@ impl Metrics {
     /// that only answers probes is told apart from one with no server configured.
     ///
     /// ```
-    /// use mcp_readiness::metrics::Metrics;
+    /// use mcp_readiness::Metrics;
     ///
     /// let metrics = Metrics::new();
     /// assert!(!metrics.render().contains("mcp_readiness_probe_modules"));
@@ -432,7 +432,7 @@ impl Metrics {
     /// [`ChangeEvent::Reset`](super::ChangeEvent::Reset).
     ///
     /// ```
-    /// use mcp_readiness::metrics::{ChangeEvent, Metrics};
+    /// use mcp_readiness::{Metrics, metrics::ChangeEvent};
     /// use mcp_readiness::state::{ConnectionEvent, EventSink};
     /// use mcp_readiness::State;
     ///

@@ -103,7 +103,7 @@ struct ServerInner {
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_readiness::metrics::Metrics;
+/// use mcp_readiness::Metrics;
 /// use mcp_readiness::resolve::Verdict;
 /// use mcp_readiness::state::CallOutcome;
 ///

@@ -97,7 +97,7 @@ impl ToolMetrics {
     /// steps).
     ///
     /// ```
-    /// use mcp_readiness::metrics::Metrics;
+    /// use mcp_readiness::Metrics;
     ///
     /// let metrics = Metrics::new();
     /// metrics.server("github").tool("search_issues").declare();
@@ -160,7 +160,7 @@ impl ToolMetrics {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use mcp_readiness::metrics::Metrics;
+    /// use mcp_readiness::Metrics;
     /// use mcp_readiness::state::CallOutcome;
     ///
     /// let metrics = Metrics::new();

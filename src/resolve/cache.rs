@@ -492,7 +492,8 @@ impl fmt::Debug for CapabilityCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resolve::{Snapshot, StaticInventory};
+    use crate::StaticInventory;
+    use crate::resolve::Snapshot;
 
     #[tokio::test(start_paused = true)]
     async fn invented_server_names_cannot_grow_the_cache_past_its_cap() {

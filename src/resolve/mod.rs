@@ -8,22 +8,24 @@
 //! steps that would have succeeded. [`resolve`] returns `unauthenticated` and `absent` at once and
 //! waits on `connecting` until the next poll would overrun the budget.
 
-mod budget;
+pub(crate) mod budget;
 mod cache;
 
 mod changes;
-mod inventory;
+pub(crate) mod inventory;
 mod resolver;
-mod snapshot;
+pub(crate) mod snapshot;
 mod verdict;
 
-pub use budget::{Budget, BudgetError};
+pub(crate) use budget::Budget;
+pub use budget::BudgetError;
 pub(crate) use cache::ToolSlot;
 pub use cache::{CacheTtls, CapabilityCache};
 
 pub use changes::ChangeFeed;
-pub use inventory::{Inventory, StaticInventory};
+pub(crate) use inventory::Inventory;
 pub use resolver::{resolve, resolve_with};
-pub use snapshot::{Snapshot, classify};
+pub(crate) use snapshot::Snapshot;
+pub use snapshot::classify;
 pub(crate) use verdict::not_ready_error_type;
 pub use verdict::{Scope, Verdict};

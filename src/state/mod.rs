@@ -4,20 +4,21 @@
 //! layer ended, and the [`ConnectionEvent`]s a supervisor tells its [`EventSink`]s (the metrics
 //! recorder among them).
 
-mod action;
+pub(crate) mod action;
 mod call_outcome;
 mod connection_event;
 mod credential;
 mod endpoint;
-mod readiness;
-mod tool_call;
-mod tool_name;
+pub(crate) mod readiness;
+pub(crate) mod tool_call;
+pub(crate) mod tool_name;
 
-pub use action::Action;
+pub(crate) use action::Action;
 pub use call_outcome::CallOutcome;
 pub use connection_event::{ConnectResult, ConnectionEvent, EventSink, ServerIdentity};
 pub use credential::{CredentialExpiry, CredentialKind};
 pub use endpoint::ServerEndpoint;
-pub use readiness::State;
-pub use tool_call::ToolCall;
-pub use tool_name::{BUILTIN_SERVER, ToolName};
+pub(crate) use readiness::State;
+pub(crate) use tool_call::ToolCall;
+pub use tool_name::BUILTIN_SERVER;
+pub(crate) use tool_name::ToolName;

@@ -31,7 +31,7 @@
 //!
 //! How one connection is made (the connectors, the server specs, OAuth, the [`CallError`] a call
 //! ends with and the rules that turn rmcp's errors into decisions) is the
-//! [`client`](crate::client) room below this one; its names are re-exported here. This room keeps
+//! [`client`](crate::client) room below this one. This room keeps
 //! connections alive. The hub owns supervisors and a supervisor drives a connector; a supervisor
 //! reads of its hub only the shared state and options. `peers` reuses the client's sessions and
 //! errors for connections the hub did not make. Both machines (a supervisor's `ConnState`, a
@@ -52,27 +52,19 @@
 //!   itself, and its `Conn` machine.
 
 mod events;
-mod hub;
+pub(crate) mod hub;
 mod peers;
 mod supervisor;
 #[cfg(test)]
 mod test_support;
 
-// How one connection is made is the `client` room's; its names stay here too, where users first
-// found them.
-pub use crate::client::{
-    AfterConnect, AssertionSource, CallError, CallErrorKind, ConnectError, Connector,
-    CredentialState, Dpop, HttpAnswer, HttpConnector, IdentityProvider, MAX_INPUT_ROUNDS,
-    MAX_RETRY_AFTER, MAX_STDOUT_LINE, MAX_TOOL_PAGES, MAX_TOOLS, NotConnected, OAuthGrant,
-    OAuthSpec, ProtocolGenerations, Renewal, RmcpConnector, ServerRequests, ServerSpec, Session,
-    SessionEvents, SpecError, StdioConnector, TransportSpec, input_required, task_failed,
-};
-#[cfg(feature = "oauth")]
-pub use crate::client::{LoginError, authorize};
+#[cfg(doc)]
+use crate::client::{CallError, Connector, HttpConnector, StdioConnector};
 pub use crate::util::{OpenFileLimit, raise_open_file_limit};
-pub use hub::Hub;
+pub(crate) use hub::Hub;
 pub use hub::factory::connector_for;
 pub use hub::fan_out::{Degraded, FanOut, FanOutResult};
-pub use hub::options::{HubOptions, HubOptionsBuilder};
+pub(crate) use hub::options::HubOptions;
+pub use hub::options::HubOptionsBuilder;
 pub use hub::status::ServerStatus;
 pub use peers::Peers;

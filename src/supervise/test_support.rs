@@ -11,6 +11,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, Tool};
 use rmcp::{ErrorData, ServiceError};
 use tokio::sync::watch;
 
+use crate::client::*;
 pub(super) use crate::state::{ConnectResult, ConnectionEvent, ToolCall};
 use crate::supervise::*;
 

@@ -151,7 +151,7 @@ impl MetricsExportConfig {
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// use mcp_readiness::metrics::Metrics;
+/// use mcp_readiness::Metrics;
 ///
 /// let otlp = mcp_readiness::telemetry::init_metrics()?;
 /// let metrics = Metrics::builder().meter(otlp.meter()).build()?;

@@ -13,7 +13,10 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use mcp_readiness::secret::Secret;
 use mcp_readiness::state::{ConnectResult, ConnectionEvent};
-use mcp_readiness::supervise::{Dpop, Hub, HubOptions, OAuthGrant, OAuthSpec};
+use mcp_readiness::{
+    Hub, HubOptions,
+    client::{Dpop, OAuthGrant, OAuthSpec},
+};
 use mcp_readiness::{ServerSpec, State, ToolCall, TransportSpec};
 use serde_json::json;
 use tokio::net::TcpListener;

@@ -1,9 +1,9 @@
 //! The `/metrics` endpoint over a real socket: metrics, a landing page and 404, a taken address,
 //! the router mounted into a user's application, the default listen address.
 
+use mcp_readiness::Metrics;
 use mcp_readiness::State;
 use mcp_readiness::exporter;
-use mcp_readiness::metrics::Metrics;
 use mcp_readiness::state::EventSink;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

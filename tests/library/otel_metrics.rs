@@ -11,13 +11,16 @@ use std::time::{Duration, SystemTime};
 use mcp_readiness::State;
 use mcp_readiness::metrics::names::{OPERATION_BUCKETS, WAIT_BUCKETS};
 use mcp_readiness::metrics::otel_names::{self, InstrumentKind};
-use mcp_readiness::metrics::{ManualClock, Metrics, ServerMetrics};
 use mcp_readiness::resolve::{Scope, Verdict};
 use mcp_readiness::state::{
     CallOutcome, ConnectResult, ConnectionEvent, CredentialExpiry, CredentialKind, EventSink,
     ServerEndpoint, ServerIdentity,
 };
 use mcp_readiness::telemetry::{MetricsExportConfig, OtlpConfig, OtlpMetrics};
+use mcp_readiness::{
+    Metrics,
+    metrics::{ManualClock, ServerMetrics},
+};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{KeyValue, any_value};
 use opentelemetry_proto::tonic::metrics::v1::{

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use mcp_readiness::layer::ReadinessLayer;
+use mcp_readiness::ReadinessLayer;
 use mcp_readiness::telemetry::{
     OtlpConfig, TelemetryConfig, TelemetryError, extract_trace_context, inject_trace_context,
 };

@@ -6,10 +6,10 @@ use std::process::ExitCode;
 
 use std::time::{Duration, SystemTime};
 
+use mcp_readiness::Metrics;
+use mcp_readiness::client::Renewal;
 use mcp_readiness::exporter::{PushError, PushTarget};
-use mcp_readiness::metrics::Metrics;
 use mcp_readiness::plan::{Run, RunSummary, Step, StepOutcome};
-use mcp_readiness::supervise::Renewal;
 use mcp_readiness::{Budget, resolve::CapabilityCache};
 
 use mcp_readiness::secret::escape_controls;

@@ -4,10 +4,10 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use mcp_readiness::config::Config;
+use mcp_readiness::Config;
 use mcp_readiness::secret::escape_controls;
-use mcp_readiness::supervise::{HubOptions, HubOptionsBuilder};
 use mcp_readiness::{Budget, Hub, ServerSpec, State};
+use mcp_readiness::{HubOptions, supervise::HubOptionsBuilder};
 
 /// Exit code for invalid input (bad flags, bad configuration).
 pub(crate) const EXIT_INVALID: u8 = 2;

@@ -8,9 +8,9 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use mcp_readiness::Metrics;
+use mcp_readiness::ReadinessLayer;
 use mcp_readiness::exporter::{self, MetricsServer};
-use mcp_readiness::layer::ReadinessLayer;
-use mcp_readiness::metrics::Metrics;
 use mcp_readiness::plan::{Run, RunSummary, Step, StepOutcome};
 use mcp_readiness::{Budget, Hub, HubOptions};
 use mcp_readiness_cli::demo::{self, DemoHttpServers};

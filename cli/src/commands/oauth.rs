@@ -61,7 +61,7 @@ pub(crate) async fn run(args: Args) -> ExitCode {
             escape_controls(url)
         ));
     };
-    match mcp_readiness::supervise::authorize(spec, args.port, shown).await {
+    match mcp_readiness::client::authorize(spec, args.port, shown).await {
         Ok(store) => {
             print_stderr(&format!(
                 "Authorized `{}`: tokens written to {}\n",
@@ -80,10 +80,10 @@ pub(crate) async fn run(args: Args) -> ExitCode {
 /// `spec`, with the OAuth of a URL-only HTTP entry (no `oauth`, no `Authorization` header) when it
 /// has none: registration at login, tokens in the default store.
 fn with_implicit_oauth(
-    spec: &mcp_readiness::supervise::ServerSpec,
+    spec: &mcp_readiness::ServerSpec,
     file: &std::path::Path,
-) -> mcp_readiness::supervise::ServerSpec {
-    use mcp_readiness::supervise::TransportSpec;
+) -> mcp_readiness::ServerSpec {
+    use mcp_readiness::TransportSpec;
     let mut spec = spec.clone();
     if let TransportSpec::Http { headers, oauth, .. } = &mut spec.transport
         && oauth.is_none()

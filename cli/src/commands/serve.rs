@@ -5,8 +5,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use mcp_readiness::Metrics;
 use mcp_readiness::exporter;
-use mcp_readiness::metrics::Metrics;
 use mcp_readiness::probe::Prober;
 use mcp_readiness::{Hub, state::ConnectionEvent};
 use tokio::signal::unix::{SignalKind, signal};

@@ -25,7 +25,7 @@ pub use servers::{
 
 use mcp_readiness::plan::Step;
 use mcp_readiness::secret::Secret;
-use mcp_readiness::supervise::{ServerSpec, TransportSpec};
+use mcp_readiness::{ServerSpec, TransportSpec};
 
 /// The wait budget of the demo run: longer than `calendar` takes to start, shorter than
 /// `warehouse`.

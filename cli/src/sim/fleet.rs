@@ -5,8 +5,8 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use tokio::time::Instant;
 
-use mcp_readiness::resolve::{ChangeFeed, Inventory, Snapshot};
-use mcp_readiness::state::ToolName;
+use mcp_readiness::ToolName;
+use mcp_readiness::{Inventory, Snapshot, resolve::ChangeFeed};
 
 /// How a simulated server behaves over virtual time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

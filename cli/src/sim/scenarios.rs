@@ -6,10 +6,11 @@ use tokio::time::Instant;
 
 use super::SimRow;
 use super::fleet::{Behaviour, SimFleet, SimServer};
-use mcp_readiness::resolve::{
-    Budget, CacheTtls, CapabilityCache, Snapshot, Verdict, classify, resolve, resolve_with,
+use mcp_readiness::{
+    Budget, Snapshot,
+    resolve::{CacheTtls, CapabilityCache, Verdict, classify, resolve, resolve_with},
 };
-use mcp_readiness::state::{State, ToolName};
+use mcp_readiness::{State, ToolName};
 
 /// A named scenario and its variants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,8 +7,8 @@
 
 use std::time::Duration;
 
-use mcp_readiness::layer::ReadinessLayer;
-use mcp_readiness::supervise::HubOptions;
+use mcp_readiness::HubOptions;
+use mcp_readiness::ReadinessLayer;
 use mcp_readiness::{Config, Hub, Metrics, ToolCall};
 use tower::{Service as _, ServiceBuilder, ServiceExt as _};
 

@@ -1,4 +1,4 @@
-//! A service that keeps its own rmcp connections: `Peers` (and `Hub::attach`) over real fixture
+//! A service that keeps its own rmcp connections: `Peers` (and `Hub::attach_with`) over real fixture
 //! servers (fixtures/src/server.rs) over stdio and streamable HTTP, with the readiness layer,
 //! metrics and the status page on top.
 #![cfg(target_os = "linux")]
@@ -11,15 +11,15 @@ use std::time::Duration;
 use common::configure::http_fixture;
 use common::process::signal;
 use common::{Scratch, fixture, text};
+use mcp_readiness::HubOptions;
 use mcp_readiness::rmcp::ServiceExt;
 use mcp_readiness::rmcp::service::{ClientInitializeError, RoleClient, RunningService};
 use mcp_readiness::rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use mcp_readiness::rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use mcp_readiness::state::CallOutcome;
-use mcp_readiness::supervise::HubOptions;
 use mcp_readiness::{
     Action, CallFailure, Hub, Inventory, Metrics, NotReady, ReadinessLayer, State, ToolCall,
-    supervise::{Peers, RmcpConnector},
+    client::RmcpConnector, supervise::Peers,
 };
 use tokio::time::Instant;
 use tower::{BoxError, ServiceBuilder, ServiceExt as _};
@@ -261,74 +261,6 @@ async fn server_state_and_the_status_page_show_every_server_the_service_connecte
     }
     assert!(peers.remove("search"));
     assert!(!metrics.render().contains(r#"server="search""#));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[allow(deprecated)] // `Hub::attach` without a connector: still supported, and tested
-async fn an_attached_connection_is_supervised_by_the_hub_and_its_peer_handed_out() {
-    let metrics = Metrics::new();
-    let hub = Hub::new(vec![], HubOptions::builder().event_sink(metrics.clone())).unwrap();
-    hub.attach("files", stdio_client().await.unwrap()).unwrap();
-    within(Duration::from_secs(10), "the attached server ready", || {
-        hub.state("files") == Some(State::Ready)
-    })
-    .await;
-    let peer = hub.peer("files").expect("the peer of a ready server");
-    assert!(
-        peer.list_all_tools()
-            .await
-            .unwrap()
-            .iter()
-            .any(|t| t.name == "echo")
-    );
-
-    let tools = ServiceBuilder::new()
-        .layer(
-            ReadinessLayer::builder(hub.clone())
-                .metrics(metrics.clone())
-                .build(),
-        )
-        .service(hub.clone());
-    let pid = pid_of(
-        &tools
-            .clone()
-            .oneshot(ToolCall::new("mcp__files__pid"))
-            .await
-            .unwrap(),
-    );
-    signal(pid, "KILL");
-    within(Duration::from_secs(1), "the drop noticed", || {
-        hub.state("files") != Some(State::Ready)
-    })
-    .await;
-    assert!(hub.peer("files").is_none());
-    // The hub cannot re-make an attached connection: refused as not ready, never sent.
-    let error = tools
-        .clone()
-        .oneshot(ToolCall::new("mcp__files__pid"))
-        .await
-        .unwrap_err();
-    let failure = CallFailure::of(&error);
-    assert_eq!(failure.outcome(), CallOutcome::NotReady, "{failure}");
-    assert_eq!(failure.state(), Some(State::Absent));
-    assert!(failure.to_string().contains("attach"), "{failure}");
-    let page = mcp_readiness::exporter::status_page(&metrics);
-    assert!(
-        page.contains(r#"<tr data-server="files" data-state="absent">"#),
-        "{page}"
-    );
-
-    // Attached again (the service reconnected): ready again.
-    hub.attach("files", stdio_client().await.unwrap()).unwrap();
-    within(Duration::from_secs(10), "ready again", || {
-        hub.state("files") == Some(State::Ready)
-    })
-    .await;
-    tools
-        .oneshot(ToolCall::new("mcp__files__echo"))
-        .await
-        .unwrap();
-    hub.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -15,8 +15,9 @@ use common::http::get;
 use common::{Scratch, stdio};
 use mcp_readiness::{Hub, State};
 use mcp_readiness::{
+    HubOptions,
+    client::MAX_TOOL_PAGES,
     state::{ConnectResult, ConnectionEvent},
-    supervise::{HubOptions, MAX_TOOL_PAGES},
 };
 use serde_json::{Value, json};
 

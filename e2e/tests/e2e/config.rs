@@ -137,7 +137,7 @@ async fn a_cwd_that_does_not_exist_is_named_as_the_cause() {
 #[tokio::test]
 async fn the_library_refuses_what_the_file_refuses_instead_of_panicking() {
     use mcp_readiness::Hub;
-    use mcp_readiness::supervise::HubOptions;
+    use mcp_readiness::HubOptions;
 
     for (what, options) in [
         (
@@ -204,7 +204,7 @@ proptest::proptest! {
         let scratch = Scratch::new("bytes");
         let path = scratch.path("mcp.json");
         std::fs::write(&path, &bytes).unwrap();
-        if let Err(err) = mcp_readiness::config::Config::load(&path) {
+        if let Err(err) = mcp_readiness::Config::load(&path) {
             assert_no_raw_controls("the error", &mcp_readiness::secret::escape_controls(&err.to_string()));
         }
     }
@@ -216,7 +216,7 @@ proptest::proptest! {
         whole in json_value(),
     ) {
         for doc in [json!({ "mcpServers": servers, "readiness": readiness }), whole] {
-            let _ = mcp_readiness::config::Config::parse(&doc.to_string(), "mcp.json", |_| None);
+            let _ = mcp_readiness::Config::parse(&doc.to_string(), "mcp.json", |_| None);
         }
     }
 }

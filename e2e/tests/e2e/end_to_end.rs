@@ -8,9 +8,9 @@ use common::{eventually, stdio, text};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use mcp_readiness::layer::{NotReady, ReadinessLayer};
-use mcp_readiness::supervise::HubOptions;
+use mcp_readiness::HubOptions;
 use mcp_readiness::{Budget, Hub, ServerSpec, State, ToolCall, TransportSpec};
+use mcp_readiness::{NotReady, ReadinessLayer};
 use tower::{ServiceBuilder, ServiceExt};
 
 #[tokio::test]

@@ -47,7 +47,7 @@ fn promtool_check_metrics_accepts_hostile_label_values() {
 
 #[test]
 fn a_removed_servers_late_events_do_not_bring_its_series_back() {
-    use mcp_readiness::metrics::Metrics;
+    use mcp_readiness::Metrics;
     use mcp_readiness::state::ConnectResult;
     use mcp_readiness::{
         State,
@@ -88,11 +88,11 @@ fn a_removed_servers_late_events_do_not_bring_its_series_back() {
 
 #[test]
 fn hostile_names_render_a_promtool_clean_exposition_without_raw_control_characters() {
+    use mcp_readiness::{Metrics, state::CallOutcome};
     use mcp_readiness::{
         State,
         state::{ConnectionEvent, EventSink},
     };
-    use mcp_readiness::{metrics::Metrics, state::CallOutcome};
 
     let metrics = Metrics::new();
     for name in [

@@ -13,7 +13,10 @@ use common::process::signal;
 use common::serve::Serve;
 use common::{Scratch, eventually};
 use mcp_readiness::secret::Secret;
-use mcp_readiness::supervise::{Hub, HubOptions, OAuthGrant, OAuthSpec};
+use mcp_readiness::{
+    Hub, HubOptions,
+    client::{OAuthGrant, OAuthSpec},
+};
 use mcp_readiness::{ServerSpec, State, ToolCall, TransportSpec};
 use serde_json::{Value, json};
 

@@ -12,11 +12,11 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{Scratch, fixture, text};
-use mcp_readiness::supervise::{
-    CallErrorKind, Hub, HubOptions, HubOptionsBuilder, ServerSpec, TransportSpec,
+use mcp_readiness::{
+    Hub, HubOptions, ServerSpec, TransportSpec, client::CallErrorKind, supervise::HubOptionsBuilder,
 };
+use mcp_readiness::{Metrics, state::CallOutcome};
 use mcp_readiness::{State, ToolCall};
-use mcp_readiness::{metrics::Metrics, state::CallOutcome};
 use serde_json::json;
 use tokio::time::Instant;
 
@@ -395,7 +395,7 @@ async fn a_task_is_followed_to_its_end_and_failed_or_input_needing_tasks_have_th
 #[derive(Debug, Default, Clone)]
 struct Approver(std::sync::Arc<std::sync::atomic::AtomicUsize>);
 
-impl mcp_readiness::supervise::ServerRequests for Approver {
+impl mcp_readiness::client::ServerRequests for Approver {
     fn answers_elicitation(&self) -> bool {
         true
     }

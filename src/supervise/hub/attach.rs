@@ -1,8 +1,7 @@
 //! Connections made with your own handler or transport: [`Hub::add_connector`] (your
 //! [`Connector`], e.g. an [`RmcpConnector`] with your own handler: the hub makes every
 //! connection), [`Hub::attach_with`] (a `RunningService` you already opened, and the connector
-//! that makes the next ones), and [`Hub::peer`] for everything beyond tools. [`Hub::attach`]
-//! (no connector) is deprecated.
+//! that makes the next ones), and [`Hub::peer`] for everything beyond tools.
 
 use crate::util::MutexExt as _;
 use std::sync::{Arc, Mutex};
@@ -12,34 +11,14 @@ use rmcp::Peer;
 use rmcp::service::{RoleClient, RunningService};
 
 use super::Hub;
+#[cfg(doc)]
+use crate::client::RmcpConnector;
 use crate::client::connector::{ConnectError, Connector, Session, SessionEvents};
 use crate::client::rmcp_session::RmcpSession;
 use crate::client::spec_error::SpecError;
-use crate::state::ConnectResult;
-#[cfg(doc)]
-use crate::supervise::RmcpConnector;
 use crate::supervise::supervisor::conn_state::ConnState;
 
 impl Hub {
-    /// Supervises a connection you opened yourself without a way to make the next one: when it
-    /// ends, the server is `absent` and every reconnect fails at once
-    /// (`connects_total{result="closed"}`) until you attach again.
-    ///
-    /// Deprecated: give the hub the connector that makes the next connection
-    /// ([`Hub::attach_with`], e.g. with an [`RmcpConnector`]), or, when your service reconnects
-    /// itself, keep the connection in [`Peers`](crate::supervise::Peers).
-    #[deprecated(
-        note = "use `Hub::attach_with` with a connector for the next connection (e.g. an \
-                `RmcpConnector`), or `Peers` when the service reconnects itself"
-    )]
-    pub fn attach<S: rmcp::Service<RoleClient>>(
-        &self,
-        name: impl Into<Arc<str>>,
-        running: RunningService<RoleClient, S>,
-    ) -> Result<(), SpecError> {
-        self.attach_inner(name.into(), running, None)
-    }
-
     /// Supervises a connection you opened yourself (any client handler: sampling, elicitation,
     /// roots, ...) as server `name`, replacing any server of that name, and makes every later
     /// connection of it with `reconnect` (for example an [`RmcpConnector`] that opens the same
@@ -57,7 +36,7 @@ impl Hub {
         running: RunningService<RoleClient, S>,
         reconnect: Arc<dyn Connector>,
     ) -> Result<(), SpecError> {
-        self.attach_inner(name.into(), running, Some(reconnect))
+        self.attach_inner(name.into(), running, reconnect)
     }
 
     /// Adds (or replaces) server `name` connected by `connector`, e.g. an [`RmcpConnector`] with
@@ -74,7 +53,7 @@ impl Hub {
         &self,
         name: Arc<str>,
         running: RunningService<RoleClient, S>,
-        reconnect: Option<Arc<dyn Connector>>,
+        reconnect: Arc<dyn Connector>,
     ) -> Result<(), SpecError> {
         let session: Arc<dyn Session> = Arc::new(RmcpSession::start(
             running,
@@ -83,7 +62,6 @@ impl Hub {
             None,
         ));
         let connector = Attached {
-            server: name.clone(),
             first: Mutex::new(Some(session.clone())),
             reconnect,
         };
@@ -125,11 +103,10 @@ impl Hub {
 }
 
 /// The connector of an attached server: hands over the attached connection once, then makes
-/// every later one with `reconnect`, or fails at once saying how to get the server back.
+/// every later one with `reconnect`.
 struct Attached {
-    server: Arc<str>,
     first: Mutex<Option<Arc<dyn Session>>>,
-    reconnect: Option<Arc<dyn Connector>>,
+    reconnect: Arc<dyn Connector>,
 }
 
 impl Connector for Attached {
@@ -137,33 +114,18 @@ impl Connector for Attached {
         &self,
         events: SessionEvents,
     ) -> BoxFuture<'_, Result<Arc<dyn Session>, ConnectError>> {
-        let first = self.first.lock_unpoisoned().take();
-        match (first, &self.reconnect) {
-            (Some(session), _) => Box::pin(std::future::ready(Ok(session))),
-            (None, Some(reconnect)) => reconnect.connect(events),
-            (None, None) => Box::pin(std::future::ready(Err(ConnectError::new(
-                ConnectResult::Closed,
-                format!(
-                    "server `{}` was attached and its connection ended; the hub cannot re-make \
-                     it: attach a new connection with a connector that makes the next ones \
-                     (Hub::attach_with)",
-                    self.server
-                ),
-            )))),
+        match self.first.lock_unpoisoned().take() {
+            Some(session) => Box::pin(std::future::ready(Ok(session))),
+            None => self.reconnect.connect(events),
         }
     }
 
     fn after_connect(&self, session: Arc<dyn Session>) -> BoxFuture<'_, Result<(), ConnectError>> {
-        match &self.reconnect {
-            Some(reconnect) => reconnect.after_connect(session),
-            None => Box::pin(std::future::ready(Ok(()))),
-        }
+        self.reconnect.after_connect(session)
     }
 
     fn network_transport(&self) -> &'static str {
-        self.reconnect
-            .as_ref()
-            .map_or("unknown", |r| r.network_transport())
+        self.reconnect.network_transport()
     }
 }
 

@@ -14,7 +14,7 @@ use crate::state::ToolName;
 
 /// Builds the rmcp connector for `spec`: [`StdioConnector`] for a command, [`HttpConnector`] for a
 /// URL, with the connect timeout, the `after_connect` hook for that server and the
-/// [`ServerRequests`](crate::supervise::ServerRequests) hook from `options`.
+/// [`ServerRequests`](crate::client::ServerRequests) hook from `options`.
 pub fn connector_for(
     spec: &ServerSpec,
     options: &HubOptions,

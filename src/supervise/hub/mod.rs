@@ -18,7 +18,7 @@ pub(super) mod attach;
 pub(super) mod factory;
 pub(super) mod fan_out;
 pub(super) mod inventory_view;
-pub(super) mod options;
+pub(crate) mod options;
 mod registry;
 pub(super) mod shared;
 pub(super) mod status;
@@ -85,7 +85,7 @@ impl Drop for HubInner {
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::sync::Arc;
-/// use mcp_readiness::{supervise::{AfterConnect, ConnectError, Hub, HubOptions}, state::ConnectResult};
+/// use mcp_readiness::{Hub, HubOptions, client::{AfterConnect, ConnectError}, state::ConnectResult};
 /// use mcp_readiness::{ServerSpec, ToolCall, TransportSpec};
 /// use rmcp::model::CallToolRequestParams;
 /// use serde_json::json;

@@ -16,7 +16,7 @@ use crate::state::EventSink;
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_readiness::supervise::HubOptions;
+/// use mcp_readiness::HubOptions;
 ///
 /// let options = HubOptions::builder()
 ///     .connect_timeout(Duration::from_secs(10))
@@ -27,7 +27,7 @@ use crate::state::EventSink;
 ///     .build()?;
 /// assert_eq!(options.cooldown(), Duration::from_secs(30));
 /// assert!(HubOptions::builder().cooldown(Duration::from_secs(30)).ping_timeout(Duration::ZERO).build().is_err());
-/// # Ok::<(), mcp_readiness::supervise::SpecError>(())
+/// # Ok::<(), mcp_readiness::client::SpecError>(())
 /// ```
 #[derive(Clone)]
 pub struct HubOptions {
@@ -99,8 +99,8 @@ impl HubOptions {
     }
 
     /// Checks what the configuration file checks: positive timeouts and ping interval.
-    pub(crate) fn validate(&self) -> Result<(), crate::supervise::SpecError> {
-        let bad = |option, problem| Err(crate::supervise::SpecError::BadOption { option, problem });
+    pub(crate) fn validate(&self) -> Result<(), crate::client::SpecError> {
+        let bad = |option, problem| Err(crate::client::SpecError::BadOption { option, problem });
         if self.connect_timeout.is_zero() {
             return bad(
                 "connect_timeout",
@@ -348,7 +348,7 @@ impl HubOptionsBuilder {
     /// The options, checked as [`Hub::new`](crate::supervise::Hub::new) checks them: an error names the
     /// option that cannot work (a zero timeout or interval, a crash backoff whose longest delay is
     /// shorter than its first).
-    pub fn build(self) -> Result<HubOptions, crate::supervise::SpecError> {
+    pub fn build(self) -> Result<HubOptions, crate::client::SpecError> {
         self.options.validate()?;
         Ok(self.options)
     }

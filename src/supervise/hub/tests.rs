@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::client::*;
 use crate::resolve::Inventory;
 use crate::state::State;
 use crate::state::ToolCall;

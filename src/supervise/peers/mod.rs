@@ -49,7 +49,7 @@ use slot::{Conn, Slot};
 ///    being sent to a dead peer; the change feed makes the layer re-check at once;
 ///  - **errors classified with the hub's rules**: 401/403 → `unauthenticated`, a dead pipe →
 ///    `transport_error` (and `absent`), a JSON-RPC error → `tool_error`, no answer within the call
-///    timeout → `timeout`; calls fail with the hub's [`CallError`](crate::supervise::CallError);
+///    timeout → `timeout`; calls fail with the hub's [`CallError`](crate::client::CallError);
 ///  - **events** ([`ConnectionEvent`]) to an optional sink, usually [`Metrics`](crate::Metrics):
 ///    `server_state`, `connects_total`, `server_tools` and the status page;
 ///  - **the peer** for everything beyond tools: [`Peers::peer`].
@@ -57,7 +57,7 @@ use slot::{Conn, Slot};
 ///  What it does not do is reconnect: the connection is the service's, so after a drop it stays
 ///  `absent` until the service inserts a new one. For supervision (reconnect on use, cooldown,
 ///  health pings, retry-once) with your own connections or client handler, use
-///  an [`RmcpConnector`](crate::supervise::RmcpConnector) with
+///  an [`RmcpConnector`](crate::client::RmcpConnector) with
 ///  [`Hub::add_connector`](crate::supervise::Hub::add_connector), or hand over a connection you
 ///  opened with [`Hub::attach_with`](crate::supervise::Hub::attach_with).
 ///

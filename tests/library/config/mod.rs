@@ -10,9 +10,9 @@ mod probe;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use mcp_readiness::config::{Config, ConfigError};
 use mcp_readiness::secret::Secret;
 use mcp_readiness::{Budget, TransportSpec};
+use mcp_readiness::{Config, config::ConfigError};
 
 const TOKEN: &str = "ghp_s3cr3t_t0ken_value";
 

@@ -2,7 +2,7 @@
 //! that name the file, the path and what was expected.
 
 use super::*;
-use mcp_readiness::supervise::{AssertionSource, Dpop, IdentityProvider, OAuthGrant};
+use mcp_readiness::client::{AssertionSource, Dpop, IdentityProvider, OAuthGrant};
 
 #[test]
 fn an_oauth_server_gets_its_store_relative_to_the_file_and_the_command_that_reauthorizes_it() {

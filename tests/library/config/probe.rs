@@ -1,6 +1,6 @@
 //! `readiness.probe`: what it configures, and the exact error of each mistake (file and JSON path).
 
-use mcp_readiness::supervise::ProtocolGenerations;
+use mcp_readiness::client::ProtocolGenerations;
 
 use super::*;
 

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use mcp_readiness::State;
-use mcp_readiness::metrics::{Metrics, names};
 use mcp_readiness::state::{CallOutcome, ConnectResult, ConnectionEvent, EventSink};
+use mcp_readiness::{Metrics, metrics::names};
 use proptest::prelude::*;
 
 use crate::support::events::*;

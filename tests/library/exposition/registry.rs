@@ -4,8 +4,11 @@
 use std::time::Duration;
 
 use mcp_readiness::State;
-use mcp_readiness::metrics::{Metrics, MetricsError, names};
 use mcp_readiness::state::{CallOutcome, EventSink};
+use mcp_readiness::{
+    Metrics,
+    metrics::{MetricsError, names},
+};
 use prometheus::Registry;
 
 use crate::support::events::*;

@@ -12,9 +12,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::FutureExt;
-use mcp_readiness::layer::{NotReady, ReadinessLayer, ReadinessLayerBuilder, execute_tool_span};
 use mcp_readiness::state::CallOutcome;
 use mcp_readiness::{Budget, Metrics, Snapshot, State, StaticInventory, ToolCall, ToolName};
+use mcp_readiness::{
+    NotReady, ReadinessLayer,
+    layer::{ReadinessLayerBuilder, execute_tool_span},
+};
 use rmcp::model::{CallToolResult, ContentBlock};
 use tower::{BoxError, Service, ServiceBuilder, ServiceExt};
 use tracing::field::{Field, Visit};

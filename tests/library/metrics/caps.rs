@@ -2,8 +2,8 @@
 //! callers name capped and configured ones never.
 
 use mcp_readiness::State;
-use mcp_readiness::metrics::{Metrics, names};
 use mcp_readiness::state::{CallOutcome, EventSink};
+use mcp_readiness::{Metrics, metrics::names};
 
 use crate::support::events::*;
 use crate::support::exposition::*;

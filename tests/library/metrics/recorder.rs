@@ -5,8 +5,11 @@ use std::env;
 use std::time::Duration;
 
 use mcp_readiness::State;
-use mcp_readiness::metrics::{ManualClock, Metrics, names};
 use mcp_readiness::state::{ConnectResult, ConnectionEvent, EventSink};
+use mcp_readiness::{
+    Metrics,
+    metrics::{ManualClock, names},
+};
 
 use crate::support::events::*;
 use crate::support::exposition::*;

@@ -3,9 +3,9 @@
 use std::time::Duration;
 
 use mcp_readiness::State;
-use mcp_readiness::metrics::{Metrics, names};
 use mcp_readiness::resolve::Scope;
 use mcp_readiness::state::{CallOutcome, ConnectResult, ConnectionEvent, EventSink};
+use mcp_readiness::{Metrics, metrics::names};
 
 use crate::support::events::*;
 use crate::support::exposition::*;

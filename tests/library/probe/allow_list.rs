@@ -4,8 +4,8 @@
 
 use std::sync::atomic::Ordering;
 
+use mcp_readiness::Metrics;
 use mcp_readiness::exporter;
-use mcp_readiness::metrics::Metrics;
 use mcp_readiness::probe::{ProbeConfig, Prober};
 
 use super::*;

@@ -3,8 +3,8 @@
 //! attempt's result and the reason) and then the metrics, which carry
 //! `mcp_readiness_probe_phase_duration_seconds{phase}` on every answer.
 
+use mcp_readiness::Metrics;
 use mcp_readiness::exporter;
-use mcp_readiness::metrics::Metrics;
 
 use super::*;
 

@@ -14,7 +14,7 @@ use mcp_readiness::State;
 use mcp_readiness::probe::{ProbeConfig, ProbeRequest};
 use mcp_readiness::secret::Secret;
 use mcp_readiness::state::ConnectResult;
-use mcp_readiness::supervise::{Hub, HubOptions};
+use mcp_readiness::{Hub, HubOptions};
 use mcp_readiness::{ServerSpec, ToolCall, TransportSpec};
 
 use super::*;
@@ -165,7 +165,7 @@ async fn failing_server(failing: Arc<AtomicBool>) -> String {
 
 #[tokio::test]
 async fn a_health_ping_that_fails_reads_the_root_cause_not_the_transport_type() {
-    use mcp_readiness::resolve::Inventory as _;
+    use mcp_readiness::Inventory as _;
     let failing = Arc::new(AtomicBool::new(false));
     let url = failing_server(failing.clone()).await;
     let spec = ServerSpec {

@@ -4,9 +4,9 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use mcp_readiness::State;
+use mcp_readiness::client::ProtocolGenerations;
 use mcp_readiness::probe::{ProbeConfig, ProbeRequest};
 use mcp_readiness::state::ConnectResult;
-use mcp_readiness::supervise::ProtocolGenerations;
 
 use super::*;
 

@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use mcp_readiness::State;
-use mcp_readiness::metrics::{ManualClock, Metrics};
 use mcp_readiness::resolve::{Scope, Verdict};
 use mcp_readiness::state::{
     CallOutcome, ConnectResult, ConnectionEvent, CredentialExpiry, CredentialKind, EventSink,
 };
+use mcp_readiness::{Metrics, metrics::ManualClock};
 
 pub(crate) fn added(server: &str, state: State) -> ConnectionEvent {
     ConnectionEvent::ServerAdded {

@@ -89,7 +89,7 @@ async fn check_stops_every_child_and_its_group_on_sigterm_sigint_and_sighup_and_
 
 #[tokio::test]
 async fn a_cooldown_of_u64_max_seconds_reads_absent_instead_of_panicking_a_worker() {
-    use mcp_readiness::supervise::HubOptions;
+    use mcp_readiness::HubOptions;
     use mcp_readiness::{Hub, ServerSpec, State, TransportSpec};
 
     let spec = ServerSpec {
@@ -233,8 +233,8 @@ async fn a_server_writing_garbage_to_stdout_is_absent_at_once_with_add_connectio
 
 #[tokio::test]
 async fn shutdown_tells_the_event_sinks_so_metrics_stop_reading_ready() {
-    use mcp_readiness::metrics::Metrics;
-    use mcp_readiness::supervise::HubOptions;
+    use mcp_readiness::HubOptions;
+    use mcp_readiness::Metrics;
     use mcp_readiness::{Hub, State};
 
     let metrics = Metrics::new();

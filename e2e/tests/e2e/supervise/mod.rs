@@ -25,14 +25,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_readiness::secret::Secret;
-use mcp_readiness::{Inventory, State, ToolCall};
 use mcp_readiness::{
+    Hub, HubOptions, ServerSpec, TransportSpec,
+    client::{AfterConnect, CallErrorKind, ConnectError, NotConnected},
     state::{ConnectResult, ConnectionEvent},
-    supervise::{
-        AfterConnect, CallErrorKind, ConnectError, Hub, HubOptions, HubOptionsBuilder,
-        NotConnected, ServerSpec, TransportSpec,
-    },
+    supervise::HubOptionsBuilder,
 };
+use mcp_readiness::{Inventory, State, ToolCall};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use serde_json::{Value, json};
 use tokio::time::Instant;
