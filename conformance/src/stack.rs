@@ -66,7 +66,7 @@ impl Stack {
     pub(crate) fn start(spec: ServerSpec) -> Result<Stack, String> {
         let metrics = Metrics::new();
         let options = HubOptions::builder()
-            // A scenario is one short run: no health probe of its own on the suite's server.
+            // A scenario is one short run: no health ping of its own on the suite's server.
             .health_interval(None)
             // A service with a person behind it: what a server asks is answered.
             .server_requests(crate::answers::AcceptDefaults)

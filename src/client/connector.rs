@@ -9,6 +9,12 @@ use futures::future::BoxFuture;
 use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 
+use std::error::Error as StdError;
+
+use rmcp::service::ClientInitializeError;
+
+use crate::client::reasons::rmcp_errors::classify_init_error;
+use crate::secret::redact;
 use crate::state::ConnectResult;
 use crate::state::ServerIdentity;
 
@@ -52,7 +58,7 @@ impl ConnectError {
     /// assert!(error.message.contains("check that its command is installed"));
     /// ```
     pub fn classify(server: &str, error: &(dyn std::error::Error + Send + Sync + 'static)) -> Self {
-        super::rmcp_connector::connect_error_of(server, error)
+        connect_error_of(server, error)
     }
 
     /// The server said when to come back (HTTP 429 / 503 with `Retry-After`): the supervisor
@@ -87,7 +93,7 @@ pub trait Session: Send + Sync + 'static {
     /// Lists every tool the server offers now (all pages).
     fn list_tools(&self) -> BoxFuture<'_, Result<Vec<Tool>, ServiceError>>;
 
-    /// One liveness probe: the MCP `ping` request on sessions before 2026-07-28, a cheap request
+    /// One liveness ping: the MCP `ping` request on sessions before 2026-07-28, a cheap request
     /// (`server/discover`) on 2026-07-28 sessions, which have no `ping`.
     fn ping(&self) -> BoxFuture<'_, Result<(), ServiceError>>;
 
@@ -343,4 +349,68 @@ pub(crate) fn run_hook(
         Some(hook) => hook(session),
         None => Box::pin(std::future::ready(Ok(()))),
     }
+}
+
+/// A failed connect of `server`, classified with the hub's rules ([`ConnectError::classify`]);
+/// the message is redacted of URL paths, credentials and bearer tokens.
+fn connect_error_of(server: &str, error: &(dyn StdError + Send + Sync + 'static)) -> ConnectError {
+    let root: &(dyn StdError + 'static) = error;
+    let chain = || std::iter::successors(Some(root), |e: &&(dyn StdError + 'static)| (*e).source());
+    let result = if let Some(init) = chain().find_map(|e| e.downcast_ref::<ClientInitializeError>())
+    {
+        classify_init_error(init, 0)
+    } else {
+        match chain()
+            .find_map(|e| e.downcast_ref::<std::io::Error>())
+            .map(std::io::Error::kind)
+        {
+            Some(std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied) => {
+                ConnectResult::SpawnFailed
+            }
+            Some(std::io::ErrorKind::ConnectionRefused) => ConnectResult::Refused,
+            // A process that could not start for want of descriptors or memory.
+            _ if chain()
+                .find_map(|e| e.downcast_ref::<std::io::Error>())
+                .and_then(crate::util::out_of_descriptors)
+                .is_some() =>
+            {
+                ConnectResult::SpawnFailed
+            }
+            Some(std::io::ErrorKind::TimedOut) => ConnectResult::Timeout,
+            _ => ConnectResult::Closed,
+        }
+    };
+    let mut detail = crate::client::reasons::reason::explain(root);
+    if result == ConnectResult::SpawnFailed {
+        // No MCP server ran: the process the command names could not start.
+        if let Some(what) = detail.strip_prefix("the MCP server: ") {
+            detail = format!("the child process could not start: {what}");
+        }
+    }
+    // The caller's own words on top of the cause (`anyhow`'s `.context(..)`, a wrapping error):
+    // kept after the root cause when they say something more and hold no type name. rmcp's own
+    // wrappers ("Send message error, when send initialize request: ...") are not kept: the
+    // explanation already says what they wrap.
+    let top = error.to_string();
+    let from_rmcp =
+        chain().any(|e| e.is::<ClientInitializeError>() || e.is::<rmcp::ServiceError>());
+    if !from_rmcp
+        && top.chars().count() <= crate::client::reasons::reason::REMOTE_TEXT_MAX
+        && !top.contains("::")
+        && !top.contains('<')
+        && !detail.contains(top.as_str())
+    {
+        detail = format!("{detail}; {top}");
+    }
+    let detail = redact(&detail, &[]);
+    let next = match result {
+        ConnectResult::Unauthorized => "re-authorize it, then connect again",
+        ConnectResult::SpawnFailed => "check that its command is installed and executable",
+        ConnectResult::Refused => "check that the server is running and reachable",
+        _ => "check that it speaks MCP, then connect again",
+    };
+    ConnectError::new(
+        result,
+        format!("server `{server}`: connecting failed ({detail}); {next}"),
+    )
 }

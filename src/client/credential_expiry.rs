@@ -62,7 +62,7 @@ pub(crate) fn jwt_exp(token: &str) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::client::credential_expiry::*;
 
     fn jwt(claims: &str) -> String {
         format!(

@@ -33,11 +33,8 @@
 //! - `reason.rs`: the one way an error chain becomes the reason a person reads (the root cause
 //!   first, the system at fault named, no Rust type names, remote text cut).
 
-pub(crate) mod call_outcome;
-#[cfg(feature = "hub")]
-pub(crate) mod child_guard;
-#[cfg(feature = "hub")]
-pub(crate) mod child_streams;
+// The door: the contract every connection kind implements, the errors a call and a connect end
+// with, and a credential's expiry. The rooms below it (see the module doc) hold the rest.
 #[cfg(feature = "hub")]
 pub(crate) mod connector;
 #[cfg(feature = "hub")]
@@ -46,50 +43,23 @@ pub(crate) mod credential_expiry;
 // the plans still read one, the same way in every build.
 #[cfg_attr(not(feature = "hub"), allow(dead_code))]
 pub(crate) mod error;
+
 #[cfg(feature = "hub")]
-pub(crate) mod generations;
+pub(crate) mod handshake;
 #[cfg(feature = "hub")]
-pub(crate) mod lifecycle;
+pub(crate) mod http;
 #[cfg(feature = "oauth")]
 pub(crate) mod oauth;
+pub(crate) mod reasons;
 #[cfg(feature = "hub")]
-pub(crate) mod quiet;
-#[cfg(feature = "hub")]
-pub(crate) mod reason;
-#[cfg(feature = "hub")]
-pub(crate) mod retry_after;
-#[cfg(feature = "hub")]
-pub(crate) mod rmcp_connector;
-// Without `hub` only the call rules (`is_pipe_dead`, `is_auth_failure`) are used; the handshake
-// rules are there for the connectors.
-#[cfg_attr(not(feature = "hub"), allow(dead_code))]
-pub(crate) mod rmcp_errors;
-#[cfg(feature = "hub")]
-pub(crate) mod rmcp_session;
-#[cfg(feature = "hub")]
-pub(crate) mod server_requests;
-#[cfg(feature = "hub")]
-pub(crate) mod session_id;
+pub(crate) mod session;
 #[cfg(feature = "hub")]
 pub(crate) mod spec;
 #[cfg(feature = "hub")]
-pub(crate) mod spec_builders;
-#[cfg(feature = "hub")]
-pub(crate) mod spec_error;
-#[cfg(feature = "hub")]
 pub(crate) mod stdio;
 #[cfg(feature = "hub")]
-pub(crate) mod stream_pacing;
-#[cfg(feature = "hub")]
-pub(crate) mod streamable_http;
-#[cfg(feature = "hub")]
-pub(crate) mod task;
-#[cfg(feature = "tls")]
-pub(crate) mod tls_certificate;
-#[cfg(feature = "hub")]
-pub(crate) mod tool_pages;
+pub(crate) mod transport;
 
-pub(crate) use call_outcome::classify_service_error;
 #[cfg(feature = "hub")]
 pub use connector::{
     AfterConnect, ConnectError, Connector, HttpAnswer, MAX_RETRY_AFTER, Renewal, Session,
@@ -99,26 +69,27 @@ pub use connector::{
 pub use credential_expiry::CredentialState;
 pub use error::{CallError, CallErrorKind, NotConnected};
 #[cfg(feature = "hub")]
-pub use generations::ProtocolGenerations;
+pub use handshake::generations::ProtocolGenerations;
+#[cfg(feature = "hub")]
+pub use http::HttpConnector;
 #[cfg(feature = "oauth")]
 pub use oauth::{LoginError, authorize};
+pub(crate) use reasons::call_outcome::classify_service_error;
 #[cfg(feature = "hub")]
-pub use rmcp_connector::RmcpConnector;
+pub(crate) use reasons::rmcp_errors::is_auth_failure;
 #[cfg(feature = "hub")]
-pub(crate) use rmcp_errors::is_auth_failure;
+pub use session::rmcp_connector::RmcpConnector;
 #[cfg(feature = "hub")]
-pub use server_requests::{MAX_INPUT_ROUNDS, ServerRequests};
+pub use session::server_requests::{MAX_INPUT_ROUNDS, ServerRequests};
+#[cfg(feature = "hub")]
+pub use session::task::{input_required, task_failed};
+#[cfg(feature = "hub")]
+pub use session::tool_pages::{MAX_TOOL_PAGES, MAX_TOOLS};
+#[cfg(feature = "hub")]
+pub use spec::error::SpecError;
 #[cfg(feature = "hub")]
 pub use spec::{AssertionSource, Dpop, IdentityProvider, OAuthGrant, OAuthSpec};
 #[cfg(feature = "hub")]
 pub(crate) use spec::{ServerSpec, TransportSpec};
 #[cfg(feature = "hub")]
-pub use spec_error::SpecError;
-#[cfg(feature = "hub")]
 pub use stdio::{MAX_STDOUT_LINE, StdioConnector};
-#[cfg(feature = "hub")]
-pub use streamable_http::HttpConnector;
-#[cfg(feature = "hub")]
-pub use task::{input_required, task_failed};
-#[cfg(feature = "hub")]
-pub use tool_pages::{MAX_TOOL_PAGES, MAX_TOOLS};

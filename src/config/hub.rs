@@ -66,7 +66,7 @@ impl Config {
 
 #[cfg(test)]
 mod tests {
-    use crate::Config;
+    use crate::config::Config;
     use crate::state::State;
 
     /// A `.mcp.json` with an OAuth server, in a build without the `oauth` feature (the library's
@@ -125,7 +125,7 @@ mod tests {
             assert!(reason.contains(problem), "{reason}");
             assert!(reason.contains("fix `url`"), "{reason}");
             assert!(!reason.contains("hunter2"), "{reason}");
-            let call = crate::ToolCall::new(format!("mcp__{server}__search").as_str());
+            let call = crate::state::ToolCall::new(format!("mcp__{server}__search").as_str());
             let error = hub.call(call).await.unwrap_err().to_string();
             assert!(error.contains("`url`"), "{error}");
         }

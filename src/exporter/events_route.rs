@@ -126,8 +126,8 @@ mod tests {
     use tokio::time::Instant;
 
     use super::*;
-    use crate::State;
     use crate::metrics::CHANGE_HISTORY;
+    use crate::state::State;
     use crate::state::{ConnectionEvent, EventSink as _};
 
     /// One event of the stream: its `event:`, `id:` and `data:` lines.

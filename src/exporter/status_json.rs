@@ -140,7 +140,7 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
-    use crate::State;
+    use crate::state::State;
     use crate::state::{CredentialExpiry, CredentialKind, ServerIdentity};
 
     fn row(state: State) -> ServerRow {

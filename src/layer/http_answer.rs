@@ -20,7 +20,8 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use tower::BoxError;
 
-use super::{CallFailure, NotReady};
+use super::NotReady;
+use super::failure::CallFailure;
 use crate::client::{CallErrorKind, NotConnected};
 use crate::state::{CallOutcome, State};
 
@@ -167,10 +168,11 @@ mod tests {
     use tower::{ServiceBuilder, ServiceExt};
 
     use super::HttpFailure;
-    use crate::StaticInventory;
     use crate::client::{CallError, CallErrorKind, NotConnected};
+    use crate::resolve::inventory::StaticInventory;
     use crate::resolve::{Budget, Snapshot};
-    use crate::{ReadinessLayer, ToolCall};
+    use crate::layer::readiness_layer::ReadinessLayer;
+    use crate::state::ToolCall;
 
     async fn refused(snapshot: Snapshot, tool: &str) -> tower::BoxError {
         let budget = Budget::try_new(Duration::from_secs(3), Duration::from_secs(1)).unwrap();

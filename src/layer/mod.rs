@@ -52,8 +52,6 @@ mod service;
 mod span;
 
 pub use builder::ReadinessLayerBuilder;
-#[cfg(feature = "hub")]
-pub(crate) use failure::CallFailure;
 pub use future::ResponseFuture;
 #[cfg(feature = "http")]
 pub use http_answer::{CONNECTING_RETRY_AFTER, HttpFailure};

@@ -481,9 +481,9 @@ mod tests {
     use prometheus::Registry;
 
     use super::*;
-    use crate::State;
     use crate::metrics::ManualClock;
     use crate::resolve::Verdict;
+    use crate::state::State;
     use crate::state::{CallOutcome, ConnectionEvent, EventSink};
 
     fn record(metrics: &Metrics) {

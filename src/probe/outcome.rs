@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use crate::State;
 use crate::client::ConnectError;
+use crate::state::State;
 use crate::state::{ConnectResult, CredentialExpiry, ServerIdentity};
 
 /// What one probe found, in the vocabulary of the supervised series.

@@ -136,7 +136,7 @@ pub(crate) async fn reach(target: &ProbeTarget, clock: &PhaseClock) -> Reached {
 
 #[cfg(feature = "tls")]
 async fn tls(host: &str, stream: tokio::net::TcpStream, clock: &PhaseClock) -> Option<i64> {
-    use crate::client::tls_certificate::{CertificateSlot, client_config};
+    use crate::client::transport::tls_certificate::{CertificateSlot, client_config};
     use rustls::pki_types::ServerName;
 
     clock.begin("tls");

@@ -17,10 +17,10 @@ use super::outcome::{ProbeOutcome, state_of_failure};
 use super::phases::{PhaseClock, reach};
 use super::probe_config::{ProbeConfig, ProbeModule};
 use super::target_pattern::ProbeTarget;
-use crate::State;
 use crate::client::{Connector, HttpConnector, SessionEvents, SpecError};
 use crate::secret::Secret;
 use crate::state::ConnectResult;
+use crate::state::State;
 
 /// How much earlier than the scrape's own timeout (`X-Prometheus-Scrape-Timeout-Seconds`) a probe
 /// ends, so its answer reaches Prometheus in time (blackbox_exporter's default offset).
@@ -513,7 +513,7 @@ fn check_module(name: &str, module: &ProbeModule) -> Result<(), ProbeSetupError>
     }
     if module.oauth.is_some() && !cfg!(feature = "oauth") {
         return Err(problem(
-            crate::client::spec_error::OAUTH_FEATURE_MISSING.into(),
+            crate::client::spec::error::OAUTH_FEATURE_MISSING.into(),
         ));
     }
     Ok(())

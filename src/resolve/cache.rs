@@ -62,7 +62,7 @@ impl Default for CacheTtls {
 ///   connecting server paid the budget three times).
 /// - `ready`, and a live server not offering a tool, are facts about one **tool**.
 /// - Single flight per server: concurrent resolutions for tools of one server share one wait.
-/// - A ready hit is lock-free and allocation-free (two `arc-swap` loads, one map probe, one clock
+/// - A ready hit is lock-free and allocation-free (two `arc-swap` loads, one map lookup, one clock
 ///   read), so threads do not contend on it.
 ///
 /// ```
@@ -271,7 +271,7 @@ impl CapabilityCache {
     }
 
     /// The slot `tool`'s per-tool verdicts are kept in (created empty), for a caller that keeps
-    /// it to skip the map probe of [`CapabilityCache::lookup`]. `None` past the tool-name cap.
+    /// it to skip the map lookup of [`CapabilityCache::lookup`]. `None` past the tool-name cap.
     /// A slot stays valid for the cache's whole life: [`CapabilityCache::clear`] empties slots in
     /// place.
     pub(crate) fn tool_slot(&self, tool: &ToolName) -> Option<Arc<ToolSlot>> {
@@ -281,7 +281,7 @@ impl CapabilityCache {
 
     /// If `slot` holds a ready verdict that is still fresh (then it is [`Verdict::READY`]), now,
     /// as the start of the call it admits: [`CapabilityCache::lookup`] for the ready path,
-    /// without the map probe or the clone. Two atomic loads, the inventory's generation and one
+    /// without the map lookup or the clone. Two atomic loads, the inventory's generation and one
     /// clock read (the entry's [`Deadline`] knows which clock; see `ready_path`).
     #[inline]
     pub(crate) fn ready_now(&self, slot: &ToolSlot) -> Option<CallStart> {
@@ -492,8 +492,8 @@ impl fmt::Debug for CapabilityCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::StaticInventory;
     use crate::resolve::Snapshot;
+    use crate::resolve::inventory::StaticInventory;
 
     #[tokio::test(start_paused = true)]
     async fn invented_server_names_cannot_grow_the_cache_past_its_cap() {

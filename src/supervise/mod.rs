@@ -19,7 +19,7 @@
 //!   servers; a 429 / 503 with `Retry-After` reads `connecting` until the time the server asked for;
 //! - **retry once**: a call whose pipe died reconnects and, when marked idempotent, runs once more;
 //!   a tool result with `isError` or a JSON-RPC error is an answer and never retried;
-//! - **health**: an optional probe every 30 s (`ping`, or `server/discover` on 2026-07-28 sessions)
+//! - **health**: an optional health ping every 30 s (`ping`, or `server/discover` on 2026-07-28 sessions)
 //!   finds a dead server before a user call, and `notifications/tools/list_changed` (a
 //!   `subscriptions/listen` stream on 2026-07-28 sessions) refreshes the tool list.
 //!

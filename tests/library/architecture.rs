@@ -25,6 +25,10 @@ struct CrateUse {
     file: PathBuf,
     line: usize,
     module: String,
+    /// Written in code (not a comment) through a name the crate root re-exports (`crate::State`):
+    /// code names the module (`crate::state::State`), so that nothing imports through the root,
+    /// which uses every module. Doc links may name the root: it is the name's one public path.
+    through_root: bool,
 }
 
 fn root() -> &'static Path {
@@ -42,14 +46,14 @@ fn identifiers(cell: &str) -> Vec<String> {
         .collect()
 }
 
-/// The rows of the table under "## The modules of the library" whose header is
-/// `| module | holds | uses | feature |`, top to bottom; rows naming no module of this package
+/// The rows of the table under the section `## {title}` whose header is
+/// `| {first} | holds | uses | feature |`, top to bottom; rows naming no module of this package
 /// (the command line's) are left out.
-fn module_table(doc: &str) -> Vec<Row> {
+fn module_table(doc: &str, title: &str, first: &str) -> Vec<Row> {
     let section = doc
         .split("\n## ")
-        .find(|section| section.starts_with("The modules of the library"))
-        .expect("docs/architecture.md has a section `## The modules of the library`");
+        .find(|section| section.starts_with(title))
+        .unwrap_or_else(|| panic!("docs/architecture.md has a section `## {title}`"));
     let mut lines = section.lines().skip_while(|line| !line.starts_with('|'));
     let header: Vec<&str> = lines
         .next()
@@ -59,8 +63,8 @@ fn module_table(doc: &str) -> Vec<Row> {
         .collect();
     assert_eq!(
         header,
-        ["", "module", "holds", "uses", "feature", ""],
-        "the module table's columns are | module | holds | uses | feature |"
+        ["", first, "holds", "uses", "feature", ""],
+        "the table's columns are | {first} | holds | uses | feature |"
     );
     let mut rows = Vec::new();
     for line in lines {
@@ -84,10 +88,11 @@ fn module_table(doc: &str) -> Vec<Row> {
     rows
 }
 
-/// The library's top-level modules: the folders and files of `src/` but `lib.rs`.
+/// The modules of a folder: its sub-folders and files but `lib.rs` / `mod.rs` (for `src/`, the
+/// library's top-level modules; for `src/client/`, the client's rooms and the files at its door).
 fn source_modules(src: &Path) -> BTreeSet<String> {
     fs::read_dir(src)
-        .expect("src/ is readable")
+        .expect("the source folder is readable")
         .map(|entry| entry.expect("src/ is readable").path())
         .filter_map(|path| {
             let name = path.file_name()?.to_str()?.to_owned();
@@ -95,7 +100,7 @@ fn source_modules(src: &Path) -> BTreeSet<String> {
                 Some(name)
             } else {
                 let stem = name.strip_suffix(".rs")?;
-                (stem != "lib").then(|| stem.to_owned())
+                (stem != "lib" && stem != "mod").then(|| stem.to_owned())
             }
         })
         .collect()
@@ -177,21 +182,24 @@ fn group_heads(text: &str) -> Vec<&str> {
     heads
 }
 
-/// Every path from the crate root in `text` that names one of `modules` (directly or through a
-/// root re-export), with its line.
+/// Every path from `prefix` (`crate::`, or `crate::client::` for the client's rooms) in `text`
+/// that names one of `modules` (directly or through a root re-export), with its line.
 fn crate_uses(
     file: &Path,
     text: &str,
+    prefix: &str,
     modules: &BTreeSet<String>,
     reexports: &BTreeMap<String, String>,
 ) -> Vec<CrateUse> {
     let mut found = Vec::new();
-    for (at, _) in text.match_indices("crate::") {
+    for (at, _) in text.match_indices(prefix) {
         let before = text[..at].chars().next_back();
         if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
             continue;
         }
-        let after = text[at + "crate::".len()..].trim_start();
+        let after = text[at + prefix.len()..].trim_start();
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let in_comment = text[line_start..at].trim_start().starts_with("//");
         let heads = if after.starts_with('{') {
             group_heads(after)
         } else {
@@ -199,10 +207,10 @@ fn crate_uses(
         };
         let line = text[..at].matches('\n').count() + 1;
         for head in heads {
-            let module = if modules.contains(head) {
-                head
+            let (module, through_root) = if modules.contains(head) {
+                (head, false)
             } else if let Some(module) = reexports.get(head) {
-                module.as_str()
+                (module.as_str(), !in_comment)
             } else {
                 continue;
             };
@@ -210,6 +218,7 @@ fn crate_uses(
                 file: file.to_owned(),
                 line,
                 module: module.to_owned(),
+                through_root,
             });
         }
     }
@@ -247,23 +256,28 @@ fn cycle(uses: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
         .find_map(|node| visit(node, uses, &mut Vec::new(), &mut done))
 }
 
-#[test]
-fn every_import_points_down_the_module_table_of_docs_architecture() {
-    let doc = fs::read_to_string(root().join("docs/architecture.md"))
-        .expect("docs/architecture.md is readable");
-    let rows = module_table(&doc);
-    let src = root().join("src");
-    let modules = source_modules(&src);
+/// What is wrong with the drawing of one folder's rooms: the table under `## {title}` against the
+/// folder `src_dir`, whose files name each other from `prefix`.
+fn drawing_problems(
+    doc: &str,
+    (title, first): (&str, &str),
+    src_dir: &Path,
+    prefix: &str,
+    reexports: &BTreeMap<String, String>,
+) -> Vec<String> {
+    let rows = module_table(doc, title, first);
+    let modules = source_modules(src_dir);
+    let folder = src_dir.strip_prefix(root()).unwrap_or(src_dir).display();
     let mut problems = Vec::new();
 
-    // The table and src/ name the same modules; a module's level is its row.
+    // The table and the folder name the same modules; a module's level is its row.
     let mut level = BTreeMap::new();
     let mut uses = BTreeMap::new();
     for (i, row) in rows.iter().enumerate() {
         for module in &row.modules {
             if !modules.contains(module) {
                 problems.push(format!(
-                    "docs/architecture.md lists `{module}`, which is not a module of src/"
+                    "docs/architecture.md ({title}) lists `{module}`, which is not in {folder}/"
                 ));
             }
             level.insert(module.clone(), i);
@@ -273,7 +287,7 @@ fn every_import_points_down_the_module_table_of_docs_architecture() {
     for module in &modules {
         if !level.contains_key(module) {
             problems.push(format!(
-                "src/{module} is not in the module table of docs/architecture.md"
+                "{folder}/{module} is not in the table `{title}` of docs/architecture.md"
             ));
         }
     }
@@ -299,13 +313,11 @@ fn every_import_points_down_the_module_table_of_docs_architecture() {
         ));
     }
 
-    // The code: every path from the crate root names a module the table lets it use.
-    let lib = fs::read_to_string(src.join("lib.rs")).expect("src/lib.rs is readable");
-    let reexports = root_reexports(&lib, &modules);
+    // The code: every path from the prefix names a module the table lets it use.
     for module in &modules {
         let mut files = Vec::new();
-        rust_files(&src.join(module), &mut files);
-        let single = src.join(format!("{module}.rs"));
+        rust_files(&src_dir.join(module), &mut files);
+        let single = src_dir.join(format!("{module}.rs"));
         if single.is_file() {
             files.push(single);
         }
@@ -313,15 +325,21 @@ fn every_import_points_down_the_module_table_of_docs_architecture() {
         let allowed = uses.get(module).cloned().unwrap_or_default();
         for file in files {
             let text = fs::read_to_string(&file).expect("a source file is readable");
-            for found in crate_uses(&file, &text, &modules, &reexports) {
-                if found.module == *module || allowed.contains(&found.module) {
-                    continue;
-                }
+            for found in crate_uses(&file, &text, prefix, &modules, reexports) {
                 let shown = found
                     .file
                     .strip_prefix(root())
                     .unwrap_or(&found.file)
                     .display();
+                if found.through_root {
+                    problems.push(format!(
+                        "{shown}:{}: imports `{}` through the crate root (name the module: the root uses every module)",
+                        found.line, found.module
+                    ));
+                }
+                if found.module == *module || allowed.contains(&found.module) {
+                    continue;
+                }
                 problems.push(format!(
                     "{shown}:{}: `{module}` uses `{}`, which its row of docs/architecture.md does not list",
                     found.line, found.module
@@ -329,9 +347,46 @@ fn every_import_points_down_the_module_table_of_docs_architecture() {
             }
         }
     }
+    problems
+}
+
+#[test]
+fn every_import_points_down_the_module_table_of_docs_architecture() {
+    let doc = fs::read_to_string(root().join("docs/architecture.md"))
+        .expect("docs/architecture.md is readable");
+    let src = root().join("src");
+    let lib = fs::read_to_string(src.join("lib.rs")).expect("src/lib.rs is readable");
+    let reexports = root_reexports(&lib, &source_modules(&src));
+    let problems = drawing_problems(
+        &doc,
+        ("The modules of the library", "module"),
+        &src,
+        "crate::",
+        &reexports,
+    );
     assert!(
         problems.is_empty(),
         "imports that do not point down the module table:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// The client's wing, drawn the same way: its rooms and the files at its door, every import
+/// between them pointing down, no circle (its `mod.rs`, the door's re-exports, is not a room).
+#[test]
+fn every_import_in_the_client_points_down_its_rooms() {
+    let doc = fs::read_to_string(root().join("docs/architecture.md"))
+        .expect("docs/architecture.md is readable");
+    let problems = drawing_problems(
+        &doc,
+        ("The rooms of the client", "room"),
+        &root().join("src/client"),
+        "crate::client::",
+        &BTreeMap::new(),
+    );
+    assert!(
+        problems.is_empty(),
+        "imports that do not point down the client's rooms:\n{}",
         problems.join("\n")
     );
 }
@@ -350,13 +405,23 @@ fn the_scanner_sees_groups_nested_paths_and_root_reexports() {
     let text = "use crate::{\n    layer::{NotReady, CallFailure},\n    state::State,\n};\n\
                 /// the [`Hub`](crate::Hub)\n\
                 let x = my_crate::metrics::thing;\n\
-                #[cfg(feature = \"hub\")]\npub use crate::metrics::push;\n";
-    let found = crate_uses(Path::new("x.rs"), text, &modules, &reexports);
+                #[cfg(feature = \"hub\")]\npub use crate::metrics::push;\n\
+                let a = crate::Action::Reauthorize;\n";
+    let found = crate_uses(Path::new("x.rs"), text, "crate::", &modules, &reexports);
     let seen: Vec<(usize, &str)> = found.iter().map(|f| (f.line, f.module.as_str())).collect();
     assert_eq!(
         seen,
-        [(1, "layer"), (1, "state"), (5, "supervise"), (8, "metrics")]
+        [
+            (1, "layer"),
+            (1, "state"),
+            (5, "supervise"),
+            (8, "metrics"),
+            (9, "state")
+        ]
     );
+    // Only code names a module through the root; a doc link may (the root is the public path).
+    let through_root: Vec<usize> = found.iter().filter(|f| f.through_root).map(|f| f.line).collect();
+    assert_eq!(through_root, [9]);
     let uses: BTreeMap<String, BTreeSet<String>> = [
         ("a".to_owned(), ["b".to_owned()].into()),
         ("b".to_owned(), ["a".to_owned()].into()),

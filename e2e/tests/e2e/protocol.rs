@@ -287,7 +287,7 @@ fn signal(pid: u32, signal: &str) {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_frozen_server_is_noticed_within_two_probe_intervals_on_both_generations() {
+async fn a_frozen_server_is_noticed_within_two_ping_intervals_on_both_generations() {
     let Some(python) = python() else { return };
     let interval = Duration::from_millis(500);
     let timeout = Duration::from_millis(400);

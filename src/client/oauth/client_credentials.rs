@@ -12,7 +12,7 @@ use rmcp::transport::auth::{
 };
 use tokio::sync::Mutex;
 
-use super::store::FileStore;
+use crate::client::oauth::store::FileStore;
 use crate::client::spec::{OAuthGrant, OAuthSpec};
 use crate::secret::{Secret, redact};
 
@@ -156,7 +156,7 @@ pub(crate) async fn fetch(
         Err(e) => {
             // Classified on rmcp's own text (the OAuth error codes, the status); told in words.
             let raw = e.to_string();
-            let text = redact(&crate::client::reason::explain(&e), known);
+            let text = redact(&crate::client::reasons::reason::explain(&e), known);
             let refused = matches!(e, AuthError::JwtSigningError(_))
                 || [
                     "invalid_client",

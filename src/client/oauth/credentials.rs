@@ -8,11 +8,11 @@ use std::sync::Arc;
 use rmcp::transport::auth::{AuthClient, AuthorizationManager, OAuthClientConfig};
 use tokio::sync::watch;
 
-use super::address_policy::Policy;
-use super::dpop::{Dpop, DpopHttp, DpopTokenClient};
-use super::store::FileStore;
 use crate::client::connector::ConnectError;
 use crate::client::credential_expiry::CredentialState;
+use crate::client::oauth::address_policy::Policy;
+use crate::client::oauth::dpop::{Dpop, DpopHttp, DpopTokenClient};
+use crate::client::oauth::store::FileStore;
 use crate::client::spec::{OAuthGrant, OAuthSpec};
 use crate::secret::{Secret, redact};
 use crate::state::ConnectResult;
@@ -110,7 +110,8 @@ impl OAuthCredentials {
                         ));
                     }
                     Err(e) => {
-                        let detail = redact(&crate::client::reason::explain(&e), &self.known());
+                        let detail =
+                            redact(&crate::client::reasons::reason::explain(&e), &self.known());
                         return Err(ConnectError::new(
                             ConnectResult::Refused,
                             format!(
@@ -208,7 +209,7 @@ impl OAuthCredentials {
         // The client the bearer-header path uses too (rmcp's defaults): no idle pooled
         // connections, and only same-origin 307 / 308 redirects, so a redirect never replays the
         // session id or a custom header to another host.
-        let http = crate::client::session_id::default_http_client(&self.server)?;
+        let http = crate::client::transport::http_client::default_http_client(&self.server)?;
         let http = DpopHttp::new(http, self.dpop());
         let client = AuthClient::new(http, manager);
         match &self.spec.grant {
@@ -248,8 +249,8 @@ impl OAuthCredentials {
     /// invalid metadata: waiting will not fix it), `refused` with a retry when it could not be
     /// reached (it heals when it answers again).
     fn discovery_failed(&self, e: &rmcp::transport::AuthError) -> ConnectError {
-        use crate::client::reason::{authorization_server_unusable, explain};
-        use crate::client::streamable_http::AUTHORIZATION_SERVER_RETRY;
+        use crate::client::reasons::reason::{authorization_server_unusable, explain};
+        use crate::client::transport::retry_after::AUTHORIZATION_SERVER_RETRY;
         if let Some(unusable) = authorization_server_unusable(e) {
             return ConnectError::new(
                 ConnectResult::Unauthorized,
@@ -487,7 +488,7 @@ impl OAuthCredentials {
             assertion: assertion.clone(),
             dpop: self.dpop(),
         };
-        let http = crate::client::session_id::default_http_client(server)?;
+        let http = crate::client::transport::http_client::default_http_client(server)?;
         let lifetime = self.first_token(wif::fetch(&http, &grant, &self.store).await)?;
         *self.renew.lock_unpoisoned() = Some({
             let (http, grant, store) = (http.clone(), grant.clone(), self.store.clone());
@@ -583,7 +584,7 @@ impl OAuthCredentials {
             })
         });
         let store = self.store.clone();
-        super::client_credentials::spawn_renewal(
+        crate::client::oauth::client_credentials::spawn_renewal(
             std::sync::Arc::downgrade(&client.auth_manager),
             move |_manager| {
                 let http = http.clone();

@@ -69,7 +69,7 @@ pub(crate) async fn metadata(
         .map_err(|e| {
             format!(
                 "authorization server discovery failed: {}",
-                crate::client::reason::explain(&e)
+                crate::client::reasons::reason::explain(&e)
             )
         })?;
     if resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback {

@@ -33,7 +33,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::Sse;
 
-use super::store::FileStore;
+use crate::client::oauth::store::FileStore;
 use crate::client::spec::Dpop as DpopMode;
 use crate::util::MutexExt as _;
 
@@ -268,7 +268,7 @@ impl Dpop {
                 .body(body.clone())
                 .send()
                 .await
-                .map_err(|e| crate::client::reason::explain(&e))?;
+                .map_err(|e| crate::client::reasons::reason::explain(&e))?;
             let new_nonce = self.note_nonce(url, response.headers());
             if !retried && new_nonce && response.status() == reqwest::StatusCode::BAD_REQUEST {
                 retried = true;

@@ -17,8 +17,8 @@ use rmcp::transport::auth::enterprise::{
 };
 use rmcp::transport::auth::{OAuthHttpClient, OAuthTokenResponse, StoredCredentials};
 
-use super::store::FileStore;
-use super::workload_identity::read_as;
+use crate::client::oauth::store::FileStore;
+use crate::client::oauth::workload_identity::read_as;
 use crate::client::spec::{AssertionSource, IdentityProvider};
 use crate::secret::Secret;
 

@@ -1,7 +1,7 @@
 //! `mcp-readiness oauth login`: the OAuth 2.1 authorization-code flow with PKCE for one
 //! configured server, as the MCP authorization spec (2026-07-28) describes it: discovery from
-//! the server's 401 challenge ([`discovery`](super::discovery)), the client registered by hand or
-//! registered now ([`registration`](super::registration)), the authorization URL printed, the
+//! the server's 401 challenge ([`discovery`](crate::client::oauth::discovery)), the client registered by hand or
+//! registered now ([`registration`](crate::client::oauth::registration)), the authorization URL printed, the
 //! redirect received on a loopback port, its `iss` checked against the authorization server's
 //! issuer (RFC 9207), and the code exchanged with the `resource` the tokens are for (RFC 8707).
 //! The tokens (and a registration) go to the server's credential store file (mode 0600). With
@@ -16,7 +16,7 @@ use rmcp::transport::auth::{
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpListener;
 
-use super::store::FileStore;
+use crate::client::oauth::store::FileStore;
 use crate::client::spec::{OAuthGrant, OAuthSpec};
 use crate::secret::{Secret, redact};
 
@@ -89,7 +89,7 @@ async fn login(
     let failed = |what: &str, e: &(dyn std::error::Error + 'static), known: &[Secret]| {
         format!(
             "server `{server}`: {what} failed: {}",
-            redact(&crate::client::reason::explain(e), known)
+            redact(&crate::client::reasons::reason::explain(e), known)
         )
     };
     let fail = |what: &str, e: &(dyn std::error::Error + 'static)| {
@@ -119,21 +119,23 @@ async fn login(
         .await
         .map_err(|e| fail("preparing OAuth", &e))?;
     manager.set_credential_store(store.clone());
-    let http = crate::client::session_id::default_http_client(server).map_err(|e| e.message)?;
-    let challenge = super::discovery::challenge(&http, url.expose()).await;
-    let metadata = super::discovery::metadata(&manager, url.expose(), challenge.as_deref())
-        .await
-        .map_err(|e| format!("server `{server}`: {}", redact(&e, &known)))?;
+    let http = crate::client::transport::http_client::default_http_client(server)
+        .map_err(|e| e.message)?;
+    let challenge = crate::client::oauth::discovery::challenge(&http, url.expose()).await;
+    let metadata =
+        crate::client::oauth::discovery::metadata(&manager, url.expose(), challenge.as_deref())
+            .await
+            .map_err(|e| format!("server `{server}`: {}", redact(&e, &known)))?;
     manager.set_metadata(metadata.clone());
     // With DPoP, the same discovery through the client that adds proofs to token requests; the
     // tokens of this login are bound to a new key (the store's key rotates with its tokens).
-    let dpop = super::dpop::wanted(spec.dpop, &metadata)
+    let dpop = crate::client::oauth::dpop::wanted(spec.dpop, &metadata)
         .map_err(|why| format!("server `{server}`: {why}"))?;
     if dpop {
-        let http = super::dpop::DpopTokenClient::new(
-            super::dpop::Dpop::new(store.clone()),
+        let http = crate::client::oauth::dpop::DpopTokenClient::new(
+            crate::client::oauth::dpop::Dpop::new(store.clone()),
             &metadata.token_endpoint,
-            super::address_policy::Policy::for_server(url.expose()),
+            crate::client::oauth::address_policy::Policy::for_server(url.expose()),
         )
         .map_err(|e| fail("preparing DPoP", &e))?;
         manager = AuthorizationManager::new_with_oauth_http_client(
@@ -143,9 +145,10 @@ async fn login(
         .await
         .map_err(|e| fail("preparing OAuth", &e))?;
         manager.set_credential_store(store.clone());
-        let again = super::discovery::metadata(&manager, url.expose(), challenge.as_deref())
-            .await
-            .map_err(|e| format!("server `{server}`: {}", redact(&e, &known)))?;
+        let again =
+            crate::client::oauth::discovery::metadata(&manager, url.expose(), challenge.as_deref())
+                .await
+                .map_err(|e| format!("server `{server}`: {}", redact(&e, &known)))?;
         manager.set_metadata(again);
     }
 
@@ -161,10 +164,16 @@ async fn login(
             }
         }
     }
-    let client =
-        super::registration::client(&mut manager, &metadata, spec, &store, &redirect, &scopes)
-            .await
-            .map_err(|e| format!("server `{server}`: {}", redact(&e, &known)))?;
+    let client = crate::client::oauth::registration::client(
+        &mut manager,
+        &metadata,
+        spec,
+        &store,
+        &redirect,
+        &scopes,
+    )
+    .await
+    .map_err(|e| format!("server `{server}`: {}", redact(&e, &known)))?;
     tracing::debug!(server, client = %client.how, "OAuth login");
     let mut request = AuthorizationRequest::new(redirect.clone())
         .with_preregistered_client(client.id.clone())

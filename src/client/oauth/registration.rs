@@ -8,7 +8,7 @@
 
 use rmcp::transport::auth::{AuthorizationManager, AuthorizationMetadata};
 
-use super::store::{FileStore, Registration};
+use crate::client::oauth::store::{FileStore, Registration};
 use crate::client::spec::OAuthSpec;
 use crate::secret::Secret;
 
@@ -75,7 +75,7 @@ pub(crate) async fn client(
             let config = manager
                 .register_client(CLIENT_NAME, redirect, &scopes)
                 .await
-                .map_err(|e| crate::client::reason::explain(&e))?;
+                .map_err(|e| crate::client::reasons::reason::explain(&e))?;
             if let Some(secret) = &config.client_secret {
                 crate::secret::remember([Secret::new(secret.clone())]);
             }
@@ -128,7 +128,7 @@ pub(crate) fn registered_port(redirect: &str) -> Option<u16> {
 
 #[cfg(test)]
 mod tests {
-    use super::registered_port;
+    use crate::client::oauth::registration::registered_port;
 
     #[test]
     fn a_kept_loopback_redirect_gives_its_port_back() {

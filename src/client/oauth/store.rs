@@ -142,7 +142,7 @@ struct Inner {
 /// being requested (`pending`: kept over what the file says until the tokens are saved with it).
 #[derive(Default)]
 struct DpopSlot {
-    key: Option<Arc<super::dpop::DpopKey>>,
+    key: Option<Arc<crate::client::oauth::dpop::DpopKey>>,
     pending: bool,
 }
 

@@ -14,9 +14,9 @@ use std::time::{Duration, SystemTime};
 use oauth2::TokenResponse as _;
 use rmcp::transport::auth::{OAuthTokenResponse, StoredCredentials};
 
-use super::store::FileStore;
 use crate::client::credential_expiry::jwt_exp;
-use crate::client::rmcp_errors::truncate;
+use crate::client::oauth::store::FileStore;
+use crate::client::reasons::rmcp_errors::truncate;
 use crate::client::spec::AssertionSource;
 use crate::secret::{Secret, redact};
 use crate::state::{CredentialExpiry, CredentialKind};

@@ -14,8 +14,8 @@ use super::Hub;
 #[cfg(doc)]
 use crate::client::RmcpConnector;
 use crate::client::connector::{ConnectError, Connector, Session, SessionEvents};
-use crate::client::rmcp_session::RmcpSession;
-use crate::client::spec_error::SpecError;
+use crate::client::session::RmcpSession;
+use crate::client::spec::error::SpecError;
 use crate::supervise::supervisor::conn_state::ConnState;
 
 impl Hub {

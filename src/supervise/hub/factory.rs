@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use super::options::HubOptions;
 use crate::client::connector::Connector;
+use crate::client::http::HttpConnector;
+use crate::client::spec::error::SpecError;
 use crate::client::spec::{ServerSpec, TransportSpec};
-use crate::client::spec_error::SpecError;
 use crate::client::stdio::StdioConnector;
-use crate::client::streamable_http::HttpConnector;
 use crate::secret::Secret;
 use crate::state::ToolName;
 
@@ -154,7 +154,7 @@ fn with_oauth(
         drop(connector);
         Err(SpecError::OAuth {
             server: server.clone(),
-            problem: crate::client::spec_error::OAUTH_FEATURE_MISSING.into(),
+            problem: crate::client::spec::error::OAUTH_FEATURE_MISSING.into(),
         })
     }
 }

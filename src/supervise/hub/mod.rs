@@ -39,7 +39,7 @@ use self::shared::HubShared;
 use crate::client::connector::Connector;
 use crate::client::error::{CallError, CallErrorKind, NotConnected};
 use crate::client::spec::ServerSpec;
-use crate::client::spec_error::SpecError;
+use crate::client::spec::error::SpecError;
 use crate::resolve::ChangeFeed;
 use crate::state::{ConnectionEvent, State, ToolCall};
 use crate::supervise::supervisor::Supervisor;

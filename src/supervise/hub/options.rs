@@ -1,4 +1,4 @@
-//! [`HubOptions`] and [`HubOptionsBuilder`]: the hub's timeouts, cooldown, health probe, crash-loop
+//! [`HubOptions`] and [`HubOptionsBuilder`]: the hub's timeouts, cooldown, health ping, crash-loop
 //! backoff, per-server budgets, event sinks and `after_connect` hooks.
 
 use std::collections::BTreeMap;
@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::client::connector::AfterConnect;
-use crate::client::server_requests::ServerRequests;
+use crate::client::session::server_requests::ServerRequests;
 use crate::resolve::Budget;
 use crate::state::EventSink;
 

@@ -9,7 +9,7 @@ use super::Hub;
 use super::factory::{connector_or_problem, secrets_of};
 use crate::client::connector::Connector;
 use crate::client::spec::ServerSpec;
-use crate::client::spec_error::SpecError;
+use crate::client::spec::error::SpecError;
 use crate::state::{ConnectionEvent, State};
 use crate::supervise::supervisor::Supervisor;
 

@@ -25,8 +25,8 @@ use rmcp::service::{RoleClient, RunningService};
 
 use crate::client::connector::SessionEvents;
 use crate::client::connector::{ConnectError, Session};
-use crate::client::rmcp_errors::{is_auth_failure, is_pipe_dead};
-use crate::client::rmcp_session::RmcpSession;
+use crate::client::reasons::rmcp_errors::{is_auth_failure, is_pipe_dead};
+use crate::client::session::RmcpSession;
 use crate::secret::redact;
 use crate::state::{ConnectResult, ConnectionEvent, EventSink, State, ToolName};
 use crate::supervise::events::{EventQueue, Readiness as _};
@@ -198,7 +198,7 @@ impl Peers {
                 } else {
                     ConnectResult::ProtocolError
                 };
-                let detail = redact(&crate::client::reason::explain(&error), &[]);
+                let detail = redact(&crate::client::reasons::reason::explain(&error), &[]);
                 let error = ConnectError::new(
                     result,
                     format!("server `{server}`: listing its tools failed: {detail}"),

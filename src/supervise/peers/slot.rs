@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tokio::time::Instant;
 
 use crate::client::connector::Session;
-use crate::client::rmcp_session::RmcpSession;
+use crate::client::session::RmcpSession;
 use crate::state::{ConnectResult, ConnectionEvent, State};
 use crate::supervise::events::{Announce, Readiness, Transitions};
 

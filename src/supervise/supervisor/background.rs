@@ -12,9 +12,9 @@ use super::Supervisor;
 use super::coalesce::Coalesce;
 use super::conn_state::ConnState;
 use crate::client::connector::Session;
-use crate::client::reason::explain;
-use crate::client::rmcp_errors::is_auth_failure;
-use crate::client::tool_pages::unbounded_reason;
+use crate::client::reasons::reason::explain;
+use crate::client::reasons::rmcp_errors::is_auth_failure;
+use crate::client::session::tool_pages::unbounded_reason;
 use crate::util::Human;
 
 impl Supervisor {
@@ -31,9 +31,9 @@ impl Supervisor {
         });
     }
 
-    /// Periodic liveness probe on the connection of `generation` (`ping` before 2026-07-28,
+    /// Periodic liveness ping on the connection of `generation` (`ping` before 2026-07-28,
     /// `server/discover` on 2026-07-28 sessions, see `Session::ping`); a failed or unanswered
-    /// probe marks it lost. Rejected credentials drop the session for one fresh handshake with the
+    /// ping marks it lost. Rejected credentials drop the session for one fresh handshake with the
     /// same credentials, which decides whether the server is unauthenticated. A frozen server is
     /// noticed at most one interval plus the ping timeout after it froze (two ping timeouts for a
     /// server that never answered `ping`, below).
@@ -41,7 +41,7 @@ impl Supervisor {
     /// A server that serves requests but ignores `ping` (some do: `ping` is optional to answer in
     /// practice, and an unanswered one looks like a frozen server) is not dropped: an unanswered
     /// ping is followed by `tools/list`, which every server answers, within the same timeout. An
-    /// answer proves the server alive, and from then on this connection is probed with
+    /// answer proves the server alive, and from then on this connection is pinged with
     /// `tools/list`.
     pub(super) fn spawn_health(self: &Arc<Self>, generation: u64, interval: Duration) {
         let weak = Arc::downgrade(self);

@@ -11,9 +11,11 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, RequestMetaObject};
 use super::Supervisor;
 use crate::client::connector::Session;
 use crate::client::error::{CallError, CallErrorKind};
-use crate::client::reason::explain;
-use crate::client::rmcp_errors::{insufficient_scope, is_auth_failure, is_pipe_dead, truncate};
-use crate::client::task::{TaskEnd, task_end};
+use crate::client::reasons::reason::explain;
+use crate::client::reasons::rmcp_errors::{
+    insufficient_scope, is_auth_failure, is_pipe_dead, truncate,
+};
+use crate::client::session::task::{TaskEnd, task_end};
 use crate::state::ToolCall;
 use crate::util::Human;
 

@@ -10,7 +10,7 @@
 //!   fails fast), the start and finish of attempts, lost and retired connections;
 //! - `attempt.rs`: one connection attempt in a task of its own, with its `initialize` span;
 //! - `call.rs`: the call path (per-call timeout, retry once after a dead pipe);
-//! - `background.rs`: the drop watch, the health probe, the tool-list refresh and the timer that
+//! - `background.rs`: the drop watch, the health ping, the tool-list refresh and the timer that
 //!   ends a cooldown or a backoff; `credential_watch.rs`: what a connector knows of its
 //!   credentials, forwarded to the hub's sinks; `coalesce.rs`: one refresh at a time.
 //!
@@ -153,7 +153,7 @@ impl Supervisor {
     /// Marks the server as one whose configuration this build cannot serve: it reads `absent`
     /// with `problem` (which names the feature or key at fault) as its reason, and never
     /// connects. Called after the server was announced as added.
-    pub(crate) fn unservable(&self, problem: &crate::client::spec_error::SpecError) {
+    pub(crate) fn unservable(&self, problem: &crate::client::spec::error::SpecError) {
         let reason = format!(
             "{problem}. This server stays absent until its configuration is fixed; the other \
              servers are not affected"

@@ -388,7 +388,7 @@ async fn a_failing_health_ping_drops_the_connection_before_any_call() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_server_that_never_answers_ping_stays_ready_under_the_health_probe() {
+async fn a_server_that_never_answers_ping_stays_ready_under_the_health_ping() {
     let script = Arc::new(Script::default());
     let mut connector = ScriptedConnector::new(&script);
     connector.ping_hangs = true;
@@ -396,13 +396,13 @@ async fn a_server_that_never_answers_ping_stays_ready_under_the_health_probe() {
     hub.call(read()).await.unwrap();
     let timeout = HubOptions::default().ping_timeout();
 
-    // The first probe: ping unanswered for the whole timeout, then tools/list answered.
+    // The first ping: ping unanswered for the whole timeout, then tools/list answered.
     for step in [Duration::from_secs(30), timeout] {
         tokio::time::advance(step).await;
         settle().await;
     }
     assert_eq!(hub.state("mail"), Some(State::Ready));
-    // Ten more intervals, probed with tools/list: still the first connection, still ready.
+    // Ten more intervals, pinged with tools/list: still the first connection, still ready.
     for _ in 0..10 {
         tokio::time::advance(Duration::from_secs(30)).await;
         settle().await;
@@ -423,7 +423,7 @@ async fn a_frozen_server_is_dropped_once_ping_and_then_tools_list_go_unanswered(
         .store(true, Ordering::SeqCst);
     let timeout = HubOptions::default().ping_timeout();
 
-    // The probe at 30 s: ping unanswered until 30 s + timeout, then tools/list as long again.
+    // The ping at 30 s: ping unanswered until 30 s + timeout, then tools/list as long again.
     for step in [
         Duration::from_secs(30),
         timeout,

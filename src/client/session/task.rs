@@ -5,7 +5,7 @@
 //! whole call: the caller sees the task's final `CallToolResult` as if the call had answered it
 //! directly. A task that fails or is cancelled ends the call with outcome `task_failed`; a task
 //! (or an MRTR result) that needs input an unattended run cannot give is cancelled and ends the
-//! call with outcome `input_required`. With a [`ServerRequests`](super::ServerRequests) hook that
+//! call with outcome `input_required`. With a [`ServerRequests`](crate::client::ServerRequests) hook that
 //! answers, an MRTR `input_required` result (SEP-2322) is answered through it and the call is
 //! sent again, with the answers and the server's `requestState` echoed unchanged, under a new
 //! request id, at most [`MAX_INPUT_ROUNDS`] times. A call whose timeout ends first is `timeout`, and the task
@@ -21,8 +21,8 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, RoleClient};
 use rmcp::{ErrorData, Peer, ServiceError};
 
-use super::rmcp_session::Answerer;
-use super::server_requests::MAX_INPUT_ROUNDS;
+use crate::client::session::handler::Answerer;
+use crate::client::session::server_requests::MAX_INPUT_ROUNDS;
 
 /// The `data` key that marks a JSON-RPC error as "the task failed" (see [`task_failed`]).
 const TASK_MARK: &str = "io.github.mcp-readiness/task";
@@ -253,7 +253,7 @@ pub(crate) async fn call_tool(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::client::session::task::*;
 
     #[test]
     fn the_two_task_ends_are_recognised_and_an_ordinary_json_rpc_error_is_not() {

@@ -7,6 +7,7 @@ use std::io::ErrorKind;
 use rmcp::ServiceError;
 use rmcp::service::ClientInitializeError;
 
+use crate::client::reasons::chain::chain;
 use crate::state::ConnectResult;
 
 /// Messages that mean "the connection dropped", wherever in the stack it was noticed: rmcp's
@@ -25,26 +26,6 @@ const DROP_PATTERNS: [&str; 12] = [
     "connection refused",
     "connection aborted",
 ];
-
-/// `error` and every error below it, the handshake's hidden causes included (see [`cause`]).
-pub(crate) fn chain<'a>(
-    error: &'a (dyn StdError + 'static),
-) -> impl Iterator<Item = &'a (dyn StdError + 'static)> {
-    std::iter::successors(Some(error), |e: &&'a (dyn StdError + 'static)| cause(*e))
-}
-
-/// The error below `error`: its `source()`, or for rmcp's handshake errors, which keep their
-/// cause in fields `source()` does not return, that cause (the transport's error; the legacy
-/// fallback's failure).
-fn cause<'a>(error: &'a (dyn StdError + 'static)) -> Option<&'a (dyn StdError + 'static)> {
-    match error.downcast_ref::<ClientInitializeError>() {
-        Some(ClientInitializeError::TransportError { error, .. }) => Some(error),
-        Some(ClientInitializeError::LegacyFallbackFailed { fallback, .. }) => {
-            Some(fallback.as_ref())
-        }
-        _ => error.source(),
-    }
-}
 
 fn io_kind_in_chain(error: &(dyn StdError + 'static)) -> Option<ErrorKind> {
     chain(error).find_map(|e| e.downcast_ref::<std::io::Error>().map(std::io::Error::kind))
@@ -176,7 +157,7 @@ pub(crate) fn classify_init_error(
     // An endpoint that answered HTML or JSON that is not JSON-RPC, to either request of the
     // discover → initialize fallback, is not MCP: the first answer is the diagnosis.
     #[cfg(feature = "hub")]
-    if crate::client::reason::not_mcp_answer(error).is_some() {
+    if crate::client::reasons::reason::not_mcp_answer(error).is_some() {
         return ConnectResult::ProtocolError;
     }
     match error {
@@ -229,41 +210,6 @@ pub(crate) fn classify_init_error(
     }
 }
 
-/// Removes rmcp's `Transport [<type name>] error` wrappers from a message.
-pub(crate) fn strip_transport_names(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("Transport [") {
-        out.push_str(&rest[..at]);
-        let tail = &rest[at + "Transport [".len()..];
-        // The type name nests brackets (`Worker<Foo<[u8]>>`): find the matching `]`.
-        let mut depth = 1usize;
-        let mut end = None;
-        for (i, c) in tail.char_indices() {
-            match c {
-                '[' => depth += 1,
-                ']' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = Some(i);
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        let Some(end) = end else {
-            out.push_str(&rest[at..]);
-            return out;
-        };
-        rest = &tail[end + 1..];
-        rest = rest.strip_prefix(" error").unwrap_or(rest);
-        rest = rest.strip_prefix(':').unwrap_or(rest);
-    }
-    out.push_str(rest);
-    out
-}
-
 /// What an OAuth failure during a handshake means for the state table, from rmcp's `AuthError`
 /// in the error's chain.
 #[cfg(feature = "oauth")]
@@ -288,7 +234,7 @@ pub(crate) enum OAuthFailure {
 pub(crate) fn oauth_failure(error: &(dyn StdError + 'static)) -> Option<OAuthFailure> {
     use rmcp::transport::auth::AuthError;
     let auth = chain(error).find_map(|e| e.downcast_ref::<AuthError>())?;
-    if let Some(unusable) = crate::client::reason::authorization_server_unusable(auth) {
+    if let Some(unusable) = crate::client::reasons::reason::authorization_server_unusable(auth) {
         return Some(OAuthFailure::Unusable(unusable));
     }
     Some(match auth {
@@ -297,7 +243,7 @@ pub(crate) fn oauth_failure(error: &(dyn StdError + 'static)) -> Option<OAuthFai
         AuthError::TokenRefreshFailed(_)
         | AuthError::HttpError(_)
         | AuthError::DiscoveryRequestFailed { .. } => {
-            OAuthFailure::AuthorizationServer(crate::client::reason::explain(auth))
+            OAuthFailure::AuthorizationServer(crate::client::reasons::reason::explain(auth))
         }
         _ => return None,
     })
@@ -318,7 +264,7 @@ pub(crate) fn truncate(mut text: String, max: usize) -> String {
 
 #[cfg(test)]
 mod scope_tests {
-    use super::insufficient_scope;
+    use crate::client::reasons::rmcp_errors::insufficient_scope;
 
     #[test]
     fn an_insufficient_scope_challenge_gives_the_scope_it_asks_for() {
@@ -340,7 +286,7 @@ mod scope_tests {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::client::reasons::rmcp_errors::*;
     use rmcp::ErrorData;
 
     #[test]

@@ -1,6 +1,6 @@
 //! HTTP 429 / 503 with `Retry-After` during a handshake: the server said when to come back, so
 //! the supervisor cools down for that long (bounded by
-//! [`MAX_RETRY_AFTER`](super::connector::MAX_RETRY_AFTER)) and the server reads `connecting`
+//! [`MAX_RETRY_AFTER`](crate::client::connector::MAX_RETRY_AFTER)) and the server reads `connecting`
 //! meanwhile: it heals by itself.
 
 use std::time::{Duration, SystemTime};
@@ -42,9 +42,14 @@ pub(crate) fn requested(debug_text: &str) -> Option<(u16, Duration)> {
     Some((status, delay))
 }
 
+/// How long after an authorization server failed (a refresh it did not answer, a discovery that
+/// failed) the next connection attempt starts; the server reads `connecting` meanwhile.
+#[cfg(feature = "oauth")]
+pub(crate) const AUTHORIZATION_SERVER_RETRY: Duration = Duration::from_secs(10);
+
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::client::transport::retry_after::*;
     use rmcp::transport::streamable_http_client::{HttpStatusError, StreamableHttpError};
 
     #[test]

@@ -9,22 +9,24 @@
 //!   answer at all. Every one of those falls back to `initialize` (offering 2025-11-25) on the
 //!   same connection ([`falls_back`]).
 //!
-//! The probe therefore costs a server that speaks 2026-07-28 nothing (one round trip, like
+//! `server/discover` therefore costs a server that speaks 2026-07-28 nothing (one round trip, like
 //! `initialize`), an older server that answers it one extra round trip, and a server that ignores
-//! it [`PROBE_WAIT`] (not the whole connect timeout).
+//! it [`DISCOVER_WAIT`] (not the whole connect timeout).
 //!
-//! **A probe that goes unanswered.** After [`PROBE_WAIT`] the client sends `initialize` on the same
+//! **A `server/discover` that goes unanswered.** After [`DISCOVER_WAIT`] the client sends `initialize` on the same
 //! pipe. A stdio server that was only slow to start (an `npx` download, a slow import) then reads
-//! both requests and answers both, the probe first: so from that point the requests of this
-//! connection carry ids moved out of the probe's range ([`Handoff`] renumbers them, and gives rmcp
-//! the ids it sent), and a late answer to the abandoned probe is dropped instead of being taken for
-//! the answer to `initialize`. If the server then refuses `initialize` after answering the probe
-//! late, it speaks 2026-07-28 and was only slow: the probe is sent once more (it answers at once
+//! both requests and answers both, `server/discover` first: so from that point the requests of this
+//! connection carry ids moved out of the discover request's range ([`Handoff`] renumbers them, and gives rmcp
+//! the ids it sent), and a late answer to the abandoned `server/discover` is dropped instead of being taken for
+//! the answer to `initialize`. If the server then refuses `initialize` after answering `server/discover`
+//! late, it speaks 2026-07-28 and was only slow: `server/discover` is sent once more (it answers at once
 //! now).
 //!
 //! A server whose version is not one of ours (e.g. `2027-03-01` from `initialize`, or a
 //! `server/discover` that lists only versions we do not speak) is refused with a reason that
 //! names both lists, as the specification asks of a client that does not support the version.
+
+pub(crate) mod generations;
 
 use crate::util::MutexExt as _;
 use std::fmt::Write as _;
@@ -41,11 +43,10 @@ use rmcp::service::{
 };
 use rmcp::transport::Transport;
 
-use super::connector::ConnectError;
-use super::rmcp_errors::classify_init_error;
-use super::rmcp_session::SupervisorClient;
+use crate::client::connector::ConnectError;
+use crate::client::reasons::rmcp_errors::classify_init_error;
+use crate::client::session::handler::SupervisorClient;
 use crate::state::ConnectResult;
-use crate::state::ServerIdentity;
 
 /// How long `server/discover` may go unanswered before `initialize` follows on the same
 /// connection. Servers that answer it (with a result or an error) answer within one round trip
@@ -54,7 +55,7 @@ use crate::state::ServerIdentity;
 /// answer is harmless (see the module docs): a slow starter gets both requests. 5 s, not less: the
 /// conformance suite's 33 servers and clients started at once on 2 cores took over 2 s to answer
 /// the first request.
-pub(crate) const PROBE_WAIT: Duration = Duration::from_secs(5);
+pub(crate) const DISCOVER_WAIT: Duration = Duration::from_secs(5);
 
 /// Request ids of the `n`th attempt on one connection start at `n << ID_EPOCH_SHIFT`; answers with
 /// lower ids belong to an abandoned attempt. rmcp numbers requests from 0 with a `u32` counter, so
@@ -63,7 +64,7 @@ const ID_EPOCH_SHIFT: u32 = 32;
 
 /// A transport lent to one lifecycle attempt and handed back when the attempt drops it (a failed
 /// handshake drops its transport without closing it), so the next attempt continues on the same
-/// pipe or HTTP client. From the second attempt after an unanswered probe on, it moves the ids of
+/// pipe or HTTP client. From the second attempt after an unanswered `server/discover` on, it moves the ids of
 /// its requests into the attempt's own range and drops answers to earlier attempts.
 pub(crate) struct Handoff<T> {
     slot: Arc<Mutex<Option<T>>>,
@@ -210,20 +211,20 @@ fn falls_back(error: &ClientInitializeError) -> bool {
         | ClientInitializeError::UncorrelatedErrorResponse { .. } => true,
         ClientInitializeError::TransportError { .. } => {
             classify_init_error(error, 0) == ConnectResult::ProtocolError
-                && super::retry_after::requested(&format!("{error:?}")).is_none()
+                && crate::client::transport::retry_after::requested(&format!("{error:?}")).is_none()
         }
         _ => false,
     }
 }
 
 /// Opens the lifecycle on `transport`: `server/discover` offering 2026-07-28; for a server that
-/// answers it with anything but a discover result, or not within `probe_wait`, `initialize`
+/// answers it with anything but a discover result, or not within `discover_wait`, `initialize`
 /// offering 2025-11-25 (from [`SupervisorClient`]'s info) on the same transport. The caller bounds
 /// the whole with the connect timeout.
 pub(crate) async fn handshake<T>(
     client: SupervisorClient,
     transport: T,
-    probe_wait: Duration,
+    discover_wait: Duration,
 ) -> Result<RunningService<RoleClient, SupervisorClient>, ClientInitializeError>
 where
     T: Transport<RoleClient> + 'static,
@@ -235,15 +236,15 @@ where
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
     };
     let lent = Handoff::lend(&slot, 0, &late_answer).ok_or(ClientInitializeError::Cancelled)?;
-    let probe = client.clone().serve_with_lifecycle(lent, discover());
-    // `None`: the probe went unanswered, and its answer may still come.
-    let rejected = match tokio::time::timeout(probe_wait, probe).await {
+    let discover_attempt = client.clone().serve_with_lifecycle(lent, discover());
+    // `None`: `server/discover` went unanswered, and its answer may still come.
+    let rejected = match tokio::time::timeout(discover_wait, discover_attempt).await {
         Ok(Ok(running)) => return Ok(running),
         Ok(Err(error)) if falls_back(&error) => Some(error),
         Ok(Err(error)) => return Err(error),
         Err(_unanswered) => {
             tracing::debug!(
-                ?probe_wait,
+                ?discover_wait,
                 "server/discover unanswered; initialize follows"
             );
             None
@@ -259,14 +260,14 @@ where
         Ok(running) => return Ok(running),
         Err(fallback) => fallback,
     };
-    // The abandoned probe was answered late, and `initialize` refused: a 2026-07-28 server that
-    // was slow (to start, or under load). It answers the probe at once now.
+    // The abandoned `server/discover` was answered late, and `initialize` refused: a 2026-07-28 server that
+    // was slow (to start, or under load). It answers `server/discover` at once now.
     if rejected.is_none() && late_answer.load(Ordering::Relaxed) {
         let lent = Handoff::lend(&slot, 2, &late_answer).ok_or(ClientInitializeError::Cancelled)?;
         return client.serve_with_lifecycle(lent, discover()).await;
     }
     let discover = rejected.unwrap_or(ClientInitializeError::ConnectionClosed(format!(
-        "server/discover went unanswered for {probe_wait:?}"
+        "server/discover went unanswered for {discover_wait:?}"
     )));
     Err(ClientInitializeError::LegacyFallbackFailed {
         discover: Box::new(discover),
@@ -353,32 +354,6 @@ pub(crate) fn version_refusal(error: &ClientInitializeError) -> Option<String> {
         ClientInitializeError::LegacyFallbackFailed { fallback, .. } => version_refusal(fallback),
         _ => None,
     }
-}
-
-/// The identity of the server behind a completed handshake, for `mcp_readiness_server_info` and
-/// the status page. Values come from the server: they are cut short and kept printable.
-pub(crate) fn identity(info: &ServerPeerInfo) -> ServerIdentity {
-    let clean = |s: &str| -> String {
-        s.chars()
-            .filter(|c| !c.is_control())
-            .take(64)
-            .collect::<String>()
-    };
-    let (name, version) = match &info.server_info {
-        Some(implementation) => (clean(&implementation.name), clean(&implementation.version)),
-        None => (String::new(), String::new()),
-    };
-    ServerIdentity {
-        protocol_version: clean(info.protocol_version.as_str()),
-        server_name: name,
-        server_version: version,
-    }
-}
-
-/// Whether `version` negotiated its lifecycle over `initialize` (so it has `ping`, an
-/// `Mcp-Session-Id` over HTTP and un-subscribed `notifications/tools/list_changed`).
-pub(crate) fn has_initialize(version: &str) -> bool {
-    version < ProtocolVersion::NO_INITIALIZE.as_str()
 }
 
 #[cfg(test)]
@@ -471,7 +446,7 @@ mod handshake_tests {
         let transport = AsyncRwTransport::<RoleClient, _, _>::new_client(read, write);
         let client = SupervisorClient::new(SessionEvents::ignore());
         let started = tokio::time::Instant::now();
-        let result = handshake(client, transport, PROBE_WAIT).await;
+        let result = handshake(client, transport, DISCOVER_WAIT).await;
         let took = started.elapsed();
         let version = match result {
             Ok(running) => {
@@ -498,23 +473,24 @@ mod handshake_tests {
         assert_eq!(
             took,
             Duration::ZERO,
-            "no probe wait for a server that answered"
+            "no discover wait for a server that answered"
         );
         assert_eq!(seen[..2], ["server/discover", "initialize"]);
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_server_that_ignores_discover_gets_initialize_after_the_probe_wait_not_the_connect_timeout()
+    async fn a_server_that_ignores_discover_gets_initialize_after_the_discover_wait_not_the_connect_timeout()
      {
         let (version, took, seen) = connect(Peer::IgnoresDiscover).await;
         assert_eq!(version.as_deref(), Ok("2025-11-25"));
-        assert_eq!(took, PROBE_WAIT);
+        assert_eq!(took, DISCOVER_WAIT);
         assert_eq!(seen[..2], ["server/discover", "initialize"]);
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_legacy_server_slower_than_the_probe_wait_is_ready_and_its_late_error_is_dropped() {
-        let delay = PROBE_WAIT * 3;
+    async fn a_legacy_server_slower_than_the_discover_wait_is_ready_and_its_late_error_is_dropped()
+    {
+        let delay = DISCOVER_WAIT * 3;
         let (version, took, seen) = connect(Peer::SlowLegacy { delay }).await;
         assert_eq!(
             version.as_deref(),
@@ -526,9 +502,9 @@ mod handshake_tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_modern_server_slower_than_the_probe_wait_is_probed_again_after_refusing_initialize()
-    {
-        let delay = PROBE_WAIT + Duration::from_millis(1);
+    async fn a_modern_server_slower_than_the_discover_wait_is_sent_discover_again_after_refusing_initialize()
+     {
+        let delay = DISCOVER_WAIT + Duration::from_millis(1);
         let (version, took, seen) = connect(Peer::SlowModern { delay }).await;
         assert_eq!(
             version.as_deref(),
@@ -543,8 +519,8 @@ mod handshake_tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_server_answering_within_the_probe_wait_is_not_sent_initialize() {
-        let delay = PROBE_WAIT - Duration::from_millis(1);
+    async fn a_server_answering_within_the_discover_wait_is_not_sent_initialize() {
+        let delay = DISCOVER_WAIT - Duration::from_millis(1);
         let (version, took, seen) = connect(Peer::SlowModern { delay }).await;
         assert_eq!(version.as_deref(), Ok("2026-07-28"));
         assert_eq!(took, delay);
@@ -602,6 +578,7 @@ mod tests {
             let info = ServerPeerInfo::new(v.clone(), ServerCapabilities::default());
             assert!(check_negotiated(&info).is_ok());
         }
+        use crate::client::session::peer_info::has_initialize;
         assert!(has_initialize("2025-11-25"));
         assert!(!has_initialize("2026-07-28"));
     }

@@ -99,7 +99,7 @@ impl ServerCertVerifier for NotingVerifier {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::client::transport::tls_certificate::*;
 
     #[test]
     fn garbage_is_no_certificate() {

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use rmcp::ServiceError;
 
-use crate::client::rmcp_errors::{is_auth_failure, is_pipe_dead};
+use crate::client::reasons::rmcp_errors::{is_auth_failure, is_pipe_dead};
 use crate::state::CallOutcome;
 
 /// The call outcome and the span's `error.type` for `error`: a 401/403 is `not_ready`
@@ -30,7 +30,7 @@ pub(crate) fn classify_service_error(error: &ServiceError) -> (CallOutcome, Cow<
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::client::reasons::call_outcome::*;
     use rmcp::ErrorData;
 
     #[test]

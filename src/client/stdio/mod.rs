@@ -1,5 +1,7 @@
 //! The child-process stdio connector.
 
+pub(crate) mod child_streams;
+
 use crate::util::MutexExt as _;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -9,15 +11,18 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 
-use super::child_guard::ChildGuard;
-use super::child_streams::{LineWatch, TailLines};
-use super::connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents, run_hook};
-use super::lifecycle;
-use super::quiet::Quiet;
-use super::reason::explain;
-use super::rmcp_errors::{classify_init_error, truncate};
-use super::rmcp_session::{Answerer, RmcpSession, SupervisorClient};
-use super::server_requests::ServerRequests;
+use crate::client::connector::{
+    AfterConnect, ConnectError, Connector, Session, SessionEvents, run_hook,
+};
+use crate::client::handshake;
+use crate::client::reasons::reason::explain;
+use crate::client::reasons::rmcp_errors::{classify_init_error, truncate};
+use crate::client::session::RmcpSession;
+use crate::client::session::child_guard::ChildGuard;
+use crate::client::session::handler::{Answerer, SupervisorClient};
+use crate::client::session::quiet::Quiet;
+use crate::client::session::server_requests::ServerRequests;
+use crate::client::stdio::child_streams::{LineWatch, TailLines};
 use crate::secret::{Secret, redact};
 use crate::state::ConnectResult;
 use crate::util::Human;
@@ -169,10 +174,10 @@ impl StdioConnector {
         let handshake = tokio::time::timeout(self.init_timeout, async {
             let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(reader, stdin)
                 .with_max_line_length(MAX_STDOUT_LINE);
-            let serve = lifecycle::handshake(
+            let serve = handshake::handshake(
                 client,
                 Quiet::new(transport, server.clone()),
-                lifecycle::PROBE_WAIT,
+                handshake::DISCOVER_WAIT,
             );
             tokio::pin!(serve);
             // A child that exits while something else holds its stdout never closes the pipe.
@@ -219,7 +224,7 @@ impl StdioConnector {
         };
         match handshake {
             Ok(Handshake::Done(Ok(running))) => {
-                let running = lifecycle::accept(server, running)?;
+                let running = handshake::accept(server, running)?;
                 Ok(Arc::new(
                     RmcpSession::start(running, Some(guard), events, None).answered_by(answerer),
                 ))
@@ -244,12 +249,12 @@ impl StdioConnector {
                     Human(self.init_timeout)
                 ),
             )),
-            Ok(Handshake::Done(Err(e))) if lifecycle::version_refusal(&e).is_some() => {
+            Ok(Handshake::Done(Err(e))) if handshake::version_refusal(&e).is_some() => {
                 Err(ConnectError::new(
                     ConnectResult::ProtocolError,
                     format!(
                         "server `{server}`: {}",
-                        lifecycle::version_refusal(&e).unwrap_or_default()
+                        handshake::version_refusal(&e).unwrap_or_default()
                     ),
                 ))
             }

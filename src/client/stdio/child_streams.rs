@@ -140,7 +140,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineWatch<R> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::client::stdio::child_streams::*;
 
     #[tokio::test]
     async fn a_stderr_line_without_end_keeps_only_its_last_bytes() {

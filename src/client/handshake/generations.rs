@@ -8,8 +8,8 @@ use rmcp::service::{
 };
 use rmcp::transport::Transport;
 
-use super::lifecycle;
-use super::rmcp_session::SupervisorClient;
+use crate::client::handshake;
+use crate::client::session::handler::SupervisorClient;
 
 /// The MCP protocol generations a connection offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -46,19 +46,19 @@ impl ProtocolGenerations {
 }
 
 /// Opens the lifecycle on `transport` offering `generations`; [`ProtocolGenerations::Both`] is
-/// exactly `lifecycle::handshake` (with `probe_wait` for an unanswered `server/discover`).
+/// exactly `handshake::handshake` (with `discover_wait` for an unanswered `server/discover`).
 pub(crate) async fn handshake_offering<T>(
     generations: ProtocolGenerations,
     client: SupervisorClient,
     transport: T,
-    probe_wait: std::time::Duration,
+    discover_wait: std::time::Duration,
 ) -> Result<RunningService<RoleClient, SupervisorClient>, ClientInitializeError>
 where
     T: Transport<RoleClient> + 'static,
     T::Error: From<std::io::Error>,
 {
     match generations {
-        ProtocolGenerations::Both => lifecycle::handshake(client, transport, probe_wait).await,
+        ProtocolGenerations::Both => handshake::handshake(client, transport, discover_wait).await,
         ProtocolGenerations::Discover => {
             let discover = ClientLifecycleMode::Discover {
                 preferred_versions: vec![ProtocolVersion::V_2026_07_28],

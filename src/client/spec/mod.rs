@@ -1,6 +1,9 @@
 //! How to reach one configured server: [`ServerSpec`], its [`TransportSpec`] (stdio or
 //! streamable HTTP) and, for HTTP, its [`OAuthSpec`].
 
+pub(crate) mod builders;
+pub(crate) mod error;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -235,7 +238,7 @@ impl TransportSpec {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::client::spec::*;
     use crate::state::ServerEndpoint;
 
     fn http(url: &str) -> TransportSpec {

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::spec::{ServerSpec, TransportSpec};
+use crate::client::spec::{ServerSpec, TransportSpec};
 use crate::secret::Secret;
 
 impl ServerSpec {

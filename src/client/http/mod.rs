@@ -1,5 +1,8 @@
 //! The streamable-HTTP connector.
 
+pub(crate) mod session_id;
+pub(crate) mod stream_pacing;
+
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,19 +12,24 @@ use http::{HeaderName, HeaderValue};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
-use super::connector::{AfterConnect, ConnectError, Connector, Session, SessionEvents, run_hook};
-use super::credential_expiry::{CredentialState, bearer_expiry};
-use super::generations::{ProtocolGenerations, handshake_offering};
-use super::lifecycle;
-use super::quiet::Quiet;
-use super::reason::explain;
-use super::retry_after;
-use super::rmcp_errors::{classify_init_error, truncate};
-use super::rmcp_session::{Answerer, RmcpSession, SupervisorClient};
-use super::server_requests::ServerRequests;
-use super::session_id::{self, SessionIdClient, SessionIdSlot};
-use super::spec_error::SpecError;
-use super::stream_pacing::StreamPacer;
+use crate::client::connector::{
+    AfterConnect, ConnectError, Connector, Session, SessionEvents, run_hook,
+};
+use crate::client::credential_expiry::{CredentialState, bearer_expiry};
+use crate::client::handshake;
+use crate::client::handshake::generations::{ProtocolGenerations, handshake_offering};
+use crate::client::http::session_id::SessionIdClient;
+use crate::client::http::stream_pacing::StreamPacer;
+use crate::client::reasons::reason::explain;
+use crate::client::reasons::rmcp_errors::{classify_init_error, truncate};
+use crate::client::session::RmcpSession;
+use crate::client::session::handler::{Answerer, SupervisorClient};
+use crate::client::session::quiet::Quiet;
+use crate::client::session::server_requests::ServerRequests;
+use crate::client::session::session_id_slot::SessionIdSlot;
+use crate::client::spec::error::SpecError;
+use crate::client::transport::http_client;
+use crate::client::transport::retry_after;
 use crate::secret::{Secret, redact};
 use crate::state::ConnectResult;
 use crate::util::Human;
@@ -44,7 +52,7 @@ pub struct HttpConnector {
     /// What is known of the credentials' expiry (a static bearer JWT's `exp`, or the OAuth store).
     credentials: tokio::sync::watch::Sender<CredentialState>,
     #[cfg(feature = "oauth")]
-    oauth: Option<Arc<super::oauth::OAuthCredentials>>,
+    oauth: Option<Arc<crate::client::oauth::OAuthCredentials>>,
 }
 
 impl std::fmt::Debug for HttpConnector {
@@ -157,7 +165,7 @@ impl HttpConnector {
     /// instead of a static `Authorization` header.
     #[cfg(feature = "oauth")]
     pub fn oauth(mut self, spec: crate::client::OAuthSpec) -> Self {
-        self.oauth = Some(Arc::new(super::oauth::OAuthCredentials::new(
+        self.oauth = Some(Arc::new(crate::client::oauth::OAuthCredentials::new(
             self.server.clone(),
             self.url.clone(),
             spec,
@@ -203,7 +211,7 @@ impl HttpConnector {
         };
         let generations = self.generations;
         #[cfg(feature = "tls")]
-        let certificate = super::tls_certificate::CertificateSlot::default();
+        let certificate = crate::client::transport::tls_certificate::CertificateSlot::default();
         let serve = async {
             #[cfg(feature = "oauth")]
             if let Some(oauth) = &self.oauth {
@@ -212,25 +220,29 @@ impl HttpConnector {
                         .telling(&events);
                 let transport = StreamableHttpClientTransport::with_client(http, config);
                 let quiet = Quiet::new(transport, server.clone());
-                return Ok(
-                    handshake_offering(generations, client, quiet, lifecycle::PROBE_WAIT).await,
-                );
+                return Ok(handshake_offering(
+                    generations,
+                    client,
+                    quiet,
+                    handshake::DISCOVER_WAIT,
+                )
+                .await);
             }
             #[cfg(feature = "tls")]
-            let http = session_id::http_client_noting(server, certificate.clone())?;
+            let http = http_client::http_client_noting(server, certificate.clone())?;
             #[cfg(not(feature = "tls"))]
-            let http = session_id::default_http_client(server)?;
+            let http = http_client::default_http_client(server)?;
             let http = SessionIdClient::new(http, session_id.clone(), pacer).telling(&events);
             let transport = StreamableHttpClientTransport::with_client(http, config);
             let quiet = Quiet::new(transport, server.clone());
             Ok::<_, ConnectError>(
-                handshake_offering(generations, client, quiet, lifecycle::PROBE_WAIT).await,
+                handshake_offering(generations, client, quiet, handshake::DISCOVER_WAIT).await,
             )
         };
         match tokio::time::timeout(self.connect_timeout, serve).await {
             Ok(Err(early)) => Err(early),
             Ok(Ok(Ok(running))) => {
-                let running = lifecycle::accept(server, running)?;
+                let running = handshake::accept(server, running)?;
                 #[cfg(feature = "tls")]
                 let tls_certificate_expiry = certificate.not_after();
                 #[cfg(not(feature = "tls"))]
@@ -258,14 +270,14 @@ impl HttpConnector {
     /// come back, or the ordinary classification.
     async fn handshake_failed(&self, e: &rmcp::service::ClientInitializeError) -> ConnectError {
         let server = &self.server;
-        if let Some(why) = lifecycle::version_refusal(e) {
+        if let Some(why) = handshake::version_refusal(e) {
             return ConnectError::new(
                 ConnectResult::ProtocolError,
                 format!("server `{server}`: {why}"),
             );
         }
         if let Some((status, after)) = retry_after::requested(&format!("{e:?}")) {
-            let after = after.min(super::connector::MAX_RETRY_AFTER);
+            let after = after.min(crate::client::connector::MAX_RETRY_AFTER);
             return ConnectError::new(
                 ConnectResult::Refused,
                 format!(
@@ -282,7 +294,7 @@ impl HttpConnector {
         }
         let result = classify_init_error(e, 0);
         if result == ConnectResult::ProtocolError
-            && let Some(answer) = super::reason::not_mcp_answer(e)
+            && let Some(answer) = crate::client::reasons::reason::not_mcp_answer(e)
         {
             return ConnectError::new(
                 result,
@@ -294,7 +306,7 @@ impl HttpConnector {
         }
         if let Some(scope) = e
             .auth_challenge()
-            .and_then(super::rmcp_errors::insufficient_scope)
+            .and_then(crate::client::reasons::rmcp_errors::insufficient_scope)
         {
             let scope = truncate(redact(&scope, &self.secrets), 200);
             let next = self
@@ -344,9 +356,9 @@ impl HttpConnector {
     /// store (`unauthenticated`, with the store's own fix), a refused refresh token
     /// (`unauthenticated`, re-authorize), or the authorization server (reads `connecting`: it
     /// heals when the authorization server is back, and is tried again after
-    /// [`AUTHORIZATION_SERVER_RETRY`]).
+    /// [`crate::client::transport::retry_after::AUTHORIZATION_SERVER_RETRY`]).
     fn oauth_failed(&self, e: &rmcp::service::ClientInitializeError) -> Option<ConnectError> {
-        use super::rmcp_errors::{OAuthFailure, oauth_failure};
+        use crate::client::reasons::rmcp_errors::{OAuthFailure, oauth_failure};
         let oauth = self.oauth.as_ref()?;
         let server = &self.server;
         Some(match oauth_failure(e)? {
@@ -379,19 +391,14 @@ impl HttpConnector {
                     format!(
                         "server `{server}`: {detail}; the stored credentials are kept and this \
                          heals when the authorization server answers again (next attempt in {})",
-                        Human(AUTHORIZATION_SERVER_RETRY)
+                        Human(crate::client::transport::retry_after::AUTHORIZATION_SERVER_RETRY)
                     ),
                 )
-                .with_retry_after(AUTHORIZATION_SERVER_RETRY)
+                .with_retry_after(crate::client::transport::retry_after::AUTHORIZATION_SERVER_RETRY)
             }
         })
     }
 }
-
-/// How long after an authorization server failed (a refresh it did not answer, a discovery that
-/// failed) the next connection attempt starts; the server reads `connecting` meanwhile.
-#[cfg(feature = "oauth")]
-pub(crate) const AUTHORIZATION_SERVER_RETRY: Duration = Duration::from_secs(10);
 
 /// `server.address` and `server.port` of `url` (the port from the scheme when none is given); no
 /// credentials (user info is dropped).
@@ -479,8 +486,8 @@ impl Connector for HttpConnector {
     fn renew_credentials_expiring_before(
         &self,
         at: std::time::SystemTime,
-    ) -> BoxFuture<'_, Result<super::connector::Renewal, ConnectError>> {
-        use super::connector::Renewal;
+    ) -> BoxFuture<'_, Result<crate::client::connector::Renewal, ConnectError>> {
+        use crate::client::connector::Renewal;
         #[cfg(feature = "oauth")]
         if let Some(oauth) = &self.oauth {
             let due = oauth.subscribe().borrow().expiries.iter().any(|e| {
@@ -505,13 +512,14 @@ impl Connector for HttpConnector {
 
 #[cfg(test)]
 mod tests {
-    use super::endpoint;
+    use crate::client::http::endpoint;
 
     /// A URL the hub cannot use names `url` and what is wrong, never the URL itself.
     #[test]
     fn urls_must_be_http_or_https_with_a_host_and_the_error_names_the_key_not_the_url() {
         let server: std::sync::Arc<str> = "s".into();
-        let check = |url: &str| super::check_url(&server, url).map_err(|e| e.to_string());
+        let check =
+            |url: &str| crate::client::http::check_url(&server, url).map_err(|e| e.to_string());
         assert!(check("https://example.invalid/mcp").is_ok());
         assert!(check("HTTP://127.0.0.1:8080").is_ok());
         assert!(check("https://u:p@h/x").is_ok());
@@ -549,8 +557,8 @@ mod tests {
         use rmcp::transport::auth::AuthError;
         use rmcp::transport::streamable_http_client::StreamableHttpError;
 
-        use super::super::{AUTHORIZATION_SERVER_RETRY, HttpConnector};
         use crate::client::OAuthSpec;
+        use crate::client::http::HttpConnector;
         use crate::secret::Secret;
         use crate::state::ConnectResult;
 
@@ -599,8 +607,14 @@ mod tests {
                 )))
                 .await;
             assert_eq!(error.result, ConnectResult::Refused);
-            assert_eq!(error.retry_after(), Some(AUTHORIZATION_SERVER_RETRY));
-            assert_eq!(AUTHORIZATION_SERVER_RETRY, Duration::from_secs(10));
+            assert_eq!(
+                error.retry_after(),
+                Some(crate::client::transport::retry_after::AUTHORIZATION_SERVER_RETRY)
+            );
+            assert_eq!(
+                crate::client::transport::retry_after::AUTHORIZATION_SERVER_RETRY,
+                Duration::from_secs(10)
+            );
             assert_eq!(
                 error.message,
                 "server `vault`: authorization server unreachable (the refresh of its access \

@@ -4,9 +4,8 @@
 //!
 //! The id is an ordinary span attribute (`mcp.session.id`), never a metric label.
 
-use crate::util::MutexExt as _;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
@@ -17,35 +16,9 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::Sse;
 
-use super::connector::{ConnectError, HttpAnswer, SessionEvents};
-use super::stream_pacing::StreamPacer;
-use crate::state::ConnectResult;
-
-/// Where a connection's session id is kept: written by [`SessionIdClient`], read by the session.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct SessionIdSlot(Arc<Mutex<Option<Arc<str>>>>);
-
-impl SessionIdSlot {
-    /// The last session id the server sent, if any.
-    pub(crate) fn get(&self) -> Option<Arc<str>> {
-        self.0.lock_unpoisoned().clone()
-    }
-
-    /// Keeps the session id of a POST response (an empty one is no session).
-    fn note<E>(&self, response: &Result<StreamableHttpPostResponse, E>) {
-        let id = match response {
-            Ok(
-                StreamableHttpPostResponse::Json(_, Some(id))
-                | StreamableHttpPostResponse::Sse(_, Some(id)),
-            ) if !id.is_empty() => id,
-            _ => return,
-        };
-        let mut slot = self.0.lock_unpoisoned();
-        if slot.as_deref() != Some(id.as_str()) {
-            *slot = Some(id.as_str().into());
-        }
-    }
-}
+use crate::client::connector::{HttpAnswer, SessionEvents};
+use crate::client::http::stream_pacing::StreamPacer;
+use crate::client::session::session_id_slot::SessionIdSlot;
 
 /// A [`StreamableHttpClient`] that records the session id of every POST response in a
 /// [`SessionIdSlot`], paces its event-stream re-opens with a [`StreamPacer`], and otherwise
@@ -171,86 +144,6 @@ fn failed_answer<E: std::error::Error + Send + Sync + 'static>(
         }
         _ => (None, "an answer rmcp could not use".into()),
     }
-}
-
-/// The reqwest client rmcp's `StreamableHttpClientTransport::from_config` builds, for `server`'s
-/// MCP requests (with bearer headers or through OAuth): no idle pooled connections (avoids
-/// Delayed-ACK stalls) and only same-origin 307 / 308 redirects, at most 10. With `tls` the MCP
-/// requests go through [`http_client_noting`] instead; OAuth's own requests use this one.
-#[cfg(any(not(feature = "tls"), feature = "oauth", test))]
-pub(crate) fn default_http_client(server: &str) -> Result<reqwest::Client, ConnectError> {
-    http_client(server, reqwest::Client::builder())
-}
-
-/// [`default_http_client`] whose HTTPS connections note the server's leaf certificate in `slot`
-/// (feature `tls`; without it, plain HTTP only and nothing is noted).
-#[cfg(feature = "tls")]
-pub(crate) fn http_client_noting(
-    server: &str,
-    slot: super::tls_certificate::CertificateSlot,
-) -> Result<reqwest::Client, ConnectError> {
-    let tls = super::tls_certificate::client_config(slot).map_err(|e| {
-        ConnectError::new(
-            ConnectResult::ProtocolError,
-            format!(
-                "server `{server}`: the TLS client could not be set up ({e}): the platform's \
-                 certificate roots could not be read"
-            ),
-        )
-    })?;
-    http_client(
-        server,
-        reqwest::Client::builder().tls_backend_preconfigured(tls),
-    )
-}
-
-fn http_client(
-    server: &str,
-    builder: reqwest::ClientBuilder,
-) -> Result<reqwest::Client, ConnectError> {
-    builder
-        .pool_max_idle_per_host(0)
-        .redirect(same_origin_redirect_policy())
-        .build()
-        .map_err(|e| {
-            ConnectError::new(
-                ConnectResult::ProtocolError,
-                format!("server `{server}`: the HTTP client could not be built ({e})"),
-            )
-        })
-}
-
-/// How many redirects one request follows (rmcp's `MAX_REDIRECTS`).
-const MAX_REDIRECTS: usize = 10;
-
-/// rmcp's redirect policy for its default client: a 301 / 302 / 303 would turn the POST into a
-/// bodyless GET and a cross-origin hop would replay the session id and custom headers (a bearer
-/// token) to another host, so both are returned as the redirect response instead.
-fn same_origin_redirect_policy() -> reqwest::redirect::Policy {
-    reqwest::redirect::Policy::custom(|attempt| {
-        let preserves_body = matches!(
-            attempt.status(),
-            reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
-        );
-        let same_origin = attempt
-            .previous()
-            .first()
-            .is_some_and(|original| original.origin() == attempt.url().origin());
-        if !preserves_body || !same_origin {
-            attempt.stop()
-        } else if attempt.previous().len() > MAX_REDIRECTS {
-            attempt.error(format!("exceeded {MAX_REDIRECTS} redirects"))
-        } else {
-            // Paths only: a query string may carry credentials.
-            tracing::debug!(
-                status = %attempt.status(),
-                from = attempt.previous().last().map(|url| url.path()).unwrap_or_default(),
-                to = attempt.url().path(),
-                "following same-origin redirect"
-            );
-            attempt.follow()
-        }
-    })
 }
 
 type SseStream = BoxStream<'static, Result<Sse, SseError>>;
@@ -563,7 +456,7 @@ mod tests {
     /// GET) come back as the redirect itself.
     #[tokio::test]
     async fn the_http_client_follows_only_same_origin_307_and_308_with_the_body() {
-        let client = default_http_client("files").unwrap();
+        let client = crate::client::transport::http_client::default_http_client("files").unwrap();
         let (elsewhere, mut elsewhere_saw) = serve(|_| OK.to_owned()).await;
         let (port, mut saw) = serve(move |path| match path {
             "/moved" => redirect("307 Temporary Redirect", "/mcp"),

@@ -15,7 +15,7 @@ use std::io::ErrorKind;
 use rmcp::ServiceError;
 use rmcp::service::ClientInitializeError;
 
-use super::rmcp_errors::chain;
+use crate::client::reasons::chain::chain;
 
 /// At most this many characters of text that came from the remote side (a response body, an
 /// error description) are kept in a reason.
@@ -534,7 +534,7 @@ fn collapse(text: &str) -> String {
 /// Text for a reason: rmcp's transport type names and Rust paths removed, markup and control
 /// characters dropped, whitespace collapsed, cut to `max` characters.
 pub(crate) fn clean_remote(text: &str, max: usize) -> String {
-    let text = crate::client::rmcp_errors::strip_transport_names(text);
+    let text = crate::client::reasons::chain::strip_transport_names(text);
     let text = strip_rust_paths(&text);
     let text: String = text
         .chars()
@@ -939,7 +939,7 @@ mod tests {
              the MCP endpoint"
         );
         assert_eq!(
-            crate::client::rmcp_errors::classify_init_error(&html, 0),
+            crate::client::reasons::rmcp_errors::classify_init_error(&html, 0),
             ConnectResult::ProtocolError
         );
         // A discover that was answered with a status, then an initialize on a closed channel:

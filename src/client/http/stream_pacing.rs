@@ -13,7 +13,7 @@
 //!   random point in the upper half), so a fleet does not re-open in step; a stream that lived
 //!   longer resets the count;
 //! - the wait is never shorter than the last `retry` the server sent (bounded by
-//!   [`MAX_RETRY_AFTER`](super::connector::MAX_RETRY_AFTER)), on every re-open, not only the
+//!   [`MAX_RETRY_AFTER`](crate::client::connector::MAX_RETRY_AFTER)), on every re-open, not only the
 //!   first one after it was sent;
 //! - time already spent since the stream ended (rmcp's own wait) counts toward it;
 //! - every re-open is reported (`mcp_readiness_stream_reopens_total`), so a storm shows on a
@@ -30,7 +30,7 @@ use rmcp::transport::streamable_http_client::SseError;
 use sse_stream::Sse;
 use tokio::time::Instant;
 
-use super::connector::MAX_RETRY_AFTER;
+use crate::client::connector::MAX_RETRY_AFTER;
 
 /// A stream that ends sooner than this after it opened ended "at once".
 pub(crate) const QUICK_END: Duration = Duration::from_secs(1);
@@ -178,7 +178,7 @@ fn jitter(wait: Duration) -> Duration {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::client::http::stream_pacing::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     fn pacer() -> (StreamPacer, Arc<AtomicUsize>) {

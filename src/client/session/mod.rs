@@ -1,103 +1,41 @@
-//! The [`Session`] behind the rmcp connectors: an rmcp client [`Peer`], a task that awaits rmcp's
-//! end of service or, for stdio, the child's own exit (drop detection without waiting for a
-//! call), and for stdio the child's process group, killed when the session ends.
+//! One rmcp session: the [`Session`] behind every rmcp connector ([`RmcpSession`]: an rmcp client
+//! [`Peer`], a task that awaits rmcp's end of service or, for stdio, the child's own exit (drop
+//! detection without waiting for a call), and for stdio the child's process group, killed when the
+//! session ends), and what runs inside one:
+//!
+//! - `handler.rs`: the rmcp client handler and who answers what a server asks; `server_requests.rs`
+//!   the hook for those questions; `quiet.rs` the notifications dropped before rmcp sees them;
+//! - `task.rs`: calls answered with a task; `tool_pages.rs`: `tools/list` across pages, bounded;
+//! - `peer_info.rs`: what the handshake said of the server; `session_id_slot.rs`: an HTTP
+//!   session's id; `child_guard.rs`: the child process a stdio session owns;
+//! - `rmcp_connector.rs`: connections made with your own rmcp client handler and transport.
 
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientConfig, ClientRequest, DiscoverRequest,
-    DiscoverRequestParams, ElicitRequestParams, ElicitResult, ElicitationCapability,
-    FormElicitationCapability, Implementation, PingRequest, ServerNotification, SubscriptionFilter,
-    Tool,
+    CallToolRequestParams, CallToolResult, ClientRequest, DiscoverRequest, DiscoverRequestParams,
+    PingRequest, ServerNotification, SubscriptionFilter, Tool,
 };
-use rmcp::service::{
-    NotificationContext, QuitReason, RequestContext, RoleClient, RunningService, SubscriptionEnd,
-};
-use rmcp::{ClientHandler, ErrorData, Peer, ServiceError};
+use rmcp::service::{QuitReason, RoleClient, RunningService, SubscriptionEnd};
+use rmcp::{Peer, ServiceError};
 use tokio::sync::{Notify, watch};
 
-use super::child_guard::ChildGuard;
-use super::connector::{Session, SessionEvents};
-use super::lifecycle;
-use super::server_requests::{ServerRequests, decline};
-use super::session_id::SessionIdSlot;
+pub(crate) mod child_guard;
+pub(crate) mod handler;
+pub(crate) mod peer_info;
+pub(crate) mod quiet;
+pub(crate) mod rmcp_connector;
+pub(crate) mod server_requests;
+pub(crate) mod session_id_slot;
+pub(crate) mod task;
+pub(crate) mod tool_pages;
+
+use crate::client::connector::{Session, SessionEvents};
 use crate::state::ServerIdentity;
-
-/// Who answers what a server asks during a call, for one server: the hook and the server's name.
-#[derive(Debug, Clone)]
-pub(crate) struct Answerer {
-    pub(crate) server: Arc<str>,
-    pub(crate) requests: Arc<dyn ServerRequests>,
-}
-
-impl Answerer {
-    /// The answerer of `server`, if `requests` answers anything (else the unattended default).
-    pub(crate) fn of(
-        server: &Arc<str>,
-        requests: Option<&Arc<dyn ServerRequests>>,
-    ) -> Option<Answerer> {
-        requests
-            .filter(|r| r.answers_elicitation())
-            .map(|requests| Answerer {
-                server: server.clone(),
-                requests: requests.clone(),
-            })
-    }
-}
-
-/// The rmcp client handler: forwards `notifications/tools/list_changed` to the supervisor, and
-/// `elicitation/create` to the [`ServerRequests`] hook when there is one (else declines).
-#[derive(Debug, Clone)]
-pub(crate) struct SupervisorClient {
-    events: SessionEvents,
-    answerer: Option<Answerer>,
-}
-
-impl SupervisorClient {
-    pub(crate) fn new(events: SessionEvents) -> Self {
-        SupervisorClient {
-            events,
-            answerer: None,
-        }
-    }
-
-    /// Answers elicitation through `answerer` (and declares the capability).
-    pub(crate) fn answered_by(mut self, answerer: Option<Answerer>) -> Self {
-        self.answerer = answerer;
-        self
-    }
-}
-
-impl ClientHandler for SupervisorClient {
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.events.tools_changed();
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        Ok(match &self.answerer {
-            Some(answerer) => answerer.requests.elicit(&answerer.server, request).await,
-            None => decline(),
-        })
-    }
-
-    fn get_info(&self) -> ClientConfig {
-        let mut config = ClientConfig::default();
-        config.client_info = Implementation::new("mcp-readiness", env!("CARGO_PKG_VERSION"));
-        if self.answerer.is_some() {
-            config.capabilities.elicitation =
-                Some(ElicitationCapability::new().with_form(FormElicitationCapability::default()));
-        }
-        // What `initialize` offers, for a server that rejected `server/discover`
-        // (`lifecycle::handshake`); the probe offers 2026-07-28 itself.
-        config.protocol_version = rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE;
-        config
-    }
-}
+use child_guard::ChildGuard;
+use handler::Answerer;
+use session_id_slot::SessionIdSlot;
 
 /// A live rmcp client connection.
 pub(crate) struct RmcpSession {
@@ -141,10 +79,10 @@ impl RmcpSession {
     ) -> Self {
         let peer = running.peer().clone();
         let info = peer.peer_info();
-        let identity = info.as_deref().map(lifecycle::identity);
+        let identity = info.as_deref().map(peer_info::identity);
         let has_initialize = identity
             .as_ref()
-            .is_none_or(|i| lifecycle::has_initialize(&i.protocol_version));
+            .is_none_or(|i| peer_info::has_initialize(&i.protocol_version));
         let (tx, ended) = watch::channel(None);
         let stop = Arc::new(Notify::new());
         let stop_task = stop.clone();
@@ -207,7 +145,7 @@ impl RmcpSession {
 }
 
 /// How many times a `subscriptions/listen` stream that the server ended gracefully (or that lagged)
-/// is re-opened before the session gives up on it; health probes still run.
+/// is re-opened before the session gives up on it; health pings still run.
 const LISTEN_REOPENS: usize = 5;
 
 /// Holds a `subscriptions/listen` stream for tool-list changes on a 2026-07-28 session and calls
@@ -276,7 +214,7 @@ impl Session for RmcpSession {
         if let Some(id) = self.session_id() {
             span.record("mcp.session.id", &*id);
         }
-        Box::pin(super::task::call_tool(
+        Box::pin(crate::client::session::task::call_tool(
             &self.peer,
             params,
             self.answerer.as_ref(),
@@ -288,7 +226,7 @@ impl Session for RmcpSession {
             // A list read after a change notification must not come from rmcp's response cache
             // (a server's `ttlMs` hint would otherwise hide the change); pages are bounded.
             self.peer.clear_response_cache().await;
-            super::tool_pages::list_tools_bounded(&self.peer).await
+            crate::client::session::tool_pages::list_tools_bounded(&self.peer).await
         })
     }
 

@@ -2,19 +2,15 @@
 //! and transport, and the classification of a failed connect that it shares with
 //! `supervise::Peers`.
 
-use std::error::Error as StdError;
 use std::future::Future;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use rmcp::service::{ClientInitializeError, RoleClient, RunningService};
+use rmcp::service::{RoleClient, RunningService};
 use tower::BoxError;
 
-use super::connector::{ConnectError, Connector, Session, SessionEvents};
-use super::rmcp_errors::classify_init_error;
-use super::rmcp_session::RmcpSession;
-use crate::secret::redact;
-use crate::state::ConnectResult;
+use crate::client::connector::{ConnectError, Connector, Session, SessionEvents};
+use crate::client::session::RmcpSession;
 
 type Make = Arc<
     dyn Fn(SessionEvents) -> BoxFuture<'static, Result<Arc<dyn Session>, ConnectError>>
@@ -78,7 +74,7 @@ impl RmcpConnector {
                 match connecting.await {
                     Ok(running) => Ok(Arc::new(RmcpSession::start(running, None, events, None))
                         as Arc<dyn Session>),
-                    Err(error) => Err(connect_error_of(&name, &*error.into())),
+                    Err(error) => Err(ConnectError::classify(&name, &*error.into())),
                 }
             })
         });
@@ -112,86 +108,21 @@ impl Connector for RmcpConnector {
     }
 }
 
-/// A failed connect of `server`, classified with the hub's rules (see [`RmcpConnector`]); the
-/// message is redacted of URL paths, credentials and bearer tokens.
-pub(crate) fn connect_error_of(
-    server: &str,
-    error: &(dyn StdError + Send + Sync + 'static),
-) -> ConnectError {
-    let root: &(dyn StdError + 'static) = error;
-    let chain = || std::iter::successors(Some(root), |e: &&(dyn StdError + 'static)| (*e).source());
-    let result = if let Some(init) = chain().find_map(|e| e.downcast_ref::<ClientInitializeError>())
-    {
-        classify_init_error(init, 0)
-    } else {
-        match chain()
-            .find_map(|e| e.downcast_ref::<std::io::Error>())
-            .map(std::io::Error::kind)
-        {
-            Some(std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied) => {
-                ConnectResult::SpawnFailed
-            }
-            Some(std::io::ErrorKind::ConnectionRefused) => ConnectResult::Refused,
-            // A process that could not start for want of descriptors or memory.
-            _ if chain()
-                .find_map(|e| e.downcast_ref::<std::io::Error>())
-                .and_then(crate::util::out_of_descriptors)
-                .is_some() =>
-            {
-                ConnectResult::SpawnFailed
-            }
-            Some(std::io::ErrorKind::TimedOut) => ConnectResult::Timeout,
-            _ => ConnectResult::Closed,
-        }
-    };
-    let mut detail = super::reason::explain(root);
-    if result == ConnectResult::SpawnFailed {
-        // No MCP server ran: the process the command names could not start.
-        if let Some(what) = detail.strip_prefix("the MCP server: ") {
-            detail = format!("the child process could not start: {what}");
-        }
-    }
-    // The caller's own words on top of the cause (`anyhow`'s `.context(..)`, a wrapping error):
-    // kept after the root cause when they say something more and hold no type name. rmcp's own
-    // wrappers ("Send message error, when send initialize request: ...") are not kept: the
-    // explanation already says what they wrap.
-    let top = error.to_string();
-    let from_rmcp =
-        chain().any(|e| e.is::<ClientInitializeError>() || e.is::<rmcp::ServiceError>());
-    if !from_rmcp
-        && top.chars().count() <= super::reason::REMOTE_TEXT_MAX
-        && !top.contains("::")
-        && !top.contains('<')
-        && !detail.contains(top.as_str())
-    {
-        detail = format!("{detail}; {top}");
-    }
-    let detail = redact(&detail, &[]);
-    let next = match result {
-        ConnectResult::Unauthorized => "re-authorize it, then connect again",
-        ConnectResult::SpawnFailed => "check that its command is installed and executable",
-        ConnectResult::Refused => "check that the server is running and reachable",
-        _ => "check that it speaks MCP, then connect again",
-    };
-    ConnectError::new(
-        result,
-        format!("server `{server}`: connecting failed ({detail}); {next}"),
-    )
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::client::session::rmcp_connector::*;
+    use crate::state::ConnectResult;
+    use rmcp::service::ClientInitializeError;
 
     #[test]
     fn a_missing_command_is_spawn_failed_and_a_closed_handshake_is_closed() {
         let missing = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
         assert_eq!(
-            connect_error_of("x", &missing).result,
+            ConnectError::classify("x", &missing).result,
             ConnectResult::SpawnFailed
         );
         let closed = ClientInitializeError::ConnectionClosed("initialize response".into());
-        let error = connect_error_of("x", &closed);
+        let error = ConnectError::classify("x", &closed);
         assert_eq!(error.result, ConnectResult::Closed);
         assert!(
             error.message.starts_with(
@@ -203,7 +134,7 @@ mod tests {
     #[test]
     fn credentials_in_a_failure_message_are_redacted() {
         let error = std::io::Error::other("GET https://bob:pw@x.test/t0k3n/mcp: Bearer abc.def");
-        let message = connect_error_of("x", &error).message;
+        let message = ConnectError::classify("x", &error).message;
         assert!(
             !message.contains("pw") && !message.contains("t0k3n") && !message.contains("abc.def"),
             "{message}"

@@ -1,0 +1,63 @@
+//! Walking an error chain: every error below one, rmcp's handshake errors included (they keep
+//! their cause in fields `source()` does not return), and rmcp's transport type names removed
+//! from a message. Used by the rules (`rmcp_errors.rs`) and the reasons (`reason.rs`) alike.
+
+use std::error::Error as StdError;
+
+use rmcp::service::ClientInitializeError;
+
+/// `error` and every error below it, the handshake's hidden causes included (see [`cause`]).
+pub(crate) fn chain<'a>(
+    error: &'a (dyn StdError + 'static),
+) -> impl Iterator<Item = &'a (dyn StdError + 'static)> {
+    std::iter::successors(Some(error), |e: &&'a (dyn StdError + 'static)| cause(*e))
+}
+
+/// The error below `error`: its `source()`, or for rmcp's handshake errors, which keep their
+/// cause in fields `source()` does not return, that cause (the transport's error; the legacy
+/// fallback's failure).
+fn cause<'a>(error: &'a (dyn StdError + 'static)) -> Option<&'a (dyn StdError + 'static)> {
+    match error.downcast_ref::<ClientInitializeError>() {
+        Some(ClientInitializeError::TransportError { error, .. }) => Some(error),
+        Some(ClientInitializeError::LegacyFallbackFailed { fallback, .. }) => {
+            Some(fallback.as_ref())
+        }
+        _ => error.source(),
+    }
+}
+
+#[cfg(feature = "hub")]
+/// Removes rmcp's `Transport [<type name>] error` wrappers from a message.
+pub(crate) fn strip_transport_names(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("Transport [") {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at + "Transport [".len()..];
+        // The type name nests brackets (`Worker<Foo<[u8]>>`): find the matching `]`.
+        let mut depth = 1usize;
+        let mut end = None;
+        for (i, c) in tail.char_indices() {
+            match c {
+                '[' => depth += 1,
+                ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else {
+            out.push_str(&rest[at..]);
+            return out;
+        };
+        rest = &tail[end + 1..];
+        rest = rest.strip_prefix(" error").unwrap_or(rest);
+        rest = rest.strip_prefix(':').unwrap_or(rest);
+    }
+    out.push_str(rest);
+    out
+}
