@@ -20,7 +20,7 @@
 //! [`status_page`] renders the page itself.
 //!
 //! With feature `hub`, [`push`] sends a short run's record to a Prometheus Pushgateway (the
-//! Pushgateway client; its metric names are `metrics::RUN_*`).
+//! Pushgateway client; its metric names are `metrics::names::RUN_*`).
 //!
 //! - `routes.rs`: the paths and their handlers; `standalone_server.rs`: [`serve`] and the running
 //!   [`MetricsServer`]; `accept_loop.rs`: the timeouts and the connection cap;

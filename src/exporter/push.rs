@@ -6,9 +6,9 @@
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::metrics::{
-    Metrics, RUN_NEXT_TIMESTAMP_SECONDS, RUN_RAN_STEPS, RUN_SERVERS, RUN_STEPS,
-    RUN_TIMESTAMP_SECONDS,
+use crate::metrics::Metrics;
+use crate::metrics::names::{
+    RUN_NEXT_TIMESTAMP_SECONDS, RUN_RAN_STEPS, RUN_SERVERS, RUN_STEPS, RUN_TIMESTAMP_SECONDS,
 };
 use crate::plan::RunSummary;
 use crate::state::State;

@@ -169,9 +169,9 @@ mod tests {
 
     use super::HttpFailure;
     use crate::client::{CallError, CallErrorKind, NotConnected};
+    use crate::layer::readiness_layer::ReadinessLayer;
     use crate::resolve::inventory::StaticInventory;
     use crate::resolve::{Budget, Snapshot};
-    use crate::layer::readiness_layer::ReadinessLayer;
     use crate::state::ToolCall;
 
     async fn refused(snapshot: Snapshot, tool: &str) -> tower::BoxError {

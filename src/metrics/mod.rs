@@ -76,10 +76,6 @@ pub use builder::{
 pub use clock::{Clock, ManualClock, SystemClock};
 #[cfg(feature = "hub")]
 pub(crate) use domain_families::Families;
-// The pushed run record's gauges (`exporter::push`), at the path they always had.
-pub use names::{
-    RUN_NEXT_TIMESTAMP_SECONDS, RUN_RAN_STEPS, RUN_SERVERS, RUN_STEPS, RUN_TIMESTAMP_SECONDS,
-};
 pub(crate) use recorder::Metrics;
 pub use server_handle::ServerMetrics;
 pub use state_changes::{CHANGE_BUFFER, CHANGE_HISTORY, ChangeEvent, StateChange, StateChanges};

@@ -420,7 +420,11 @@ fn the_scanner_sees_groups_nested_paths_and_root_reexports() {
         ]
     );
     // Only code names a module through the root; a doc link may (the root is the public path).
-    let through_root: Vec<usize> = found.iter().filter(|f| f.through_root).map(|f| f.line).collect();
+    let through_root: Vec<usize> = found
+        .iter()
+        .filter(|f| f.through_root)
+        .map(|f| f.line)
+        .collect();
     assert_eq!(through_root, [9]);
     let uses: BTreeMap<String, BTreeSet<String>> = [
         ("a".to_owned(), ["b".to_owned()].into()),

@@ -25,6 +25,7 @@ mod otel_metrics;
 mod peers;
 mod plan;
 mod probe;
+mod public_surface;
 mod resolve;
 #[cfg(all(feature = "otlp-grpc", feature = "otlp-http"))]
 mod telemetry;
