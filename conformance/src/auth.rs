@@ -14,6 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
+use mcp_readiness::client::SigningAlgorithm;
 use mcp_readiness::{ServerSpec, secret::Secret};
 use mcp_readiness::{
     TransportSpec,
@@ -114,10 +115,10 @@ fn spec(
         };
         oauth.grant = OAuthGrant::ClientCredentials {
             private_key,
-            signing_algorithm: context
-                .signing_algorithm
-                .clone()
-                .unwrap_or_else(|| "RS256".to_owned()),
+            signing_algorithm: match &context.signing_algorithm {
+                Some(name) => name.parse()?,
+                None => SigningAlgorithm::default(),
+            },
         };
     }
     if scenario == "auth/wif-jwt-bearer" {

@@ -88,7 +88,7 @@ pub use session::tool_pages::{MAX_TOOL_PAGES, MAX_TOOLS};
 #[cfg(feature = "hub")]
 pub use spec::error::SpecError;
 #[cfg(feature = "hub")]
-pub use spec::{AssertionSource, Dpop, IdentityProvider, OAuthGrant, OAuthSpec};
+pub use spec::{AssertionSource, Dpop, IdentityProvider, OAuthGrant, OAuthSpec, SigningAlgorithm};
 #[cfg(feature = "hub")]
 pub(crate) use spec::{ServerSpec, TransportSpec};
 #[cfg(feature = "hub")]

@@ -23,6 +23,7 @@ use std::path::PathBuf;
 use super::error::ConfigError;
 use super::node::Node;
 use super::walk::{Ctx, child, index};
+use crate::client::spec::SigningAlgorithm;
 use crate::client::{AssertionSource, Dpop, OAuthGrant, OAuthSpec};
 use crate::secret::Secret;
 
@@ -42,7 +43,6 @@ const OAUTH_KEYS: &[&str] = &[
 ];
 
 /// The signing algorithms rmcp's `private_key_jwt` supports.
-const SIGNING_ALGORITHMS: &[&str] = &["RS256", "RS384", "RS512", "ES256", "ES384"];
 
 /// Reads the `oauth` object of server `name`; `headers` are its other headers (an
 /// `Authorization` header beside `oauth` is refused: the store gives that header).
@@ -322,13 +322,12 @@ pub(crate) fn oauth(
                     "only with `private_key` (a client secret signs nothing)",
                 ));
             }
-            let signing_algorithm = signing_algorithm.unwrap_or_else(|| "RS256".to_owned());
-            if !SIGNING_ALGORITHMS.contains(&signing_algorithm.as_str()) {
-                return Err(ctx.err(
-                    &fields.path_of("signing_algorithm"),
-                    format!("expected one of {}", SIGNING_ALGORITHMS.join(", ")),
-                ));
-            }
+            let signing_algorithm = match signing_algorithm {
+                None => SigningAlgorithm::default(),
+                Some(name) => name
+                    .parse()
+                    .map_err(|why: String| ctx.err(&fields.path_of("signing_algorithm"), why))?,
+            };
             OAuthGrant::ClientCredentials {
                 private_key: private_key.map(|key| base.join(key)),
                 signing_algorithm,

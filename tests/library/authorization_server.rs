@@ -11,6 +11,7 @@ use std::time::Duration;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
+use mcp_readiness::client::SigningAlgorithm;
 use mcp_readiness::secret::Secret;
 use mcp_readiness::state::{ConnectResult, ConnectionEvent};
 use mcp_readiness::{
@@ -355,7 +356,7 @@ async fn a_step_up_under_3_s_client_credential_renewals_never_flips_and_paces_it
     oauth.scopes = vec!["tools".into()];
     oauth.grant = OAuthGrant::ClientCredentials {
         private_key: None,
-        signing_algorithm: "RS256".into(),
+        signing_algorithm: SigningAlgorithm::Rs256,
     };
     let spec = ServerSpec {
         name: "job".into(),

@@ -12,6 +12,7 @@ use common::http::{free_port, get, request};
 use common::process::signal;
 use common::serve::Serve;
 use common::{Scratch, eventually};
+use mcp_readiness::client::SigningAlgorithm;
 use mcp_readiness::secret::Secret;
 use mcp_readiness::{
     Hub, HubOptions,
@@ -473,7 +474,7 @@ async fn client_credentials_renew_across_an_hour_of_paused_time_and_the_server_a
     oauth.scopes = vec!["tools".into()];
     oauth.grant = OAuthGrant::ClientCredentials {
         private_key: None,
-        signing_algorithm: "RS256".into(),
+        signing_algorithm: SigningAlgorithm::Rs256,
     };
     let spec = ServerSpec {
         name: "job".into(),

@@ -13,6 +13,8 @@ use rmcp::transport::auth::{
 use tokio::sync::Mutex;
 
 use crate::client::oauth::store::FileStore;
+use crate::client::oauth::token_error::{TokenErrorAnswer, TokenFailure};
+use crate::client::spec::SigningAlgorithm;
 use crate::client::spec::{OAuthGrant, OAuthSpec};
 use crate::secret::{Secret, redact};
 
@@ -65,7 +67,7 @@ pub(crate) fn config(spec: &OAuthSpec, url: &str) -> Result<ClientCredentialsCon
             Ok(ClientCredentialsConfig::PrivateKeyJwt {
                 client_id,
                 signing_key,
-                signing_algorithm: algorithm(signing_algorithm)?,
+                signing_algorithm: algorithm(*signing_algorithm),
                 token_endpoint_audience: None,
                 scopes,
                 resource,
@@ -83,16 +85,15 @@ pub(crate) fn config(spec: &OAuthSpec, url: &str) -> Result<ClientCredentialsCon
     }
 }
 
-/// rmcp's algorithm for a configured name.
-pub(crate) fn algorithm(name: &str) -> Result<JwtSigningAlgorithm, String> {
-    Ok(match name {
-        "RS256" => JwtSigningAlgorithm::RS256,
-        "RS384" => JwtSigningAlgorithm::RS384,
-        "RS512" => JwtSigningAlgorithm::RS512,
-        "ES256" => JwtSigningAlgorithm::ES256,
-        "ES384" => JwtSigningAlgorithm::ES384,
-        other => return Err(format!("unsupported signing algorithm `{other}`")),
-    })
+/// rmcp's algorithm for the configured one.
+fn algorithm(algorithm: SigningAlgorithm) -> JwtSigningAlgorithm {
+    match algorithm {
+        SigningAlgorithm::Rs256 => JwtSigningAlgorithm::RS256,
+        SigningAlgorithm::Rs384 => JwtSigningAlgorithm::RS384,
+        SigningAlgorithm::Rs512 => JwtSigningAlgorithm::RS512,
+        SigningAlgorithm::Es256 => JwtSigningAlgorithm::ES256,
+        SigningAlgorithm::Es384 => JwtSigningAlgorithm::ES384,
+    }
 }
 
 /// What to rotate when the authorization server refuses the client credentials.
@@ -133,7 +134,7 @@ pub(crate) async fn fetch(
     manager: Arc<Mutex<AuthorizationManager>>,
     config: &ClientCredentialsConfig,
     known: &[Secret],
-) -> Result<Option<Duration>, (bool, String)> {
+) -> Result<Option<Duration>, TokenFailure> {
     let handle = tokio::runtime::Handle::current();
     let request = config.clone();
     let exchanged = tokio::task::spawn_blocking(move || {
@@ -154,30 +155,24 @@ pub(crate) async fn fetch(
     match exchanged {
         Ok(lifetime) => Ok(lifetime),
         Err(e) => {
-            // Classified on rmcp's own text (the OAuth error codes, the status); told in words.
-            let raw = e.to_string();
+            // Classified on the token endpoint's status and `error` field, which rmcp keeps only
+            // in its error's text; a key that cannot sign is refused too. Told in words.
             let text = redact(&crate::client::reasons::reason::explain(&e), known);
             let refused = matches!(e, AuthError::JwtSigningError(_))
-                || [
-                    "invalid_client",
-                    "unauthorized_client",
-                    "invalid_grant",
-                    "invalid_scope",
-                    "access_denied",
-                    "HTTP 400",
-                    "HTTP 401",
-                    "HTTP 403",
-                ]
-                .iter()
-                .any(|code| raw.contains(code));
-            Err((refused, text))
+                || TokenErrorAnswer::from_rmcp_text(&e.to_string())
+                    .is_some_and(|answer| answer.is_refusal());
+            Err(if refused {
+                TokenFailure::Refused(text)
+            } else {
+                TokenFailure::Unavailable(text)
+            })
         }
     }
 }
 
 /// Renews the token of `manager` before each expiry, until `manager` is dropped, with `renew`
 /// (which fetches a token and returns its lifetime). `lifetime` is the current token's. A renewal
-/// that is refused (`Err((true, reason))`, the reason a person reads) is recorded in `store`: the
+/// that is refused ([`TokenFailure::Refused`], the reason a person reads) is recorded in `store`: the
 /// server reads `unauthenticated` with it once the token runs out. One that fails for another
 /// reason is retried every 10 s while the token lasts. Shared by every grant the hub renews.
 pub(crate) fn spawn_renewal<F, Fut>(
@@ -187,7 +182,7 @@ pub(crate) fn spawn_renewal<F, Fut>(
     lifetime: Option<Duration>,
 ) where
     F: Fn(Arc<Mutex<AuthorizationManager>>) -> Fut + Send + 'static,
-    Fut: std::future::Future<Output = Result<Option<Duration>, (bool, String)>> + Send,
+    Fut: std::future::Future<Output = Result<Option<Duration>, TokenFailure>> + Send,
 {
     let Some(mut lifetime) = lifetime else {
         // No `expires_in`: the token does not expire as far as anyone said.
@@ -215,9 +210,9 @@ pub(crate) fn spawn_renewal<F, Fut>(
                     store.clear_rejection();
                     return;
                 }
-                Err((refused, why)) => {
-                    tracing::warn!(reason = %why, "renewing the OAuth token failed");
-                    if refused {
+                Err(failure) => {
+                    tracing::warn!(reason = %failure.reason(), "renewing the OAuth token failed");
+                    if let TokenFailure::Refused(why) = failure {
                         store.reject(why);
                     }
                     next = tokio::time::Instant::now() + RETRY;

@@ -13,6 +13,7 @@ use crate::client::credential_expiry::CredentialState;
 use crate::client::oauth::address_policy::Policy;
 use crate::client::oauth::dpop::{Dpop, DpopHttp, DpopTokenClient};
 use crate::client::oauth::store::FileStore;
+use crate::client::oauth::token_error::TokenFailure;
 use crate::client::spec::{OAuthGrant, OAuthSpec};
 use crate::secret::{Secret, redact};
 use crate::state::ConnectResult;
@@ -39,13 +40,12 @@ pub(crate) struct OAuthCredentials {
     dpop: std::sync::Mutex<Option<Arc<Dpop>>>,
 }
 
-/// Fetches a token of a grant the hub renews now: its lifetime, or the refusal (`(true, why)`)
-/// or outage (`(false, why)`) the renewal task would have met.
+/// Fetches a token of a grant the hub renews now: its lifetime, or the refusal or outage the
+/// renewal task would have met.
 type RenewToken = Arc<
-    dyn Fn() -> futures::future::BoxFuture<
-            'static,
-            Result<Option<std::time::Duration>, (bool, String)>,
-        > + Send
+    dyn Fn()
+            -> futures::future::BoxFuture<'static, Result<Option<std::time::Duration>, TokenFailure>>
+        + Send
         + Sync,
 >;
 
@@ -134,14 +134,14 @@ impl OAuthCredentials {
                         self.store.clear_rejection();
                         lifetime
                     }
-                    Err((true, why)) => {
+                    Err(TokenFailure::Refused(why)) => {
                         self.store.reject(why.clone());
                         return Err(ConnectError::new(
                             ConnectResult::Unauthorized,
                             format!("server `{server}`: {failed}: {why}"),
                         ));
                     }
-                    Err((false, why)) => {
+                    Err(TokenFailure::Unavailable(why)) => {
                         return Err(ConnectError::new(
                             ConnectResult::Refused,
                             format!("server `{server}`: {failed}: {why}"),
@@ -399,16 +399,12 @@ impl OAuthCredentials {
             }
         }
         let fetched = cc::fetch(client.auth_manager.clone(), &config, &known).await;
-        let lifetime = self.first_token(fetched.map_err(|(refused, why)| {
-            if refused {
-                (true, cc::refused(&why, &rotate))
-            } else {
-                let why = format!(
-                    "fetching a client-credentials token failed ({why}); check that the \
-                     authorization server is up"
-                );
-                (false, why)
-            }
+        let lifetime = self.first_token(fetched.map_err(|failure| match failure {
+            TokenFailure::Refused(why) => TokenFailure::Refused(cc::refused(&why, &rotate)),
+            TokenFailure::Unavailable(why) => TokenFailure::Unavailable(format!(
+                "fetching a client-credentials token failed ({why}); check that the \
+                 authorization server is up"
+            )),
         }))?;
         cc::spawn_renewal(
             std::sync::Arc::downgrade(&client.auth_manager),
@@ -419,13 +415,11 @@ impl OAuthCredentials {
                 async move {
                     cc::fetch(manager, &config, &known)
                         .await
-                        .map_err(|(refused, why)| {
-                            let why = if refused {
-                                cc::refused(&why, &rotate)
-                            } else {
-                                why
-                            };
-                            (refused, why)
+                        .map_err(|failure| match failure {
+                            TokenFailure::Refused(why) => {
+                                TokenFailure::Refused(cc::refused(&why, &rotate))
+                            }
+                            unavailable => unavailable,
                         })
                 }
             },
@@ -436,12 +430,11 @@ impl OAuthCredentials {
     }
 
     /// The first token of a grant the hub renews (client credentials, workload identity): a
-    /// token ends any earlier refusal; a refusal (`(true, why)`) is remembered in the store and
-    /// reads `unauthorized`, since waiting will not help; anything else (`(false, why)`) is an
-    /// outage that heals (`refused`).
+    /// token ends any earlier refusal; a refusal is remembered in the store and reads
+    /// `unauthorized`, since waiting will not help; an outage heals (`refused`).
     fn first_token(
         &self,
-        fetched: Result<Option<std::time::Duration>, (bool, String)>,
+        fetched: Result<Option<std::time::Duration>, TokenFailure>,
     ) -> Result<Option<std::time::Duration>, ConnectError> {
         let server = &self.server;
         match fetched {
@@ -449,14 +442,14 @@ impl OAuthCredentials {
                 self.store.clear_rejection();
                 Ok(lifetime)
             }
-            Err((true, why)) => {
+            Err(TokenFailure::Refused(why)) => {
                 self.store.reject(why.clone());
                 Err(ConnectError::new(
                     ConnectResult::Unauthorized,
                     format!("server `{server}`: {why}"),
                 ))
             }
-            Err((false, why)) => Err(ConnectError::new(
+            Err(TokenFailure::Unavailable(why)) => Err(ConnectError::new(
                 ConnectResult::Refused,
                 format!("server `{server}`: {why}"),
             )),

@@ -18,6 +18,7 @@ use rmcp::transport::auth::enterprise::{
 use rmcp::transport::auth::{OAuthHttpClient, OAuthTokenResponse, StoredCredentials};
 
 use crate::client::oauth::store::FileStore;
+use crate::client::oauth::token_error::TokenFailure;
 use crate::client::oauth::workload_identity::read_as;
 use crate::client::spec::{AssertionSource, IdentityProvider};
 use crate::secret::Secret;
@@ -91,7 +92,7 @@ impl Enterprise {
 
     /// The reason a person reads for `error`, and whether it is a refusal (`unauthenticated`:
     /// waiting will not help) rather than an outage (it heals).
-    fn explain(&self, error: &EmaError) -> (bool, String) {
+    fn explain(&self, error: &EmaError) -> TokenFailure {
         let idp = &self.identity_provider;
         let from = self.assertion.describe();
         let (stage, what) = match error {
@@ -103,19 +104,15 @@ impl Enterprise {
                     ),
                     _ => "the MCP server's authorization server".to_owned(),
                 };
-                return (
-                    false,
-                    format!("{who} did not answer the token request; check that it is up"),
-                );
+                return TokenFailure::Unavailable(format!(
+                    "{who} did not answer the token request; check that it is up"
+                ));
             }
             EmaError::InvalidRequest(why) => {
-                return (
-                    true,
-                    format!(
-                        "the enterprise-managed exchange cannot be made ({why}); check \
-                         `oauth.identity_provider` and `oauth.client_id`"
-                    ),
-                );
+                return TokenFailure::Refused(format!(
+                    "the enterprise-managed exchange cannot be made ({why}); check \
+                     `oauth.identity_provider` and `oauth.client_id`"
+                ));
             }
             EmaError::InvalidGrant(stage) => (*stage, "invalid_grant".to_owned()),
             EmaError::InsufficientUserAuthentication(stage) => {
@@ -133,10 +130,9 @@ impl Enterprise {
                         }
                         _ => "the MCP server's authorization server".to_owned(),
                     };
-                    return (
-                        false,
-                        format!("{who} failed (HTTP {status}, {code}); it heals when it does"),
-                    );
+                    return TokenFailure::Unavailable(format!(
+                        "{who} failed (HTTP {status}, {code}); it heals when it does"
+                    ));
                 }
                 (*stage, format!("HTTP {status}, {code}"))
             }
@@ -167,7 +163,7 @@ impl Enterprise {
                 }
             ),
         };
-        (true, why)
+        TokenFailure::Refused(why)
     }
 }
 
@@ -178,10 +174,10 @@ pub(crate) async fn fetch(
     http: &dyn OAuthHttpClient,
     grant: &Enterprise,
     store: &FileStore,
-) -> Result<Option<Duration>, (bool, String)> {
+) -> Result<Option<Duration>, TokenFailure> {
     let (id_token, _expires_at) = read_as(&grant.assertion, ID_TOKEN, ROTATED_BY)
         .await
-        .map_err(|why| (true, why))?;
+        .map_err(TokenFailure::Refused)?;
     let exchanged = EmaExchangeRequest::new_with_id_token(
         grant.identity_provider(),
         grant.authorization_server(),
@@ -206,8 +202,7 @@ pub(crate) async fn fetch(
         response["scope"] = scopes.join(" ").into();
     }
     let token: OAuthTokenResponse = serde_json::from_value(response).map_err(|_| {
-        (
-            false,
+        TokenFailure::Unavailable(
             "the MCP server's authorization server's token response cannot be kept".to_owned(),
         )
     })?;
@@ -225,7 +220,7 @@ pub(crate) async fn fetch(
     store
         .save_credentials(credentials)
         .await
-        .map_err(|why| (false, why))?;
+        .map_err(TokenFailure::Unavailable)?;
     Ok(lifetime)
 }
 

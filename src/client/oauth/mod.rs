@@ -35,6 +35,7 @@ mod enterprise_managed;
 mod login;
 mod registration;
 mod store;
+mod token_error;
 mod workload_identity;
 
 pub(crate) use credentials::OAuthCredentials;

@@ -16,6 +16,7 @@ use rmcp::transport::auth::{OAuthTokenResponse, StoredCredentials};
 
 use crate::client::credential_expiry::jwt_exp;
 use crate::client::oauth::store::FileStore;
+use crate::client::oauth::token_error::{TokenErrorAnswer, TokenFailure};
 use crate::client::reasons::rmcp_errors::truncate;
 use crate::client::spec::AssertionSource;
 use crate::secret::{Secret, redact};
@@ -200,12 +201,12 @@ pub(crate) async fn fetch(
     http: &reqwest::Client,
     grant: &JwtBearer,
     store: &FileStore,
-) -> Result<Option<Duration>, (bool, String)> {
+) -> Result<Option<Duration>, TokenFailure> {
     let (assertion, expires_at) = match read(&grant.assertion).await {
         Ok(read) => read,
         Err(why) => {
             store.set_beside(CredentialKind::WorkloadIdentityToken, None);
-            return Err((true, why));
+            return Err(TokenFailure::Refused(why));
         }
     };
     store.set_beside(
@@ -251,58 +252,42 @@ pub(crate) async fn fetch(
             .map_err(|e| e.to_string()),
     };
     let response = sent.map_err(|e| {
-        (
-            false,
-            format!(
-                "the authorization server's token endpoint did not answer ({}); check that it \
-                 is up",
-                redact(&e, &known)
-            ),
-        )
+        TokenFailure::Unavailable(format!(
+            "the authorization server's token endpoint did not answer ({}); check that it is up",
+            redact(&e, &known)
+        ))
     })?;
     let status = response.status();
     let body = response.bytes().await.unwrap_or_default();
     if !status.is_success() {
-        let refused = status.is_client_error();
+        let answer = TokenErrorAnswer::parse(status.as_u16(), &body);
         let error: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-        let code = error
-            .get("error")
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or("no error code");
         let description = error
             .get("error_description")
             .and_then(serde_json::Value::as_str)
             .map(|d| format!(": {}", truncate(redact(d, &known), MAX_DESCRIPTION)))
             .unwrap_or_default();
-        let code = truncate(redact(code, &known), 64);
+        let what = redact(&answer.describe(), &known);
         let from = grant.assertion.describe();
-        return Err((
-            refused,
-            if refused {
-                format!(
-                    "the authorization server refused the workload identity token {from} \
-                     (HTTP {}, {code}{description}); check that it trusts this workload's \
-                     issuer and subject for client `{}` and this server's scopes",
-                    status.as_u16(),
-                    grant.client_id.as_deref().unwrap_or("(none)")
-                )
-            } else {
-                format!(
-                    "the authorization server's token endpoint failed (HTTP {}, {code}); it \
-                     heals when the authorization server does",
-                    status.as_u16()
-                )
-            },
-        ));
+        return Err(if answer.is_refusal() {
+            TokenFailure::Refused(format!(
+                "the authorization server refused the workload identity token {from} \
+                 ({what}{description}); check that it trusts this workload's issuer and \
+                 subject for client `{}` and this server's scopes",
+                grant.client_id.as_deref().unwrap_or("(none)")
+            ))
+        } else {
+            TokenFailure::Unavailable(format!(
+                "the authorization server's token endpoint failed ({what}); it heals when the \
+                 authorization server does"
+            ))
+        });
     }
     let token: OAuthTokenResponse = serde_json::from_slice(&body).map_err(|e| {
-        (
-            false,
-            format!(
-                "the authorization server's token response is not an OAuth token response \
-                 ({e}); check the authorization server"
-            ),
-        )
+        TokenFailure::Unavailable(format!(
+            "the authorization server's token response is not an OAuth token response ({e}); \
+             check the authorization server"
+        ))
     })?;
     let lifetime = token.expires_in();
     let granted = token
@@ -326,7 +311,7 @@ pub(crate) async fn fetch(
     store
         .save_credentials(credentials)
         .await
-        .map_err(|why| (false, why))?;
+        .map_err(TokenFailure::Unavailable)?;
     Ok(lifetime)
 }
 

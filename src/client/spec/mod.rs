@@ -107,8 +107,8 @@ pub enum OAuthGrant {
     ClientCredentials {
         /// The PEM private key file that signs the assertion (`None`: the client secret).
         private_key: Option<PathBuf>,
-        /// The assertion's signing algorithm (`RS256`, `RS384`, `RS512`, `ES256`, `ES384`).
-        signing_algorithm: String,
+        /// The assertion's signing algorithm.
+        signing_algorithm: SigningAlgorithm,
     },
     /// Workload identity (no login, no secret): the platform's identity token for this workload
     /// (a Kubernetes projected service-account token, a cloud's workload identity token), read
@@ -132,6 +132,75 @@ pub enum OAuthGrant {
         /// Where the enterprise ID token (a JWT) is read from.
         assertion: AssertionSource,
     },
+}
+
+/// The algorithm that signs a `private_key_jwt` client assertion (RFC 7523), parsed once from
+/// `oauth.signing_algorithm`.
+///
+/// ```
+/// use mcp_readiness::client::SigningAlgorithm;
+///
+/// assert_eq!("ES256".parse::<SigningAlgorithm>(), Ok(SigningAlgorithm::Es256));
+/// assert_eq!(SigningAlgorithm::default().as_str(), "RS256");
+/// let error = "HS256".parse::<SigningAlgorithm>().unwrap_err();
+/// assert_eq!(error, "expected one of RS256, RS384, RS512, ES256, ES384");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SigningAlgorithm {
+    /// `RS256`: RSA PKCS#1 v1.5 with SHA-256 (the default).
+    #[default]
+    Rs256,
+    /// `RS384`.
+    Rs384,
+    /// `RS512`.
+    Rs512,
+    /// `ES256`: ECDSA on P-256 with SHA-256.
+    Es256,
+    /// `ES384`: ECDSA on P-384 with SHA-384.
+    Es384,
+}
+
+impl SigningAlgorithm {
+    /// Every algorithm, in the order the configuration's error lists them.
+    pub const ALL: [SigningAlgorithm; 5] = [
+        SigningAlgorithm::Rs256,
+        SigningAlgorithm::Rs384,
+        SigningAlgorithm::Rs512,
+        SigningAlgorithm::Es256,
+        SigningAlgorithm::Es384,
+    ];
+
+    /// Its JOSE name (`RS256`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SigningAlgorithm::Rs256 => "RS256",
+            SigningAlgorithm::Rs384 => "RS384",
+            SigningAlgorithm::Rs512 => "RS512",
+            SigningAlgorithm::Es256 => "ES256",
+            SigningAlgorithm::Es384 => "ES384",
+        }
+    }
+}
+
+impl std::str::FromStr for SigningAlgorithm {
+    type Err = String;
+
+    /// A JOSE name; the error lists the names accepted.
+    fn from_str(name: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|algorithm| algorithm.as_str() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|a| a.as_str()).collect();
+                format!("expected one of {}", names.join(", "))
+            })
+    }
+}
+
+impl std::fmt::Display for SigningAlgorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The enterprise identity provider of [`OAuthGrant::EnterpriseManaged`]: where the ID token is

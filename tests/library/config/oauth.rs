@@ -2,7 +2,9 @@
 //! that name the file, the path and what was expected.
 
 use super::*;
-use mcp_readiness::client::{AssertionSource, Dpop, IdentityProvider, OAuthGrant};
+use mcp_readiness::client::{
+    AssertionSource, Dpop, IdentityProvider, OAuthGrant, SigningAlgorithm,
+};
 
 #[test]
 fn an_oauth_server_gets_its_store_relative_to_the_file_and_the_command_that_reauthorizes_it() {
@@ -121,7 +123,7 @@ fn a_block_without_a_client_id_registers_at_login_and_client_credentials_name_th
         oauth.grant,
         OAuthGrant::ClientCredentials {
             private_key: Some("conf/keys/job.pem".into()),
-            signing_algorithm: "ES256".into()
+            signing_algorithm: SigningAlgorithm::Es256
         }
     );
     assert_eq!(oauth.reauthorize, None, "no login for client credentials");
