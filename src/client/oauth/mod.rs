@@ -31,6 +31,7 @@ mod client_credentials;
 mod credentials;
 mod discovery;
 mod dpop;
+mod dpop_key;
 mod enterprise_managed;
 mod login;
 mod registration;

@@ -2,96 +2,36 @@
 //! refresh token's lifetime. Written atomically with mode 0600; refused when other users can read
 //! it. Every load and save recomputes the expiries the gauge exports; a refused refresh token is
 //! remembered so the server's reason can say so; a file rewritten by a re-authorization is noticed.
+//!
+//! By concern: `file.rs` is the file on disk (its JSON, bounded reads, atomic 0600 writes);
+//! `expiry.rs` what the store knows of its credentials' lifetimes; this file the store itself
+//! (the rmcp `CredentialStore`, the problems it remembers for the server's reason, the watch for a
+//! re-authorization). The DPoP key pair it keeps is `../dpop_key.rs`.
 
 use crate::util::MutexExt as _;
-use std::hash::{Hash as _, Hasher as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use async_trait::async_trait;
-use oauth2::TokenResponse as _;
 use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
-use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
 use crate::client::credential_expiry::CredentialState;
-use crate::state::{CredentialExpiry, CredentialKind};
 
-/// The largest store file read (a store is a few kilobytes).
-const MAX_STORE_BYTES: u64 = 1024 * 1024;
+mod expiry;
+mod file;
+
+use crate::state::{CredentialExpiry, CredentialKind};
+use expiry::{
+    access_fingerprint, expiries_of, refresh_expires_at, refresh_fingerprint,
+    refresh_lifetime_from_response,
+};
+pub(crate) use file::Registration;
+use file::{Stamp, StoreFile, read_store, stamp_of, write_store};
 
 /// How often a store whose refresh token was refused is looked at for a re-authorization.
 const WATCH_INTERVAL: Duration = Duration::from_secs(2);
-
-/// The file's JSON: rmcp's `StoredCredentials` fields, the refresh token's expiry, the client's
-/// own registration and the scopes a server asked for beyond the grant.
-#[derive(Serialize, Deserialize)]
-struct StoreFile {
-    #[serde(flatten)]
-    credentials: StoredCredentials,
-    /// Unix time the refresh token expires, when the authorization server said so
-    /// (`refresh_token_expires_in`); kept across refreshes that do not rotate the refresh token.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    refresh_token_expires_at: Option<u64>,
-    /// How `oauth login` registered this client, when it did (no `client_id` configured).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    registration: Option<Registration>,
-    /// Scopes the server asked for (`403 insufficient_scope`) that the grant lacks: the next
-    /// `oauth login` asks for the granted scopes plus these.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    step_up: Vec<String>,
-    /// The DPoP key pair the tokens are bound to (RFC 9449), when DPoP is used: its PKCS#8 DER,
-    /// base64url. Created with the first DPoP token request, replaced by each login.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    dpop_key: Option<String>,
-}
-
-/// How a client registered itself with one authorization server: kept in the store, reused by
-/// the next logins and by the hub's refreshes, redone when the authorization server changes.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Registration {
-    /// The client id the authorization server issued (or the metadata document URL).
-    pub(crate) client_id: String,
-    /// The client secret the authorization server issued, if any (never shown).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) client_secret: Option<String>,
-    /// `dynamic` (RFC 7591) or `metadata_document` (a Client ID Metadata Document URL).
-    pub(crate) method: String,
-    /// The authorization server's `issuer`, where its metadata names one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) issuer: Option<String>,
-    /// Its token endpoint: the authorization server this registration belongs to, with `issuer`.
-    pub(crate) token_endpoint: String,
-    /// The redirect URI registered (a later login listens on the same port).
-    pub(crate) redirect_uri: String,
-}
-
-impl std::fmt::Debug for Registration {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Registration")
-            .field("client_id", &self.client_id)
-            .field(
-                "client_secret",
-                &self.client_secret.as_ref().map(|_| "<redacted>"),
-            )
-            .field("method", &self.method)
-            .field("issuer", &self.issuer)
-            .field("token_endpoint", &self.token_endpoint)
-            .field("redirect_uri", &self.redirect_uri)
-            .finish()
-    }
-}
-
-impl Registration {
-    /// Whether this registration belongs to the authorization server `metadata` describes.
-    pub(crate) fn belongs_to(&self, issuer: Option<&str>, token_endpoint: &str) -> bool {
-        match (self.issuer.as_deref(), issuer) {
-            (Some(ours), Some(theirs)) => ours == theirs,
-            _ => self.token_endpoint == token_endpoint,
-        }
-    }
-}
 
 /// Why the store cannot give a usable token right now, for the server's reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,18 +49,6 @@ enum Problem {
     /// grant carries them (a login that asked for them, or a renewal whose token does): the
     /// client's own renewals without them change nothing.
     StepUp { token: u64 },
-}
-
-/// A file's length, modification time and permissions: whether someone else rewrote it (or
-/// fixed its mode).
-type Stamp = (u64, SystemTime, u32);
-
-fn stamp(meta: &std::fs::Metadata) -> Option<Stamp> {
-    #[cfg(unix)]
-    let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
-    #[cfg(not(unix))]
-    let mode = 0;
-    Some((meta.len(), meta.modified().ok()?, mode))
 }
 
 struct Inner {
@@ -142,7 +70,7 @@ struct Inner {
 /// being requested (`pending`: kept over what the file says until the tokens are saved with it).
 #[derive(Default)]
 struct DpopSlot {
-    key: Option<Arc<crate::client::oauth::dpop::DpopKey>>,
+    key: Option<Arc<crate::client::oauth::dpop_key::DpopKey>>,
     pending: bool,
 }
 
@@ -158,27 +86,6 @@ impl std::fmt::Debug for FileStore {
             .field("path", &self.inner.path)
             .finish()
     }
-}
-
-fn fingerprint(token: &str) -> u64 {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    token.hash(&mut hasher);
-    hasher.finish()
-}
-
-fn access_fingerprint(credentials: &StoredCredentials) -> Option<u64> {
-    credentials
-        .token_response
-        .as_ref()
-        .map(|t| fingerprint(t.access_token().secret()))
-}
-
-fn refresh_fingerprint(credentials: &StoredCredentials) -> Option<u64> {
-    credentials
-        .token_response
-        .as_ref()?
-        .refresh_token()
-        .map(|t| fingerprint(t.secret()))
 }
 
 impl FileStore {
@@ -458,12 +365,12 @@ impl FileStore {
 
     /// The DPoP key the tokens are (to be) bound to: the file's as last read, else a new one,
     /// saved with the next tokens.
-    pub(crate) fn dpop_key(&self) -> Result<Arc<super::dpop::DpopKey>, String> {
+    pub(crate) fn dpop_key(&self) -> Result<Arc<super::dpop_key::DpopKey>, String> {
         let mut slot = self.inner.dpop.lock_unpoisoned();
         if let Some(key) = &slot.key {
             return Ok(key.clone());
         }
-        let key = Arc::new(super::dpop::DpopKey::generate()?);
+        let key = Arc::new(super::dpop_key::DpopKey::generate()?);
         *slot = DpopSlot {
             key: Some(key.clone()),
             pending: true,
@@ -474,7 +381,7 @@ impl FileStore {
     /// A new DPoP key for the tokens a login is about to request (the key rotates with the
     /// credentials); saved with them.
     pub(crate) fn rotate_dpop_key(&self) -> Result<(), String> {
-        let key = Arc::new(super::dpop::DpopKey::generate()?);
+        let key = Arc::new(super::dpop_key::DpopKey::generate()?);
         *self.inner.dpop.lock_unpoisoned() = DpopSlot {
             key: Some(key),
             pending: true,
@@ -492,7 +399,7 @@ impl FileStore {
         if slot.key.as_ref().map(|k| k.stored()) == stored {
             return;
         }
-        slot.key = stored.and_then(|s| match super::dpop::DpopKey::from_stored(s) {
+        slot.key = stored.and_then(|s| match super::dpop_key::DpopKey::from_stored(s) {
             Ok(key) => Some(Arc::new(key)),
             Err(why) => {
                 tracing::warn!(
@@ -530,149 +437,6 @@ impl FileStore {
         self.record(Some(&file), problem);
         Ok(())
     }
-}
-
-/// The expiries a store file says: the access token's (renewable when a refresh token is there)
-/// and the refresh token's when its lifetime is known.
-fn expiries_of(file: &StoreFile, renewed_by_hub: bool) -> Vec<CredentialExpiry> {
-    let Some(token) = file.credentials.token_response.as_ref() else {
-        return Vec::new();
-    };
-    let at = |secs: u64| SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(secs));
-    let has_refresh = token.refresh_token().is_some();
-    let mut out = Vec::new();
-    if let (Some(lifetime), Some(received)) =
-        (token.expires_in(), file.credentials.token_received_at)
-        && let Some(expires_at) = at(received.saturating_add(lifetime.as_secs()))
-    {
-        out.push(CredentialExpiry {
-            kind: CredentialKind::AccessToken,
-            expires_at,
-            renewable: has_refresh || renewed_by_hub,
-        });
-    }
-    if has_refresh && let Some(expires_at) = refresh_expires_at(file).and_then(at) {
-        out.push(CredentialExpiry {
-            kind: CredentialKind::RefreshToken,
-            expires_at,
-            renewable: false,
-        });
-    }
-    out
-}
-
-/// The refresh token's expiry: what the file recorded, else what the token response says.
-fn refresh_expires_at(file: &StoreFile) -> Option<u64> {
-    file.refresh_token_expires_at
-        .or_else(|| refresh_lifetime_from_response(&file.credentials))
-}
-
-fn refresh_lifetime_from_response(credentials: &StoredCredentials) -> Option<u64> {
-    let lifetime = credentials
-        .token_response
-        .as_ref()?
-        .extra_fields()
-        .0
-        .get("refresh_token_expires_in")?
-        .as_u64()?;
-    Some(credentials.token_received_at?.saturating_add(lifetime))
-}
-
-fn stamp_of(path: &Path) -> Option<Stamp> {
-    stamp(&std::fs::metadata(path).ok()?)
-}
-
-/// Reads and parses the file; `Ok(None)` when it does not exist. Errors name the file and what to
-/// do, never a value from it (a parse error gives only the line and column).
-fn read_store(path: &Path) -> Result<(Option<StoreFile>, Option<Stamp>), String> {
-    use std::io::Read as _;
-    let shown = path.display();
-    let file = match std::fs::File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((None, None)),
-        Err(e) => return Err(format!("cannot read the credential store `{shown}`: {e}")),
-    };
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot read the credential store `{shown}`: {e}"))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        let mode = meta.permissions().mode() & 0o777;
-        if mode & 0o077 != 0 {
-            return Err(format!(
-                "the credential store `{shown}` is open to other users (mode {mode:04o}): run \
-                 `chmod 600 {shown}`"
-            ));
-        }
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_STORE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read the credential store `{shown}`: {e}"))?;
-    if bytes.len() as u64 > MAX_STORE_BYTES {
-        return Err(format!(
-            "the credential store `{shown}` is larger than {MAX_STORE_BYTES} bytes: it is not a \
-             credential store"
-        ));
-    }
-    let stamp = stamp(&meta);
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Ok((None, stamp));
-    }
-    let parsed: StoreFile = serde_json::from_slice(&bytes).map_err(|e| {
-        format!(
-            "the credential store `{shown}` is not a credential store (JSON {:?} error at line {} \
-             column {}; see docs/oauth.md for the format)",
-            e.classify(),
-            e.line(),
-            e.column()
-        )
-        .replace("Syntax", "syntax")
-        .replace("Data", "data")
-        .replace("Eof", "end-of-file")
-    })?;
-    Ok((Some(parsed), stamp))
-}
-
-/// Writes the file atomically (a temporary file in the same directory, mode 0600, renamed over
-/// it); creates the directory (mode 0700) when missing.
-fn write_store(path: &Path, file: &StoreFile) -> Result<Option<Stamp>, String> {
-    use std::io::Write as _;
-    let shown = path.display();
-    let text = serde_json::to_vec_pretty(file)
-        .map_err(|e| format!("cannot encode the credential store `{shown}`: {e}"))?;
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-    if let Some(dir) = dir {
-        let mut builder = std::fs::DirBuilder::new();
-        builder.recursive(true);
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder
-            .create(dir)
-            .map_err(|e| format!("cannot create the directory of `{shown}`: {e}"))?;
-    }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "credentials".into());
-    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let result = (|| {
-        let mut out = options.open(&tmp)?;
-        out.write_all(&text)?;
-        out.write_all(b"\n")?;
-        out.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(format!("cannot write the credential store `{shown}`: {e}"));
-    }
-    Ok(stamp_of(path))
 }
 
 impl FileStore {
