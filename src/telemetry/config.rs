@@ -367,13 +367,7 @@ mod tests {
     use super::*;
 
     fn from(vars: &[(&str, &str)]) -> Result<TelemetryConfig, TelemetryError> {
-        let vars: Vec<(String, String)> = vars
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect();
-        TelemetryConfig::from_env_with(move |name| {
-            vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
-        })
+        TelemetryConfig::from_env_with(crate::telemetry::shutdown::env_of(vars))
     }
 
     #[test]

@@ -14,7 +14,6 @@ use tracing_subscriber::{EnvFilter, fmt};
 use super::config::{Protocol, TelemetryConfig};
 use super::error::TelemetryError;
 use super::redaction::{RedactingExporter, SafeStderr};
-use crate::secret::redact;
 
 /// The instrumentation scope of our spans.
 const SCOPE: &str = env!("CARGO_PKG_NAME");
@@ -231,15 +230,9 @@ impl TelemetryGuard {
 async fn run_blocking(
     f: impl FnOnce() -> opentelemetry_sdk::error::OTelSdkResult + Send + 'static,
 ) -> Result<(), TelemetryError> {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(TelemetryError::Exporter {
-            message: redact(&e.to_string(), &[]),
-        }),
-        Err(e) => Err(TelemetryError::Exporter {
-            message: e.to_string(),
-        }),
-    }
+    super::shutdown::run_blocking(f)
+        .await
+        .map_err(|message| TelemetryError::Exporter { message })
 }
 
 impl Drop for TelemetryGuard {

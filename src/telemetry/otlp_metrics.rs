@@ -13,7 +13,6 @@ use opentelemetry_sdk::metrics::{Instrument, PeriodicReader, SdkMeterProvider, S
 use super::config::{OtlpConfig, Protocol, Signal, otlp_from_env, resource_from_env};
 use super::error::TelemetryError;
 use super::install::resource;
-use crate::secret::redact;
 
 /// The export interval when `OTEL_METRIC_EXPORT_INTERVAL` is not set: 60 s, as the specification
 /// says.
@@ -218,12 +217,9 @@ impl OtlpMetrics {
 async fn run_blocking(
     f: impl FnOnce() -> opentelemetry_sdk::error::OTelSdkResult + Send + 'static,
 ) -> Result<(), TelemetryError> {
-    let message = match tokio::task::spawn_blocking(f).await {
-        Ok(Ok(())) => return Ok(()),
-        Ok(Err(e)) => redact(&e.to_string(), &[]),
-        Err(e) => e.to_string(),
-    };
-    Err(TelemetryError::MetricExporter { message })
+    super::shutdown::run_blocking(f)
+        .await
+        .map_err(|message| TelemetryError::MetricExporter { message })
 }
 
 impl Drop for OtlpMetrics {
@@ -242,13 +238,7 @@ mod tests {
     use super::*;
 
     fn from(vars: &[(&str, &str)]) -> Result<MetricsExportConfig, TelemetryError> {
-        let vars: Vec<(String, String)> = vars
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect();
-        MetricsExportConfig::from_env_with(move |name| {
-            vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
-        })
+        MetricsExportConfig::from_env_with(crate::telemetry::shutdown::env_of(vars))
     }
 
     #[test]

@@ -466,12 +466,7 @@ impl OAuthCredentials {
     ) -> Result<(), ConnectError> {
         use super::workload_identity as wif;
         let server = &self.server;
-        let metadata = self.metadata.lock_unpoisoned().clone().ok_or_else(|| {
-            ConnectError::new(
-                ConnectResult::Refused,
-                format!("server `{server}`: its authorization server was not discovered"),
-            )
-        })?;
+        let metadata = self.discovered()?;
         let grant = wif::JwtBearer {
             token_endpoint: metadata.token_endpoint.clone(),
             issuer: metadata.issuer.clone(),
@@ -482,26 +477,13 @@ impl OAuthCredentials {
             dpop: self.dpop(),
         };
         let http = crate::client::transport::http_client::default_http_client(server)?;
-        let lifetime = self.first_token(wif::fetch(&http, &grant, &self.store).await)?;
-        *self.renew.lock_unpoisoned() = Some({
-            let (http, grant, store) = (http.clone(), grant.clone(), self.store.clone());
-            Arc::new(move || {
-                let (http, grant, store) = (http.clone(), grant.clone(), store.clone());
-                Box::pin(async move { wif::fetch(&http, &grant, &store).await })
-            })
-        });
         let store = self.store.clone();
-        super::client_credentials::spawn_renewal(
-            std::sync::Arc::downgrade(&client.auth_manager),
-            move |_manager| {
-                let http = http.clone();
-                let grant = grant.clone();
-                let store = store.clone();
-                async move { wif::fetch(&http, &grant, &store).await }
-            },
-            self.store.clone(),
-            lifetime,
-        );
+        let fetch: RenewToken = Arc::new(move || {
+            let (http, grant, store) = (http.clone(), grant.clone(), store.clone());
+            Box::pin(async move { wif::fetch(&http, &grant, &store).await })
+        });
+        let lifetime = self.first_token(fetch().await)?;
+        self.keep_renewing(client, lifetime, fetch);
         Ok(())
     }
 
@@ -516,12 +498,7 @@ impl OAuthCredentials {
     ) -> Result<(), ConnectError> {
         use super::enterprise_managed as ema;
         let server = &self.server;
-        let metadata = self.metadata.lock_unpoisoned().clone().ok_or_else(|| {
-            ConnectError::new(
-                ConnectResult::Refused,
-                format!("server `{server}`: its authorization server was not discovered"),
-            )
-        })?;
+        let metadata = self.discovered()?;
         let unusable = |why: &str| {
             ConnectError::new(
                 ConnectResult::Unauthorized,
@@ -568,26 +545,44 @@ impl OAuthCredentials {
                 rmcp::transport::auth::default_oauth_http_client().map_err(cannot)?,
             ),
         };
-        let lifetime = self.first_token(ema::fetch(http.as_ref(), &grant, &self.store).await)?;
-        *self.renew.lock_unpoisoned() = Some({
-            let (http, grant, store) = (http.clone(), grant.clone(), self.store.clone());
-            Arc::new(move || {
-                let (http, grant, store) = (http.clone(), grant.clone(), store.clone());
-                Box::pin(async move { ema::fetch(http.as_ref(), &grant, &store).await })
-            })
-        });
         let store = self.store.clone();
+        let fetch: RenewToken = Arc::new(move || {
+            let (http, grant, store) = (http.clone(), grant.clone(), store.clone());
+            Box::pin(async move { ema::fetch(http.as_ref(), &grant, &store).await })
+        });
+        let lifetime = self.first_token(fetch().await)?;
+        self.keep_renewing(client, lifetime, fetch);
+        Ok(())
+    }
+
+    /// The authorization server's metadata, as discovered before a grant the hub renews starts.
+    fn discovered(&self) -> Result<rmcp::transport::auth::AuthorizationMetadata, ConnectError> {
+        self.metadata.lock_unpoisoned().clone().ok_or_else(|| {
+            ConnectError::new(
+                ConnectResult::Refused,
+                format!(
+                    "server `{}`: its authorization server was not discovered",
+                    self.server
+                ),
+            )
+        })
+    }
+
+    /// Keeps a grant the hub renews going after its first token (whose lifetime is `lifetime`):
+    /// `fetch` serves [`OAuthCredentials::renew_now`] and the task that renews the token before
+    /// it expires.
+    fn keep_renewing(
+        &self,
+        client: &AuthClient<DpopHttp>,
+        lifetime: Option<std::time::Duration>,
+        fetch: RenewToken,
+    ) {
+        *self.renew.lock_unpoisoned() = Some(fetch.clone());
         crate::client::oauth::client_credentials::spawn_renewal(
             std::sync::Arc::downgrade(&client.auth_manager),
-            move |_manager| {
-                let http = http.clone();
-                let grant = grant.clone();
-                let store = store.clone();
-                async move { ema::fetch(http.as_ref(), &grant, &store).await }
-            },
+            move |_manager| fetch(),
             self.store.clone(),
             lifetime,
         );
-        Ok(())
     }
 }

@@ -90,42 +90,13 @@ impl Hub {
             self.inner.shared.clone(),
             Some(spec.clone()),
         );
-        let old = self
-            .inner
-            .servers
-            .write_unpoisoned()
-            .insert(spec.name.clone(), fresh.clone());
-        match old {
-            Some(old) => {
-                let from = old.observe().state;
-                old.stop();
-                // The fresh supervisor is idle (`connecting`) until something connects it.
-                if from != State::Connecting {
-                    self.inner
-                        .shared
-                        .events
-                        .emit(vec![ConnectionEvent::StateChanged {
-                            server: spec.name.clone(),
-                            from,
-                            to: State::Connecting,
-                            reason: Some(
-                                "configuration changed; connects at `connect_all` or the next use"
-                                    .into(),
-                            ),
-                        }]);
-                } else {
-                    self.inner.feed().bump();
-                }
-            }
-            None => self
-                .inner
-                .shared
-                .events
-                .emit(vec![ConnectionEvent::ServerAdded {
-                    server: spec.name,
-                    state: State::Connecting,
-                }]),
-        }
+        // The fresh supervisor is idle (`connecting`) until something connects it.
+        self.swap_in(
+            spec.name.clone(),
+            &fresh,
+            State::Connecting,
+            "configuration changed; connects at `connect_all` or the next use",
+        );
         match &problem {
             Some(problem) => fresh.unservable(problem),
             None => fresh.watch_credentials(),
@@ -159,39 +130,44 @@ impl Hub {
             return Err(SpecError::BadName { server: name });
         }
         let fresh = Supervisor::new(name.clone(), connector, self.inner.shared.clone(), None);
+        self.swap_in(name, &fresh, State::Absent, "replaced by a new connection");
+        Ok(fresh)
+    }
+
+    /// Puts `fresh` in place of any supervisor of `name` (whose connection is closed) and
+    /// announces it: a new server is added (`connecting`); a replaced one moves to `to` with
+    /// `reason` (or, already there, only moves the change feed).
+    fn swap_in(&self, name: Arc<str>, fresh: &Arc<Supervisor>, to: State, reason: &str) {
         let old = self
             .inner
             .servers
             .write_unpoisoned()
             .insert(name.clone(), fresh.clone());
-        match old {
-            Some(old) => {
-                let from = old.observe().state;
-                old.stop();
-                if from != State::Absent {
-                    self.inner
-                        .shared
-                        .events
-                        .emit(vec![ConnectionEvent::StateChanged {
-                            server: name,
-                            from,
-                            to: State::Absent,
-                            reason: Some("replaced by a new connection".into()),
-                        }]);
-                } else {
-                    self.inner.feed().bump();
-                }
-            }
-            None => self
-                .inner
+        let Some(old) = old else {
+            self.inner
                 .shared
                 .events
                 .emit(vec![ConnectionEvent::ServerAdded {
                     server: name,
                     state: State::Connecting,
-                }]),
+                }]);
+            return;
+        };
+        let from = old.observe().state;
+        old.stop();
+        if from == to {
+            self.inner.feed().bump();
+        } else {
+            self.inner
+                .shared
+                .events
+                .emit(vec![ConnectionEvent::StateChanged {
+                    server: name,
+                    from,
+                    to,
+                    reason: Some(reason.into()),
+                }]);
         }
-        Ok(fresh)
     }
 
     /// Credentials changed outside the configuration (an explicit re-authorization): an
