@@ -1,37 +1,32 @@
 //! The MCP client: how ONE connection to an MCP server is made, and what its failures mean.
 //!
 //! Supervision (keeping connections alive: the hub, its supervisors, the connections a service
-//! keeps itself) is in `supervise`, which builds on this room; nothing here knows of a hub or a
+//! keeps itself) is in `supervise`, which builds on this wing; nothing here knows of a hub or a
 //! supervisor.
 //!
-//! Always built (no feature): what a failed call says, so the readiness layer classifies an error
-//! the same way in every build:
+//! The wing has rooms, each a folder, and every import between them points down this list
+//! (`docs/architecture.md`, "The rooms of the client", checked by `tests/library/architecture.rs`):
 //!
-//! - `error.rs`: [`CallError`], its [`CallErrorKind`] and [`NotConnected`], how a call through a
-//!   supervised connection ends without a result;
-//! - `rmcp_errors.rs`: rmcp's errors turned into decisions (a dead pipe, rejected credentials,
-//!   the `ConnectResult` of a failed handshake); `call_outcome.rs`: an rmcp `ServiceError` as a
-//!   call outcome, by the same rules.
-//!
-//! With feature `hub`, the connections themselves:
-//!
-//! - `connector.rs`: the [`Connector`] and [`Session`] contract every connection kind implements;
-//! - `spec.rs`, `spec_builders.rs`, `spec_error.rs`: how to reach a configured server
-//!   ([`ServerSpec`]) and why a configuration cannot be used ([`SpecError`]);
-//! - `stdio.rs` (a child process; `child_guard.rs` watches it for its exit and kills its group,
-//!   `child_streams.rs` reads its stdout and stderr safely) and `streamable_http.rs`
-//!   (`session_id.rs` for sessions and each HTTP answer, `retry_after.rs`, `stream_pacing.rs` for
-//!   event-stream re-opens, `tls_certificate.rs` for the TLS set-up and the server certificate's
-//!   notAfter, and OAuth with its credential store in `oauth/`): the rmcp connectors;
-//! - `rmcp_connector.rs`: connections made with your own rmcp client handler and transport
-//!   ([`RmcpConnector`]);
-//! - `rmcp_session.rs`: the session behind every rmcp connector; `lifecycle.rs`: both protocol
-//!   generations' handshakes; `generations.rs`: which generations an HTTP connection offers
-//!   ([`ProtocolGenerations`]); `quiet.rs`: the notifications dropped before rmcp sees them;
-//!   `task.rs`: calls answered with a task; `tool_pages.rs`: `tools/list` across pages, bounded;
-//! - `credential_expiry.rs`: when a credential stops working ([`CredentialState`]);
-//! - `reason.rs`: the one way an error chain becomes the reason a person reads (the root cause
-//!   first, the system at fault named, no Rust type names, remote text cut).
+//! - `http/`: [`HttpConnector`], streamable HTTP: bearer headers or OAuth, the `Mcp-Session-Id`
+//!   each answer carries, event-stream re-opens paced;
+//! - `stdio/`: [`StdioConnector`], a child process in its own group, its stdout read safely and
+//!   its stderr kept;
+//! - `oauth/` (feature `oauth`): OAuth 2.1, every grant, DPoP, token errors, the credential store;
+//! - `handshake/`: both protocol generations, `server/discover` first and `initialize` for older
+//!   servers, and which generations a connection offers ([`ProtocolGenerations`]);
+//! - `session/`: one rmcp session, its client handler, what the server asks during a call
+//!   ([`ServerRequests`]), tasks, `tools/list` across pages, and [`RmcpConnector`] for
+//!   connections made with your own handler;
+//! - `transport/`: the reqwest client, TLS and the server's certificate, `Retry-After`;
+//! - `spec/`: how to reach a configured server ([`ServerSpec`], [`OAuthSpec`])
+//!   and why a configuration cannot be used ([`SpecError`]);
+//! - at the door: `credential_expiry.rs` ([`CredentialState`]), `connector.rs` (the [`Connector`]
+//!   and [`Session`] contract every connection kind implements, [`ConnectError`]);
+//! - `reasons/` (always built): rmcp's errors turned into decisions, and the one way an error
+//!   chain becomes the reason a person reads (the root cause first, the system at fault named, no
+//!   Rust type names, remote text cut);
+//! - `error.rs` (always built): [`CallError`], how a call through a supervised connection ends
+//!   without a result, so the readiness layer classifies an error the same way in every build.
 
 // The door: the contract every connection kind implements, the errors a call and a connect end
 // with, and a credential's expiry. The rooms below it (see the module doc) hold the rest.
