@@ -42,8 +42,6 @@ const OAUTH_KEYS: &[&str] = &[
     "dpop",
 ];
 
-/// The signing algorithms rmcp's `private_key_jwt` supports.
-
 /// Reads the `oauth` object of server `name`; `headers` are its other headers (an
 /// `Authorization` header beside `oauth` is refused: the store gives that header).
 pub(crate) fn oauth(
