@@ -69,7 +69,7 @@ async fn check_next_run_in_6h_names_a_bearer_token_expiring_in_2h_exits_0_and_pu
     let scratch = Scratch::new("forecast");
     let expires = unix_now() + 2 * 3600;
     let token = jwt(expires);
-    let (_http, port) = common::configure::http_fixture(&scratch, &token).await;
+    let (_http, port) = mcp_readiness_fixtures::configure::http_fixture(&scratch, &token).await;
     let entry = json!({
         "type": "http",
         "url": format!("http://127.0.0.1:{port}/mcp"),
@@ -172,10 +172,10 @@ async fn check_next_run_in_6h_names_a_bearer_token_expiring_in_2h_exits_0_and_pu
 
 /// The run's trace as `check` exported it to a real OTLP/HTTP receiver, run with `flags`.
 async fn run_span_of(config: &Path, flags: &[&str]) -> opentelemetry_proto::tonic::trace::v1::Span {
-    let (receiver, mut received) = common::otlp::start_http_receiver().await;
+    let (receiver, mut received) = mcp_readiness_fixtures::otlp::start_http_receiver().await;
     let output = tokio::time::timeout(
         Duration::from_secs(60),
-        tokio::process::Command::new(common::cli())
+        tokio::process::Command::new(mcp_readiness_fixtures::cli())
             .arg("check")
             .arg("--config")
             .arg(config)
@@ -196,7 +196,7 @@ async fn run_span_of(config: &Path, flags: &[&str]) -> opentelemetry_proto::toni
     let mut spans = Vec::new();
     while let Ok(request) = received.try_recv() {
         spans.extend(
-            common::otlp::flatten(request)
+            mcp_readiness_fixtures::otlp::flatten(request)
                 .into_iter()
                 .flat_map(|r| r.spans),
         );
@@ -209,12 +209,12 @@ async fn run_span_of(config: &Path, flags: &[&str]) -> opentelemetry_proto::toni
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_run_span_carries_a_warn_event_naming_a_credential_that_expires_before_the_next_run() {
-    use common::otlp::string_attr;
+    use mcp_readiness_fixtures::otlp::string_attr;
     const FORECAST: &str = "a credential that cannot renew itself expires before the next run";
     let scratch = Scratch::new("forecast-span");
     let expires = unix_now() + 2 * 3600;
     let token = jwt(expires);
-    let (_http, port) = common::configure::http_fixture(&scratch, &token).await;
+    let (_http, port) = mcp_readiness_fixtures::configure::http_fixture(&scratch, &token).await;
     let entry = json!({
         "type": "http",
         "url": format!("http://127.0.0.1:{port}/mcp"),

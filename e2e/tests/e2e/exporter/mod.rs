@@ -15,12 +15,10 @@ mod serve;
 mod status_api;
 mod tls;
 
-use mcp_readiness_fixtures as common;
-
-use common::configure::{started, stdio_fixture, write_config};
-use common::process::{Guard, assert_all_gone, command_line, descendants, signal};
-use common::serve::Serve;
-use common::{Scratch, alive, eventually, tools};
+use mcp_readiness_fixtures::configure::{started, stdio_fixture, write_config};
+use mcp_readiness_fixtures::process::{Guard, assert_all_gone, command_line, descendants, signal};
+use mcp_readiness_fixtures::serve::Serve;
+use mcp_readiness_fixtures::{Scratch, alive, eventually, tools};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -40,7 +38,7 @@ const WRONG_TOKEN: &str = "wrong-token-b41d2e";
 
 /// The fixture over streamable HTTP on 127.0.0.1, accepting only `RIGHT_TOKEN`.
 async fn http_fixture(scratch: &Scratch) -> (Guard, u16) {
-    common::configure::http_fixture(scratch, RIGHT_TOKEN).await
+    mcp_readiness_fixtures::configure::http_fixture(scratch, RIGHT_TOKEN).await
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -74,7 +72,7 @@ async fn check(config: &Path, flags: &[&str]) -> CheckRun {
     let start = Instant::now();
     let output = tokio::time::timeout(
         Duration::from_secs(60),
-        tokio::process::Command::new(common::cli())
+        tokio::process::Command::new(mcp_readiness_fixtures::cli())
             .arg("check")
             .arg("--config")
             .arg(config)

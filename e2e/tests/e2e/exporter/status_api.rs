@@ -125,12 +125,14 @@ async fn three_views_agree(serve: &Serve, expected: &[(&str, &str)]) -> Value {
     let what = format!("the status page, /status.json and /metrics to agree on {expected:?}");
     let (json, page, scrape) = eventually(&what, Duration::from_secs(30), async || {
         let json: Value = serde_json::from_str(
-            &common::http::get(&serve.addr, "/status.json")
+            &mcp_readiness_fixtures::http::get(&serve.addr, "/status.json")
                 .await?
                 .ok_text(),
         )
         .map_err(|e| e.to_string())?;
-        let page = common::http::get(&serve.addr, "/status").await?.ok_text();
+        let page = mcp_readiness_fixtures::http::get(&serve.addr, "/status")
+            .await?
+            .ok_text();
         let scrape = scrape_of(serve).await;
         let states: Vec<(String, String, String)> = expected
             .iter()

@@ -31,20 +31,11 @@ async fn server_alerts(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_service_fleet_calling_tools_while_its_replicas_are_replaced_keeps_one_page_per_cause_and_none_for_the_ready_server()
  {
-    let Some(binary) = common::tools::prometheus() else {
-        return;
-    };
-    let Some(python) = jsonnet_python() else {
-        return;
-    };
-    let started = now();
-    let scratch = Scratch::new("oncall-agents");
     // The committed mixin with short `for`s, a 10 s blip window and a 15 s state window (3
     // minutes each as committed), so a replacement and its aftermath fit in a minute.
-    let rules = render_mixin(
-        &python,
-        &scratch.path("mixin"),
-        &json!({
+    let Some(rig) = Rig::new(
+        "oncall-agents",
+        json!({
             "stateBlipWindow": "10s",
             "stateStaleWindow": "15s",
             "for": {
@@ -53,7 +44,9 @@ async fn an_agent_service_fleet_calling_tools_while_its_replicas_are_replaced_ke
                 "MCPResolveBudgetExhausted": "5s",
             },
         }),
-    );
+    ) else {
+        return;
+    };
     // Two replicas of an agent service, each calling every 200 ms: `files` (ready; one of its
     // tools does not exist, so those calls are refused), `stuck` (connecting: every call runs
     // out of budget) and `gone` (absent: every call refused). The job is not called
@@ -62,10 +55,10 @@ async fn an_agent_service_fleet_calling_tools_while_its_replicas_are_replaced_ke
     let a = AgentService::start().await;
     let b = AgentService::start().await;
     let prometheus = Prometheus::start(
-        &binary,
-        &scratch,
+        &rig.prometheus,
+        &rig.scratch,
         &[(job, vec![a.addr.clone(), b.addr.clone()])],
-        &rules,
+        &rig.rules,
     )
     .await;
 
@@ -98,7 +91,7 @@ async fn an_agent_service_fleet_calling_tools_while_its_replicas_are_replaced_ke
     .await;
     eprintln!(
         "oncall agents: one page per cause after {:.1} s: {first:?}",
-        now() - started
+        unix_secs() - rig.started
     );
 
     // Every observation from now on: each page firing with the same activeAt; no page for
@@ -140,7 +133,7 @@ async fn an_agent_service_fleet_calling_tools_while_its_replicas_are_replaced_ke
     wait_for_replicas(&prometheus, &mut check, &[&b.addr, &c.addr]).await;
     eprintln!(
         "oncall agents: a replaced by c after {:.1} s",
-        now() - started
+        unix_secs() - rig.started
     );
     let e = AgentService::start().await;
     prometheus.set_targets(job, &[c.addr.clone(), e.addr.clone()]);
@@ -149,7 +142,7 @@ async fn an_agent_service_fleet_calling_tools_while_its_replicas_are_replaced_ke
     wait_for_replicas(&prometheus, &mut check, &[&c.addr, &e.addr]).await;
     eprintln!(
         "oncall agents: one page per cause through a, b -> c, e ({observations} observations) after {:.1} s",
-        now() - started
+        unix_secs() - rig.started
     );
     c.stop().await;
     e.stop().await;

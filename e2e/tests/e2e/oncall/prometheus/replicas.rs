@@ -6,25 +6,18 @@ use super::*;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_exporter_keeps_one_continuous_page_per_server()
  {
-    let Some(binary) = common::tools::prometheus() else {
-        return;
-    };
-    let Some(python) = jsonnet_python() else {
-        return;
-    };
-    let started = now();
-    let scratch = Scratch::new("oncall-rollout");
     // The mixin rendered with short `for`s and a 10 s blip window, so a rollout fits in a
     // minute; everything else as committed.
-    let rules = render_mixin(
-        &python,
-        &scratch.path("mixin"),
-        &json!({
+    let Some(rig) = Rig::new(
+        "oncall-rollout",
+        json!({
             "stateBlipWindow": "10s",
             "for": { "MCPServerUnauthenticated": "5s", "MCPServerAbsent": "5s" },
         }),
-    );
-    let (_http, port) = http_fixture(&scratch, "rollout").await;
+    ) else {
+        return;
+    };
+    let (_http, port) = http_fixture(&rig.scratch, "rollout").await;
     // Every replica has the same servers: `authz` with a token the server refuses, `gone` whose
     // command does not exist.
     let servers = json!({ "authz": http_entry(port), "gone": absent_entry() });
@@ -33,7 +26,7 @@ async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_
         .collect();
     let start = |tag: &'static str, addr: &String| {
         start_serve_at(
-            &scratch,
+            &rig.scratch,
             tag,
             servers.clone(),
             json!({}),
@@ -45,10 +38,10 @@ async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_
     let (b, _) = start("b", &addrs[1]).await;
     // Replica c's address is a target from the start (down until it runs, as in a rollout).
     let prometheus = Prometheus::start(
-        &binary,
-        &scratch,
+        &rig.prometheus,
+        &rig.scratch,
         &[("mcp-readiness", addrs.clone())],
-        &rules,
+        &rig.rules,
     )
     .await;
 
@@ -94,7 +87,7 @@ async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_
     let active_since = for_state().await.unwrap();
     eprintln!(
         "oncall rollout: both pages firing after {:.1} s: {first:?}",
-        now() - started
+        unix_secs() - rig.started
     );
 
     // Every observation from now on: each page still firing, with the same activeAt.
@@ -133,10 +126,10 @@ async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_
     }
     eprintln!(
         "oncall rollout: a replaced by c after {:.1} s",
-        now() - started
+        unix_secs() - rig.started
     );
 
-    // 3. Stop b too (out of discovery): only c, which was not there when the pages started,
+    // 3. Stop b too (out of discovery): only c, which was not there when the pages rig.started,
     // holds them now.
     drop(b);
     prometheus.set_targets("mcp-readiness", &addrs[2..]);
@@ -177,7 +170,7 @@ async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_
     );
     eprintln!(
         "oncall rollout: one continuous page per server through a, b -> c after {:.1} s",
-        now() - started
+        unix_secs() - rig.started
     );
 
     // 4. c's exporter goes down but stays in discovery (`up` 0): its last verdicts hold, so
@@ -201,7 +194,7 @@ async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_
     assert_eq!(for_state().await.unwrap(), active_since);
     eprintln!(
         "oncall rollout: both pages held through c's exporter outage ({observations} observations) after {:.1} s",
-        now() - started
+        unix_secs() - rig.started
     );
     drop(prometheus);
 }
