@@ -14,6 +14,7 @@ use mcp_readiness::state::{ConnectionEvent, EventSink};
 use mcp_readiness_fixtures::agent_service::AgentService;
 use mcp_readiness_fixtures::clock::unix_now;
 use mcp_readiness_fixtures::http::url_encode;
+use mcp_readiness_fixtures::oauth::jwt;
 use mcp_readiness_fixtures::oncall::{
     WRONG_TOKEN, absent_entry, fixture_entry, http_entry, http_fixture, start_serve,
 };
@@ -366,20 +367,6 @@ async fn check_pushes_its_run_to_a_pushgateway_that_prometheus_scrapes_with_the_
     .await;
 }
 
-/// A JWT (signature not checked by anyone here) expiring at `exp` (Unix seconds).
-fn jwt(exp: u64) -> String {
-    use base64::Engine as _;
-    let b64 = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
-    format!(
-        "{}.{}.{}",
-        b64(r#"{"alg":"HS256","typ":"JWT"}"#),
-        b64(&format!(
-            r#"{{"sub":"svc-pushed-forecast-12","exp":{exp}}}"#
-        )),
-        b64("signature-bytes-pushed-forecast")
-    )
-}
-
 /// The forecast end to end: `check --next-run-in 6h --push` against a server whose bearer JWT
 /// expires in 2 h pushes to Debian's Pushgateway; a real Prometheus scrapes the gateway with the
 /// shipped rules and `MCPCredentialExpiresBeforeNextRun` fires (after its `for: 1m`), labelled
@@ -393,7 +380,8 @@ async fn a_pushed_forecast_makes_prometheus_fire_the_credential_expires_before_n
     let (_gateway, gateway_addr, central) =
         pushgateway_scraped(&prometheus, &gateway, &scratch).await;
     let addr = central.addr.clone();
-    let token = jwt(unix_now() + 2 * 3600);
+    let token =
+        jwt(&serde_json::json!({ "sub": "svc-pushed-forecast-12", "exp": unix_now() + 2 * 3600 }));
     let (_http, port) = mcp_readiness_fixtures::configure::http_fixture(&scratch, &token).await;
     let config = scratch.path("mcp.json");
     let body = serde_json::json!({

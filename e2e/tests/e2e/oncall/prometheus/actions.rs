@@ -100,10 +100,7 @@ async fn on_a_live_prometheus_each_server_gets_its_one_action_and_every_dashboar
         },
     )
     .await;
-    eprintln!(
-        "oncall e2e: every expected alert after {:.1} s",
-        unix_secs() - rig.started
-    );
+    rig.progress("oncall e2e: every expected alert");
     for (key, (alert, action)) in &expected {
         let list = &alerts[key];
         let actions: BTreeSet<(&str, &str)> = list
@@ -240,10 +237,9 @@ async fn on_a_live_prometheus_each_server_gets_its_one_action_and_every_dashboar
         },
     )
     .await;
-    eprintln!(
-        "oncall e2e: {count} dashboard queries with data after {:.1} s",
-        unix_secs() - rig.started
-    );
+    rig.progress(format_args!(
+        "oncall e2e: {count} dashboard queries with data"
+    ));
     agent.stop().await;
     drop(prometheus);
     drop(serve);

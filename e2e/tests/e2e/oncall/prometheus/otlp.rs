@@ -295,10 +295,9 @@ async fn otlp_agents_through_vmagent_page_unauthenticated_and_when_killed_hold_t
         },
     )
     .await;
-    eprintln!(
-        "oncall otlp: series of {instances:?} in Prometheus after {:.1} s",
-        unix_secs() - rig.started
-    );
+    rig.progress(format_args!(
+        "oncall otlp: series of {instances:?} in Prometheus"
+    ));
 
     // 2. `MCPServerUnauthenticated` fires for `authz`, critical and warning; nothing else of
     // the job does.
@@ -334,10 +333,9 @@ async fn otlp_agents_through_vmagent_page_unauthenticated_and_when_killed_hold_t
         .filter(|k| !pages.contains(k))
         .collect();
     assert!(others.is_empty(), "other alerts of {JOB}: {others:?}");
-    eprintln!(
-        "oncall otlp: MCPServerUnauthenticated firing after {:.1} s: {first:?}",
-        unix_secs() - rig.started
-    );
+    rig.progress(format_args!(
+        "oncall otlp: MCPServerUnauthenticated firing: {first:?}"
+    ));
 
     // 3. SIGKILL both agents (their fixture children with them): no last export, and no
     // staleness marker ends their series. A third of the state window apart, as replicas that

@@ -175,10 +175,7 @@ async fn prometheus_probing_three_mcp_urls_from_a_file_raises_exactly_unauthenti
         }
     })
     .await;
-    eprintln!(
-        "probe e2e: both alerts firing after {:.1} s",
-        unix_secs() - rig.started
-    );
+    rig.progress("probe e2e: both alerts firing");
     assert_eq!(
         alerts.keys().cloned().collect::<BTreeSet<_>>(),
         expected.keys().cloned().collect::<BTreeSet<_>>(),

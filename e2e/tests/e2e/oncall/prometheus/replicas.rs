@@ -85,10 +85,7 @@ async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_
             .collect())
     };
     let active_since = for_state().await.unwrap();
-    eprintln!(
-        "oncall rollout: both pages firing after {:.1} s: {first:?}",
-        unix_secs() - rig.started
-    );
+    rig.progress(format_args!("oncall rollout: both pages firing: {first:?}"));
 
     // Every observation from now on: each page still firing, with the same activeAt.
     let mut observations = 0;
@@ -124,12 +121,9 @@ async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_
         })
         .await;
     }
-    eprintln!(
-        "oncall rollout: a replaced by c after {:.1} s",
-        unix_secs() - rig.started
-    );
+    rig.progress("oncall rollout: a replaced by c");
 
-    // 3. Stop b too (out of discovery): only c, which was not there when the pages rig.started,
+    // 3. Stop b too (out of discovery): only c, which was not there when the pages started,
     // holds them now.
     drop(b);
     prometheus.set_targets("mcp-readiness", &addrs[2..]);
@@ -168,10 +162,7 @@ async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_
         description.contains(&format!("replicas ({}):", addrs[2])),
         "{description}"
     );
-    eprintln!(
-        "oncall rollout: one continuous page per server through a, b -> c after {:.1} s",
-        unix_secs() - rig.started
-    );
+    rig.progress("oncall rollout: one continuous page per server through a, b -> c");
 
     // 4. c's exporter goes down but stays in discovery (`up` 0): its last verdicts hold, so
     // both pages keep firing with the same activeAt well past the 10 s blip window.
@@ -192,10 +183,9 @@ async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     assert_eq!(for_state().await.unwrap(), active_since);
-    eprintln!(
-        "oncall rollout: both pages held through c's exporter outage ({observations} observations) after {:.1} s",
-        unix_secs() - rig.started
-    );
+    rig.progress(format_args!(
+        "oncall rollout: both pages held through c's exporter outage ({observations} observations)"
+    ));
     drop(prometheus);
 }
 

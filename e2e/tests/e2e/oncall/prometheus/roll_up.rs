@@ -66,10 +66,7 @@ async fn several_serve_processes_on_one_prometheus_roll_up_per_server_and_a_lost
         }
     })
     .await;
-    eprintln!(
-        "oncall fleet: rolled up after {:.1} s: {worst:?}",
-        unix_secs() - rig.started
-    );
+    rig.progress(format_args!("oncall fleet: rolled up: {worst:?}"));
 
     // How many replicas see each state of `github`: 1 unauthenticated, 2 ready.
     let github: BTreeMap<String, f64> = prometheus
@@ -158,9 +155,6 @@ async fn several_serve_processes_on_one_prometheus_roll_up_per_server_and_a_lost
     assert_eq!(down.len(), 1, "{down:?}");
     assert_eq!(label(&down[0], "instance"), lost_addr);
     assert_eq!(label(&down[0], "action"), "", "{down:?}");
-    eprintln!(
-        "oncall fleet: exporter down seen after {:.1} s",
-        unix_secs() - rig.started
-    );
+    rig.progress("oncall fleet: exporter down seen");
     drop(prometheus);
 }
