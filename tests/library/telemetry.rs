@@ -23,11 +23,10 @@ use opentelemetry_proto::tonic::common::v1::any_value;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
-use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tower::{ServiceBuilder, ServiceExt};
 
-use crate::support::otlp::{Received, attr, flatten, start_http_receiver, string_attr};
+use mcp_readiness_fixtures::otlp::{Received, attr, flatten, start_http_receiver, string_attr};
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -160,13 +159,8 @@ async fn start_grpc_receiver() -> (
     SocketAddr,
     mpsc::UnboundedReceiver<ExportTraceServiceRequest>,
 ) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("local addr");
+    let (addr, incoming) = mcp_readiness_fixtures::otlp::loopback_incoming().await;
     let (tx, rx) = mpsc::unbounded_channel();
-    let incoming = futures::stream::unfold(listener, |listener| async move {
-        let conn = listener.accept().await.map(|(stream, _)| stream);
-        Some((conn, listener))
-    });
     tokio::spawn(
         tonic::transport::Server::builder()
             .add_service(TraceServiceServer::new(GrpcReceiver(tx)))

@@ -3,6 +3,5 @@
 
 pub mod events;
 pub mod exposition;
-pub mod otlp;
 #[cfg(all(feature = "otel-metrics", feature = "otlp-grpc", feature = "otlp-http"))]
 pub mod otlp_metrics;
