@@ -5,55 +5,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_readiness::rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-};
-use mcp_readiness::rmcp::service::{RequestContext, RoleServer};
-use mcp_readiness::rmcp::{ErrorData, ServerHandler, ServiceExt};
+use mcp_readiness::rmcp::service::RoleServer;
 use mcp_readiness::{Inventory, Metrics, ReadinessLayer, State, ToolCall, supervise::Peers};
+use mcp_readiness_fixtures::mcp;
 use tower::{ServiceBuilder, ServiceExt as _};
-
-#[derive(Clone)]
-struct Echo;
-
-impl ServerHandler for Echo {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        let schema = Arc::new(serde_json::Map::new());
-        Ok(ListToolsResult::with_all_items(vec![Tool::new(
-            "echo", "echo", schema,
-        )]))
-    }
-
-    async fn call_tool(
-        &self,
-        _request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        Ok(CallToolResponse::Complete(CallToolResult::success(vec![
-            ContentBlock::text("hi"),
-        ])))
-    }
-}
 
 /// A connected client and the server's running service (drop it to end the connection).
 async fn connect() -> (
     mcp_readiness::rmcp::service::RunningService<mcp_readiness::rmcp::service::RoleClient, ()>,
-    mcp_readiness::rmcp::service::RunningService<RoleServer, Echo>,
+    mcp_readiness::rmcp::service::RunningService<RoleServer, mcp::Tools>,
 ) {
-    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
-    let server =
-        tokio::spawn(async move { Echo.serve(server_io).await.expect("server handshake") });
-    let client = ().serve(client_io).await.expect("client handshake");
-    (client, server.await.expect("server task"))
+    mcp::pipe(mcp::ECHO).await
 }
 
 #[tokio::test(start_paused = true)]

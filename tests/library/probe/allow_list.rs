@@ -4,8 +4,6 @@
 
 use std::sync::atomic::Ordering;
 
-use mcp_readiness::Metrics;
-use mcp_readiness::exporter;
 use mcp_readiness::probe::{ProbeConfig, Prober};
 
 use super::*;
@@ -27,13 +25,7 @@ fn encode(url: &str) -> String {
 
 #[tokio::test]
 async fn the_probe_endpoint_is_off_until_configured() {
-    let server = exporter::serve_with_probe(
-        Metrics::new(),
-        Prober::disabled(),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+    let server = probe_endpoint(Prober::disabled()).await;
     let (status, body) = get_probe(
         server.local_addr(),
         "target=http%3A%2F%2F127.0.0.1%3A1%2Fmcp",
@@ -56,13 +48,7 @@ async fn a_target_off_the_allow_list_is_a_403_with_a_reason_and_no_connection_is
     let prober = prober(ProbeConfig::allowing(vec![
         "http://127.0.0.1:1/mcp".parse().unwrap(),
     ]));
-    let server = exporter::serve_with_probe(
-        Metrics::new(),
-        prober.clone(),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+    let server = probe_endpoint(prober.clone()).await;
     for target in [
         format!("http://{addr}/mcp"),
         format!("http://localhost:{}/mcp", addr.port()),
@@ -112,13 +98,7 @@ async fn a_modules_credentials_go_only_to_the_targets_its_own_patterns_allow() {
     config
         .modules
         .insert("team".into(), bearer_module(&[&mine.url], "team-token"));
-    let server = exporter::serve_with_probe(
-        Metrics::new(),
-        prober(config),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+    let server = probe_endpoint(prober(config)).await;
     let addr = server.local_addr();
 
     // The module's token to another target: refused, and that target sees nothing.
@@ -168,13 +148,7 @@ async fn a_modules_credentials_go_only_to_the_targets_its_own_patterns_allow() {
 
 #[tokio::test]
 async fn an_unknown_module_or_a_missing_target_is_a_400_that_says_what_to_send() {
-    let server = exporter::serve_with_probe(
-        Metrics::new(),
-        prober(ProbeConfig::allowing(loopback())),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+    let server = probe_endpoint(prober(ProbeConfig::allowing(loopback()))).await;
     let (status, body) = get_probe(
         server.local_addr(),
         "module=nope&target=http%3A%2F%2F127.0.0.1%3A1%2Fmcp",

@@ -3,9 +3,6 @@
 //! attempt's result and the reason) and then the metrics, which carry
 //! `mcp_readiness_probe_phase_duration_seconds{phase}` on every answer.
 
-use mcp_readiness::Metrics;
-use mcp_readiness::exporter;
-
 use super::*;
 
 async fn get(addr: SocketAddr, query: &str) -> (u16, String, String) {
@@ -36,13 +33,7 @@ async fn a_debug_probe_of_a_server_refusing_the_token_says_why_in_its_log_then_i
         "vault".into(),
         bearer_module(&["http://127.0.0.1:*/mcp"], "wrong-token-debug-8"),
     );
-    let server = exporter::serve_with_probe(
-        Metrics::new(),
-        prober(config),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+    let server = probe_endpoint(prober(config)).await;
     let target = encode(&mcp.url);
     let (status, content_type, body) = get(
         server.local_addr(),
@@ -110,13 +101,7 @@ async fn a_debug_probe_of_a_server_refusing_the_token_says_why_in_its_log_then_i
 #[tokio::test]
 async fn a_debug_probe_of_a_ready_server_times_the_handshake_and_the_tool_list() {
     let mcp = McpServer::start(None).await;
-    let server = exporter::serve_with_probe(
-        Metrics::new(),
-        prober(ProbeConfig::allowing(loopback())),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+    let server = probe_endpoint(prober(ProbeConfig::allowing(loopback()))).await;
     let (status, _, body) = get(
         server.local_addr(),
         &format!("target={}&debug=true", encode(&mcp.url)),
@@ -167,13 +152,7 @@ async fn a_debug_probe_of_a_ready_server_times_the_handshake_and_the_tool_list()
 
 #[tokio::test]
 async fn a_debug_probe_follows_the_allow_list_like_any_other() {
-    let server = exporter::serve_with_probe(
-        Metrics::new(),
-        prober(ProbeConfig::allowing(loopback())),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+    let server = probe_endpoint(prober(ProbeConfig::allowing(loopback()))).await;
     let (status, _, body) = get(
         server.local_addr(),
         &format!("target={}&debug=true", encode("http://10.255.255.1:80/mcp")),

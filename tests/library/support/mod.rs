@@ -3,5 +3,6 @@
 
 pub mod events;
 pub mod exposition;
+pub mod hub;
 #[cfg(all(feature = "otel-metrics", feature = "otlp-grpc", feature = "otlp-http"))]
 pub mod otlp_metrics;
