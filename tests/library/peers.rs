@@ -6,9 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_readiness::rmcp::service::RoleServer;
-use mcp_readiness::{Inventory, Metrics, ReadinessLayer, State, ToolCall, supervise::Peers};
+use mcp_readiness::{Inventory, Metrics, ReadinessLayer, State, supervise::Peers};
 use mcp_readiness_fixtures::mcp;
-use tower::{ServiceBuilder, ServiceExt as _};
+
+use crate::support::call::{call, refusal};
+use tower::ServiceBuilder;
 
 /// A connected client and the server's running service (drop it to end the connection).
 async fn connect() -> (
@@ -55,11 +57,7 @@ async fn a_connection_that_ends_is_absent_without_any_time_passing_and_the_feed_
     let tools = ServiceBuilder::new()
         .layer(ReadinessLayer::new(peers.clone()))
         .service(peers.clone());
-    tools
-        .clone()
-        .oneshot(ToolCall::new("mcp__echo__echo"))
-        .await
-        .unwrap(); // cached ready
+    call(&tools, "mcp__echo__echo").await.unwrap(); // cached ready
     let seen = peers.changes().unwrap().generation();
     let before = tokio::time::Instant::now();
 
@@ -71,10 +69,7 @@ async fn a_connection_that_ends_is_absent_without_any_time_passing_and_the_feed_
     .await
     .expect("the watcher reported the end at once");
     assert_eq!(peers.state("echo"), Some(State::Absent));
-    let error = tools
-        .oneshot(ToolCall::new("mcp__echo__echo"))
-        .await
-        .unwrap_err();
+    let error = call(&tools, "mcp__echo__echo").await.unwrap_err();
     assert!(
         error.downcast_ref::<mcp_readiness::NotReady>().is_some(),
         "{error}"
@@ -160,13 +155,7 @@ async fn a_command_that_cannot_start_is_absent_with_spawn_failed_at_once_not_con
         )
         .service(peers.clone());
     let start = tokio::time::Instant::now();
-    let refused = tools
-        .oneshot(ToolCall::new("mcp__files__read_file"))
-        .await
-        .unwrap_err();
-    let not_ready = refused
-        .downcast_ref::<mcp_readiness::NotReady>()
-        .expect("refused as not ready");
+    let not_ready = refusal(&tools, "mcp__files__read_file").await;
     assert_eq!(not_ready.action(), Action::AddConnection);
     assert_eq!(start.elapsed(), Duration::ZERO);
 }

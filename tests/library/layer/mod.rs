@@ -20,6 +20,8 @@ use mcp_readiness::{
 };
 use rmcp::model::{CallToolResult, ContentBlock};
 use tower::{BoxError, Service, ServiceBuilder, ServiceExt};
+
+use crate::support::call::{call, refusal};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing_subscriber::layer::{Context, SubscriberExt};

@@ -11,6 +11,7 @@ use mcp_readiness::{
     metrics::{ManualClock, names},
 };
 
+use crate::support::call::call;
 use crate::support::events::*;
 use crate::support::exposition::*;
 
@@ -377,10 +378,7 @@ async fn a_storm_of_refused_calls_avoids_one_shared_wait_not_a_budget_per_call()
     // 60.3 s, and the counter is the one wait from 0 to 60.3 s + 20 s.
     for _ in 0..12 {
         tokio::time::advance(Duration::from_secs(5)).await;
-        let _ = tools
-            .clone()
-            .oneshot(ToolCall::new("mcp__gone__read"))
-            .await;
+        let _ = call(&tools, "mcp__gone__read").await;
     }
     let later = sample(&metrics.render(), avoided);
     assert!(

@@ -1,6 +1,7 @@
 //! Helpers of the library's own tests (hermetic: loopback only).
 #![allow(dead_code)]
 
+pub mod call;
 pub mod events;
 pub mod exposition;
 pub mod hub;
