@@ -71,7 +71,7 @@ async fn protected_server_with(
                 .into_response()
         }
     };
-    let app = axum::Router::new()
+    let mut app = axum::Router::new()
         .route("/mcp", get(unauthorized.clone()).post(unauthorized))
         .route(
             "/register",
@@ -82,29 +82,16 @@ async fn protected_server_with(
                     error_page(),
                 )
             }),
-        )
-        .route(
-            "/.well-known/oauth-protected-resource/mcp",
-            get({
-                let resource = resource.clone();
-                move || async move { json_body(&resource) }
-            }),
-        )
-        .route(
-            "/.well-known/oauth-protected-resource",
-            get(move || async move { json_body(&resource) }),
-        )
-        .route(
-            "/.well-known/oauth-authorization-server",
-            get({
-                let metadata = metadata.clone();
-                move || async move { json_body(&metadata) }
-            }),
-        )
-        .route(
-            "/.well-known/openid-configuration",
-            get(move || async move { json_body(&metadata) }),
         );
+    for (path, document) in [
+        ("/.well-known/oauth-protected-resource/mcp", &resource),
+        ("/.well-known/oauth-protected-resource", &resource),
+        ("/.well-known/oauth-authorization-server", &metadata),
+        ("/.well-known/openid-configuration", &metadata),
+    ] {
+        let document = document.clone();
+        app = app.route(path, get(move || async move { json_body(&document) }));
+    }
     tokio::spawn(async move { axum::serve(listener, app).await });
     format!("{origin}/mcp")
 }

@@ -20,10 +20,24 @@ async fn connect() -> (
     mcp::pipe(mcp::ECHO).await
 }
 
+/// Peers recording into a recorder of their own.
+fn recorded() -> (Metrics, Peers) {
+    let metrics = Metrics::new();
+    (metrics.clone(), Peers::with_events(metrics))
+}
+
+/// Connects `echo` into `peers`; the server's running service (drop it to end the connection).
+async fn echo_into(
+    peers: &Peers,
+) -> mcp_readiness::rmcp::service::RunningService<RoleServer, mcp::Tools> {
+    let (client, server) = connect().await;
+    peers.insert("echo", client).await.unwrap();
+    server
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_connect_duration_runs_from_connecting_to_insert_and_tools_are_ready_at_once() {
-    let metrics = Metrics::new();
-    let peers = Peers::with_events(metrics.clone());
+    let (metrics, peers) = recorded();
     peers.connecting("echo");
     assert_eq!(peers.state("echo"), Some(State::Connecting));
     tokio::time::advance(Duration::from_millis(1500)).await;
@@ -52,8 +66,7 @@ async fn the_connect_duration_runs_from_connecting_to_insert_and_tools_are_ready
 #[tokio::test(start_paused = true)]
 async fn a_connection_that_ends_is_absent_without_any_time_passing_and_the_feed_moves() {
     let peers = Peers::new();
-    let (client, server) = connect().await;
-    peers.insert("echo", client).await.unwrap();
+    let server = echo_into(&peers).await;
     let tools = ServiceBuilder::new()
         .layer(ReadinessLayer::new(peers.clone()))
         .service(peers.clone());
@@ -83,12 +96,9 @@ async fn a_connection_that_ends_is_absent_without_any_time_passing_and_the_feed_
 
 #[tokio::test(start_paused = true)]
 async fn a_newer_connection_is_not_marked_lost_by_the_end_of_the_one_it_replaced() {
-    let metrics = Metrics::new();
-    let peers = Peers::with_events(metrics.clone());
-    let (first, first_server) = connect().await;
-    peers.insert("echo", first).await.unwrap();
-    let (second, _second_server) = connect().await;
-    peers.insert("echo", second).await.unwrap();
+    let (metrics, peers) = recorded();
+    let first_server = echo_into(&peers).await;
+    let _second_server = echo_into(&peers).await;
     drop(first_server);
     tokio::time::sleep(Duration::from_millis(10)).await;
     assert_eq!(peers.state("echo"), Some(State::Ready));
@@ -102,10 +112,8 @@ async fn a_newer_connection_is_not_marked_lost_by_the_end_of_the_one_it_replaced
 
 #[tokio::test(start_paused = true)]
 async fn a_removed_server_stays_gone_when_its_connection_ends_afterwards() {
-    let metrics = Metrics::new();
-    let peers = Peers::with_events(metrics.clone());
-    let (client, _server) = connect().await;
-    peers.insert("echo", client).await.unwrap();
+    let (metrics, peers) = recorded();
+    let _server = echo_into(&peers).await;
     assert!(peers.remove("echo"));
     // Closing the connection wakes its watcher; the removed server must not come back.
     tokio::time::sleep(Duration::from_millis(10)).await;
@@ -121,8 +129,7 @@ async fn a_command_that_cannot_start_is_absent_with_spawn_failed_at_once_not_con
     use mcp_readiness::rmcp::transport::TokioChildProcess;
     use mcp_readiness::{Action, Budget, state::ConnectResult};
 
-    let metrics = Metrics::new();
-    let peers = Peers::with_events(metrics.clone());
+    let (metrics, peers) = recorded();
     peers.connecting("files");
     // The docs' pattern: the spawn's own `io::Error` goes to `failed` too.
     let command = tokio::process::Command::new("/nonexistent/mcp-readiness/files-mcp");
@@ -172,8 +179,7 @@ async fn a_service_connection_announces_its_attempt_then_its_state_then_its_tool
     };
     let peers = Peers::with_events(sink);
     peers.connecting("echo");
-    let (client, server) = connect().await;
-    peers.insert("echo", client).await.unwrap();
+    let server = echo_into(&peers).await;
     drop(server);
     tokio::time::sleep(Duration::from_millis(10)).await;
     let kinds: Vec<String> = seen
@@ -207,8 +213,7 @@ async fn a_service_connection_announces_its_attempt_then_its_state_then_its_tool
 #[tokio::test(start_paused = true)]
 async fn failed_takes_an_anyhow_error_a_boxed_error_or_any_std_error_and_reads_their_cause() {
     use mcp_readiness::state::ConnectResult;
-    let metrics = Metrics::new();
-    let peers = Peers::with_events(metrics.clone());
+    let (metrics, peers) = recorded();
     let missing = || std::io::Error::from(std::io::ErrorKind::NotFound);
     let refused = || std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
     // anyhow, with context on top: the io::Error under it still decides.

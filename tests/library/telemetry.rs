@@ -169,15 +169,20 @@ async fn start_grpc_receiver() -> (
     (addr, rx)
 }
 
+/// Spans over OTLP/gRPC to `addr` as `service`, no log lines.
+fn over_grpc(addr: std::net::SocketAddr, service: &str) -> TelemetryConfig {
+    TelemetryConfig {
+        otlp: Some(OtlpConfig::grpc(format!("http://{addr}"))),
+        service_name: service.into(),
+        fmt: false,
+        ..TelemetryConfig::default()
+    }
+}
+
 #[tokio::test]
 async fn a_span_reaches_an_otlp_grpc_receiver_with_its_name_kind_attributes_and_resource() {
     let (addr, rx) = start_grpc_receiver().await;
-    let config = TelemetryConfig {
-        otlp: Some(OtlpConfig::grpc(format!("http://{addr}"))),
-        service_name: "readiness-grpc-test".into(),
-        fmt: false,
-        ..TelemetryConfig::default()
-    };
+    let config = over_grpc(addr, "readiness-grpc-test");
     let (received, meta) = export_one_span(config, rx, false).await;
     check_exported_span(&received, &meta, "readiness-grpc-test");
 }
@@ -208,12 +213,7 @@ async fn a_span_reaches_an_otlp_http_protobuf_receiver_configured_by_the_standar
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_guard_on_a_multi_thread_runtime_flushes_the_last_spans() {
     let (addr, rx) = start_grpc_receiver().await;
-    let config = TelemetryConfig {
-        otlp: Some(OtlpConfig::grpc(format!("http://{addr}"))),
-        service_name: "readiness-drop-test".into(),
-        fmt: false,
-        ..TelemetryConfig::default()
-    };
+    let config = over_grpc(addr, "readiness-drop-test");
     let (received, meta) = export_one_span(config, rx, true).await;
     check_exported_span(&received, &meta, "readiness-drop-test");
 }

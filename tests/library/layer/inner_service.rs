@@ -66,14 +66,27 @@ fn json_rpc() -> Result<CallToolResult, ServiceError> {
     )))
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_transport_error_on_a_ready_tool_drops_its_entry_so_the_next_call_rechecks() {
+/// `mcp__mail__list` ready in a silent inventory, behind the layer over `script`; the inventory,
+/// the call counter and the service.
+fn mail_list(
+    script: Vec<fn() -> Result<CallToolResult, ServiceError>>,
+) -> (
+    Arc<Silent>,
+    Arc<AtomicUsize>,
+    impl tower::Service<ToolCall, Response = CallToolResult, Error = BoxError> + Clone,
+) {
     let inventory = Arc::new(Silent::default());
     inventory.set(Snapshot::default().with_ready_tool("mcp__mail__list"));
     let calls = Arc::new(AtomicUsize::new(0));
     let tools = ServiceBuilder::new()
         .layer(ReadinessLayer::new(inventory.clone()))
-        .service(scripted(vec![ok, closed, ok], calls.clone()));
+        .service(scripted(script, calls.clone()));
+    (inventory, calls, tools)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_transport_error_on_a_ready_tool_drops_its_entry_so_the_next_call_rechecks() {
+    let (inventory, calls, tools) = mail_list(vec![ok, closed, ok]);
 
     call(&tools, "mcp__mail__list").await.unwrap(); // cached ready
     // The server dies; the host's view changes silently (no feed).
@@ -99,12 +112,7 @@ async fn a_transport_error_on_a_ready_tool_drops_its_entry_so_the_next_call_rech
 #[tokio::test(start_paused = true)]
 async fn without_a_feed_a_ready_verdict_is_trusted_until_its_ttl_ends_unless_a_call_finds_the_pipe_dead()
  {
-    let inventory = Arc::new(Silent::default());
-    inventory.set(Snapshot::default().with_ready_tool("mcp__mail__list"));
-    let calls = Arc::new(AtomicUsize::new(0));
-    let tools = ServiceBuilder::new()
-        .layer(ReadinessLayer::new(inventory.clone()))
-        .service(scripted(vec![ok, json_rpc, ok], calls.clone()));
+    let (inventory, calls, tools) = mail_list(vec![ok, json_rpc, ok]);
     call(&tools, "mcp__mail__list").await.unwrap();
     inventory.set(Snapshot::default());
 

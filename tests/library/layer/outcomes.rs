@@ -4,13 +4,7 @@ use super::*;
 
 #[tokio::test(start_paused = true)]
 async fn a_ready_call_goes_through_with_a_fully_tagged_client_span() {
-    let World {
-        capture,
-        _guard,
-        metrics,
-        servers,
-        service,
-    } = world();
+    let (capture, _guard, metrics, servers, service) = world();
 
     let result = call(&service, "mcp__files__read").await.unwrap();
     assert_eq!(result.is_error, Some(false));
@@ -44,13 +38,7 @@ async fn a_ready_call_goes_through_with_a_fully_tagged_client_span() {
 
 #[tokio::test(start_paused = true)]
 async fn an_unauthenticated_server_is_refused_at_once_without_calling_the_inner_service() {
-    let World {
-        capture,
-        _guard,
-        metrics,
-        servers,
-        service,
-    } = world();
+    let (capture, _guard, metrics, servers, service) = world();
 
     let not_ready = refusal(&service, "mcp__chat__send").await;
     assert_eq!(
@@ -84,13 +72,7 @@ async fn an_unauthenticated_server_is_refused_at_once_without_calling_the_inner_
 
 #[tokio::test(start_paused = true)]
 async fn a_connecting_server_is_waited_on_for_the_budget_then_refused_as_a_resolve_timeout() {
-    let World {
-        capture,
-        _guard,
-        metrics,
-        servers,
-        service,
-    } = world();
+    let (capture, _guard, metrics, servers, service) = world();
 
     let start = tokio::time::Instant::now();
     let err = call(&service, "mcp__search__query").await.unwrap_err();
@@ -117,13 +99,7 @@ async fn a_connecting_server_is_waited_on_for_the_budget_then_refused_as_a_resol
 
 #[tokio::test(start_paused = true)]
 async fn an_absent_server_and_an_absent_tool_are_told_apart() {
-    let World {
-        capture,
-        _guard,
-        metrics,
-        service,
-        ..
-    } = world();
+    let (capture, _guard, metrics, _, service) = world();
 
     let err = call(&service, "mcp__gone__x").await.unwrap_err();
     assert_eq!(
@@ -158,13 +134,7 @@ async fn an_absent_server_and_an_absent_tool_are_told_apart() {
 
 #[tokio::test(start_paused = true)]
 async fn a_tool_error_and_a_transport_error_are_classified_and_tagged() {
-    let World {
-        capture,
-        _guard,
-        metrics,
-        service,
-        ..
-    } = world();
+    let (capture, _guard, metrics, _, service) = world();
 
     let result = call(&service, "mcp__files__fail").await.unwrap();
     assert_eq!(result.is_error, Some(true));
@@ -304,12 +274,7 @@ async fn an_outer_execute_tool_span_is_enriched_instead_of_opening_a_second() {
 
 #[tokio::test(start_paused = true)]
 async fn a_services_own_enclosing_span_is_left_alone_and_the_call_opens_its_own() {
-    let World {
-        capture,
-        _guard,
-        service,
-        ..
-    } = world();
+    let (capture, _guard, _, _, service) = world();
     let request = tracing::info_span!("handle_request", gen_ai.operation.name = "execute_tool");
     {
         let _entered = request.enter();

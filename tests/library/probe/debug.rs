@@ -5,26 +5,6 @@
 
 use super::*;
 
-async fn get(addr: SocketAddr, query: &str) -> (u16, String, String) {
-    let response = reqwest::Client::new()
-        .get(format!("http://{addr}/probe?{query}"))
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
-    (status, content_type, response.text().await.unwrap())
-}
-
-fn encode(url: &str) -> String {
-    url.replace(':', "%3A").replace('/', "%2F")
-}
-
 #[tokio::test]
 async fn a_debug_probe_of_a_server_refusing_the_token_says_why_in_its_log_then_its_metrics() {
     let mcp = McpServer::start(Some("right-token-debug-5")).await;
@@ -35,7 +15,7 @@ async fn a_debug_probe_of_a_server_refusing_the_token_says_why_in_its_log_then_i
     );
     let server = probe_endpoint(prober(config)).await;
     let target = encode(&mcp.url);
-    let (status, content_type, body) = get(
+    let (status, content_type, body) = get_probe(
         server.local_addr(),
         &format!("target={target}&module=vault&debug=true"),
     )
@@ -84,7 +64,7 @@ async fn a_debug_probe_of_a_server_refusing_the_token_says_why_in_its_log_then_i
     );
 
     // The same probe without debug: the metrics alone, phases included, as Prometheus reads them.
-    let (status, content_type, plain) = get(
+    let (status, content_type, plain) = get_probe(
         server.local_addr(),
         &format!("target={target}&module=vault"),
     )
@@ -102,7 +82,7 @@ async fn a_debug_probe_of_a_server_refusing_the_token_says_why_in_its_log_then_i
 async fn a_debug_probe_of_a_ready_server_times_the_handshake_and_the_tool_list() {
     let mcp = McpServer::start(None).await;
     let server = probe_endpoint(prober(ProbeConfig::allowing(loopback()))).await;
-    let (status, _, body) = get(
+    let (status, _, body) = get_probe(
         server.local_addr(),
         &format!("target={}&debug=true", encode(&mcp.url)),
     )
@@ -153,12 +133,12 @@ async fn a_debug_probe_of_a_ready_server_times_the_handshake_and_the_tool_list()
 #[tokio::test]
 async fn a_debug_probe_follows_the_allow_list_like_any_other() {
     let server = probe_endpoint(prober(ProbeConfig::allowing(loopback()))).await;
-    let (status, _, body) = get(
+    let (status, _, body) = get_probe(
         server.local_addr(),
         &format!("target={}&debug=true", encode("http://10.255.255.1:80/mcp")),
     )
     .await;
     assert_eq!(status, 403, "{body}");
-    let (status, _, _) = get(server.local_addr(), "target=x&debug=maybe").await;
+    let (status, _, _) = get_probe(server.local_addr(), "target=x&debug=maybe").await;
     assert_eq!(status, 400);
 }

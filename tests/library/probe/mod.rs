@@ -43,12 +43,7 @@ impl McpServer {
                         let expected = expected.clone();
                         let seen = seen.clone();
                         async move {
-                            let given = request
-                                .headers()
-                                .get("authorization")
-                                .and_then(|v| v.to_str().ok())
-                                .unwrap_or("")
-                                .to_owned();
+                            let given = header(request.headers(), "authorization");
                             seen.lock().unwrap().push(given.clone());
                             if expected.as_ref().is_some_and(|e| *e != given) {
                                 return Response::builder()
@@ -127,6 +122,29 @@ async fn silent_server() -> (String, Arc<AtomicUsize>, Arc<AtomicUsize>) {
         }
     });
     (format!("http://{addr}/mcp"), accepted, open)
+}
+
+/// The value of `name` in `headers`, `""` when there is none.
+fn header(headers: &axum::http::HeaderMap, name: &str) -> String {
+    let value = headers.get(name).and_then(|v| v.to_str().ok());
+    value.unwrap_or("").to_owned()
+}
+
+/// `GET /probe?<query>` on a [`probe_endpoint`]: status, content type and body.
+async fn get_probe(addr: SocketAddr, query: &str) -> (u16, String, String) {
+    let url = format!("http://{addr}/probe?{query}");
+    let response = reqwest::get(url).await.unwrap();
+    let content_type = header(response.headers(), "content-type");
+    (
+        response.status().as_u16(),
+        content_type,
+        response.text().await.unwrap(),
+    )
+}
+
+/// `url` as a query value.
+fn encode(url: &str) -> String {
+    url.replace(':', "%3A").replace('/', "%2F")
 }
 
 /// `http://127.0.0.1:<port>/mcp` patterns for any port.

@@ -101,11 +101,8 @@ async fn a_supervised_server_behind_an_sso_page_reads_absent_with_the_page_named
         .call(ToolCall::new("mcp__sso__search"))
         .await
         .unwrap_err();
-    assert_eq!(
-        error.connect_result(),
-        Some(ConnectResult::ProtocolError),
-        "{error}"
-    );
+    let result = error.connect_result();
+    assert_eq!(result, Some(ConnectResult::ProtocolError), "{error}");
     let status = hub
         .servers()
         .into_iter()
