@@ -178,129 +178,46 @@ fn the_scenario_records_what_each_event_and_observation_means() {
     assert_eq!(call("query", "timeout"), Some(1.0));
     assert_eq!(call("read_file", "cancelled"), Some(1.0));
 
-    let expected: &[(&str, &[(&str, &str)], Option<f64>)] = &[
+    // Each series as `name`, its labels as `key=value` words, and its value.
+    #[rustfmt::skip]
+    let expected: &[(&str, &str, Option<f64>)] = &[
         // State-change time from the injected clock: files last changed at T0 + 1.7 + 0.3 + 1 + 60 + 0.25 s.
-        (
-            names::SERVER_STATE_CHANGED_TIMESTAMP_SECONDS,
-            &[("server", "files")],
-            Some(1_700_000_063.25),
-        ),
-        (
-            names::SERVER_STATE_CHANGED_TIMESTAMP_SECONDS,
-            &[("server", "slow")],
-            Some(1_700_000_002.0),
-        ),
-        (names::SERVER_TOOLS, &[("server", "files")], Some(3.0)),
+        (names::SERVER_STATE_CHANGED_TIMESTAMP_SECONDS, "server=files", Some(1_700_000_063.25)),
+        (names::SERVER_STATE_CHANGED_TIMESTAMP_SECONDS, "server=slow", Some(1_700_000_002.0)),
+        (names::SERVER_TOOLS, "server=files", Some(3.0)),
         // Waste: only the non-ready verdicts' waits.
-        (
-            names::WASTE_SECONDS_TOTAL,
-            &[("server", "slow"), ("state", "connecting")],
-            Some(20.0),
-        ),
-        (
-            names::WASTE_SECONDS_TOTAL,
-            &[("server", "gone"), ("state", "absent")],
-            Some(2.0),
-        ),
-        (
-            names::WASTE_SECONDS_TOTAL,
-            &[("server", "files"), ("state", "ready")],
-            None,
-        ),
+        (names::WASTE_SECONDS_TOTAL, "server=slow state=connecting", Some(20.0)),
+        (names::WASTE_SECONDS_TOTAL, "server=gone state=absent", Some(2.0)),
+        (names::WASTE_SECONDS_TOTAL, "server=files state=ready", None),
         // Avoided: budget minus wait, only for states that do not heal.
-        (
-            names::AVOIDED_WAIT_SECONDS_TOTAL,
-            &[("server", "github"), ("state", "unauthenticated")],
-            Some(20.0),
-        ),
-        (
-            names::AVOIDED_WAIT_SECONDS_TOTAL,
-            &[("server", "gone"), ("state", "absent")],
-            Some(18.0),
-        ),
-        (
-            names::AVOIDED_WAIT_SECONDS_TOTAL,
-            &[("server", "slow"), ("state", "connecting")],
-            None,
-        ),
+        (names::AVOIDED_WAIT_SECONDS_TOTAL, "server=github state=unauthenticated", Some(20.0)),
+        (names::AVOIDED_WAIT_SECONDS_TOTAL, "server=gone state=absent", Some(18.0)),
+        (names::AVOIDED_WAIT_SECONDS_TOTAL, "server=slow state=connecting", None),
         // Budget exhausted: the connecting verdict that timed out.
-        (
-            names::BUDGET_EXHAUSTED_TOTAL,
-            &[("server", "slow")],
-            Some(1.0),
-        ),
-        (
-            names::BUDGET_EXHAUSTED_TOTAL,
-            &[("server", "files")],
-            Some(0.0),
-        ),
+        (names::BUDGET_EXHAUSTED_TOTAL, "server=slow", Some(1.0)),
+        (names::BUDGET_EXHAUSTED_TOTAL, "server=files", Some(0.0)),
         // Resolve wait histogram by verdict.
-        (
-            "mcp_readiness_resolve_wait_seconds_count",
-            &[("server", "files"), ("state", "ready")],
-            Some(2.0),
-        ),
-        (
-            "mcp_readiness_resolve_wait_seconds_sum",
-            &[("server", "files"), ("state", "ready")],
-            Some(1.5),
-        ),
-        (
-            names::TOOL_ABSENT_TOTAL,
-            &[("server", "files"), ("tool", "delete_everything")],
-            Some(1.0),
-        ),
+        ("mcp_readiness_resolve_wait_seconds_count", "server=files state=ready", Some(2.0)),
+        ("mcp_readiness_resolve_wait_seconds_sum", "server=files state=ready", Some(1.5)),
+        (names::TOOL_ABSENT_TOTAL, "server=files tool=delete_everything", Some(1.0)),
         // Connects by result, durations, reconnects, cooldown.
-        (
-            names::CONNECTS_TOTAL,
-            &[("server", "files"), ("result", "ok")],
-            Some(2.0),
-        ),
-        (
-            names::CONNECTS_TOTAL,
-            &[("server", "files"), ("result", "closed")],
-            Some(1.0),
-        ),
-        (
-            names::CONNECTS_TOTAL,
-            &[("server", "github"), ("result", "refused")],
-            Some(0.0),
-        ),
-        (
-            "mcp_readiness_connect_duration_seconds_sum",
-            &[("server", "files"), ("result", "ok")],
-            Some(1.45),
-        ),
-        (names::RECONNECTS_TOTAL, &[("server", "files")], Some(1.0)),
-        (
-            names::COOLDOWN_REJECTIONS_TOTAL,
-            &[("server", "gone")],
-            Some(1.0),
-        ),
-        (
-            names::WAIT_BUDGET_SECONDS,
-            &[("server", "slow")],
-            Some(20.0),
-        ),
+        (names::CONNECTS_TOTAL, "server=files result=ok", Some(2.0)),
+        (names::CONNECTS_TOTAL, "server=files result=closed", Some(1.0)),
+        (names::CONNECTS_TOTAL, "server=github result=refused", Some(0.0)),
+        ("mcp_readiness_connect_duration_seconds_sum", "server=files result=ok", Some(1.45)),
+        (names::RECONNECTS_TOTAL, "server=files", Some(1.0)),
+        (names::COOLDOWN_REJECTIONS_TOTAL, "server=gone", Some(1.0)),
+        (names::WAIT_BUDGET_SECONDS, "server=slow", Some(20.0)),
         // The semantic-convention histogram: empty error_type on success.
-        (
-            "mcp_client_operation_duration_seconds_count",
-            &[
-                ("mcp_method_name", "tools/call"),
-                ("gen_ai_tool_name", "read_file"),
-                ("error_type", ""),
-                ("server", "files"),
-            ],
-            Some(2.0),
-        ),
-        (
-            names::BUILD_INFO,
-            &[("version", env!("CARGO_PKG_VERSION"))],
-            Some(1.0),
-        ),
+        ("mcp_client_operation_duration_seconds_count", "mcp_method_name=tools/call gen_ai_tool_name=read_file error_type= server=files", Some(2.0)),
+        (names::BUILD_INFO, concat!("version=", env!("CARGO_PKG_VERSION")), Some(1.0)),
     ];
     for &(name, labels, want) in expected {
-        assert_eq!(v(name, labels), want, "{name} {labels:?}");
+        let pairs: Vec<(&str, &str)> = labels
+            .split(' ')
+            .map(|pair| pair.split_once('=').unwrap())
+            .collect();
+        assert_eq!(v(name, &pairs), want, "{name} {labels}");
     }
 }
 
