@@ -223,6 +223,44 @@ class Provider:
         self.refresh.clear()
 
 
+def advertise_iss(doc) -> bool:
+    doc["authorization_response_iss_parameter_supported"] = True
+    return True
+
+
+def advertise_dpop(doc) -> bool:
+    doc["dpop_signing_alg_values_supported"] = ["ES256"]
+    return True
+
+
+async def edit_json_answer(app, scope, receive, send, edit):
+    """Runs `app` and sends its answer with the JSON body changed by `edit` (which changes the
+    parsed document in place and says whether it did), `Content-Length` set again; a body that is
+    not JSON passes unchanged."""
+    start = {}
+    body = []
+
+    async def capture(message):
+        if message["type"] == "http.response.start":
+            start.update(message)
+        elif message["type"] == "http.response.body":
+            body.append(message.get("body", b""))
+            if not message.get("more_body"):
+                data = b"".join(body)
+                try:
+                    doc = json.loads(data)
+                    if edit(doc):
+                        data = json.dumps(doc).encode()
+                except ValueError:
+                    pass
+                headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+                headers.append((b"content-length", str(len(data)).encode()))
+                await send({**start, "headers": headers})
+                await send({"type": "http.response.body", "body": data})
+
+    await app(scope, receive, capture)
+
+
 class RefreshLifetime:
     """Adds `refresh_token_expires_in` to /token answers (the SDK's OAuthToken has no such field;
     many authorization servers send it)."""
@@ -234,29 +272,13 @@ class RefreshLifetime:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or scope["path"] != "/token" or not self.provider.refresh_ttl:
             return await self.app(scope, receive, send)
-        start = {}
-        body = []
+        await edit_json_answer(self.app, scope, receive, send, self.add_lifetime)
 
-        async def capture(message):
-            if message["type"] == "http.response.start":
-                start.update(message)
-            elif message["type"] == "http.response.body":
-                body.append(message.get("body", b""))
-                if not message.get("more_body"):
-                    data = b"".join(body)
-                    try:
-                        doc = json.loads(data)
-                        if "refresh_token" in doc:
-                            doc["refresh_token_expires_in"] = self.provider.refresh_ttl
-                            data = json.dumps(doc).encode()
-                    except ValueError:
-                        pass
-                    headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
-                    headers.append((b"content-length", str(len(data)).encode()))
-                    await send({**start, "headers": headers})
-                    await send({"type": "http.response.body", "body": data})
-
-        await self.app(scope, receive, capture)
+    def add_lifetime(self, doc):
+        if "refresh_token" in doc:
+            doc["refresh_token_expires_in"] = self.provider.refresh_ttl
+            return True
+        return False
 
 
 class ClientCredentials:
@@ -352,28 +374,7 @@ class IssAdvertised:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or not scope["path"].startswith("/.well-known/oauth-authorization-server"):
             return await self.app(scope, receive, send)
-        start = {}
-        body = []
-
-        async def capture(message):
-            if message["type"] == "http.response.start":
-                start.update(message)
-            elif message["type"] == "http.response.body":
-                body.append(message.get("body", b""))
-                if not message.get("more_body"):
-                    data = b"".join(body)
-                    try:
-                        doc = json.loads(data)
-                        doc["authorization_response_iss_parameter_supported"] = True
-                        data = json.dumps(doc).encode()
-                    except ValueError:
-                        pass
-                    headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
-                    headers.append((b"content-length", str(len(data)).encode()))
-                    await send({**start, "headers": headers})
-                    await send({"type": "http.response.body", "body": data})
-
-        await self.app(scope, receive, capture)
+        await edit_json_answer(self.app, scope, receive, send, advertise_iss)
 
 
 def b64d(part: str) -> bytes:
@@ -498,28 +499,7 @@ class DpopServers:
         return await self.app(scope, receive, send)
 
     async def metadata(self, scope, receive, send):
-        start = {}
-        body = []
-
-        async def capture(message):
-            if message["type"] == "http.response.start":
-                start.update(message)
-            elif message["type"] == "http.response.body":
-                body.append(message.get("body", b""))
-                if not message.get("more_body"):
-                    data = b"".join(body)
-                    try:
-                        doc = json.loads(data)
-                        doc["dpop_signing_alg_values_supported"] = ["ES256"]
-                        data = json.dumps(doc).encode()
-                    except ValueError:
-                        pass
-                    headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
-                    headers.append((b"content-length", str(len(data)).encode()))
-                    await send({**start, "headers": headers})
-                    await send({"type": "http.response.body", "body": data})
-
-        await self.app(scope, receive, capture)
+        await edit_json_answer(self.app, scope, receive, send, advertise_dpop)
 
     async def token(self, scope, receive, send):
         state = self.state
@@ -544,30 +524,15 @@ class DpopServers:
             return await response(scope, replaying(body), send)
         state.token_requests += 1
         state.token_proofs.append(request.headers.get("dpop", ""))
-        start = {}
-        chunks = []
 
-        async def bind(message):
-            if message["type"] == "http.response.start":
-                start.update(message)
-            elif message["type"] == "http.response.body":
-                chunks.append(message.get("body", b""))
-                if not message.get("more_body"):
-                    data = b"".join(chunks)
-                    try:
-                        doc = json.loads(data)
-                        if "access_token" in doc:
-                            state.bound[doc["access_token"]] = thumbprint
-                            doc["token_type"] = "DPoP"
-                            data = json.dumps(doc).encode()
-                    except ValueError:
-                        pass
-                    headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
-                    headers.append((b"content-length", str(len(data)).encode()))
-                    await send({**start, "headers": headers})
-                    await send({"type": "http.response.body", "body": data})
+        def bind(doc) -> bool:
+            if "access_token" in doc:
+                state.bound[doc["access_token"]] = thumbprint
+                doc["token_type"] = "DPoP"
+                return True
+            return False
 
-        await self.app(scope, replaying(body), bind)
+        await edit_json_answer(self.app, scope, replaying(body), send, bind)
 
     async def resource(self, scope, receive, send):
         state = self.state

@@ -20,6 +20,18 @@ def send(message):
     sys.stdout.flush()
 
 
+def discovered(name: str) -> dict:
+    """A complete `server/discover` answer of a 2026-07-28 server with tools, named `name`."""
+    return {
+        "resultType": "complete",
+        "ttlMs": 0,
+        "cacheScope": "private",
+        "supportedVersions": ["2026-07-28"],
+        "capabilities": {"tools": {}},
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": name, "version": "1.0"}},
+    }
+
+
 def result(rid, body):
     send({"jsonrpc": "2.0", "id": rid, "result": body})
 
@@ -69,14 +81,7 @@ def on_request(rid, method, params):
                          {"supported": ["2027-03-01"]})
     if MODE == "mrtr":
         if method == "server/discover":
-            return result(rid, {
-                "resultType": "complete",
-                "ttlMs": 0,
-                "cacheScope": "private",
-                "supportedVersions": ["2026-07-28"],
-                "capabilities": {"tools": {}},
-                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "mrtr-server", "version": "1.0"}},
-            })
+            return result(rid, discovered("mrtr-server"))
         if method == "tools/list":
             return result(rid, {"resultType": "complete", "tools": [
                 {"name": "confirm", "inputSchema": {"type": "object"}}]})
@@ -97,14 +102,7 @@ def on_request(rid, method, params):
             return result(rid, {"resultType": "complete", "content": [{"type": "text", "text": text}]})
     if MODE == "tasks":
         if method == "server/discover":
-            return result(rid, {
-                "resultType": "complete",
-                "ttlMs": 0,
-                "cacheScope": "private",
-                "supportedVersions": ["2026-07-28"],
-                "capabilities": {"tools": {}},
-                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "task-server", "version": "1.0"}},
-            })
+            return result(rid, discovered("task-server"))
         if method == "tools/list":
             return result(rid, {"resultType": "complete", "tools": TOOLS})
         if method == "tools/call":

@@ -8,19 +8,17 @@
 //! process-wide.
 #![cfg(target_os = "linux")]
 
-use mcp_readiness_fixtures as common;
-
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::eventually;
-use common::process::Guard;
 use mcp_readiness::HubOptions;
 use mcp_readiness::ReadinessLayer;
 use mcp_readiness::metrics::names;
 use mcp_readiness::{Budget, Hub, Metrics, ServerSpec, ToolCall};
+use mcp_readiness_fixtures::eventually;
+use mcp_readiness_fixtures::process::Guard;
 use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry::trace::{SpanKind, TracerProvider as _};
 use opentelemetry::{KeyValue, Value as OtelValue};
@@ -99,12 +97,12 @@ fn string(span: &SpanData, key: &str) -> Option<String> {
 }
 
 fn http(name: &str, url: &str, token: Option<&str>) -> ServerSpec {
-    common::configure::http_spec(name, url, token)
+    mcp_readiness_fixtures::configure::http_spec(name, url, token)
 }
 
 async fn python_sdk_http(out: PathBuf) -> Option<(Guard, u16)> {
     let dir = mcp_readiness_fixtures::repo().join("e2e/python");
-    let python = common::tools::python_sdk()?;
+    let python = mcp_readiness_fixtures::tools::python_sdk()?;
     let child = Command::new(&python)
         .arg(dir.join("sdk_server.py"))
         .arg("--http")
@@ -129,12 +127,12 @@ async fn python_sdk_http(out: PathBuf) -> Option<(Guard, u16)> {
 
 #[tokio::test]
 async fn the_layer_emits_the_opentelemetry_mcp_conventions_on_both_protocol_generations() {
-    let scratch = common::Scratch::new("semconv");
+    let scratch = mcp_readiness_fixtures::Scratch::new("semconv");
     let Some((_py, py_port)) = python_sdk_http(scratch.path("py.out")).await else {
         return;
     };
     let rs_log = scratch.path("rs.log");
-    let (_rs, rs_port) = common::configure::http_fixture_with_env(
+    let (_rs, rs_port) = mcp_readiness_fixtures::configure::http_fixture_with_env(
         &scratch,
         "tok-semconv",
         &[("FIXTURE_LOG", &rs_log.to_string_lossy())],

@@ -6,15 +6,13 @@
 //! another thread that creates the same spans with no subscriber can race the scoped subscriber
 //! installed here.
 
-use mcp_readiness_fixtures as common;
-
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{stdio, text};
 use mcp_readiness::HubOptions;
 use mcp_readiness::ReadinessLayer;
 use mcp_readiness::{Budget, Hub, Metrics, ToolCall};
+use mcp_readiness_fixtures::{stdio, text};
 use opentelemetry::trace::{SpanKind, TracerProvider as _};
 use opentelemetry::{KeyValue, Value as OtelValue};
 use opentelemetry_sdk::error::OTelSdkResult;

@@ -15,7 +15,7 @@ use mcp_readiness::client::SigningAlgorithm;
 use mcp_readiness::secret::Secret;
 use mcp_readiness::state::{ConnectResult, ConnectionEvent};
 use mcp_readiness::{
-    Hub, HubOptions,
+    Hub,
     client::{Dpop, OAuthGrant, OAuthSpec},
 };
 use mcp_readiness::{ServerSpec, State, ToolCall, TransportSpec};
@@ -72,7 +72,7 @@ async fn protected_server_with(
                 .into_response()
         }
     };
-    let app = axum::Router::new()
+    let mut app = axum::Router::new()
         .route("/mcp", get(unauthorized.clone()).post(unauthorized))
         .route(
             "/register",
@@ -83,29 +83,16 @@ async fn protected_server_with(
                     error_page(),
                 )
             }),
-        )
-        .route(
-            "/.well-known/oauth-protected-resource/mcp",
-            get({
-                let resource = resource.clone();
-                move || async move { json_body(&resource) }
-            }),
-        )
-        .route(
-            "/.well-known/oauth-protected-resource",
-            get(move || async move { json_body(&resource) }),
-        )
-        .route(
-            "/.well-known/oauth-authorization-server",
-            get({
-                let metadata = metadata.clone();
-                move || async move { json_body(&metadata) }
-            }),
-        )
-        .route(
-            "/.well-known/openid-configuration",
-            get(move || async move { json_body(&metadata) }),
         );
+    for (path, document) in [
+        ("/.well-known/oauth-protected-resource/mcp", &resource),
+        ("/.well-known/oauth-protected-resource", &resource),
+        ("/.well-known/oauth-authorization-server", &metadata),
+        ("/.well-known/openid-configuration", &metadata),
+    ] {
+        let document = document.clone();
+        app = app.route(path, get(move || async move { json_body(&document) }));
+    }
     tokio::spawn(async move { axum::serve(listener, app).await });
     format!("{origin}/mcp")
 }
@@ -132,24 +119,12 @@ fn spec_for(url: String, store: &str, client_id: Option<&str>) -> ServerSpec {
     let _ = std::fs::remove_file(&path);
     let mut oauth = OAuthSpec::new(path, client_id.map(str::to_owned));
     oauth.reauthorize = Some("mcp-readiness oauth login --server vault".into());
-    ServerSpec {
-        name: "vault".into(),
-        transport: TransportSpec::Http {
-            url: Secret::new(url),
-            headers: Default::default(),
-            oauth: Some(oauth),
-        },
-    }
+    crate::support::hub::http_server("vault", url, Some(oauth))
 }
 
 fn hub_for(url: String, store: &str) -> Hub {
     let spec = spec_for(url, store, Some("client"));
-    let options = HubOptions::builder()
-        .connect_timeout(Duration::from_secs(10))
-        .health_interval(None)
-        .build()
-        .unwrap();
-    Hub::new(vec![spec], options).unwrap()
+    crate::support::hub::one(spec, crate::support::hub::options())
 }
 
 /// Calls `vault` once, which must fail with `result` and leave the server `state`; returns the
@@ -353,23 +328,15 @@ async fn a_step_up_under_3_s_client_credential_renewals_never_flips_and_paces_it
     let _ = std::fs::remove_file(&path);
     let mut oauth = OAuthSpec::new(path.clone(), Some("job".into()));
     oauth.client_secret = Some(Secret::new("job-secret-123456"));
-    oauth.scopes = vec!["tools".into()];
     oauth.grant = OAuthGrant::ClientCredentials {
         private_key: None,
         signing_algorithm: SigningAlgorithm::Rs256,
     };
-    let spec = ServerSpec {
-        name: "job".into(),
-        transport: TransportSpec::Http {
-            url: Secret::new(server.url.clone()),
-            headers: Default::default(),
-            oauth: Some(oauth),
-        },
-    };
+    oauth.scopes = vec!["tools".into()];
+    let spec = crate::support::hub::http_server("job", server.url.clone(), Some(oauth));
     let flips = Arc::new(AtomicUsize::new(0));
     let counted = flips.clone();
-    let options = HubOptions::builder()
-        .connect_timeout(Duration::from_secs(10))
+    let options = crate::support::hub::options()
         .health_interval(None)
         .event_sink(move |event: &ConnectionEvent| {
             if let ConnectionEvent::StateChanged {
@@ -447,12 +414,7 @@ async fn dpop_asked_for_where_the_authorization_server_takes_no_es256_proofs_is_
     {
         oauth.dpop = Dpop::Always;
     }
-    let options = HubOptions::builder()
-        .connect_timeout(Duration::from_secs(10))
-        .health_interval(None)
-        .build()
-        .unwrap();
-    let hub = Hub::new(vec![spec], options).unwrap();
+    let hub = crate::support::hub::one(spec, crate::support::hub::options());
     let reason = refused_call(&hub, ConnectResult::Unauthorized, State::Unauthenticated).await;
     for said in [
         "`oauth.dpop` is true",

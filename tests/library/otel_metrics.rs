@@ -527,11 +527,13 @@ fn assert_everything_arrived(metrics: &[ReceivedMetric], prometheus_text: &str, 
 }
 
 /// Records everything through a recorder on `otlp`'s meter, flushes, and checks what arrived.
+/// Exports every instrument through `otlp` as `service` and checks what `rx` received.
 async fn export_and_check(
-    otlp: OtlpMetrics,
+    otlp: OtlpConfig,
     mut rx: mpsc::UnboundedReceiver<ExportMetricsServiceRequest>,
     service: &str,
 ) {
+    let otlp = config(otlp, service).build().unwrap();
     let metrics = Metrics::builder().meter(otlp.meter()).build().unwrap();
     record_everything(&metrics);
     otlp.flush().await.expect("the export succeeds");
@@ -543,25 +545,15 @@ async fn export_and_check(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_instrument_reaches_an_otlp_grpc_receiver_with_the_prometheus_values() {
     let (addr, rx) = start_metrics_grpc_receiver().await;
-    let otlp = config(
-        OtlpConfig::grpc(format!("http://{addr}")),
-        "metrics-grpc-test",
-    )
-    .build()
-    .unwrap();
+    let otlp = OtlpConfig::grpc(format!("http://{addr}"));
     export_and_check(otlp, rx, "metrics-grpc-test").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_instrument_reaches_an_otlp_http_receiver_with_the_prometheus_values() {
     let (addr, rx) = start_metrics_http_receiver().await;
-    let otlp = config(
-        OtlpConfig::http(format!("http://{addr}/v1/metrics")),
-        "metrics-http-test",
-    )
-    .build()
-    .unwrap();
-    export_and_check(otlp, rx, "metrics-http-test").await;
+    let endpoint = format!("http://{addr}/v1/metrics");
+    export_and_check(OtlpConfig::http(endpoint), rx, "metrics-http-test").await;
 }
 
 /// A recorder whose meter exports over OTLP/HTTP (on flushes only) to a receiver of its own.

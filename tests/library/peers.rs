@@ -5,61 +5,39 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_readiness::rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-};
-use mcp_readiness::rmcp::service::{RequestContext, RoleServer};
-use mcp_readiness::rmcp::{ErrorData, ServerHandler, ServiceExt};
-use mcp_readiness::{Inventory, Metrics, ReadinessLayer, State, ToolCall, supervise::Peers};
-use tower::{ServiceBuilder, ServiceExt as _};
+use mcp_readiness::rmcp::service::RoleServer;
+use mcp_readiness::{Inventory, Metrics, ReadinessLayer, State, supervise::Peers};
+use mcp_readiness_fixtures::mcp;
 
-#[derive(Clone)]
-struct Echo;
-
-impl ServerHandler for Echo {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        let schema = Arc::new(serde_json::Map::new());
-        Ok(ListToolsResult::with_all_items(vec![Tool::new(
-            "echo", "echo", schema,
-        )]))
-    }
-
-    async fn call_tool(
-        &self,
-        _request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        Ok(CallToolResponse::Complete(CallToolResult::success(vec![
-            ContentBlock::text("hi"),
-        ])))
-    }
-}
+use crate::support::call::{call, refusal};
+use tower::ServiceBuilder;
 
 /// A connected client and the server's running service (drop it to end the connection).
 async fn connect() -> (
     mcp_readiness::rmcp::service::RunningService<mcp_readiness::rmcp::service::RoleClient, ()>,
-    mcp_readiness::rmcp::service::RunningService<RoleServer, Echo>,
+    mcp_readiness::rmcp::service::RunningService<RoleServer, mcp::Tools>,
 ) {
-    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
-    let server =
-        tokio::spawn(async move { Echo.serve(server_io).await.expect("server handshake") });
-    let client = ().serve(client_io).await.expect("client handshake");
-    (client, server.await.expect("server task"))
+    mcp::pipe(mcp::ECHO).await
+}
+
+/// Peers recording into a recorder of their own.
+fn recorded() -> (Metrics, Peers) {
+    let metrics = Metrics::new();
+    (metrics.clone(), Peers::with_events(metrics))
+}
+
+/// Connects `echo` into `peers`; the server's running service (drop it to end the connection).
+async fn echo_into(
+    peers: &Peers,
+) -> mcp_readiness::rmcp::service::RunningService<RoleServer, mcp::Tools> {
+    let (client, server) = connect().await;
+    peers.insert("echo", client).await.unwrap();
+    server
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_connect_duration_runs_from_connecting_to_insert_and_tools_are_ready_at_once() {
-    let metrics = Metrics::new();
-    let peers = Peers::with_events(metrics.clone());
+    let (metrics, peers) = recorded();
     peers.connecting("echo");
     assert_eq!(peers.state("echo"), Some(State::Connecting));
     tokio::time::advance(Duration::from_millis(1500)).await;
@@ -88,16 +66,11 @@ async fn the_connect_duration_runs_from_connecting_to_insert_and_tools_are_ready
 #[tokio::test(start_paused = true)]
 async fn a_connection_that_ends_is_absent_without_any_time_passing_and_the_feed_moves() {
     let peers = Peers::new();
-    let (client, server) = connect().await;
-    peers.insert("echo", client).await.unwrap();
+    let server = echo_into(&peers).await;
     let tools = ServiceBuilder::new()
         .layer(ReadinessLayer::new(peers.clone()))
         .service(peers.clone());
-    tools
-        .clone()
-        .oneshot(ToolCall::new("mcp__echo__echo"))
-        .await
-        .unwrap(); // cached ready
+    call(&tools, "mcp__echo__echo").await.unwrap(); // cached ready
     let seen = peers.changes().unwrap().generation();
     let before = tokio::time::Instant::now();
 
@@ -109,10 +82,7 @@ async fn a_connection_that_ends_is_absent_without_any_time_passing_and_the_feed_
     .await
     .expect("the watcher reported the end at once");
     assert_eq!(peers.state("echo"), Some(State::Absent));
-    let error = tools
-        .oneshot(ToolCall::new("mcp__echo__echo"))
-        .await
-        .unwrap_err();
+    let error = call(&tools, "mcp__echo__echo").await.unwrap_err();
     assert!(
         error.downcast_ref::<mcp_readiness::NotReady>().is_some(),
         "{error}"
@@ -126,12 +96,9 @@ async fn a_connection_that_ends_is_absent_without_any_time_passing_and_the_feed_
 
 #[tokio::test(start_paused = true)]
 async fn a_newer_connection_is_not_marked_lost_by_the_end_of_the_one_it_replaced() {
-    let metrics = Metrics::new();
-    let peers = Peers::with_events(metrics.clone());
-    let (first, first_server) = connect().await;
-    peers.insert("echo", first).await.unwrap();
-    let (second, _second_server) = connect().await;
-    peers.insert("echo", second).await.unwrap();
+    let (metrics, peers) = recorded();
+    let first_server = echo_into(&peers).await;
+    let _second_server = echo_into(&peers).await;
     drop(first_server);
     tokio::time::sleep(Duration::from_millis(10)).await;
     assert_eq!(peers.state("echo"), Some(State::Ready));
@@ -145,10 +112,8 @@ async fn a_newer_connection_is_not_marked_lost_by_the_end_of_the_one_it_replaced
 
 #[tokio::test(start_paused = true)]
 async fn a_removed_server_stays_gone_when_its_connection_ends_afterwards() {
-    let metrics = Metrics::new();
-    let peers = Peers::with_events(metrics.clone());
-    let (client, _server) = connect().await;
-    peers.insert("echo", client).await.unwrap();
+    let (metrics, peers) = recorded();
+    let _server = echo_into(&peers).await;
     assert!(peers.remove("echo"));
     // Closing the connection wakes its watcher; the removed server must not come back.
     tokio::time::sleep(Duration::from_millis(10)).await;
@@ -164,8 +129,7 @@ async fn a_command_that_cannot_start_is_absent_with_spawn_failed_at_once_not_con
     use mcp_readiness::rmcp::transport::TokioChildProcess;
     use mcp_readiness::{Action, Budget, state::ConnectResult};
 
-    let metrics = Metrics::new();
-    let peers = Peers::with_events(metrics.clone());
+    let (metrics, peers) = recorded();
     peers.connecting("files");
     // The docs' pattern: the spawn's own `io::Error` goes to `failed` too.
     let command = tokio::process::Command::new("/nonexistent/mcp-readiness/files-mcp");
@@ -198,13 +162,7 @@ async fn a_command_that_cannot_start_is_absent_with_spawn_failed_at_once_not_con
         )
         .service(peers.clone());
     let start = tokio::time::Instant::now();
-    let refused = tools
-        .oneshot(ToolCall::new("mcp__files__read_file"))
-        .await
-        .unwrap_err();
-    let not_ready = refused
-        .downcast_ref::<mcp_readiness::NotReady>()
-        .expect("refused as not ready");
+    let not_ready = refusal(&tools, "mcp__files__read_file").await;
     assert_eq!(not_ready.action(), Action::AddConnection);
     assert_eq!(start.elapsed(), Duration::ZERO);
 }
@@ -221,8 +179,7 @@ async fn a_service_connection_announces_its_attempt_then_its_state_then_its_tool
     };
     let peers = Peers::with_events(sink);
     peers.connecting("echo");
-    let (client, server) = connect().await;
-    peers.insert("echo", client).await.unwrap();
+    let server = echo_into(&peers).await;
     drop(server);
     tokio::time::sleep(Duration::from_millis(10)).await;
     let kinds: Vec<String> = seen
@@ -256,8 +213,7 @@ async fn a_service_connection_announces_its_attempt_then_its_state_then_its_tool
 #[tokio::test(start_paused = true)]
 async fn failed_takes_an_anyhow_error_a_boxed_error_or_any_std_error_and_reads_their_cause() {
     use mcp_readiness::state::ConnectResult;
-    let metrics = Metrics::new();
-    let peers = Peers::with_events(metrics.clone());
+    let (metrics, peers) = recorded();
     let missing = || std::io::Error::from(std::io::ErrorKind::NotFound);
     let refused = || std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
     // anyhow, with context on top: the io::Error under it still decides.

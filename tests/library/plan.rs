@@ -77,26 +77,24 @@ fn a_tool_its_ready_server_does_not_offer_points_at_the_tool_name_not_the_connec
 
 #[test]
 fn the_run_record_has_exactly_the_contract_keys_and_counts() {
-    let outcomes = vec![
+    let mut outcomes = vec![
         StepOutcome::new(&Step::required("a", "mcp__files__read"), &Verdict::READY),
         StepOutcome::new(&Step::required("b", "mcp__files__write"), &Verdict::READY),
         StepOutcome::new(
             &Step::required("c", "mcp__analytics__q"),
             &verdict(State::Unauthenticated, Scope::Server),
         ),
-        StepOutcome::new(
-            &Step::optional("d", "mcp__analytics__r"),
-            &verdict(State::Unauthenticated, Scope::Server),
-        ),
-        StepOutcome::new(
-            &Step::optional("e", "mcp__search__q"),
-            &verdict(State::Connecting, Scope::Server),
-        ),
-        StepOutcome::new(
-            &Step::optional("f", "mcp__gone__x"),
-            &verdict(State::Absent, Scope::Server),
-        ),
     ];
+    outcomes.extend(
+        [
+            ("d", "mcp__analytics__r", State::Unauthenticated),
+            ("e", "mcp__search__q", State::Connecting),
+            ("f", "mcp__gone__x", State::Absent),
+        ]
+        .map(|(id, tool, state)| {
+            StepOutcome::new(&Step::optional(id, tool), &verdict(state, Scope::Server))
+        }),
+    );
     let summary = RunSummary::new(
         SystemTime::UNIX_EPOCH + Duration::from_millis(1_700_000_000_123),
         outcomes,

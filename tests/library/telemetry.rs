@@ -23,11 +23,10 @@ use opentelemetry_proto::tonic::common::v1::any_value;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
-use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tower::{ServiceBuilder, ServiceExt};
 
-use crate::support::otlp::{Received, attr, flatten, start_http_receiver, string_attr};
+use mcp_readiness_fixtures::otlp::{Received, attr, flatten, start_http_receiver, string_attr};
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -160,13 +159,8 @@ async fn start_grpc_receiver() -> (
     SocketAddr,
     mpsc::UnboundedReceiver<ExportTraceServiceRequest>,
 ) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("local addr");
+    let (addr, incoming) = mcp_readiness_fixtures::otlp::loopback_incoming().await;
     let (tx, rx) = mpsc::unbounded_channel();
-    let incoming = futures::stream::unfold(listener, |listener| async move {
-        let conn = listener.accept().await.map(|(stream, _)| stream);
-        Some((conn, listener))
-    });
     tokio::spawn(
         tonic::transport::Server::builder()
             .add_service(TraceServiceServer::new(GrpcReceiver(tx)))
@@ -175,15 +169,20 @@ async fn start_grpc_receiver() -> (
     (addr, rx)
 }
 
+/// Spans over OTLP/gRPC to `addr` as `service`, no log lines.
+fn over_grpc(addr: std::net::SocketAddr, service: &str) -> TelemetryConfig {
+    TelemetryConfig {
+        otlp: Some(OtlpConfig::grpc(format!("http://{addr}"))),
+        service_name: service.into(),
+        fmt: false,
+        ..TelemetryConfig::default()
+    }
+}
+
 #[tokio::test]
 async fn a_span_reaches_an_otlp_grpc_receiver_with_its_name_kind_attributes_and_resource() {
     let (addr, rx) = start_grpc_receiver().await;
-    let config = TelemetryConfig {
-        otlp: Some(OtlpConfig::grpc(format!("http://{addr}"))),
-        service_name: "readiness-grpc-test".into(),
-        fmt: false,
-        ..TelemetryConfig::default()
-    };
+    let config = over_grpc(addr, "readiness-grpc-test");
     let (received, meta) = export_one_span(config, rx, false).await;
     check_exported_span(&received, &meta, "readiness-grpc-test");
 }
@@ -214,12 +213,7 @@ async fn a_span_reaches_an_otlp_http_protobuf_receiver_configured_by_the_standar
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_guard_on_a_multi_thread_runtime_flushes_the_last_spans() {
     let (addr, rx) = start_grpc_receiver().await;
-    let config = TelemetryConfig {
-        otlp: Some(OtlpConfig::grpc(format!("http://{addr}"))),
-        service_name: "readiness-drop-test".into(),
-        fmt: false,
-        ..TelemetryConfig::default()
-    };
+    let config = over_grpc(addr, "readiness-drop-test");
     let (received, meta) = export_one_span(config, rx, true).await;
     check_exported_span(&received, &meta, "readiness-drop-test");
 }

@@ -3,14 +3,9 @@
 //! metrics and the status page on top.
 #![cfg(target_os = "linux")]
 
-use mcp_readiness_fixtures as common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::configure::http_fixture;
-use common::process::signal;
-use common::{Scratch, fixture, text};
 use mcp_readiness::HubOptions;
 use mcp_readiness::rmcp::ServiceExt;
 use mcp_readiness::rmcp::service::{ClientInitializeError, RoleClient, RunningService};
@@ -21,6 +16,9 @@ use mcp_readiness::{
     Action, CallFailure, Hub, Inventory, Metrics, NotReady, ReadinessLayer, State, ToolCall,
     client::RmcpConnector, supervise::Peers,
 };
+use mcp_readiness_fixtures::configure::http_fixture;
+use mcp_readiness_fixtures::process::signal;
+use mcp_readiness_fixtures::{Scratch, fixture, text};
 use tokio::time::Instant;
 use tower::{BoxError, ServiceBuilder, ServiceExt as _};
 

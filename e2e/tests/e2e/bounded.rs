@@ -3,22 +3,20 @@
 //! file descriptors is named as such (after the soft limit was raised to the hard one where it
 //! could be). Every server here is the real fixture (`fixtures/src/server.rs`) misbehaving.
 
-use mcp_readiness_fixtures as common;
-
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::configure::{stdio_fixture, write_config};
-use common::eventually;
-use common::http::get;
-use common::{Scratch, stdio};
 use mcp_readiness::{Hub, State};
 use mcp_readiness::{
     HubOptions,
     client::MAX_TOOL_PAGES,
     state::{ConnectResult, ConnectionEvent},
 };
+use mcp_readiness_fixtures::configure::{stdio_fixture, write_config};
+use mcp_readiness_fixtures::eventually;
+use mcp_readiness_fixtures::http::get;
+use mcp_readiness_fixtures::{Scratch, stdio};
 use serde_json::{Value, json};
 
 /// A hub of one fixture `name` with `env` (logging to `log` in `scratch`), and its events.
@@ -186,7 +184,8 @@ async fn servers_flooding_notifications_keep_the_exporter_small_and_ready() {
             if i % 2 == 0 { "tools" } else { "log" },
         )]
     });
-    let (guard, addr, err) = common::serve::serve_under(&scratch, "", &config).await;
+    let (guard, addr, err) =
+        mcp_readiness_fixtures::serve::serve_under(&scratch, "", &config).await;
     until_all_ready(&addr, n, Duration::from_secs(90), &err).await;
     // Every flooder has sent at least 10,000 notifications more since (the fixture logs
     // `flood <count>` every 10,000).
@@ -214,7 +213,7 @@ async fn the_soft_open_file_limit_is_raised_to_the_hard_one_so_a_fleet_fits() {
     let config = fleet(&scratch, n, |_| Vec::new());
     // 48 descriptors cannot hold 30 servers (about four each); the hard limit can.
     let (_guard, addr, err) =
-        common::serve::serve_under(&scratch, "ulimit -Sn 48 &&", &config).await;
+        mcp_readiness_fixtures::serve::serve_under(&scratch, "ulimit -Sn 48 &&", &config).await;
     until_all_ready(&addr, n, Duration::from_secs(90), &err).await;
 }
 
@@ -225,7 +224,7 @@ async fn running_out_of_file_descriptors_is_its_own_reason_not_a_missing_command
     let config = fleet(&scratch, n, |_| Vec::new());
     // Soft and hard limit both 48: nothing to raise to.
     let (_guard, _addr, err) =
-        common::serve::serve_under(&scratch, "ulimit -n 48 &&", &config).await;
+        mcp_readiness_fixtures::serve::serve_under(&scratch, "ulimit -n 48 &&", &config).await;
     let line = eventually(
         "a server refused for want of descriptors",
         Duration::from_secs(60),

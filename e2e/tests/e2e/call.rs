@@ -1,11 +1,9 @@
 //! `mcp-readiness call`: one tool call through the layer and the Hub, against real fixture servers
 //! over stdio and HTTP, with the exit code and the state, action and result it prints.
 
-use mcp_readiness_fixtures as common;
-
-use common::Scratch;
-use common::configure::{http_fixture, stdio_fixture, write_config};
-use common::run::{Run, assert_no_panic, run};
+use mcp_readiness_fixtures::Scratch;
+use mcp_readiness_fixtures::configure::{http_fixture, stdio_fixture, write_config};
+use mcp_readiness_fixtures::run::{Run, assert_no_panic, run};
 use serde_json::{Value, json};
 
 async fn call(config: &std::path::Path, args: &[&str]) -> Run {
@@ -58,7 +56,10 @@ async fn a_ready_server_runs_the_call_and_prints_its_result_with_exit_0() {
     assert_eq!(record["outcome"], "ok");
     assert_eq!(record["result"]["content"][0]["text"], "x");
     // Only the named server was started: `mail` logged no start for the HTTP call.
-    assert_eq!(common::configure::started(&scratch, "mail").len(), 1);
+    assert_eq!(
+        mcp_readiness_fixtures::configure::started(&scratch, "mail").len(),
+        1
+    );
 }
 
 #[tokio::test]

@@ -2,13 +2,11 @@
 //! be written, and arbitrary server, tool and step names through `check` never panic and never
 //! reach the terminal raw.
 
-use mcp_readiness_fixtures as common;
-
 use std::process::{Command, Stdio};
 
-use common::configure::write_config;
-use common::run::{assert_no_panic, assert_no_raw_controls, run};
-use common::{Scratch, cli};
+use mcp_readiness_fixtures::configure::write_config;
+use mcp_readiness_fixtures::run::{assert_no_panic, assert_no_raw_controls, run};
+use mcp_readiness_fixtures::{Scratch, cli};
 use serde_json::json;
 
 #[tokio::test]

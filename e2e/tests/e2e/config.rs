@@ -4,14 +4,12 @@
 //!
 //! `MCP_READINESS_BIN` runs these tests against another build of `mcp-readiness`.
 
-use mcp_readiness_fixtures as common;
-
 use std::path::PathBuf;
 use std::time::Duration;
 
-use common::configure::write_config;
-use common::run::{assert_no_panic, assert_no_raw_controls, run};
-use common::{Scratch, fixture};
+use mcp_readiness_fixtures::configure::write_config;
+use mcp_readiness_fixtures::run::{assert_no_panic, assert_no_raw_controls, run};
+use mcp_readiness_fixtures::{Scratch, fixture};
 use serde_json::{Value, json};
 
 /// A configuration file's text from a `readiness` block and one absent server.
@@ -153,7 +151,7 @@ async fn the_library_refuses_what_the_file_refuses_instead_of_panicking() {
             HubOptions::builder().call_timeout(Duration::ZERO),
         ),
     ] {
-        let err = Hub::new(vec![common::stdio("a", &[])], options)
+        let err = Hub::new(vec![mcp_readiness_fixtures::stdio("a", &[])], options)
             .expect_err(what)
             .to_string();
         assert!(err.contains("HubOptions::"), "{what}: {err}");

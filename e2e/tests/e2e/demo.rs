@@ -4,17 +4,15 @@
 //! run's trace received by a real OTLP receiver.
 #![cfg(target_os = "linux")]
 
-use mcp_readiness_fixtures as common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::Duration;
 
-use common::Scratch;
-use common::otlp::{attr, flatten, start_http_receiver, string_attr};
-use common::process::{Guard, assert_all_gone, command_line, descendants, signal};
-use common::{eventually, http::get, tools};
+use mcp_readiness_fixtures::Scratch;
+use mcp_readiness_fixtures::otlp::{attr, flatten, start_http_receiver, string_attr};
+use mcp_readiness_fixtures::process::{Guard, assert_all_gone, command_line, descendants, signal};
+use mcp_readiness_fixtures::{eventually, http::get, tools};
 use opentelemetry_proto::tonic::common::v1::any_value;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
@@ -32,7 +30,7 @@ struct Demo {
 impl Demo {
     async fn start(name: &str, flags: &[&str], env: &[(&str, String)]) -> Demo {
         let scratch = Scratch::new(name);
-        let child = Command::new(common::cli())
+        let child = Command::new(mcp_readiness_fixtures::cli())
             .args(["demo", "--listen", "127.0.0.1:0"])
             .args(flags)
             .envs(env.iter().map(|(k, v)| (k, v)))

@@ -1,9 +1,7 @@
 //! The readiness layer in front of a real Hub and a real MCP server process: reconnect on use and
 //! absent commands. (Trace propagation has its own binary, `e2e/tests/trace_propagation.rs`.)
 
-use mcp_readiness_fixtures as common;
-
-use common::{eventually, stdio, text};
+use mcp_readiness_fixtures::{eventually, stdio, text};
 
 use std::collections::BTreeMap;
 use std::time::Duration;

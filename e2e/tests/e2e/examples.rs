@@ -4,16 +4,14 @@
 //! `fleet.mcp.json` under `check` and `serve`.
 #![cfg(target_os = "linux")]
 
-use mcp_readiness_fixtures as common;
-
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use common::eventually;
-use common::http::get;
-use common::process::{Guard, signal};
-use common::{Scratch, example};
+use mcp_readiness_fixtures::eventually;
+use mcp_readiness_fixtures::http::get;
+use mcp_readiness_fixtures::process::{Guard, signal};
+use mcp_readiness_fixtures::{Scratch, example};
 use serde_json::Value;
 
 fn run(mut command: Command, what: &str) -> Output {
@@ -131,7 +129,7 @@ fn custom_inventory_waits_for_the_pending_server_and_refuses_the_others_at_once(
 
 /// `PATH` with this build's `mcp-readiness` first, as after `cargo install`.
 fn path_with_binary() -> String {
-    let dir = Path::new(common::cli())
+    let dir = Path::new(mcp_readiness_fixtures::cli())
         .parent()
         .expect("the binary's directory");
     format!(
@@ -147,7 +145,7 @@ fn fleet_config() -> std::path::PathBuf {
 
 #[test]
 fn the_fleet_example_passes_check_with_its_optional_step_falling_back() {
-    let mut command = Command::new(common::cli());
+    let mut command = Command::new(mcp_readiness_fixtures::cli());
     command
         .args(["check", "--json", "--config"])
         .arg(fleet_config())
@@ -164,7 +162,7 @@ fn the_fleet_example_passes_check_with_its_optional_step_falling_back() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_fleet_example_is_served_with_each_server_in_its_state() {
     let scratch = Scratch::new("fleet-serve");
-    let child = Command::new(common::cli())
+    let child = Command::new(mcp_readiness_fixtures::cli())
         .args(["serve", "--listen", "127.0.0.1:0", "--config"])
         .arg(fleet_config())
         .env("PATH", path_with_binary())
@@ -207,7 +205,7 @@ async fn the_fleet_example_is_served_with_each_server_in_its_state() {
 #[test]
 fn own_connections_gains_states_metrics_and_the_status_page_through_peers() {
     // The example finds the fixture server next to itself.
-    let _ = common::fixture();
+    let _ = mcp_readiness_fixtures::fixture();
     let output = run(Command::new(example("own_connections")), "own_connections");
     assert_eq!(output.status.code(), Some(0));
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -244,7 +242,7 @@ fn own_connections_gains_states_metrics_and_the_status_page_through_peers() {
 /// `mcp-readiness demo-server NAME --http 127.0.0.1:0 ARGS` and the URL it printed.
 async fn demo_http_server(scratch: &Scratch, name: &str, args: &[&str]) -> (Guard, String) {
     let out = scratch.path(&format!("{name}.out"));
-    let mut command = Command::new(common::cli());
+    let mut command = Command::new(mcp_readiness_fixtures::cli());
     command
         .args(["demo-server", name, "--http", "127.0.0.1:0"])
         .args(args)
@@ -292,7 +290,7 @@ async fn start_service(scratch: &Scratch, name: &str, args: &[String]) -> (Guard
 
 /// `POST /tools/{tool}` with `arguments`: the status and the body.
 async fn call_tool(addr: &str, tool: &str, arguments: &str) -> (u16, String) {
-    let answer = common::http::request(
+    let answer = mcp_readiness_fixtures::http::request(
         addr,
         "POST",
         &format!("/tools/{tool}"),
@@ -324,7 +322,8 @@ async fn stop_and_check_children(guard: &mut Guard, scratch: &Scratch, children:
         "{}",
         scratch.read("stdout")
     );
-    common::process::assert_all_gone("the service's children", children, GRACE).await;
+    mcp_readiness_fixtures::process::assert_all_gone("the service's children", children, GRACE)
+        .await;
 }
 
 /// The README's service (examples/hub_service.rs) against the demo servers: a stdio server
@@ -341,7 +340,7 @@ async fn the_hub_service_calls_tools_through_the_hub_and_on_sigterm_stops_with_i
             // The helper (`sleep`) stays in the server's process group: only a shut-down hub
             // (which kills the group) stops it.
             "notes": { "command": "sh",
-                       "args": ["-c", "sleep 300 & exec \"$0\" demo-server notes", common::cli()] },
+                       "args": ["-c", "sleep 300 & exec \"$0\" demo-server notes", mcp_readiness_fixtures::cli()] },
             "wiki": { "type": "http", "url": wiki_url,
                       "headers": { "Authorization": "Bearer w1k1" } },
             "crm": { "command": "/nonexistent/crm-mcp" }
@@ -376,12 +375,12 @@ async fn the_hub_service_calls_tools_through_the_hub_and_on_sigterm_stops_with_i
         assert!(metrics.contains(&series), "no {series}:\n{metrics}");
     }
 
-    let children: Vec<u32> = common::process::descendants(guard.pid())
+    let children: Vec<u32> = mcp_readiness_fixtures::process::descendants(guard.pid())
         .into_iter()
         .collect();
     let commands: Vec<String> = children
         .iter()
-        .map(|p| common::process::command_line(*p))
+        .map(|p| mcp_readiness_fixtures::process::command_line(*p))
         .collect();
     assert!(
         commands.iter().any(|c| c.starts_with("sleep 300"))
@@ -401,7 +400,7 @@ async fn the_peers_service_calls_tools_through_its_own_connections_and_stops_on_
     let scratch = Scratch::new("peers-service");
     let (_wiki, wiki_url) = demo_http_server(&scratch, "wiki", &[]).await;
     let (_tickets, tickets_url) = demo_http_server(&scratch, "tickets", &["--token", "t1ck"]).await;
-    let cli = common::cli().display();
+    let cli = mcp_readiness_fixtures::cli().display();
     let (mut guard, addr) = start_service(
         &scratch,
         "peers_service",
@@ -442,13 +441,13 @@ async fn the_peers_service_calls_tools_through_its_own_connections_and_stops_on_
     let page = get(&addr, "/status").await.unwrap().ok_text();
     assert_eq!(page.matches("<tr data-server=").count(), 4, "{page}");
 
-    let children: Vec<u32> = common::process::descendants(guard.pid())
+    let children: Vec<u32> = mcp_readiness_fixtures::process::descendants(guard.pid())
         .into_iter()
         .collect();
     assert!(
-        children
-            .iter()
-            .any(|p| common::process::command_line(*p).contains("demo-server notes")),
+        children.iter().any(
+            |p| mcp_readiness_fixtures::process::command_line(*p).contains("demo-server notes")
+        ),
         "the stdio server runs"
     );
     stop_and_check_children(&mut guard, &scratch, &children).await;
@@ -457,7 +456,12 @@ async fn the_peers_service_calls_tools_through_its_own_connections_and_stops_on_
 /// The glue of an example service, read from its source: (lines marked `// glue`, `use` lines
 /// marked `// glue: import`).
 fn glue_of(example: &str) -> (usize, usize) {
-    let source = std::fs::read_to_string(common::repo().join("examples").join(example)).unwrap();
+    let source = std::fs::read_to_string(
+        mcp_readiness_fixtures::repo()
+            .join("examples")
+            .join(example),
+    )
+    .unwrap();
     let code = source.lines().filter(|l| !l.trim_start().starts_with("//"));
     let (mut glue, mut imports) = (0, 0);
     for line in code {
@@ -485,7 +489,12 @@ fn numbers_before(text: &str, phrase: &str) -> Vec<usize> {
 /// The visible lines of the Rust block of `doc` that shows glue (rustdoc's hidden `# ` lines
 /// apart) are lines of `example`, in the same order: the docs show the code the test runs.
 fn assert_doc_block_is_from(doc: &str, text: &str, example: &str) {
-    let source = std::fs::read_to_string(common::repo().join("examples").join(example)).unwrap();
+    let source = std::fs::read_to_string(
+        mcp_readiness_fixtures::repo()
+            .join("examples")
+            .join(example),
+    )
+    .unwrap();
     let block = text
         .split("```rust")
         .skip(1)
@@ -510,7 +519,8 @@ fn assert_doc_block_is_from(doc: &str, text: &str, example: &str) {
 /// `Hub` takes 15 lines or fewer besides the imports.
 #[test]
 fn the_docs_state_the_glue_lines_that_the_example_services_have() {
-    let read = |page: &str| std::fs::read_to_string(common::repo().join(page)).unwrap();
+    let read =
+        |page: &str| std::fs::read_to_string(mcp_readiness_fixtures::repo().join(page)).unwrap();
     for (example, pages) in [
         ("hub_service.rs", vec!["README.md", "docs/architecture.md"]),
         (

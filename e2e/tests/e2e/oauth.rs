@@ -3,248 +3,54 @@
 //! refresh tokens) protecting a Python SDK MCP server, driven through the real binary
 //! (`oauth login`, `serve`). Also the expiry of a static bearer JWT.
 
-use mcp_readiness_fixtures as common;
-
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::http::{free_port, get, request};
-use common::process::{Guard, signal};
-use common::serve::Serve;
-use common::{Scratch, eventually};
-use serde_json::{Value, json};
+use mcp_readiness_fixtures::configure::write_config;
+use mcp_readiness_fixtures::eventually;
+use mcp_readiness_fixtures::exposition::{renewable_expiry, sample};
+use mcp_readiness_fixtures::http::get;
+use mcp_readiness_fixtures::oauth::{
+    OAuthServer, assert_no_token, assert_private, jwt, pinged, stop_and_assert_no_token,
+};
+use mcp_readiness_fixtures::serve::Serve;
+use serde_json::json;
 
-/// The venv `scripts/test` makes, or `None` (see `common::tools`).
-pub(crate) fn python() -> Option<PathBuf> {
-    common::tools::python_sdk()
-}
+/// The options of the server most tests here use: 3 s access tokens, refresh tokens for a day.
+const SHORT_ACCESS: [&str; 4] = ["--access-ttl", "3", "--refresh-ttl", "86400"];
 
-/// The authorization + resource server on `port`, redirecting logins to `callback`.
-async fn oauth_server(python: &PathBuf, scratch: &Scratch, port: u16, callback: u16) -> Guard {
-    oauth_server_with(
-        python,
-        scratch,
-        port,
-        callback,
-        &["--access-ttl", "3", "--refresh-ttl", "86400"],
-    )
-    .await
-}
-
-/// [`oauth_server`] with other options of `e2e/python/oauth_server.py` (`--iss`, `--job-secret`,
-/// the token lifetimes).
-pub(crate) async fn oauth_server_with(
-    python: &PathBuf,
-    scratch: &Scratch,
-    port: u16,
-    callback: u16,
-    options: &[&str],
-) -> Guard {
-    let child = Command::new(python)
-        .arg(common::repo().join("e2e/python/oauth_server.py"))
-        .args(["--port", &port.to_string()])
-        .args([
-            "--callback",
-            &format!("http://127.0.0.1:{callback}/callback"),
-        ])
-        .args(options)
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(scratch.path("oauth-server.err")).unwrap())
-        .spawn()
-        .expect("start e2e/python/oauth_server.py");
-    let mut guard = Guard::adopt("the OAuth server", child);
-    let addr = format!("127.0.0.1:{port}");
-    eventually("the OAuth server", Duration::from_secs(30), async || {
-        if let Ok(Some(status)) = guard.child.try_wait() {
-            panic!(
-                "the OAuth server exited ({status}): {}",
-                scratch.read("oauth-server.err")
-            );
-        }
-        match get(&addr, "/.well-known/oauth-authorization-server").await {
-            Ok(answer) if answer.status == 200 => Ok(()),
-            Ok(answer) => Err(answer.head),
-            Err(e) => Err(e),
-        }
-    })
-    .await;
-    guard
-}
-
-pub(crate) async fn stats(port: u16) -> Value {
-    let answer = get(&format!("127.0.0.1:{port}"), "/admin/stats")
-        .await
-        .unwrap();
-    serde_json::from_str(&answer.ok_text()).unwrap()
-}
-
-/// `oauth login` as a user would do it: run it, open the URL it prints (the server approves at
-/// once and redirects), follow the redirect to its loopback listener; returns its stderr.
-pub(crate) async fn login(
-    scratch: &Scratch,
-    config: &PathBuf,
-    port: u16,
-    callback: u16,
-    tag: &str,
-) -> String {
-    let err = scratch.path(&format!("login-{tag}.err"));
-    let out = scratch.path(&format!("login-{tag}.out"));
-    let child = Command::new(common::cli())
-        .args([
-            "oauth",
-            "login",
-            "--server",
-            "vault",
-            "--port",
-            &callback.to_string(),
-            "--config",
-        ])
-        .arg(config)
-        .env("RUST_LOG", "trace")
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
-        .expect("start mcp-readiness oauth login");
-    let mut guard = Guard::adopt("mcp-readiness oauth login", child);
-    let prefix = format!("http://127.0.0.1:{port}");
-    let target = eventually(
-        "the authorization URL",
-        Duration::from_secs(20),
-        async || {
-            if let Ok(Some(status)) = guard.child.try_wait() {
-                panic!(
-                    "login exited ({status}): {}",
-                    std::fs::read_to_string(&err).unwrap_or_default()
-                );
-            }
-            std::fs::read_to_string(&err)
-                .unwrap_or_default()
-                .lines()
-                .find_map(|l| l.trim().strip_prefix(&prefix).map(str::to_owned))
-                .filter(|t| t.starts_with("/authorize?"))
-                .ok_or_else(|| "no URL yet".to_owned())
-        },
-    )
-    .await;
-    let answer = get(&format!("127.0.0.1:{port}"), &target).await.unwrap();
-    let location = answer
-        .header("location")
-        .unwrap_or_else(|| panic!("the authorization server redirects: {}", answer.head));
-    let back = location
-        .trim()
-        .strip_prefix(&format!("http://127.0.0.1:{callback}"))
-        .unwrap_or_else(|| panic!("redirect to the callback: {location}"));
-    let answer = get(&format!("127.0.0.1:{callback}"), back).await.unwrap();
-    assert_eq!(
-        answer.status,
-        200,
-        "the callback page: {}\n{}",
-        answer.head,
-        answer.text()
-    );
-    let status = guard.exit_within(Duration::from_secs(20)).await;
-    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
-    assert!(status.success(), "login failed: {stderr}");
-    stderr + &std::fs::read_to_string(&out).unwrap_or_default()
-}
-
-/// A JWT (signature not checked by anyone here) expiring at `exp`.
-fn jwt(exp: u64) -> String {
-    use base64::Engine as _;
-    let b64 = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
-    format!(
-        "{}.{}.{}",
-        b64(r#"{"alg":"HS256","typ":"JWT"}"#),
-        b64(&format!(r#"{{"sub":"svc-jwt-subject-77","exp":{exp}}}"#)),
-        b64("signature-bytes-jwt-42")
-    )
-}
-
-/// The value of the first series of `name` whose labels include every `k="v"` of `labels`.
-pub(crate) fn sample(text: &str, name: &str, labels: &[&str]) -> Option<f64> {
-    text.lines().find_map(|line| {
-        let rest = line.strip_prefix(name)?.strip_prefix('{')?;
-        let (set, value) = rest.split_once("} ")?;
-        labels
-            .iter()
-            .all(|l| set.contains(l))
-            .then(|| value.trim().parse().ok())?
-    })
-}
-
-pub(crate) fn state_of(text: &str, server: &str) -> Option<&'static str> {
-    ["ready", "connecting", "unauthenticated", "absent"]
-        .into_iter()
-        .find(|state| {
-            sample(
-                text,
-                "mcp_readiness_server_state",
-                &[
-                    &format!("server=\"{server}\""),
-                    &format!("state=\"{state}\""),
-                ],
-            ) == Some(1.0)
-        })
-}
-
-pub(crate) fn assert_no_token(what: &str, text: &str, tokens: &[String]) {
-    for token in tokens {
-        assert!(
-            !text.contains(token.as_str()),
-            "{what} shows a token:\n{}",
-            text.lines()
-                .filter(|l| l.contains(token.as_str()))
-                .take(3)
-                .collect::<Vec<_>>()
-                .join("\n")
-        );
-    }
+/// The `oauth` block of the pre-registered test client, its store at `tokens/vault.json`.
+fn vault_oauth() -> serde_json::Value {
+    json!({ "store": "tokens/vault.json", "client_id": "mcp-readiness-test", "scopes": ["tools"] })
 }
 
 #[tokio::test]
 async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_reads_unauthenticated_until_login()
  {
-    let Some(python) = python() else { return };
-    let scratch = Scratch::new("oauth");
-    let (port, callback) = (free_port(), free_port());
-    let _server = oauth_server(&python, &scratch, port, callback).await;
+    let Some((scratch, server)) = OAuthServer::for_test("oauth", &SHORT_ACCESS).await else {
+        return;
+    };
     let jwt_exp = 1_893_456_000; // 2030-01-01
-    let bearer = jwt(jwt_exp);
-    let config = scratch.path("mcp.json");
-    std::fs::write(
-        &config,
-        serde_json::to_string_pretty(&json!({
-            "mcpServers": {
-                "vault": {
-                    "type": "http",
-                    "url": format!("http://127.0.0.1:{port}/mcp"),
-                    "oauth": { "store": "tokens/vault.json", "client_id": "mcp-readiness-test", "scopes": ["tools"] }
-                },
-                "jwt": {
-                    "type": "http",
-                    "url": format!("http://127.0.0.1:{port}/mcp"),
-                    "headers": { "Authorization": format!("Bearer {bearer}") }
-                }
-            },
-            "readiness": { "ping": "500ms", "ping_timeout": "2s", "cooldown": "1s" }
-        }))
-        .unwrap(),
-    )
-    .unwrap();
+    let bearer = jwt(&json!({ "sub": "svc-jwt-subject-77", "exp": jwt_exp }));
+    let config = write_config(
+        &scratch,
+        "mcp.json",
+        json!({
+            "vault": { "type": "http", "url": server.url(), "oauth": vault_oauth() },
+            "jwt": {
+                "type": "http",
+                "url": server.url(),
+                "headers": { "Authorization": format!("Bearer {bearer}") }
+            }
+        }),
+        pinged(),
+    );
 
     // Authorize: the tokens land in the store, readable by this user only.
-    let mut printed = login(&scratch, &config, port, callback, "first").await;
-    let store = scratch.path("tokens/vault.json");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        let mode = std::fs::metadata(&store).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600, "the store is private");
-    }
-    assert_eq!(stats(port).await["logins"], 1);
+    let mut printed = server.login(&scratch, &config, "first").await;
+    assert_private(&scratch.path("tokens/vault.json"));
+    assert_eq!(server.count("logins").await, 1);
 
-    let (otlp, mut exports) = common::otlp::start_http_receiver().await;
+    let (otlp, mut exports) = mcp_readiness_fixtures::otlp::start_http_receiver().await;
     let traces = format!("http://{otlp}/v1/traces");
     let env = [
         ("RUST_LOG", "debug"),
@@ -252,30 +58,21 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
         ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
     ];
     let serve = Serve::start(&scratch, &config, &env).await;
-    eventually("vault ready", Duration::from_secs(20), async || {
-        let text = serve.metrics().await;
-        (state_of(&text, "vault") == Some("ready"))
-            .then_some(())
-            .ok_or(text)
-    })
-    .await;
+    serve
+        .wait_state("vault", "ready", Duration::from_secs(20))
+        .await;
 
     // Three access-token lifetimes: refreshed every time, ready at every scrape.
-    let refreshes_before = stats(port).await["refreshes"].as_u64().unwrap();
-    let until = tokio::time::Instant::now() + Duration::from_secs(9);
-    let mut scrapes = 0;
-    let mut metrics = String::new();
-    while tokio::time::Instant::now() < until {
-        metrics = serve.metrics().await;
-        assert_eq!(
-            state_of(&metrics, "vault"),
-            Some("ready"),
-            "ready throughout:\n{metrics}"
-        );
-        scrapes += 1;
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    let refreshes = stats(port).await["refreshes"].as_u64().unwrap() - refreshes_before;
+    let refreshes_before = server.count("refreshes").await;
+    let (scrapes, metrics) = serve
+        .assert_ready_throughout(
+            &["vault"],
+            Duration::from_secs(9),
+            Duration::from_millis(200),
+            |_| {},
+        )
+        .await;
+    let refreshes = server.count("refreshes").await - refreshes_before;
     assert!(
         refreshes >= 2,
         "the access token (3 s) was refreshed across 9 s: {refreshes}"
@@ -289,16 +86,8 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
         Duration::from_secs(10),
         async || {
             let text = serve.metrics().await;
-            let issued = stats(port).await;
-            let access = sample(
-                &text,
-                expiry,
-                &[
-                    r#"server="vault""#,
-                    r#"credential="access_token""#,
-                    r#"renewable="true""#,
-                ],
-            );
+            let issued = server.stats().await;
+            let access = renewable_expiry(&text, "vault", "access_token");
             let refresh = sample(
                 &text,
                 expiry,
@@ -345,31 +134,10 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
     );
 
     // Revoked: the next refresh is refused, and the reason says what to run.
-    request(
-        &format!("127.0.0.1:{port}"),
-        "POST",
-        "/admin/revoke",
-        &[],
-        b"",
-    )
-    .await
-    .unwrap();
-    eventually(
-        "vault unauthenticated",
-        Duration::from_secs(15),
-        async || {
-            let text = serve.metrics().await;
-            (state_of(&text, "vault") == Some("unauthenticated"))
-                .then_some(())
-                .ok_or(text)
-        },
-    )
-    .await;
-    let page = get(&serve.addr, "/status").await.unwrap().ok_text();
-    let row = page
-        .lines()
-        .find(|l| l.contains(r#"data-server="vault""#))
-        .unwrap_or_default();
+    server.admin("/admin/revoke").await;
+    let limit = Duration::from_secs(15);
+    serve.wait_state("vault", "unauthenticated", limit).await;
+    let row = serve.status_row("vault").await;
     assert!(
         row.contains("refused the refresh token"),
         "the reason says the refresh token was refused: {row}"
@@ -383,39 +151,22 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
     );
 
     // Re-authorized: the running exporter picks the new tokens up by itself.
-    printed += &login(&scratch, &config, port, callback, "again").await;
-    eventually("vault ready again", Duration::from_secs(20), async || {
-        let text = serve.metrics().await;
-        (state_of(&text, "vault") == Some("ready"))
-            .then_some(())
-            .ok_or(text)
-    })
-    .await;
+    printed += &server.login(&scratch, &config, "again").await;
+    serve
+        .wait_state("vault", "ready", Duration::from_secs(20))
+        .await;
 
     // No token, code or JWT anywhere a human or a scraper looks.
-    let mut tokens: Vec<String> = stats(port).await["issued"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap().to_owned())
-        .collect();
+    let mut tokens = server.issued().await;
     assert!(tokens.len() >= 6);
     tokens.push(bearer.clone());
     tokens.push(bearer.split('.').nth(1).unwrap().to_owned());
-    let metrics = serve.metrics().await;
-    let page = get(&serve.addr, "/status").await.unwrap().ok_text();
-    let mut serve = serve;
-    signal(serve.guard.pid(), "TERM");
-    serve.guard.exit_within(Duration::from_secs(20)).await;
+    let others = [("login's output", printed.as_str())];
+    let serve = stop_and_assert_no_token(serve, &tokens, &others).await;
     assert!(
         serve.stderr().contains("DEBUG"),
         "RUST_LOG=debug took effect"
     );
-    assert_no_token("/metrics", &metrics, &tokens);
-    assert_no_token("the status page", &page, &tokens);
-    assert_no_token("serve's stdout", &serve.stdout(), &tokens);
-    assert_no_token("serve's stderr", &serve.stderr(), &tokens);
-    assert_no_token("login's output", &printed, &tokens);
     let mut spans = String::new();
     while let Ok(export) = exports.try_recv() {
         spans += &format!("{export:?}");
@@ -429,7 +180,7 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
 
 /// `check` of `config` with a short budget; returns its stdout (the table and the hand-off note).
 async fn check_output(config: &std::path::Path) -> String {
-    let run = common::run::run(
+    let run = mcp_readiness_fixtures::run::run(
         &[
             "check",
             "--config",
@@ -465,23 +216,15 @@ fn assert_unauthenticated_with(output: &str, fix: &[&str]) {
 #[tokio::test]
 async fn a_credential_store_that_is_missing_open_to_others_or_not_json_reads_unauthenticated_with_its_own_fix()
  {
-    let Some(python) = python() else { return };
-    let scratch = Scratch::new("oauth-store");
-    let (port, callback) = (free_port(), free_port());
-    let _server = oauth_server(&python, &scratch, port, callback).await;
-    let config = scratch.path("mcp.json");
-    std::fs::write(
-        &config,
-        json!({
-            "mcpServers": { "vault": {
-                "type": "http",
-                "url": format!("http://127.0.0.1:{port}/mcp"),
-                "oauth": { "store": "tokens/vault.json", "client_id": "mcp-readiness-test", "scopes": ["tools"] }
-            } }
-        })
-        .to_string(),
-    )
-    .unwrap();
+    let Some((scratch, server)) = OAuthServer::for_test("oauth-store", &SHORT_ACCESS).await else {
+        return;
+    };
+    let config = write_config(
+        &scratch,
+        "mcp.json",
+        json!({ "vault": { "type": "http", "url": server.url(), "oauth": vault_oauth() } }),
+        json!({}),
+    );
     let store = scratch.path("tokens/vault.json");
 
     // Missing: nothing to send; the server's 401 and the store say what to run.
@@ -489,7 +232,7 @@ async fn a_credential_store_that_is_missing_open_to_others_or_not_json_reads_una
     assert_unauthenticated_with(&missing, &["holds no tokens", "oauth login"]);
 
     // Open to other users: refused before use, with the chmod to run.
-    login(&scratch, &config, port, callback, "store").await;
+    server.login(&scratch, &config, "store").await;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;

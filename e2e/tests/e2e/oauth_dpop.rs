@@ -6,21 +6,20 @@
 //! bearer token are refused; `oauth login` binds its tokens to a new key each time, refreshed
 //! with proofs; no proof, key or token shows anywhere.
 
-use mcp_readiness_fixtures as common;
-
 use std::time::Duration;
 
 use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair as _};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
-use common::http::{free_port, get, request};
-use common::process::signal;
-use common::serve::Serve;
-use common::{Scratch, eventually};
+use mcp_readiness_fixtures::configure::write_config;
+use mcp_readiness_fixtures::eventually;
+use mcp_readiness_fixtures::http::request;
+use mcp_readiness_fixtures::oauth::{
+    OAuthServer, Unattended, assert_no_token, assert_private, client_credentials, pinged,
+    stop_and_assert_no_token,
+};
+use mcp_readiness_fixtures::serve::Serve;
 use serde_json::{Value, json};
-
-use crate::oauth::{assert_no_token, oauth_server_with, python, state_of, stats};
-use crate::oauth_unattended::{SUBJECT, enterprise, id_token, jwt, unix_now};
 
 /// A proof for `POST url` with `nonce` and the hash of `token`, signed by a new key (not the
 /// key the token is bound to).
@@ -29,10 +28,7 @@ fn proof_by_another_key(url: &str, nonce: &str, token: &str) -> String {
     let point = pair.public_key().as_ref();
     let header = json!({ "typ": "dpop+jwt", "alg": "ES256",
         "jwk": { "kty": "EC", "crv": "P-256", "x": B64.encode(&point[1..33]), "y": B64.encode(&point[33..]) } });
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
+    let now = mcp_readiness_fixtures::clock::unix_now();
     let ath = B64.encode(aws_lc_rs::digest::digest(
         &aws_lc_rs::digest::SHA256,
         token.as_bytes(),
@@ -60,63 +56,21 @@ fn nonce_of(proof: &str) -> String {
 #[tokio::test]
 async fn dpop_bound_tokens_of_each_grant_the_hub_renews_reach_the_server_through_serve_a_replayed_or_foreign_proof_is_refused_and_nothing_leaks()
  {
-    let Some(python) = python() else { return };
-    let scratch = Scratch::new("oauth-dpop");
-    let (port, callback) = (free_port(), free_port());
-    let workload = "system:serviceaccount:jobs:nightly";
-    let _server = oauth_server_with(
-        &python,
-        &scratch,
-        port,
-        callback,
-        &[
-            "--access-ttl",
-            "3",
-            "--job-secret",
-            "job-secret-value",
-            "--workload-subject",
-            workload,
-            "--idp-subject",
-            SUBJECT,
-            "--dpop",
-        ],
-    )
-    .await;
-    std::fs::create_dir_all(scratch.path("tokens")).unwrap();
-    let workload_token = jwt(json!({ "sub": workload, "exp": unix_now() + 3600, "jti": "w" }));
-    std::fs::write(scratch.path("tokens/workload.jwt"), &workload_token).unwrap();
-    let id = id_token(port, unix_now() + 3600, "dpop");
-    std::fs::write(scratch.path("tokens/id-token"), &id).unwrap();
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    let config = scratch.path("mcp.json");
+    let options = ["--access-ttl", "3", "--dpop"];
+    let Some(grants) = Unattended::for_test("oauth-dpop", "dpop", &options).await else {
+        return;
+    };
+    let (scratch, server) = (&grants.scratch, &grants.server);
+    let url = server.url();
     // `job`, `workload` and `crm` take DPoP where the authorization server offers it (its
     // metadata does); `strict` asks for it.
-    let job = |store: &str, dpop: Option<bool>| {
-        let mut oauth = json!({ "store": store, "grant": "client_credentials",
-            "client_id": "mcp-readiness-job", "client_secret": "job-secret-value",
-            "scopes": ["tools"] });
-        if let Some(dpop) = dpop {
-            oauth["dpop"] = dpop.into();
-        }
-        json!({ "type": "http", "url": url, "oauth": oauth })
-    };
-    std::fs::write(
-        &config,
-        serde_json::to_string_pretty(&json!({
-            "mcpServers": {
-                "job": job("tokens/job.json", None),
-                "strict": job("tokens/strict.json", Some(true)),
-                "workload": { "type": "http", "url": url,
-                    "oauth": { "store": "tokens/workload.json", "grant": "workload_identity",
-                               "assertion_file": "tokens/workload.jwt", "scopes": ["tools"] } },
-                "crm": { "type": "http", "url": url,
-                         "oauth": enterprise(port, "tokens/crm.json", "tokens/id-token") }
-            },
-            "readiness": { "ping": "500ms", "ping_timeout": "2s", "cooldown": "1s" }
-        }))
-        .unwrap(),
-    )
-    .unwrap();
+    let entry = |oauth: &Value| json!({ "type": "http", "url": url, "oauth": oauth });
+    let mut servers = grants.entries(entry);
+    servers.as_object_mut().unwrap().remove("untrusted");
+    let mut strict = client_credentials("tokens/strict.json");
+    strict["dpop"] = true.into();
+    servers["strict"] = entry(&strict);
+    let config = write_config(scratch, "mcp.json", servers, pinged());
     // Its spans go to an OTLP sink too: a proof, key or token in any span attribute shows there.
     let (otlp, spans) = crate::secrets::otlp_sink().await;
     let traces = format!("{otlp}/v1/traces");
@@ -125,31 +79,19 @@ async fn dpop_bound_tokens_of_each_grant_the_hub_renews_reach_the_server_through
         ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", traces.as_str()),
         ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
     ];
-    let serve = Serve::start(&scratch, &config, &env).await;
+    let serve = Serve::start(scratch, &config, &env).await;
     const SERVERS: [&str; 4] = ["job", "strict", "workload", "crm"];
-    for server in SERVERS {
-        eventually(
-            &format!("{server} ready"),
-            Duration::from_secs(25),
-            async || {
-                let metrics = serve.metrics().await;
-                (state_of(&metrics, server) == Some("ready"))
-                    .then_some(())
-                    .ok_or(metrics)
-            },
-        )
-        .await;
+    for name in SERVERS {
+        serve
+            .wait_state(name, "ready", Duration::from_secs(25))
+            .await;
     }
     // Renewed across 3 s tokens with new proofs, ready at every scrape.
-    let until = tokio::time::Instant::now() + Duration::from_secs(7);
-    while tokio::time::Instant::now() < until {
-        let metrics = serve.metrics().await;
-        for server in SERVERS {
-            assert_eq!(state_of(&metrics, server), Some("ready"), "{metrics}");
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-    let after = stats(port).await;
+    let (span, every) = (Duration::from_secs(7), Duration::from_millis(250));
+    serve
+        .assert_ready_throughout(&SERVERS, span, every, |_| {})
+        .await;
+    let after = server.stats().await;
     let dpop = &after["dpop"];
     let count = |key: &str| dpop[key].as_u64().unwrap();
     assert!(
@@ -172,17 +114,10 @@ async fn dpop_bound_tokens_of_each_grant_the_hub_renews_reach_the_server_through
 
     // The key is in each store, mode 0600.
     let mut keys = Vec::new();
-    for store in SERVERS.map(|server| format!("tokens/{server}.json")) {
-        let store = store.as_str();
-        let path = scratch.path(store);
-        let file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        keys.push(file["dpop_key"].as_str().expect("a DPoP key").to_owned());
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-            assert_eq!(mode, 0o600, "{store}");
-        }
+    for name in SERVERS {
+        let path = scratch.path(&format!("tokens/{name}.json"));
+        keys.push(key_of(&path));
+        assert_private(&path);
     }
     let mut distinct = keys.clone();
     distinct.sort();
@@ -210,7 +145,7 @@ async fn dpop_bound_tokens_of_each_grant_the_hub_renews_reach_the_server_through
             .iter()
             .map(|p| p.as_str().unwrap().to_owned()),
     );
-    let addr = format!("127.0.0.1:{port}");
+    let addr = server.addr();
     let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
     let post = async |headers: &[(&str, &str)]| {
         let mut all = vec![
@@ -231,34 +166,18 @@ async fn dpop_bound_tokens_of_each_grant_the_hub_renews_reach_the_server_through
     let bearer = format!("Bearer {token}");
     let refused = post(&[("Authorization", &bearer)]).await;
     assert_eq!(refused.status, 401, "bearer: {}", refused.head);
-    let reasons = stats(port).await["dpop"]["refused"].to_string();
+    let reasons = server.stats().await["dpop"]["refused"].to_string();
     for why in ["replayed", "cnf.jkt", "bearer"] {
         assert!(reasons.contains(why), "{why} refused: {reasons}");
     }
 
     // No proof, key or token in /metrics, the status pages, stdout, stderr at trace or the spans.
-    let mut secrets: Vec<String> = after["issued"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap().to_owned())
-        .collect();
+    let mut secrets = mcp_readiness_fixtures::oauth::issued(&after);
     secrets.extend(proofs);
     secrets.extend(keys);
-    secrets.extend([workload_token, id]);
-    let metrics = serve.metrics().await;
-    let page = get(&serve.addr, "/status").await.unwrap().ok_text();
-    let json_page = get(&serve.addr, "/status.json").await.unwrap().ok_text();
-    let mut serve = serve;
-    signal(serve.guard.pid(), "TERM");
-    serve.guard.exit_within(Duration::from_secs(20)).await;
-    let stderr = serve.stderr();
-    assert!(stderr.contains("TRACE"), "serve logged at trace");
-    assert_no_token("/metrics", &metrics, &secrets);
-    assert_no_token("the status page", &page, &secrets);
-    assert_no_token("/status.json", &json_page, &secrets);
-    assert_no_token("serve's stderr", &stderr, &secrets);
-    assert_no_token("serve's stdout", &serve.stdout(), &secrets);
+    secrets.extend(grants.secrets.iter().cloned());
+    let serve = stop_and_assert_no_token(serve, &secrets, &[]).await;
+    assert!(serve.stderr().contains("TRACE"), "serve logged at trace");
     let exported = spans.lock().unwrap().clone();
     assert!(!exported.is_empty(), "spans were exported over OTLP");
     assert_no_token(
@@ -280,58 +199,34 @@ fn key_of(store: &std::path::Path) -> String {
 #[tokio::test]
 async fn an_oauth_login_gets_a_dpop_bound_token_refreshed_with_proofs_and_the_next_login_rotates_the_key()
  {
-    let Some(python) = python() else { return };
-    let scratch = Scratch::new("oauth-dpop-login");
-    let (port, callback) = (free_port(), free_port());
-    let _server = oauth_server_with(
-        &python,
-        &scratch,
-        port,
-        callback,
-        &["--access-ttl", "3", "--refresh-ttl", "86400", "--dpop"],
-    )
-    .await;
-    let config = scratch.path("mcp.json");
-    std::fs::write(
-        &config,
-        serde_json::to_string_pretty(&json!({
-            "mcpServers": { "vault": { "type": "http", "url": format!("http://127.0.0.1:{port}/mcp"),
-                "oauth": { "store": "tokens/vault.json", "client_id": "mcp-readiness-test",
-                           "scopes": ["tools"] } } },
-            "readiness": { "ping": "500ms", "ping_timeout": "2s", "cooldown": "1s" }
-        }))
-        .unwrap(),
-    )
-    .unwrap();
+    let options = ["--access-ttl", "3", "--refresh-ttl", "86400", "--dpop"];
+    let Some((scratch, server)) = OAuthServer::for_test("oauth-dpop-login", &options).await else {
+        return;
+    };
+    let vault = json!({ "vault": { "type": "http", "url": server.url(),
+        "oauth": { "store": "tokens/vault.json", "client_id": "mcp-readiness-test",
+                   "scopes": ["tools"] } } });
+    let config = write_config(&scratch, "mcp.json", vault, pinged());
 
     // The login's code exchange carries a proof (with the authorization server's nonce, after
     // its challenge); the token is bound to a key kept in the store.
-    let mut printed = crate::oauth::login(&scratch, &config, port, callback, "first").await;
+    let mut printed = server.login(&scratch, &config, "first").await;
     let store = scratch.path("tokens/vault.json");
     let first_key = key_of(&store);
-    let dpop = stats(port).await["dpop"].clone();
+    let dpop = server.stats().await["dpop"].clone();
     assert_eq!(dpop["token_requests"], 1, "{dpop}");
     assert!(dpop["as_nonce_challenges"].as_u64().unwrap() >= 1, "{dpop}");
 
     // `serve` uses it with proofs, and refreshes it with proofs, ready at every scrape.
     let serve = Serve::start(&scratch, &config, &[("RUST_LOG", "trace")]).await;
-    let ready = async || {
-        eventually("vault ready", Duration::from_secs(20), async || {
-            let text = serve.metrics().await;
-            (state_of(&text, "vault") == Some("ready"))
-                .then_some(())
-                .ok_or(text)
-        })
+    serve
+        .wait_state("vault", "ready", Duration::from_secs(20))
         .await;
-    };
-    ready().await;
-    let until = tokio::time::Instant::now() + Duration::from_secs(7);
-    while tokio::time::Instant::now() < until {
-        let metrics = serve.metrics().await;
-        assert_eq!(state_of(&metrics, "vault"), Some("ready"), "{metrics}");
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-    let after = stats(port).await;
+    let (span, every) = (Duration::from_secs(7), Duration::from_millis(250));
+    serve
+        .assert_ready_throughout(&["vault"], span, every, |_| {})
+        .await;
+    let after = server.stats().await;
     assert!(
         after["refreshes"].as_u64().unwrap() >= 2,
         "refreshed across 7 s of 3 s tokens: {after}"
@@ -345,31 +240,28 @@ async fn an_oauth_login_gets_a_dpop_bound_token_refreshed_with_proofs_and_the_ne
     assert_eq!(key_of(&store), first_key, "a refresh keeps the key");
 
     // The next login rotates the key; `serve` follows the store to the new tokens and key.
-    printed += &crate::oauth::login(&scratch, &config, port, callback, "second").await;
+    printed += &server.login(&scratch, &config, "second").await;
     let second_key = key_of(&store);
     assert_ne!(second_key, first_key, "a login rotates the key");
-    let requests = stats(port).await["dpop"]["requests"].as_u64().unwrap();
+    let requests = server.stats().await["dpop"]["requests"].as_u64().unwrap();
     eventually(
         "MCP requests with the new key",
         Duration::from_secs(20),
         async || {
-            let dpop = stats(port).await["dpop"].clone();
+            let dpop = server.stats().await["dpop"].clone();
             (dpop["requests"].as_u64().unwrap() > requests + 2)
                 .then_some(())
                 .ok_or(dpop)
         },
     )
     .await;
-    ready().await;
-    let end = stats(port).await;
+    serve
+        .wait_state("vault", "ready", Duration::from_secs(20))
+        .await;
+    let end = server.stats().await;
     assert_eq!(end["dpop"]["refused"], json!([]), "{end}");
 
-    let mut secrets: Vec<String> = end["issued"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap().to_owned())
-        .collect();
+    let mut secrets = mcp_readiness_fixtures::oauth::issued(&end);
     for list in ["proofs", "token_proofs"] {
         secrets.extend(
             end["dpop"][list]
@@ -380,13 +272,6 @@ async fn an_oauth_login_gets_a_dpop_bound_token_refreshed_with_proofs_and_the_ne
         );
     }
     secrets.extend([first_key, second_key]);
-    let metrics = serve.metrics().await;
-    let page = get(&serve.addr, "/status.json").await.unwrap().ok_text();
-    let mut serve = serve;
-    signal(serve.guard.pid(), "TERM");
-    serve.guard.exit_within(Duration::from_secs(20)).await;
-    assert_no_token("the logins' output at trace", &printed, &secrets);
-    assert_no_token("/metrics", &metrics, &secrets);
-    assert_no_token("/status.json", &page, &secrets);
-    assert_no_token("serve's stderr", &serve.stderr(), &secrets);
+    let others = [("the logins' output at trace", printed.as_str())];
+    stop_and_assert_no_token(serve, &secrets, &others).await;
 }

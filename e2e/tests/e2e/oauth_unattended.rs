@@ -4,112 +4,47 @@
 //! grant; the ID token rotated; each of the two servers refusing), and client credentials,
 //! workload identity and enterprise-managed authorization through `check` and `call`.
 
-use mcp_readiness_fixtures as common;
-
 use std::time::Duration;
 
-use common::http::{free_port, get, request};
-use common::process::signal;
-use common::run::{Run, assert_no_panic, run};
-use common::serve::Serve;
-use common::{Scratch, eventually};
+use mcp_readiness_fixtures::clock::unix_now;
+use mcp_readiness_fixtures::configure::write_config;
+use mcp_readiness_fixtures::eventually;
+use mcp_readiness_fixtures::exposition::state_of;
+use mcp_readiness_fixtures::http::get;
+use mcp_readiness_fixtures::oauth::{
+    OAuthServer, SUBJECT, Unattended, assert_no_token, pinged, stop_and_assert_no_token,
+};
+use mcp_readiness_fixtures::process::signal;
+use mcp_readiness_fixtures::run::{Run, assert_no_panic, run};
+use mcp_readiness_fixtures::serve::Serve;
 use serde_json::{Value, json};
-
-use crate::oauth::{assert_no_token, oauth_server_with, python, state_of, stats};
-
-/// The subject the test identity provider knows (and the workload subject the authorization
-/// server trusts).
-pub(crate) const SUBJECT: &str = "alice@example.com";
-
-/// The client the test identity provider issues ID-JAGs to.
-const ENTERPRISE_CLIENT: &str = "mcp-readiness-enterprise";
-
-/// An unsigned JWT (the test servers read claims only) with these claims.
-pub(crate) fn jwt(claims: Value) -> String {
-    use base64::Engine as _;
-    let b64 = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
-    format!(
-        "{}.{}.c2lnbmF0dXJl",
-        b64(r#"{"alg":"RS256","typ":"JWT"}"#),
-        b64(&claims.to_string())
-    )
-}
-
-/// An ID token for [`SUBJECT`] expiring at `exp`, numbered `jti`.
-pub(crate) fn id_token(port: u16, exp: u64, jti: &str) -> String {
-    jwt(
-        json!({ "iss": format!("http://127.0.0.1:{port}/idp"), "sub": SUBJECT,
-                "aud": "mcp-readiness-at-idp", "exp": exp, "jti": jti }),
-    )
-}
-
-pub(crate) fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
-
-/// The `oauth` block of an enterprise-managed server of the test servers on `port`.
-pub(crate) fn enterprise(port: u16, store: &str, id_token_file: &str) -> Value {
-    json!({ "store": store, "grant": "enterprise_managed", "client_id": ENTERPRISE_CLIENT,
-            "assertion_file": id_token_file, "scopes": ["tools"],
-            "identity_provider": { "issuer": format!("http://127.0.0.1:{port}/idp"),
-                                   "token_endpoint": format!("http://127.0.0.1:{port}/idp/token"),
-                                   "client_id": "mcp-readiness-at-idp" } })
-}
-
-async fn row(serve: &Serve, server: &str) -> String {
-    let page = get(&serve.addr, "/status").await.unwrap().ok_text();
-    page.lines()
-        .find(|l| l.contains(&format!(r#"data-server="{server}""#)))
-        .unwrap_or_default()
-        .to_owned()
-}
-
-async fn admin(port: u16, path: &str) {
-    request(&format!("127.0.0.1:{port}"), "POST", path, &[], b"")
-        .await
-        .unwrap();
-}
 
 #[tokio::test]
 async fn enterprise_managed_authorization_exchanges_the_id_token_at_the_identity_provider_renews_with_the_rotated_token_and_names_which_server_refused()
  {
-    let Some(python) = python() else { return };
-    let scratch = Scratch::new("oauth-ema");
-    let (port, callback) = (free_port(), free_port());
-    let _server = oauth_server_with(
-        &python,
-        &scratch,
-        port,
-        callback,
-        &["--access-ttl", "3", "--idp-subject", SUBJECT],
-    )
-    .await;
+    let options = ["--access-ttl", "3", "--idp-subject", SUBJECT];
+    let Some((scratch, server)) = OAuthServer::for_test("oauth-ema", &options).await else {
+        return;
+    };
     std::fs::create_dir_all(scratch.path("tokens")).unwrap();
-    let first = id_token(port, unix_now() + 3600, "first");
+    let first = server.id_token(unix_now() + 3600, "first");
     std::fs::write(scratch.path("tokens/id-token"), &first).unwrap();
     // An ID token nobody refreshed: it expired an hour ago.
-    let stale = id_token(port, unix_now() - 3600, "stale");
+    let stale = server.id_token(unix_now() - 3600, "stale");
     std::fs::write(scratch.path("tokens/stale-id-token"), &stale).unwrap();
-    let config = scratch.path("mcp.json");
-    let url = format!("http://127.0.0.1:{port}/mcp");
+    let url = server.url();
     // The configuration, with `crm`'s credential store at `crm_store` (a new store is a changed
     // entry: a reload replaces that server).
-    let write_config = |crm_store: &str| {
+    let configure = |crm_store: &str| {
         let servers = json!({
-            "mcpServers": {
-                "crm": { "type": "http", "url": url,
-                         "oauth": enterprise(port, crm_store, "tokens/id-token") },
-                "stale": { "type": "http", "url": url,
-                           "oauth": enterprise(port, "tokens/stale.json", "tokens/stale-id-token") }
-            },
-            "readiness": { "ping": "500ms", "ping_timeout": "2s", "cooldown": "1s" }
+            "crm": { "type": "http", "url": url,
+                     "oauth": server.enterprise(crm_store, "tokens/id-token") },
+            "stale": { "type": "http", "url": url,
+                       "oauth": server.enterprise("tokens/stale.json", "tokens/stale-id-token") }
         });
-        std::fs::write(&config, serde_json::to_string_pretty(&servers).unwrap()).unwrap();
+        write_config(&scratch, "mcp.json", servers, pinged())
     };
-    write_config("tokens/crm.json");
+    let config = configure("tokens/crm.json");
     let serve = Serve::start(&scratch, &config, &[("RUST_LOG", "trace")]).await;
     let wait_for = async |server: &str, state: &'static str, text: &str| {
         eventually(
@@ -117,7 +52,7 @@ async fn enterprise_managed_authorization_exchanges_the_id_token_at_the_identity
             Duration::from_secs(25),
             async || {
                 let metrics = serve.metrics().await;
-                let row = row(&serve, server).await;
+                let row = serve.status_row(server).await;
                 (state_of(&metrics, server) == Some(state) && row.contains(text))
                     .then_some(())
                     .ok_or(row)
@@ -129,28 +64,23 @@ async fn enterprise_managed_authorization_exchanges_the_id_token_at_the_identity
 
     // An expired ID token: unauthenticated at once, naming the file.
     wait_for("stale", "unauthenticated", "stale-id-token").await;
-    assert!(row(&serve, "stale").await.contains("expired"));
+    assert!(serve.status_row("stale").await.contains("expired"));
 
     // Both exchanges again before each 3 s expiry, ready at every scrape; the ID token rotated
     // meanwhile is the one the identity provider sees next.
-    let before = stats(port).await;
-    let second = id_token(port, unix_now() + 7200, "second");
-    let until = tokio::time::Instant::now() + Duration::from_secs(8);
+    let before = server.stats().await;
+    let second = server.id_token(unix_now() + 7200, "second");
+    let (span, every) = (Duration::from_secs(8), Duration::from_millis(200));
     let mut rotated = false;
-    while tokio::time::Instant::now() < until {
-        let text = serve.metrics().await;
-        assert_eq!(
-            state_of(&text, "crm"),
-            Some("ready"),
-            "ready throughout:\n{text}"
-        );
-        if !rotated && tokio::time::Instant::now() + Duration::from_secs(5) > until {
-            std::fs::write(scratch.path("tokens/id-token"), &second).unwrap();
-            rotated = true;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    let after = stats(port).await;
+    serve
+        .assert_ready_throughout(&["crm"], span, every, |left| {
+            if !rotated && left < Duration::from_secs(5) {
+                std::fs::write(scratch.path("tokens/id-token"), &second).unwrap();
+                rotated = true;
+            }
+        })
+        .await;
+    let after = server.stats().await;
     let count = |stats: &Value, key: &str| stats[key].as_u64().unwrap();
     let renewals = count(&after, "id_jag_grants") - count(&before, "id_jag_grants");
     assert!(
@@ -169,13 +99,13 @@ async fn enterprise_managed_authorization_exchanges_the_id_token_at_the_identity
     assert_eq!(after["logins"], 0, "nobody logged in");
 
     // The identity provider refuses: unauthenticated once the token runs out, naming it.
-    admin(port, "/admin/idp-refuse").await;
+    server.admin("/admin/idp-refuse").await;
     wait_for("crm", "unauthenticated", "the enterprise identity provider").await;
-    let refused = row(&serve, "crm").await;
+    let refused = serve.status_row("crm").await;
     // The identity provider by its address (a URL's path is redacted in every reason: paths
     // carry tokens too) and by the words that tell it from the authorization server.
     assert!(
-        refused.contains(&format!("identity provider `http://127.0.0.1:{port}/")),
+        refused.contains(&format!("identity provider `http://{}/", server.addr())),
         "{refused}"
     );
     assert!(refused.contains("id-token"), "{refused}");
@@ -184,9 +114,9 @@ async fn enterprise_managed_authorization_exchanges_the_id_token_at_the_identity
     // refused grant is not retried by itself (waiting never fixes a refusal), so the operator's
     // fix is a changed entry and a reload (here a new store): the next exchange passes the
     // identity provider and its refusal names the authorization server.
-    admin(port, "/admin/idp-accept").await;
-    admin(port, "/admin/distrust-idp").await;
-    write_config("tokens/crm-2.json");
+    server.admin("/admin/idp-accept").await;
+    server.admin("/admin/distrust-idp").await;
+    configure("tokens/crm-2.json");
     signal(serve.guard.pid(), "HUP");
     wait_for(
         "crm",
@@ -195,22 +125,9 @@ async fn enterprise_managed_authorization_exchanges_the_id_token_at_the_identity
     )
     .await;
 
-    let mut tokens: Vec<String> = stats(port).await["issued"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap().to_owned())
-        .collect();
+    let mut tokens = server.issued().await;
     tokens.extend([first, second, stale]);
-    let metrics = serve.metrics().await;
-    let page = get(&serve.addr, "/status").await.unwrap().ok_text();
-    let mut serve = serve;
-    signal(serve.guard.pid(), "TERM");
-    serve.guard.exit_within(Duration::from_secs(20)).await;
-    assert_no_token("/metrics", &metrics, &tokens);
-    assert_no_token("the status page", &page, &tokens);
-    assert_no_token("serve's stderr", &serve.stderr(), &tokens);
-    assert_no_token("serve's stdout", &serve.stdout(), &tokens);
+    stop_and_assert_no_token(serve, &tokens, &[]).await;
 }
 
 async fn cli(args: &[&str]) -> Run {
@@ -222,58 +139,15 @@ async fn cli(args: &[&str]) -> Run {
 #[tokio::test]
 async fn check_and_call_reach_a_server_under_each_grant_the_hub_renews_and_say_why_one_is_refused()
 {
-    let Some(python) = python() else { return };
-    let scratch = Scratch::new("oauth-unattended-cli");
-    let (port, callback) = (free_port(), free_port());
-    let workload = "system:serviceaccount:jobs:nightly";
-    let _server = oauth_server_with(
-        &python,
-        &scratch,
-        port,
-        callback,
-        &[
-            "--access-ttl",
-            "60",
-            "--job-secret",
-            "job-secret-value",
-            "--workload-subject",
-            workload,
-            "--idp-subject",
-            SUBJECT,
-        ],
-    )
-    .await;
-    std::fs::create_dir_all(scratch.path("tokens")).unwrap();
-    let workload_token = jwt(json!({ "sub": workload, "exp": unix_now() + 3600, "jti": "w" }));
-    std::fs::write(scratch.path("tokens/workload.jwt"), &workload_token).unwrap();
-    let untrusted = jwt(json!({ "sub": "someone-else", "exp": unix_now() + 3600, "jti": "u" }));
-    std::fs::write(scratch.path("tokens/untrusted.jwt"), &untrusted).unwrap();
-    let id = id_token(port, unix_now() + 3600, "cli");
-    std::fs::write(scratch.path("tokens/id-token"), &id).unwrap();
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    let config = scratch.path("mcp.json");
-    std::fs::write(
-        &config,
-        serde_json::to_string_pretty(&json!({
-            "mcpServers": {
-                "job": { "type": "http", "url": url,
-                    "oauth": { "store": "tokens/job.json", "grant": "client_credentials",
-                               "client_id": "mcp-readiness-job", "client_secret": "job-secret-value",
-                               "scopes": ["tools"] } },
-                "workload": { "type": "http", "url": url,
-                    "oauth": { "store": "tokens/workload.json", "grant": "workload_identity",
-                               "assertion_file": "tokens/workload.jwt", "scopes": ["tools"] } },
-                "untrusted": { "type": "http", "url": url,
-                    "oauth": { "store": "tokens/untrusted.json", "grant": "workload_identity",
-                               "assertion_file": "tokens/untrusted.jwt", "scopes": ["tools"] } },
-                "crm": { "type": "http", "url": url,
-                         "oauth": enterprise(port, "tokens/crm.json", "tokens/id-token") }
-            },
-            "readiness": { "budget": "10s", "poll": "100ms" }
-        }))
-        .unwrap(),
-    )
-    .unwrap();
+    let Some(grants) =
+        Unattended::for_test("oauth-unattended-cli", "cli", &["--access-ttl", "60"]).await
+    else {
+        return;
+    };
+    let url = grants.server.url();
+    let servers = grants.entries(|oauth| json!({ "type": "http", "url": url, "oauth": oauth }));
+    let readiness = json!({ "budget": "10s", "poll": "100ms" });
+    let config = write_config(&grants.scratch, "mcp.json", servers, readiness);
     let config = config.to_str().unwrap();
 
     for server in ["job", "workload", "crm"] {
@@ -334,7 +208,7 @@ async fn check_and_call_reach_a_server_under_each_grant_the_hub_renews_and_say_w
         "only the untrusted workload is blocked: {record}"
     );
     assert_eq!(checked.code, Some(1), "one server is not ready: {record}");
-    let after = stats(port).await;
+    let after = grants.server.stats().await;
     assert_eq!(after["logins"], 0, "nobody logged in");
     assert!(
         after["client_credentials"].as_u64().unwrap() >= 2,
@@ -342,13 +216,7 @@ async fn check_and_call_reach_a_server_under_each_grant_the_hub_renews_and_say_w
     );
     assert!(after["id_jag_grants"].as_u64().unwrap() >= 2, "{after}");
 
-    let mut tokens: Vec<String> = after["issued"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap().to_owned())
-        .collect();
-    tokens.extend([workload_token, untrusted, id, "job-secret-value".to_owned()]);
+    let tokens = grants.tokens().await;
     assert_no_token("call's output", &said, &tokens);
     assert_no_token(
         "check's output",
@@ -360,60 +228,18 @@ async fn check_and_call_reach_a_server_under_each_grant_the_hub_renews_and_say_w
 #[tokio::test]
 async fn probe_modules_reach_a_server_under_each_grant_the_hub_renews_and_an_untrusted_one_reads_unauthenticated()
  {
-    let Some(python) = python() else { return };
-    let scratch = Scratch::new("oauth-unattended-probe");
-    let (port, callback) = (free_port(), free_port());
-    let workload = "system:serviceaccount:jobs:nightly";
-    let _server = oauth_server_with(
-        &python,
-        &scratch,
-        port,
-        callback,
-        &[
-            "--access-ttl",
-            "60",
-            "--job-secret",
-            "job-secret-value",
-            "--workload-subject",
-            workload,
-            "--idp-subject",
-            SUBJECT,
-        ],
-    )
-    .await;
-    std::fs::create_dir_all(scratch.path("tokens")).unwrap();
-    let workload_token = jwt(json!({ "sub": workload, "exp": unix_now() + 3600, "jti": "w" }));
-    std::fs::write(scratch.path("tokens/workload.jwt"), &workload_token).unwrap();
-    let untrusted = jwt(json!({ "sub": "someone-else", "exp": unix_now() + 3600, "jti": "u" }));
-    std::fs::write(scratch.path("tokens/untrusted.jwt"), &untrusted).unwrap();
-    let id = id_token(port, unix_now() + 3600, "probe");
-    std::fs::write(scratch.path("tokens/id-token"), &id).unwrap();
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    let targets = json!([format!("http://127.0.0.1:{port}/mcp")]);
-    let config = scratch.path("mcp.json");
-    std::fs::write(
-        &config,
-        serde_json::to_string_pretty(&json!({
-            "mcpServers": {},
-            "readiness": { "probe": { "targets": targets, "modules": {
-                "job": { "targets": targets,
-                    "oauth": { "store": "tokens/job.json", "grant": "client_credentials",
-                               "client_id": "mcp-readiness-job", "client_secret": "job-secret-value",
-                               "scopes": ["tools"] } },
-                "workload": { "targets": targets,
-                    "oauth": { "store": "tokens/workload.json", "grant": "workload_identity",
-                               "assertion_file": "tokens/workload.jwt", "scopes": ["tools"] } },
-                "untrusted": { "targets": targets,
-                    "oauth": { "store": "tokens/untrusted.json", "grant": "workload_identity",
-                               "assertion_file": "tokens/untrusted.jwt", "scopes": ["tools"] } },
-                "crm": { "targets": targets,
-                         "oauth": enterprise(port, "tokens/crm.json", "tokens/id-token") }
-            } } }
-        }))
-        .unwrap(),
-    )
-    .unwrap();
-    let serve = Serve::start(&scratch, &config, &[]).await;
+    let Some(grants) =
+        Unattended::for_test("oauth-unattended-probe", "probe", &["--access-ttl", "60"]).await
+    else {
+        return;
+    };
+    let url = grants.server.url();
+    let targets = json!([url]);
+    let modules = grants.entries(|oauth| json!({ "targets": targets, "oauth": oauth }));
+    let readiness = json!({ "probe": { "targets": targets, "modules": modules } });
+    let config = write_config(&grants.scratch, "mcp.json", json!({}), readiness);
+    let scratch = &grants.scratch;
+    let serve = Serve::start(scratch, &config, &[]).await;
     let target: String = url
         .bytes()
         .map(|b| match b {
@@ -449,7 +275,7 @@ async fn probe_modules_reach_a_server_under_each_grant_the_hub_renews_and_an_unt
         Some("unauthenticated"),
         "{text}"
     );
-    let after = stats(port).await;
+    let after = grants.server.stats().await;
     assert_eq!(after["logins"], 0, "nobody logged in");
     assert!(
         after["client_credentials"].as_u64().unwrap() >= 1,
@@ -457,16 +283,6 @@ async fn probe_modules_reach_a_server_under_each_grant_the_hub_renews_and_an_unt
     );
     assert!(after["id_jag_grants"].as_u64().unwrap() >= 1, "{after}");
 
-    let mut tokens: Vec<String> = after["issued"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap().to_owned())
-        .collect();
-    tokens.extend([workload_token, untrusted, id, "job-secret-value".to_owned()]);
-    let mut serve = serve;
-    signal(serve.guard.pid(), "TERM");
-    serve.guard.exit_within(Duration::from_secs(20)).await;
-    assert_no_token("serve's stderr", &serve.stderr(), &tokens);
-    assert_no_token("serve's stdout", &serve.stdout(), &tokens);
+    let tokens = grants.tokens().await;
+    stop_and_assert_no_token(serve, &tokens, &[]).await;
 }

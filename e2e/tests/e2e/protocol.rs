@@ -4,19 +4,17 @@
 //! (`e2e/python/`). `scripts/test` creates `e2e/python/.venv` with the SDK.
 #![cfg(target_os = "linux")]
 
-use mcp_readiness_fixtures as common;
-
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{Scratch, fixture, text};
 use mcp_readiness::{
     Hub, HubOptions, ServerSpec, TransportSpec, client::CallErrorKind, supervise::HubOptionsBuilder,
 };
 use mcp_readiness::{Metrics, state::CallOutcome};
 use mcp_readiness::{State, ToolCall};
+use mcp_readiness_fixtures::{Scratch, fixture, text};
 use serde_json::json;
 use tokio::time::Instant;
 
@@ -27,9 +25,9 @@ fn python_dir() -> PathBuf {
     mcp_readiness_fixtures::repo().join("e2e/python")
 }
 
-/// The venv's Python with the SDK, or `None` (see `common::tools`).
+/// The venv's Python with the SDK, or `None` (see `mcp_readiness_fixtures::tools`).
 fn python() -> Option<PathBuf> {
-    common::tools::python_sdk()
+    mcp_readiness_fixtures::tools::python_sdk()
 }
 
 fn options() -> HubOptionsBuilder {
@@ -60,7 +58,7 @@ fn python_stdio(name: &str, python: &std::path::Path, script: &str, args: &[&str
 }
 
 fn http(name: &str, url: &str, token: Option<&str>) -> ServerSpec {
-    common::configure::http_spec(name, url, token)
+    mcp_readiness_fixtures::configure::http_spec(name, url, token)
 }
 
 /// A Python HTTP server started from `e2e/python/`; returns its guard and port.
@@ -69,11 +67,11 @@ async fn python_http(
     python: &std::path::Path,
     script: &str,
     args: &[&str],
-) -> (common::process::Guard, u16) {
+) -> (mcp_readiness_fixtures::process::Guard, u16) {
     let mut command = Command::new(python);
     command.arg(python_dir().join(script)).args(args);
     let out = scratch.path(&format!("{script}.out"));
-    common::configure::serve_http(command, &out, "a Python HTTP server").await
+    mcp_readiness_fixtures::configure::serve_http(command, &out, "a Python HTTP server").await
 }
 
 fn reason(hub: &Hub, server: &str) -> String {
@@ -129,7 +127,8 @@ async fn a_python_sdk_server_is_ready_on_2026_07_28_and_the_rmcp_fixture_falls_b
     let scratch = Scratch::new("protocol-both");
     let (_guard, port) = python_http(&scratch, &python, "sdk_server.py", &["--http"]).await;
     let py_url = format!("http://127.0.0.1:{port}/mcp");
-    let (fixture_http, fixture_port) = common::configure::http_fixture(&scratch, "tok-1").await;
+    let (fixture_http, fixture_port) =
+        mcp_readiness_fixtures::configure::http_fixture(&scratch, "tok-1").await;
     let metrics = Metrics::new();
 
     let (py_stdio, py_stdio_ms) = connect_time(

@@ -3,13 +3,11 @@
 //! stdio fixture server and a command that does not exist.
 #![cfg(target_os = "linux")]
 
-use mcp_readiness_fixtures as common;
-
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::otlp::{flatten, start_http_receiver, string_attr};
-use common::{Scratch, fixture};
+use mcp_readiness_fixtures::otlp::{flatten, start_http_receiver, string_attr};
+use mcp_readiness_fixtures::{Scratch, fixture};
 use opentelemetry_proto::tonic::trace::v1::Span;
 use serde_json::json;
 
@@ -35,7 +33,7 @@ async fn check_exports_its_run_as_one_trace_of_steps_and_connection_attempts() {
     .unwrap();
     let (receiver, mut received) = start_http_receiver().await;
 
-    let output = tokio::process::Command::new(common::cli())
+    let output = tokio::process::Command::new(mcp_readiness_fixtures::cli())
         .args(["check", "--json", "--config"])
         .arg(&config)
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://{receiver}"))

@@ -2,26 +2,26 @@
 //! gzipped (a real Prometheus among them, watched through a recording proxy), and a scraper that
 //! asks for OpenMetrics gets the text format 0.0.4 with its own `Content-Type`.
 
-use mcp_readiness_fixtures as common;
-
 use std::io::Read as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::agent_service::AgentService;
-use common::http::{free_port, url_encode};
-use common::oncall::{
-    WRONG_TOKEN, absent_entry, fixture_entry, http_entry, http_fixture, start_serve,
-};
-use common::process::Guard;
-use common::prometheus::{Prometheus, wait_ready};
-use common::tools::{prometheus, pushgateway};
-use common::{Scratch, eventually, repo};
 use mcp_readiness::Metrics;
 use mcp_readiness::State;
 use mcp_readiness::exporter::{self, CONTENT_TYPE};
 use mcp_readiness::state::{ConnectionEvent, EventSink};
+use mcp_readiness_fixtures::agent_service::AgentService;
+use mcp_readiness_fixtures::clock::unix_now;
+use mcp_readiness_fixtures::http::url_encode;
+use mcp_readiness_fixtures::oauth::jwt;
+use mcp_readiness_fixtures::oncall::{
+    WRONG_TOKEN, absent_entry, fixture_entry, http_entry, http_fixture, start_serve,
+};
+use mcp_readiness_fixtures::process::Guard;
+use mcp_readiness_fixtures::prometheus::{Prometheus, pushgateway_scraped, start_daemon};
+use mcp_readiness_fixtures::tools::{prometheus, pushgateway};
+use mcp_readiness_fixtures::{Scratch, eventually, repo};
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -53,7 +53,7 @@ async fn get(addr: &str, headers: &str) -> (String, Vec<u8>) {
         .split("\r\n")
         .filter_map(|l| l.split_once(": "))
         .collect();
-    let answer = common::http::request(addr, "GET", "/metrics", &headers, b"")
+    let answer = mcp_readiness_fixtures::http::request(addr, "GET", "/metrics", &headers, b"")
         .await
         .unwrap();
     (answer.head.to_ascii_lowercase(), answer.body)
@@ -286,7 +286,7 @@ async fn a_real_prometheus_scrapes_the_gzipped_exposition_and_stores_every_serie
 /// An instant query's result vector, through the raw HTTP helper.
 async fn query(addr: &str, expr: &str) -> Vec<serde_json::Value> {
     let target = format!("/api/v1/query?query={}", url_encode(expr));
-    let Ok(answer) = common::http::get(addr, &target).await else {
+    let Ok(answer) = mcp_readiness_fixtures::http::get(addr, &target).await else {
         return Vec::new();
     };
     serde_json::from_slice::<serde_json::Value>(&answer.body)
@@ -301,23 +301,9 @@ async fn check_pushes_its_run_to_a_pushgateway_that_prometheus_scrapes_with_the_
         return;
     };
     let scratch = Scratch::new("scale-push");
-    let gateway_addr = format!("127.0.0.1:{}", free_port());
-    let gateway_err = scratch.path("gateway.err");
-    let mut gateway_guard = Guard::spawn(
-        "prometheus-pushgateway",
-        std::process::Command::new(gateway)
-            .arg(format!("--web.listen-address={gateway_addr}"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::fs::File::create(&gateway_err).unwrap()),
-    );
-    wait_ready(
-        "the Pushgateway",
-        &mut gateway_guard,
-        &gateway_addr,
-        &gateway_err,
-        Duration::from_secs(30),
-    )
-    .await;
+    let (_gateway, gateway_addr, central) =
+        pushgateway_scraped(&prometheus, &gateway, &scratch).await;
+    let addr = central.addr.clone();
 
     let config = scratch.path("mcp.json");
     let body = serde_json::json!({
@@ -328,7 +314,7 @@ async fn check_pushes_its_run_to_a_pushgateway_that_prometheus_scrapes_with_the_
         "readiness": { "budget": "10s", "poll": "100ms", "ping": "off" },
     });
     std::fs::write(&config, body.to_string()).unwrap();
-    let output = tokio::process::Command::new(common::cli())
+    let output = tokio::process::Command::new(mcp_readiness_fixtures::cli())
         .arg("check")
         .arg("--config")
         .arg(&config)
@@ -343,43 +329,6 @@ async fn check_pushes_its_run_to_a_pushgateway_that_prometheus_scrapes_with_the_
     let record: serde_json::Value = serde_json::from_slice(&output.stdout).expect("the run record");
     assert_eq!(record["absent"], serde_json::json!(["gone"]));
 
-    let rules: Vec<std::path::PathBuf> = ["rules.yml", "alerts.yml"]
-        .iter()
-        .map(|f| repo().join("alerts").join(f))
-        .collect();
-    let yml = format!(
-        "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files:\n{}scrape_configs:\n  - job_name: pushgateway\n    honor_labels: true\n    static_configs:\n      - targets: ['{gateway_addr}']\n",
-        rules
-            .iter()
-            .map(|r| format!("  - '{}'\n", r.display()))
-            .collect::<String>()
-    );
-    std::fs::write(scratch.path("prometheus.yml"), yml).unwrap();
-    let addr = format!("127.0.0.1:{}", free_port());
-    let err = scratch.path("prometheus.err");
-    let mut guard = Guard::spawn(
-        "prometheus",
-        std::process::Command::new(prometheus)
-            .arg(format!(
-                "--config.file={}",
-                scratch.path("prometheus.yml").display()
-            ))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                scratch.path("tsdb").display()
-            ))
-            .arg(format!("--web.listen-address={addr}"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::fs::File::create(&err).unwrap()),
-    );
-    wait_ready(
-        "Prometheus",
-        &mut guard,
-        &addr,
-        &err,
-        Duration::from_secs(60),
-    )
-    .await;
     let value = |v: &[serde_json::Value]| v.first().map(|s| s["value"][1].clone());
     eventually("Prometheus to get the pushed run", Duration::from_secs(60), async || {
         let ready = query(
@@ -412,24 +361,10 @@ async fn check_pushes_its_run_to_a_pushgateway_that_prometheus_scrapes_with_the_
         }
         Err(format!(
             "Prometheus did not get the pushed run: ready {ready:?} absent {absent:?} servers {servers:?} worst {worst:?}\n{}",
-            std::fs::read_to_string(&err).unwrap_or_default()
+            central.log()
         ))
     })
     .await;
-}
-
-/// A JWT (signature not checked by anyone here) expiring at `exp` (Unix seconds).
-fn jwt(exp: u64) -> String {
-    use base64::Engine as _;
-    let b64 = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
-    format!(
-        "{}.{}.{}",
-        b64(r#"{"alg":"HS256","typ":"JWT"}"#),
-        b64(&format!(
-            r#"{{"sub":"svc-pushed-forecast-12","exp":{exp}}}"#
-        )),
-        b64("signature-bytes-pushed-forecast")
-    )
 }
 
 /// The forecast end to end: `check --next-run-in 6h --push` against a server whose bearer JWT
@@ -442,29 +377,12 @@ async fn a_pushed_forecast_makes_prometheus_fire_the_credential_expires_before_n
         return;
     };
     let scratch = Scratch::new("scale-push-forecast");
-    let gateway_addr = format!("127.0.0.1:{}", free_port());
-    let gateway_err = scratch.path("gateway.err");
-    let mut gateway_guard = Guard::spawn(
-        "prometheus-pushgateway",
-        std::process::Command::new(gateway)
-            .arg(format!("--web.listen-address={gateway_addr}"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::fs::File::create(&gateway_err).unwrap()),
-    );
-    wait_ready(
-        "the Pushgateway",
-        &mut gateway_guard,
-        &gateway_addr,
-        &gateway_err,
-        Duration::from_secs(30),
-    )
-    .await;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let token = jwt(now + 2 * 3600);
-    let (_http, port) = common::configure::http_fixture(&scratch, &token).await;
+    let (_gateway, gateway_addr, central) =
+        pushgateway_scraped(&prometheus, &gateway, &scratch).await;
+    let addr = central.addr.clone();
+    let token =
+        jwt(&serde_json::json!({ "sub": "svc-pushed-forecast-12", "exp": unix_now() + 2 * 3600 }));
+    let (_http, port) = mcp_readiness_fixtures::configure::http_fixture(&scratch, &token).await;
     let config = scratch.path("mcp.json");
     let body = serde_json::json!({
         "mcpServers": {
@@ -477,7 +395,7 @@ async fn a_pushed_forecast_makes_prometheus_fire_the_credential_expires_before_n
         "readiness": { "budget": "10s", "poll": "100ms", "ping": "off" },
     });
     std::fs::write(&config, body.to_string()).unwrap();
-    let output = tokio::process::Command::new(common::cli())
+    let output = tokio::process::Command::new(mcp_readiness_fixtures::cli())
         .arg("check")
         .arg("--config")
         .arg(&config)
@@ -501,7 +419,7 @@ async fn a_pushed_forecast_makes_prometheus_fire_the_credential_expires_before_n
         serde_json::json!(["jwt"])
     );
     // The gateway holds what was pushed: the next run's time and the credential's expiry.
-    let held = common::http::get(&gateway_addr, "/metrics")
+    let held = mcp_readiness_fixtures::http::get(&gateway_addr, "/metrics")
         .await
         .unwrap()
         .text();
@@ -514,43 +432,6 @@ async fn a_pushed_forecast_makes_prometheus_fire_the_credential_expires_before_n
     );
     assert!(!held.contains(&token), "the JWT on the gateway");
 
-    let rules: Vec<std::path::PathBuf> = ["rules.yml", "alerts.yml"]
-        .iter()
-        .map(|f| repo().join("alerts").join(f))
-        .collect();
-    let yml = format!(
-        "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files:\n{}scrape_configs:\n  - job_name: pushgateway\n    honor_labels: true\n    static_configs:\n      - targets: ['{gateway_addr}']\n",
-        rules
-            .iter()
-            .map(|r| format!("  - '{}'\n", r.display()))
-            .collect::<String>()
-    );
-    std::fs::write(scratch.path("prometheus.yml"), yml).unwrap();
-    let addr = format!("127.0.0.1:{}", free_port());
-    let err = scratch.path("prometheus.err");
-    let mut guard = Guard::spawn(
-        "prometheus",
-        std::process::Command::new(prometheus)
-            .arg(format!(
-                "--config.file={}",
-                scratch.path("prometheus.yml").display()
-            ))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                scratch.path("tsdb").display()
-            ))
-            .arg(format!("--web.listen-address={addr}"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::fs::File::create(&err).unwrap()),
-    );
-    wait_ready(
-        "Prometheus",
-        &mut guard,
-        &addr,
-        &err,
-        Duration::from_secs(60),
-    )
-    .await;
     let started = tokio::time::Instant::now();
     let alert = "ALERTS{alertname=\"MCPCredentialExpiresBeforeNextRun\",job=\"nightly\",server=\"jwt\",action=\"reauthorize\",severity=\"critical\"";
     // Pending first (the expression holds on the scraped series), firing after its `for: 1m`.
@@ -562,10 +443,7 @@ async fn a_pushed_forecast_makes_prometheus_fire_the_credential_expires_before_n
             async || {
                 let found = query(&addr, &expr).await;
                 if found.is_empty() {
-                    return Err(format!(
-                        "not {state} yet\n{}",
-                        std::fs::read_to_string(&err).unwrap_or_default()
-                    ));
+                    return Err(format!("not {state} yet\n{}", central.log()));
                 }
                 Ok(())
             },
@@ -593,19 +471,23 @@ async fn prometheus_with(
 ) -> (Guard, String) {
     let config = scratch.path(&format!("{tag}.yml"));
     std::fs::write(&config, yml).unwrap();
-    let addr = format!("127.0.0.1:{}", free_port());
-    let err = scratch.path(&format!("{tag}.err"));
-    let mut guard = Guard::spawn(
+    let flags = |addr: &str| {
+        let mut flags = vec![
+            format!("--config.file={}", config.display()),
+            format!("--web.listen-address={addr}"),
+        ];
+        flags.extend(args.iter().cloned());
+        flags
+    };
+    start_daemon(
+        scratch,
         tag,
-        std::process::Command::new(binary)
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!("--web.listen-address={addr}"))
-            .args(args)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::fs::File::create(&err).unwrap()),
-    );
-    wait_ready(tag, &mut guard, &addr, &err, Duration::from_secs(60)).await;
-    (guard, addr)
+        binary,
+        &flags,
+        "/-/ready",
+        Duration::from_secs(60),
+    )
+    .await
 }
 
 /// The job names of docs/scale.md's agent-mode example (`agent.yml`), in order: the test

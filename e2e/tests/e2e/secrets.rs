@@ -2,17 +2,15 @@
 //! (header values, URL query and path parts, environment values, bearer tokens) reaches stdout,
 //! stderr, `/metrics` or the spans exported over OTLP.
 
-use mcp_readiness_fixtures as common;
-
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::Scratch;
-use common::configure::{http_fixture, stdio_fixture, write_config};
-use common::exposition::states;
-use common::process::signal;
-use common::run::run;
-use common::serve::Serve;
+use mcp_readiness_fixtures::Scratch;
+use mcp_readiness_fixtures::configure::{http_fixture, stdio_fixture, write_config};
+use mcp_readiness_fixtures::exposition::states;
+use mcp_readiness_fixtures::process::signal;
+use mcp_readiness_fixtures::run::run;
+use mcp_readiness_fixtures::serve::Serve;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 

@@ -3,20 +3,32 @@
 
 use super::*;
 use mcp_readiness::client::{
-    AssertionSource, Dpop, IdentityProvider, OAuthGrant, SigningAlgorithm,
+    AssertionSource, Dpop, IdentityProvider, OAuthGrant, OAuthSpec, SigningAlgorithm,
 };
 
-#[test]
-fn an_oauth_server_gets_its_store_relative_to_the_file_and_the_command_that_reauthorizes_it() {
-    let config = parse(&with_server(
-        r#"{ "type": "http", "url": "http://${HOST}/mcp",
-             "oauth": { "store": "tokens/s.json", "client_id": "cid", "client_secret": "${GITHUB_TOKEN}", "scopes": ["repo", "read:org"] } }"#,
-    ))
-    .unwrap();
+/// The configuration of the one server `entry`, and its OAuth block.
+#[track_caller]
+fn configured(entry: &str) -> (Config, OAuthSpec) {
+    let config = parse(&with_server(entry)).unwrap();
     let TransportSpec::Http { oauth, .. } = &config.servers[0].transport else {
         panic!("an HTTP server");
     };
-    let oauth = oauth.as_ref().expect("oauth");
+    let oauth = oauth.clone().expect("an oauth block");
+    (config, oauth)
+}
+
+/// The OAuth block of the one server `entry` configures.
+#[track_caller]
+fn oauth_block(entry: &str) -> OAuthSpec {
+    configured(entry).1
+}
+
+#[test]
+fn an_oauth_server_gets_its_store_relative_to_the_file_and_the_command_that_reauthorizes_it() {
+    let (config, oauth) = configured(
+        r#"{ "type": "http", "url": "http://${HOST}/mcp",
+             "oauth": { "store": "tokens/s.json", "client_id": "cid", "client_secret": "${GITHUB_TOKEN}", "scopes": ["repo", "read:org"] } }"#,
+    );
     assert_eq!(oauth.store, std::path::Path::new("conf/tokens/s.json"));
     assert_eq!(oauth.client_id.as_deref(), Some("cid"));
     assert_eq!(oauth.grant, OAuthGrant::AuthorizationCode);
@@ -97,28 +109,18 @@ fn bad_oauth_blocks_name_the_file_the_path_and_what_was_expected() {
 
 #[test]
 fn a_block_without_a_client_id_registers_at_login_and_client_credentials_name_their_key_file() {
-    let config = parse(&with_server(
+    let oauth = oauth_block(
         r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "client_metadata_url": "https://client.example/meta.json" } }"#,
-    ))
-    .unwrap();
-    let TransportSpec::Http { oauth, .. } = &config.servers[0].transport else {
-        panic!("an HTTP server");
-    };
-    let oauth = oauth.as_ref().unwrap();
+    );
     assert_eq!(oauth.client_id, None);
     assert_eq!(
         oauth.client_metadata_url.as_deref(),
         Some("https://client.example/meta.json")
     );
 
-    let config = parse(&with_server(
+    let oauth = oauth_block(
         r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "client_credentials", "client_id": "job", "private_key": "keys/job.pem", "signing_algorithm": "ES256" } }"#,
-    ))
-    .unwrap();
-    let TransportSpec::Http { oauth, .. } = &config.servers[0].transport else {
-        panic!("an HTTP server");
-    };
-    let oauth = oauth.as_ref().unwrap();
+    );
     assert_eq!(
         oauth.grant,
         OAuthGrant::ClientCredentials {
@@ -166,14 +168,9 @@ fn oauth_on_a_stdio_server_is_an_unknown_key() {
 
 #[test]
 fn workload_identity_reads_its_token_file_relative_to_the_configuration_and_holds_no_secret() {
-    let config = parse(&with_server(
+    let oauth = oauth_block(
         r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "workload_identity", "assertion_file": "tokens/mcp", "scopes": ["tools"] } }"#,
-    ))
-    .unwrap();
-    let TransportSpec::Http { oauth, .. } = &config.servers[0].transport else {
-        panic!("an HTTP server");
-    };
-    let oauth = oauth.as_ref().unwrap();
+    );
     assert_eq!(
         oauth.grant,
         OAuthGrant::WorkloadIdentity {
@@ -183,15 +180,11 @@ fn workload_identity_reads_its_token_file_relative_to_the_configuration_and_hold
     assert!(oauth.grant.renewed_by_hub());
     assert_eq!(oauth.reauthorize, None, "no login for workload identity");
 
-    let config = parse(&with_server(
+    let oauth = oauth_block(
         r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "workload_identity", "assertion_command": ["mint-token", "--audience", "mcp"] } }"#,
-    ))
-    .unwrap();
-    let TransportSpec::Http { oauth, .. } = &config.servers[0].transport else {
-        panic!("an HTTP server");
-    };
+    );
     assert_eq!(
-        oauth.as_ref().unwrap().grant,
+        oauth.grant,
         OAuthGrant::WorkloadIdentity {
             assertion: AssertionSource::Command {
                 program: "mint-token".into(),
@@ -230,17 +223,12 @@ fn workload_identity_reads_its_token_file_relative_to_the_configuration_and_hold
 
 #[test]
 fn enterprise_managed_reads_its_identity_provider_and_id_token_file_and_refuses_what_it_lacks() {
-    let config = parse(&with_server(
+    let (config, oauth) = configured(
         r#"{ "url": "http://h/mcp", "oauth": { "store": "t.json", "grant": "enterprise_managed",
              "client_id": "job", "client_secret": "${GITHUB_TOKEN}", "assertion_file": "idp/id-token",
              "identity_provider": { "issuer": "https://idp.example.com", "token_endpoint": "https://idp.example.com/token",
                                     "client_id": "job-at-idp", "client_secret": "${GITHUB_TOKEN}" } } }"#,
-    ))
-    .unwrap();
-    let TransportSpec::Http { oauth, .. } = &config.servers[0].transport else {
-        panic!("an HTTP server");
-    };
-    let oauth = oauth.as_ref().unwrap();
+    );
     assert_eq!(
         oauth.grant,
         OAuthGrant::EnterpriseManaged {
@@ -299,14 +287,10 @@ fn enterprise_managed_reads_its_identity_provider_and_id_token_file_and_refuses_
 #[test]
 fn dpop_is_true_false_or_left_out_for_any_grant_and_anything_else_says_what_each_means() {
     let dpop = |block: &str| {
-        let config = parse(&with_server(&format!(
+        oauth_block(&format!(
             r#"{{ "url": "http://h/mcp", "oauth": {{ "store": "t.json", "client_id": "c"{block} }} }}"#
-        )))
-        .unwrap();
-        let TransportSpec::Http { oauth, .. } = &config.servers[0].transport else {
-            panic!("an HTTP server");
-        };
-        oauth.as_ref().unwrap().dpop
+        ))
+        .dpop
     };
     assert_eq!(dpop(""), Dpop::WhereOffered);
     assert_eq!(dpop(r#", "dpop": null"#), Dpop::WhereOffered);

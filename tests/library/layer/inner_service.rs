@@ -14,7 +14,9 @@ use mcp_readiness::state::CallOutcome;
 use mcp_readiness::{
     CallFailure, Inventory, Metrics, NotReady, ReadinessLayer, Snapshot, State, ToolCall,
 };
-use tower::{BoxError, ServiceBuilder, ServiceExt};
+use tower::{BoxError, ServiceBuilder};
+
+use crate::support::call::{call, refusal};
 
 /// A host's view of its servers without a change feed: it changes silently.
 #[derive(Default)]
@@ -64,28 +66,33 @@ fn json_rpc() -> Result<CallToolResult, ServiceError> {
     )))
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_transport_error_on_a_ready_tool_drops_its_entry_so_the_next_call_rechecks() {
+/// `mcp__mail__list` ready in a silent inventory, behind the layer over `script`; the inventory,
+/// the call counter and the service.
+fn mail_list(
+    script: Vec<fn() -> Result<CallToolResult, ServiceError>>,
+) -> (
+    Arc<Silent>,
+    Arc<AtomicUsize>,
+    impl tower::Service<ToolCall, Response = CallToolResult, Error = BoxError> + Clone,
+) {
     let inventory = Arc::new(Silent::default());
     inventory.set(Snapshot::default().with_ready_tool("mcp__mail__list"));
     let calls = Arc::new(AtomicUsize::new(0));
     let tools = ServiceBuilder::new()
         .layer(ReadinessLayer::new(inventory.clone()))
-        .service(scripted(vec![ok, closed, ok], calls.clone()));
+        .service(scripted(script, calls.clone()));
+    (inventory, calls, tools)
+}
 
-    tools
-        .clone()
-        .oneshot(ToolCall::new("mcp__mail__list"))
-        .await
-        .unwrap(); // cached ready
+#[tokio::test(start_paused = true)]
+async fn a_transport_error_on_a_ready_tool_drops_its_entry_so_the_next_call_rechecks() {
+    let (inventory, calls, tools) = mail_list(vec![ok, closed, ok]);
+
+    call(&tools, "mcp__mail__list").await.unwrap(); // cached ready
     // The server dies; the host's view changes silently (no feed).
     inventory.set(Snapshot::default());
     tokio::time::advance(Duration::from_secs(1)).await;
-    let error = tools
-        .clone()
-        .oneshot(ToolCall::new("mcp__mail__list"))
-        .await
-        .unwrap_err();
+    let error = call(&tools, "mcp__mail__list").await.unwrap_err();
     assert_eq!(
         CallFailure::of(&error).outcome(),
         CallOutcome::TransportError
@@ -93,13 +100,7 @@ async fn a_transport_error_on_a_ready_tool_drops_its_entry_so_the_next_call_rech
     assert_eq!(calls.load(Ordering::SeqCst), 2);
 
     // Well inside the 60 s ready TTL, the next call re-checks and is refused, not sent.
-    let error = tools
-        .oneshot(ToolCall::new("mcp__mail__list"))
-        .await
-        .unwrap_err();
-    let refused = error
-        .downcast_ref::<NotReady>()
-        .expect("refused by the layer");
+    let refused = refusal(&tools, "mcp__mail__list").await;
     assert_eq!(refused.state(), State::Absent);
     assert_eq!(
         calls.load(Ordering::SeqCst),
@@ -111,41 +112,21 @@ async fn a_transport_error_on_a_ready_tool_drops_its_entry_so_the_next_call_rech
 #[tokio::test(start_paused = true)]
 async fn without_a_feed_a_ready_verdict_is_trusted_until_its_ttl_ends_unless_a_call_finds_the_pipe_dead()
  {
-    let inventory = Arc::new(Silent::default());
-    inventory.set(Snapshot::default().with_ready_tool("mcp__mail__list"));
-    let calls = Arc::new(AtomicUsize::new(0));
-    let tools = ServiceBuilder::new()
-        .layer(ReadinessLayer::new(inventory.clone()))
-        .service(scripted(vec![ok, json_rpc, ok], calls.clone()));
-    tools
-        .clone()
-        .oneshot(ToolCall::new("mcp__mail__list"))
-        .await
-        .unwrap();
+    let (inventory, calls, tools) = mail_list(vec![ok, json_rpc, ok]);
+    call(&tools, "mcp__mail__list").await.unwrap();
     inventory.set(Snapshot::default());
 
     // A JSON-RPC error is the tool's answer: the server is alive, the entry stays.
     tokio::time::advance(Duration::from_secs(30)).await;
-    let error = tools
-        .clone()
-        .oneshot(ToolCall::new("mcp__mail__list"))
-        .await
-        .unwrap_err();
+    let error = call(&tools, "mcp__mail__list").await.unwrap_err();
     assert_eq!(CallFailure::of(&error).outcome(), CallOutcome::ToolError);
     // Just before the ready TTL (60 s) ends: still trusted, sent.
     tokio::time::advance(Duration::from_millis(29_999)).await;
-    tools
-        .clone()
-        .oneshot(ToolCall::new("mcp__mail__list"))
-        .await
-        .unwrap();
+    call(&tools, "mcp__mail__list").await.unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 3);
     // Just after: re-checked, refused.
     tokio::time::advance(Duration::from_millis(2)).await;
-    let error = tools
-        .oneshot(ToolCall::new("mcp__mail__list"))
-        .await
-        .unwrap_err();
+    let error = call(&tools, "mcp__mail__list").await.unwrap_err();
     assert_eq!(
         error.downcast_ref::<NotReady>().map(|r| r.state()),
         Some(State::Absent)
@@ -196,9 +177,7 @@ async fn rmcp_service_errors_are_classified_with_the_hubs_rules_even_when_wrappe
         ("slow", CallOutcome::Timeout, "timeout"),
         ("wrapped", CallOutcome::ToolError, "-32602"),
     ] {
-        let error = tools
-            .clone()
-            .oneshot(ToolCall::new(format!("mcp__mail__{tool}").as_str()))
+        let error = call(&tools, format!("mcp__mail__{tool}").as_str())
             .await
             .unwrap_err();
         let failure = CallFailure::of(&error);

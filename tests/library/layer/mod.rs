@@ -20,6 +20,8 @@ use mcp_readiness::{
 };
 use rmcp::model::{CallToolResult, ContentBlock};
 use tower::{BoxError, Service, ServiceBuilder, ServiceExt};
+
+use crate::support::call::{call, refusal};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing_subscriber::layer::{Context, SubscriberExt};
@@ -154,30 +156,23 @@ fn layer_builder(metrics: &Metrics) -> ReadinessLayerBuilder {
         .metrics(metrics.clone())
 }
 
-/// A capturing subscriber, a recorder and the layer over `Servers`: what most tests start from.
-struct World {
-    capture: Capture,
-    _guard: tracing::subscriber::DefaultGuard,
-    metrics: Metrics,
-    servers: Servers,
-    service: mcp_readiness::layer::ReadinessService<Servers>,
-}
-
-fn world() -> World {
+/// A capturing subscriber (and its guard), a recorder, the inner `Servers` and the layer over
+/// them: what most tests start from.
+fn world() -> (
+    Capture,
+    tracing::subscriber::DefaultGuard,
+    Metrics,
+    Servers,
+    mcp_readiness::layer::ReadinessService<Servers>,
+) {
     let capture = Capture::default();
-    let _guard = capture.install();
+    let guard = capture.install();
     let metrics = Metrics::new();
     let servers = Servers::default();
     let service = ServiceBuilder::new()
         .layer(layer(&metrics))
         .service(servers.clone());
-    World {
-        capture,
-        _guard,
-        metrics,
-        servers,
-        service,
-    }
+    (capture, guard, metrics, servers, service)
 }
 
 fn metric_line(metrics: &Metrics, needle: &str) -> Option<String> {

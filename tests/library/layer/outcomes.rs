@@ -4,18 +4,9 @@ use super::*;
 
 #[tokio::test(start_paused = true)]
 async fn a_ready_call_goes_through_with_a_fully_tagged_client_span() {
-    let World {
-        capture,
-        _guard,
-        metrics,
-        servers,
-        service,
-    } = world();
+    let (capture, _guard, metrics, servers, service) = world();
 
-    let result = service
-        .oneshot(ToolCall::new("mcp__files__read"))
-        .await
-        .unwrap();
+    let result = call(&service, "mcp__files__read").await.unwrap();
     assert_eq!(result.is_error, Some(false));
     assert_eq!(servers.calls.load(Ordering::SeqCst), 1);
 
@@ -47,19 +38,9 @@ async fn a_ready_call_goes_through_with_a_fully_tagged_client_span() {
 
 #[tokio::test(start_paused = true)]
 async fn an_unauthenticated_server_is_refused_at_once_without_calling_the_inner_service() {
-    let World {
-        capture,
-        _guard,
-        metrics,
-        servers,
-        service,
-    } = world();
+    let (capture, _guard, metrics, servers, service) = world();
 
-    let err = service
-        .oneshot(ToolCall::new("mcp__chat__send"))
-        .await
-        .unwrap_err();
-    let not_ready = err.downcast_ref::<NotReady>().expect("a NotReady error");
+    let not_ready = refusal(&service, "mcp__chat__send").await;
     assert_eq!(
         (not_ready.state(), not_ready.waited()),
         (State::Unauthenticated, Duration::ZERO)
@@ -91,19 +72,10 @@ async fn an_unauthenticated_server_is_refused_at_once_without_calling_the_inner_
 
 #[tokio::test(start_paused = true)]
 async fn a_connecting_server_is_waited_on_for_the_budget_then_refused_as_a_resolve_timeout() {
-    let World {
-        capture,
-        _guard,
-        metrics,
-        servers,
-        service,
-    } = world();
+    let (capture, _guard, metrics, servers, service) = world();
 
     let start = tokio::time::Instant::now();
-    let err = service
-        .oneshot(ToolCall::new("mcp__search__query"))
-        .await
-        .unwrap_err();
+    let err = call(&service, "mcp__search__query").await.unwrap_err();
     assert_eq!(start.elapsed(), Duration::from_secs(4));
     let not_ready = err.downcast_ref::<NotReady>().unwrap();
     assert!(not_ready.timed_out());
@@ -127,28 +99,14 @@ async fn a_connecting_server_is_waited_on_for_the_budget_then_refused_as_a_resol
 
 #[tokio::test(start_paused = true)]
 async fn an_absent_server_and_an_absent_tool_are_told_apart() {
-    let World {
-        capture,
-        _guard,
-        metrics,
-        service,
-        ..
-    } = world();
+    let (capture, _guard, metrics, _, service) = world();
 
-    let err = service
-        .clone()
-        .oneshot(ToolCall::new("mcp__gone__x"))
-        .await
-        .unwrap_err();
+    let err = call(&service, "mcp__gone__x").await.unwrap_err();
     assert_eq!(
         err.downcast_ref::<NotReady>().unwrap().error_type(),
         "server_absent"
     );
-    let err = service
-        .oneshot(ToolCall::new("mcp__files__write"))
-        .await
-        .unwrap_err();
-    let not_ready = err.downcast_ref::<NotReady>().unwrap();
+    let not_ready = refusal(&service, "mcp__files__write").await;
     assert_eq!(not_ready.error_type(), "tool_absent");
     assert!(
         not_ready
@@ -176,24 +134,11 @@ async fn an_absent_server_and_an_absent_tool_are_told_apart() {
 
 #[tokio::test(start_paused = true)]
 async fn a_tool_error_and_a_transport_error_are_classified_and_tagged() {
-    let World {
-        capture,
-        _guard,
-        metrics,
-        service,
-        ..
-    } = world();
+    let (capture, _guard, metrics, _, service) = world();
 
-    let result = service
-        .clone()
-        .oneshot(ToolCall::new("mcp__files__fail"))
-        .await
-        .unwrap();
+    let result = call(&service, "mcp__files__fail").await.unwrap();
     assert_eq!(result.is_error, Some(true));
-    let err = service
-        .oneshot(ToolCall::new("mcp__files__broken"))
-        .await
-        .unwrap_err();
+    let err = call(&service, "mcp__files__broken").await.unwrap_err();
     assert!(err.to_string().contains("connection reset"));
 
     let spans = capture.spans();
@@ -219,10 +164,7 @@ async fn a_call_that_outlives_towers_timeout_is_counted_as_timeout() {
         .timeout(Duration::from_secs(3))
         .layer(layer(&metrics))
         .service(Servers::default());
-    let err = service
-        .oneshot(ToolCall::new("mcp__files__hang"))
-        .await
-        .unwrap_err();
+    let err = call(&service, "mcp__files__hang").await.unwrap_err();
     assert!(err.is::<tower::timeout::error::Elapsed>());
     // The layer sits inside the timeout here, so it sees its future dropped: cancelled.
     assert_metric(
@@ -238,10 +180,7 @@ async fn a_call_that_outlives_towers_timeout_is_counted_as_timeout() {
     let service = ServiceBuilder::new()
         .layer(layer(&metrics))
         .service(tower::util::MapErr::new(inner, |e: BoxError| e));
-    let err = service
-        .oneshot(ToolCall::new("mcp__files__hang"))
-        .await
-        .unwrap_err();
+    let err = call(&service, "mcp__files__hang").await.unwrap_err();
     assert!(err.is::<tower::timeout::error::Elapsed>());
     assert_metric(
         &metrics,
@@ -293,12 +232,9 @@ async fn the_on_not_ready_hook_sees_every_refusal() {
     let service = ServiceBuilder::new()
         .layer(layer)
         .service(Servers::default());
-    let _ = service
-        .clone()
-        .oneshot(ToolCall::new("mcp__chat__send"))
-        .await;
-    let _ = service.clone().oneshot(ToolCall::new("mcp__gone__x")).await;
-    let _ = service.oneshot(ToolCall::new("mcp__files__read")).await;
+    let _ = call(&service, "mcp__chat__send").await;
+    let _ = call(&service, "mcp__gone__x").await;
+    let _ = call(&service, "mcp__files__read").await;
     assert_eq!(
         *refusals.lock().unwrap(),
         [
@@ -338,12 +274,7 @@ async fn an_outer_execute_tool_span_is_enriched_instead_of_opening_a_second() {
 
 #[tokio::test(start_paused = true)]
 async fn a_services_own_enclosing_span_is_left_alone_and_the_call_opens_its_own() {
-    let World {
-        capture,
-        _guard,
-        service,
-        ..
-    } = world();
+    let (capture, _guard, _, _, service) = world();
     let request = tracing::info_span!("handle_request", gen_ai.operation.name = "execute_tool");
     {
         let _entered = request.enter();

@@ -17,18 +17,13 @@ fn the_257th_distinct_tool_name_is_counted_as_other() {
             .tool(&format!("tool{i}"))
             .observe_call(CallOutcome::Ok);
     }
-    metrics
-        .server("files")
-        .tool("tool256")
-        .observe_call(CallOutcome::Ok);
-    metrics
-        .server("files")
-        .tool("invented")
-        .observe_call(CallOutcome::NotReady);
-    metrics
-        .server("other_server")
-        .tool("tool0")
-        .observe_call(CallOutcome::Ok); // admitted names stay admitted
+    for (server, tool, outcome) in [
+        ("files", "tool256", CallOutcome::Ok),
+        ("files", "invented", CallOutcome::NotReady),
+        ("other_server", "tool0", CallOutcome::Ok), // admitted names stay admitted
+    ] {
+        metrics.server(server).tool(tool).observe_call(outcome);
+    }
     metrics
         .server("files")
         .tool("another_invention")
@@ -65,14 +60,9 @@ fn the_257th_distinct_tool_name_is_counted_as_other() {
 #[test]
 fn the_tool_cap_is_configurable() {
     let metrics = Metrics::builder().tool_cap(1).build().unwrap();
-    metrics
-        .server("s")
-        .tool("first")
-        .observe_call(CallOutcome::Ok);
-    metrics
-        .server("s")
-        .tool("second")
-        .observe_call(CallOutcome::Ok);
+    for tool in ["first", "second"] {
+        metrics.server("s").tool(tool).observe_call(CallOutcome::Ok);
+    }
     let samples = parse(&metrics.render());
     let tools: Vec<_> = samples
         .iter()

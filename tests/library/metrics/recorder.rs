@@ -11,6 +11,7 @@ use mcp_readiness::{
     metrics::{ManualClock, names},
 };
 
+use crate::support::call::call;
 use crate::support::events::*;
 use crate::support::exposition::*;
 
@@ -149,90 +150,7 @@ fn the_scenario_records_what_each_event_and_observation_means() {
             );
         }
     }
-    // State-change time from the injected clock: files last changed at T0 + 1.7 + 0.3 + 1 + 60 + 0.25 s.
-    assert_eq!(
-        v(
-            names::SERVER_STATE_CHANGED_TIMESTAMP_SECONDS,
-            &[("server", "files")]
-        ),
-        Some(1_700_000_063.25)
-    );
-    assert_eq!(
-        v(
-            names::SERVER_STATE_CHANGED_TIMESTAMP_SECONDS,
-            &[("server", "slow")]
-        ),
-        Some(1_700_000_002.0)
-    );
-    assert_eq!(v(names::SERVER_TOOLS, &[("server", "files")]), Some(3.0));
-    // Waste: only the non-ready verdicts' waits.
-    assert_eq!(
-        v(
-            names::WASTE_SECONDS_TOTAL,
-            &[("server", "slow"), ("state", "connecting")]
-        ),
-        Some(20.0)
-    );
-    assert_eq!(
-        v(
-            names::WASTE_SECONDS_TOTAL,
-            &[("server", "gone"), ("state", "absent")]
-        ),
-        Some(2.0)
-    );
-    assert_eq!(
-        v(
-            names::WASTE_SECONDS_TOTAL,
-            &[("server", "files"), ("state", "ready")]
-        ),
-        None
-    );
-    // Avoided: budget minus wait, only for states that do not heal.
-    assert_eq!(
-        v(
-            names::AVOIDED_WAIT_SECONDS_TOTAL,
-            &[("server", "github"), ("state", "unauthenticated")]
-        ),
-        Some(20.0)
-    );
-    assert_eq!(
-        v(
-            names::AVOIDED_WAIT_SECONDS_TOTAL,
-            &[("server", "gone"), ("state", "absent")]
-        ),
-        Some(18.0)
-    );
-    assert_eq!(
-        v(
-            names::AVOIDED_WAIT_SECONDS_TOTAL,
-            &[("server", "slow"), ("state", "connecting")]
-        ),
-        None
-    );
-    // Budget exhausted: the connecting verdict that timed out.
-    assert_eq!(
-        v(names::BUDGET_EXHAUSTED_TOTAL, &[("server", "slow")]),
-        Some(1.0)
-    );
-    assert_eq!(
-        v(names::BUDGET_EXHAUSTED_TOTAL, &[("server", "files")]),
-        Some(0.0)
-    );
-    // Resolve wait histogram by verdict.
-    assert_eq!(
-        v(
-            "mcp_readiness_resolve_wait_seconds_count",
-            &[("server", "files"), ("state", "ready")]
-        ),
-        Some(2.0)
-    );
-    assert_eq!(
-        v(
-            "mcp_readiness_resolve_wait_seconds_sum",
-            &[("server", "files"), ("state", "ready")]
-        ),
-        Some(1.5)
-    );
+
     // Calls: every outcome label.
     let call = |tool: &str, outcome: &str| {
         v(
@@ -259,71 +177,48 @@ fn the_scenario_records_what_each_event_and_observation_means() {
     assert_eq!(call("read_file", "transport_error"), Some(1.0));
     assert_eq!(call("query", "timeout"), Some(1.0));
     assert_eq!(call("read_file", "cancelled"), Some(1.0));
-    assert_eq!(
-        v(
-            names::TOOL_ABSENT_TOTAL,
-            &[("server", "files"), ("tool", "delete_everything")]
-        ),
-        Some(1.0)
-    );
-    // Connects by result, durations, reconnects, cooldown.
-    assert_eq!(
-        v(
-            names::CONNECTS_TOTAL,
-            &[("server", "files"), ("result", "ok")]
-        ),
-        Some(2.0)
-    );
-    assert_eq!(
-        v(
-            names::CONNECTS_TOTAL,
-            &[("server", "files"), ("result", "closed")]
-        ),
-        Some(1.0)
-    );
-    assert_eq!(
-        v(
-            names::CONNECTS_TOTAL,
-            &[("server", "github"), ("result", "refused")]
-        ),
-        Some(0.0)
-    );
-    assert_eq!(
-        v(
-            "mcp_readiness_connect_duration_seconds_sum",
-            &[("server", "files"), ("result", "ok")]
-        ),
-        Some(1.45)
-    );
-    assert_eq!(
-        v(names::RECONNECTS_TOTAL, &[("server", "files")]),
-        Some(1.0)
-    );
-    assert_eq!(
-        v(names::COOLDOWN_REJECTIONS_TOTAL, &[("server", "gone")]),
-        Some(1.0)
-    );
-    assert_eq!(
-        v(names::WAIT_BUDGET_SECONDS, &[("server", "slow")]),
-        Some(20.0)
-    );
-    // The semantic-convention histogram: empty error_type on success.
-    assert_eq!(
-        v(
-            "mcp_client_operation_duration_seconds_count",
-            &[
-                ("mcp_method_name", "tools/call"),
-                ("gen_ai_tool_name", "read_file"),
-                ("error_type", ""),
-                ("server", "files"),
-            ]
-        ),
-        Some(2.0)
-    );
-    assert_eq!(
-        v(names::BUILD_INFO, &[("version", env!("CARGO_PKG_VERSION"))]),
-        Some(1.0)
-    );
+
+    // Each series as `name`, its labels as `key=value` words, and its value.
+    #[rustfmt::skip]
+    let expected: &[(&str, &str, Option<f64>)] = &[
+        // State-change time from the injected clock: files last changed at T0 + 1.7 + 0.3 + 1 + 60 + 0.25 s.
+        (names::SERVER_STATE_CHANGED_TIMESTAMP_SECONDS, "server=files", Some(1_700_000_063.25)),
+        (names::SERVER_STATE_CHANGED_TIMESTAMP_SECONDS, "server=slow", Some(1_700_000_002.0)),
+        (names::SERVER_TOOLS, "server=files", Some(3.0)),
+        // Waste: only the non-ready verdicts' waits.
+        (names::WASTE_SECONDS_TOTAL, "server=slow state=connecting", Some(20.0)),
+        (names::WASTE_SECONDS_TOTAL, "server=gone state=absent", Some(2.0)),
+        (names::WASTE_SECONDS_TOTAL, "server=files state=ready", None),
+        // Avoided: budget minus wait, only for states that do not heal.
+        (names::AVOIDED_WAIT_SECONDS_TOTAL, "server=github state=unauthenticated", Some(20.0)),
+        (names::AVOIDED_WAIT_SECONDS_TOTAL, "server=gone state=absent", Some(18.0)),
+        (names::AVOIDED_WAIT_SECONDS_TOTAL, "server=slow state=connecting", None),
+        // Budget exhausted: the connecting verdict that timed out.
+        (names::BUDGET_EXHAUSTED_TOTAL, "server=slow", Some(1.0)),
+        (names::BUDGET_EXHAUSTED_TOTAL, "server=files", Some(0.0)),
+        // Resolve wait histogram by verdict.
+        ("mcp_readiness_resolve_wait_seconds_count", "server=files state=ready", Some(2.0)),
+        ("mcp_readiness_resolve_wait_seconds_sum", "server=files state=ready", Some(1.5)),
+        (names::TOOL_ABSENT_TOTAL, "server=files tool=delete_everything", Some(1.0)),
+        // Connects by result, durations, reconnects, cooldown.
+        (names::CONNECTS_TOTAL, "server=files result=ok", Some(2.0)),
+        (names::CONNECTS_TOTAL, "server=files result=closed", Some(1.0)),
+        (names::CONNECTS_TOTAL, "server=github result=refused", Some(0.0)),
+        ("mcp_readiness_connect_duration_seconds_sum", "server=files result=ok", Some(1.45)),
+        (names::RECONNECTS_TOTAL, "server=files", Some(1.0)),
+        (names::COOLDOWN_REJECTIONS_TOTAL, "server=gone", Some(1.0)),
+        (names::WAIT_BUDGET_SECONDS, "server=slow", Some(20.0)),
+        // The semantic-convention histogram: empty error_type on success.
+        ("mcp_client_operation_duration_seconds_count", "mcp_method_name=tools/call gen_ai_tool_name=read_file error_type= server=files", Some(2.0)),
+        (names::BUILD_INFO, concat!("version=", env!("CARGO_PKG_VERSION")), Some(1.0)),
+    ];
+    for &(name, labels, want) in expected {
+        let pairs: Vec<(&str, &str)> = labels
+            .split(' ')
+            .map(|pair| pair.split_once('=').unwrap())
+            .collect();
+        assert_eq!(v(name, &pairs), want, "{name} {labels}");
+    }
 }
 
 /// The value of `name{labels}` in `text`, 0 when absent.
@@ -377,10 +272,7 @@ async fn a_storm_of_refused_calls_avoids_one_shared_wait_not_a_budget_per_call()
     // 60.3 s, and the counter is the one wait from 0 to 60.3 s + 20 s.
     for _ in 0..12 {
         tokio::time::advance(Duration::from_secs(5)).await;
-        let _ = tools
-            .clone()
-            .oneshot(ToolCall::new("mcp__gone__read"))
-            .await;
+        let _ = call(&tools, "mcp__gone__read").await;
     }
     let later = sample(&metrics.render(), avoided);
     assert!(

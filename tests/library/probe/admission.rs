@@ -4,8 +4,6 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use mcp_readiness::Metrics;
-use mcp_readiness::exporter;
 use mcp_readiness::probe::ProbeConfig;
 
 use super::*;
@@ -16,13 +14,7 @@ async fn a_storm_of_probes_runs_at_most_max_in_flight_answers_the_excess_503_and
     let (url, accepted, _open) = silent_server().await;
     let mut config = ProbeConfig::allowing(loopback());
     config.max_in_flight = 2;
-    let server = exporter::serve_with_probe(
-        Metrics::new(),
-        prober(config),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+    let server = probe_endpoint(prober(config)).await;
     let addr = server.local_addr();
     let client = reqwest::Client::new();
     let target = url.replace(':', "%3A").replace('/', "%2F");

@@ -4,37 +4,14 @@
 
 use std::sync::atomic::Ordering;
 
-use mcp_readiness::Metrics;
-use mcp_readiness::exporter;
 use mcp_readiness::probe::{ProbeConfig, Prober};
 
 use super::*;
 
-/// `GET /probe?<query>` on a `serve_with_probe` server; status and body.
-async fn get_probe(addr: SocketAddr, query: &str) -> (u16, String) {
-    let response = reqwest::Client::new()
-        .get(format!("http://{addr}/probe?{query}"))
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    (status, response.text().await.unwrap())
-}
-
-fn encode(url: &str) -> String {
-    url.replace(':', "%3A").replace('/', "%2F")
-}
-
 #[tokio::test]
 async fn the_probe_endpoint_is_off_until_configured() {
-    let server = exporter::serve_with_probe(
-        Metrics::new(),
-        Prober::disabled(),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
-    let (status, body) = get_probe(
+    let server = probe_endpoint(Prober::disabled()).await;
+    let (status, _, body) = get_probe(
         server.local_addr(),
         "target=http%3A%2F%2F127.0.0.1%3A1%2Fmcp",
     )
@@ -56,19 +33,13 @@ async fn a_target_off_the_allow_list_is_a_403_with_a_reason_and_no_connection_is
     let prober = prober(ProbeConfig::allowing(vec![
         "http://127.0.0.1:1/mcp".parse().unwrap(),
     ]));
-    let server = exporter::serve_with_probe(
-        Metrics::new(),
-        prober.clone(),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+    let server = probe_endpoint(prober.clone()).await;
     for target in [
         format!("http://{addr}/mcp"),
         format!("http://localhost:{}/mcp", addr.port()),
         format!("http://{addr}/mcp/../other"),
     ] {
-        let (status, body) =
+        let (status, _, body) =
             get_probe(server.local_addr(), &format!("target={}", encode(&target))).await;
         assert_eq!(status, 403, "{target}: {body}");
         assert!(
@@ -78,7 +49,7 @@ async fn a_target_off_the_allow_list_is_a_403_with_a_reason_and_no_connection_is
         assert!(body.contains("no connection was made"), "{body}");
     }
     // Credentials in the target are refused before the allow-list is even read.
-    let (status, body) = get_probe(
+    let (status, _, body) = get_probe(
         server.local_addr(),
         &format!(
             "target={}",
@@ -112,17 +83,11 @@ async fn a_modules_credentials_go_only_to_the_targets_its_own_patterns_allow() {
     config
         .modules
         .insert("team".into(), bearer_module(&[&mine.url], "team-token"));
-    let server = exporter::serve_with_probe(
-        Metrics::new(),
-        prober(config),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+    let server = probe_endpoint(prober(config)).await;
     let addr = server.local_addr();
 
     // The module's token to another target: refused, and that target sees nothing.
-    let (status, body) =
+    let (status, _, body) =
         get_probe(addr, &format!("target={}&module=team", encode(&other.url))).await;
     assert_eq!(status, 403, "{body}");
     assert!(body.contains("module `team`"), "{body}");
@@ -133,7 +98,7 @@ async fn a_modules_credentials_go_only_to_the_targets_its_own_patterns_allow() {
     assert_eq!(other.accepted.load(Ordering::SeqCst), 0);
 
     // The module's own target gets the token and reads ready.
-    let (status, body) = get_probe(
+    let (status, _, body) = get_probe(
         addr,
         &format!("target={}&module=team&server=mine", encode(&mine.url)),
     )
@@ -151,7 +116,7 @@ async fn a_modules_credentials_go_only_to_the_targets_its_own_patterns_allow() {
     );
 
     // The other target through the default module: probed, without any credential.
-    let (status, body) =
+    let (status, _, body) =
         get_probe(addr, &format!("target={}&server=other", encode(&other.url))).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(
@@ -168,14 +133,8 @@ async fn a_modules_credentials_go_only_to_the_targets_its_own_patterns_allow() {
 
 #[tokio::test]
 async fn an_unknown_module_or_a_missing_target_is_a_400_that_says_what_to_send() {
-    let server = exporter::serve_with_probe(
-        Metrics::new(),
-        prober(ProbeConfig::allowing(loopback())),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
-    let (status, body) = get_probe(
+    let server = probe_endpoint(prober(ProbeConfig::allowing(loopback()))).await;
+    let (status, _, body) = get_probe(
         server.local_addr(),
         "module=nope&target=http%3A%2F%2F127.0.0.1%3A1%2Fmcp",
     )
@@ -187,7 +146,7 @@ async fn an_unknown_module_or_a_missing_target_is_a_400_that_says_what_to_send()
             "unknown module `nope`: `readiness.probe.modules` has none"
         )
     );
-    let (status, body) = get_probe(server.local_addr(), "").await;
+    let (status, _, body) = get_probe(server.local_addr(), "").await;
     assert_eq!(status, 400);
     assert!(body.contains("missing `target`"), "{body}");
 }

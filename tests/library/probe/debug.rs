@@ -3,30 +3,7 @@
 //! attempt's result and the reason) and then the metrics, which carry
 //! `mcp_readiness_probe_phase_duration_seconds{phase}` on every answer.
 
-use mcp_readiness::Metrics;
-use mcp_readiness::exporter;
-
 use super::*;
-
-async fn get(addr: SocketAddr, query: &str) -> (u16, String, String) {
-    let response = reqwest::Client::new()
-        .get(format!("http://{addr}/probe?{query}"))
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
-    (status, content_type, response.text().await.unwrap())
-}
-
-fn encode(url: &str) -> String {
-    url.replace(':', "%3A").replace('/', "%2F")
-}
 
 #[tokio::test]
 async fn a_debug_probe_of_a_server_refusing_the_token_says_why_in_its_log_then_its_metrics() {
@@ -36,15 +13,9 @@ async fn a_debug_probe_of_a_server_refusing_the_token_says_why_in_its_log_then_i
         "vault".into(),
         bearer_module(&["http://127.0.0.1:*/mcp"], "wrong-token-debug-8"),
     );
-    let server = exporter::serve_with_probe(
-        Metrics::new(),
-        prober(config),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+    let server = probe_endpoint(prober(config)).await;
     let target = encode(&mcp.url);
-    let (status, content_type, body) = get(
+    let (status, content_type, body) = get_probe(
         server.local_addr(),
         &format!("target={target}&module=vault&debug=true"),
     )
@@ -93,7 +64,7 @@ async fn a_debug_probe_of_a_server_refusing_the_token_says_why_in_its_log_then_i
     );
 
     // The same probe without debug: the metrics alone, phases included, as Prometheus reads them.
-    let (status, content_type, plain) = get(
+    let (status, content_type, plain) = get_probe(
         server.local_addr(),
         &format!("target={target}&module=vault"),
     )
@@ -110,14 +81,8 @@ async fn a_debug_probe_of_a_server_refusing_the_token_says_why_in_its_log_then_i
 #[tokio::test]
 async fn a_debug_probe_of_a_ready_server_times_the_handshake_and_the_tool_list() {
     let mcp = McpServer::start(None).await;
-    let server = exporter::serve_with_probe(
-        Metrics::new(),
-        prober(ProbeConfig::allowing(loopback())),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
-    let (status, _, body) = get(
+    let server = probe_endpoint(prober(ProbeConfig::allowing(loopback()))).await;
+    let (status, _, body) = get_probe(
         server.local_addr(),
         &format!("target={}&debug=true", encode(&mcp.url)),
     )
@@ -167,19 +132,13 @@ async fn a_debug_probe_of_a_ready_server_times_the_handshake_and_the_tool_list()
 
 #[tokio::test]
 async fn a_debug_probe_follows_the_allow_list_like_any_other() {
-    let server = exporter::serve_with_probe(
-        Metrics::new(),
-        prober(ProbeConfig::allowing(loopback())),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
-    let (status, _, body) = get(
+    let server = probe_endpoint(prober(ProbeConfig::allowing(loopback()))).await;
+    let (status, _, body) = get_probe(
         server.local_addr(),
         &format!("target={}&debug=true", encode("http://10.255.255.1:80/mcp")),
     )
     .await;
     assert_eq!(status, 403, "{body}");
-    let (status, _, _) = get(server.local_addr(), "target=x&debug=maybe").await;
+    let (status, _, _) = get_probe(server.local_addr(), "target=x&debug=maybe").await;
     assert_eq!(status, 400);
 }

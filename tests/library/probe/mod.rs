@@ -14,45 +14,12 @@ use std::sync::{Arc, Mutex};
 
 use axum::body::Body;
 use axum::http::{Request, Response, StatusCode};
+use mcp_readiness::Metrics;
 use mcp_readiness::probe::{ProbeConfig, ProbeModule, Prober, TargetPattern};
-use rmcp::model::{
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-};
-use rmcp::service::{RequestContext, RoleServer};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ErrorData, ServerHandler};
+use mcp_readiness_fixtures::mcp;
 use tokio::net::TcpListener;
 
-/// A small MCP server offering `lookup` and `summarize`, named `probe-fixture` 1.2.3.
-#[derive(Clone)]
-struct Fixture;
-
-impl ServerHandler for Fixture {
-    fn get_info(&self) -> ServerConfig {
-        let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
-        config.server_info = rmcp::model::Implementation::new("probe-fixture", "1.2.3");
-        config
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        let schema: Arc<serde_json::Map<String, serde_json::Value>> = Arc::new(
-            [("type".to_owned(), serde_json::Value::from("object"))]
-                .into_iter()
-                .collect(),
-        );
-        Ok(ListToolsResult::with_all_items(vec![
-            Tool::new("lookup", "Look something up", schema.clone()),
-            Tool::new("summarize", "Summarize", schema),
-        ]))
-    }
-}
-
-/// A running fixture: its `/mcp` URL, the TCP connections it accepted, and the `Authorization`
+/// A running [`mcp::PROBE`] server: its `/mcp` URL, the TCP connections it accepted, and the `Authorization`
 /// header of every request it received (`""` when there was none).
 struct McpServer {
     url: String,
@@ -64,12 +31,7 @@ impl McpServer {
     /// Serves the fixture on 127.0.0.1; with `token`, requests without `Bearer <token>` get a 401
     /// with a challenge.
     async fn start(token: Option<&str>) -> McpServer {
-        let service: StreamableHttpService<Fixture, LocalSessionManager> =
-            StreamableHttpService::new(
-                || Ok(Fixture),
-                Default::default(),
-                StreamableHttpServerConfig::default().with_sse_keep_alive(None),
-            );
+        let service = mcp::http_service(mcp::PROBE);
         let expected = token.map(|t| format!("Bearer {t}"));
         let authorizations = Arc::new(Mutex::new(Vec::new()));
         let seen = authorizations.clone();
@@ -81,12 +43,7 @@ impl McpServer {
                         let expected = expected.clone();
                         let seen = seen.clone();
                         async move {
-                            let given = request
-                                .headers()
-                                .get("authorization")
-                                .and_then(|v| v.to_str().ok())
-                                .unwrap_or("")
-                                .to_owned();
+                            let given = header(request.headers(), "authorization");
                             seen.lock().unwrap().push(given.clone());
                             if expected.as_ref().is_some_and(|e| *e != given) {
                                 return Response::builder()
@@ -167,9 +124,39 @@ async fn silent_server() -> (String, Arc<AtomicUsize>, Arc<AtomicUsize>) {
     (format!("http://{addr}/mcp"), accepted, open)
 }
 
+/// The value of `name` in `headers`, `""` when there is none.
+fn header(headers: &axum::http::HeaderMap, name: &str) -> String {
+    let value = headers.get(name).and_then(|v| v.to_str().ok());
+    value.unwrap_or("").to_owned()
+}
+
+/// `GET /probe?<query>` on a [`probe_endpoint`]: status, content type and body.
+async fn get_probe(addr: SocketAddr, query: &str) -> (u16, String, String) {
+    let url = format!("http://{addr}/probe?{query}");
+    let response = reqwest::get(url).await.unwrap();
+    let content_type = header(response.headers(), "content-type");
+    (
+        response.status().as_u16(),
+        content_type,
+        response.text().await.unwrap(),
+    )
+}
+
+/// `url` as a query value.
+fn encode(url: &str) -> String {
+    url.replace(':', "%3A").replace('/', "%2F")
+}
+
 /// `http://127.0.0.1:<port>/mcp` patterns for any port.
 fn loopback() -> Vec<TargetPattern> {
     vec!["http://127.0.0.1:*/mcp".parse().unwrap()]
+}
+
+/// `/metrics` and `/probe` on a free loopback port, probing with `prober`.
+async fn probe_endpoint(prober: Prober) -> mcp_readiness::exporter::MetricsServer {
+    let addr = "127.0.0.1:0".parse().unwrap();
+    let served = mcp_readiness::exporter::serve_with_probe(Metrics::new(), prober, addr);
+    served.await.unwrap()
 }
 
 fn prober(config: ProbeConfig) -> Prober {

@@ -10,12 +10,11 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use axum::http::header;
+use mcp_readiness::Hub;
 use mcp_readiness::State;
+use mcp_readiness::ToolCall;
 use mcp_readiness::probe::{ProbeConfig, ProbeRequest};
-use mcp_readiness::secret::Secret;
 use mcp_readiness::state::ConnectResult;
-use mcp_readiness::{Hub, HubOptions};
-use mcp_readiness::{ServerSpec, ToolCall, TransportSpec};
 
 use super::*;
 
@@ -96,29 +95,14 @@ async fn an_sso_page_and_a_health_endpoint_are_protocol_errors_that_say_what_the
 async fn a_supervised_server_behind_an_sso_page_reads_absent_with_the_page_named_not_a_closed_channel()
  {
     let url = answering("text/html", sso_page()).await;
-    let spec = ServerSpec {
-        name: "sso".into(),
-        transport: TransportSpec::Http {
-            url: Secret::new(url),
-            headers: Default::default(),
-            oauth: None,
-        },
-    };
-    let options = HubOptions::builder()
-        .connect_timeout(Duration::from_secs(10))
-        .health_interval(None)
-        .build()
-        .unwrap();
-    let hub = Hub::new(vec![spec], options).unwrap();
+    let spec = crate::support::hub::http_server("sso", url, None);
+    let hub = crate::support::hub::one(spec, crate::support::hub::options());
     let error = hub
         .call(ToolCall::new("mcp__sso__search"))
         .await
         .unwrap_err();
-    assert_eq!(
-        error.connect_result(),
-        Some(ConnectResult::ProtocolError),
-        "{error}"
-    );
+    let result = error.connect_result();
+    assert_eq!(result, Some(ConnectResult::ProtocolError), "{error}");
     let status = hub
         .servers()
         .into_iter()
@@ -135,11 +119,7 @@ async fn a_supervised_server_behind_an_sso_page_reads_absent_with_the_page_named
 /// The fixture MCP server, until `failing` is set: then every request is answered `500` with an
 /// HTML error page (a proxy in front of a server that went down).
 async fn failing_server(failing: Arc<AtomicBool>) -> String {
-    let service: StreamableHttpService<Fixture, LocalSessionManager> = StreamableHttpService::new(
-        || Ok(Fixture),
-        Default::default(),
-        StreamableHttpServerConfig::default().with_sse_keep_alive(None),
-    );
+    let service = mcp::http_service(mcp::PROBE);
     let app = axum::Router::new().nest_service("/mcp", service).layer(
         axum::middleware::from_fn(move |request: Request<Body>, next: axum::middleware::Next| {
             let failing = failing.clone();
@@ -168,16 +148,8 @@ async fn a_health_ping_that_fails_reads_the_root_cause_not_the_transport_type() 
     use mcp_readiness::Inventory as _;
     let failing = Arc::new(AtomicBool::new(false));
     let url = failing_server(failing.clone()).await;
-    let spec = ServerSpec {
-        name: "rot".into(),
-        transport: TransportSpec::Http {
-            url: Secret::new(url),
-            headers: Default::default(),
-            oauth: None,
-        },
-    };
-    let options = HubOptions::builder()
-        .connect_timeout(Duration::from_secs(10))
+    let spec = crate::support::hub::http_server("rot", url, None);
+    let options = crate::support::hub::options()
         .health_interval(Some(Duration::from_millis(100)))
         .reconnect_on_drop(false)
         .build()

@@ -248,22 +248,15 @@ async fn a_module_offers_only_the_protocol_generations_it_names() {
             .map(|i| i.protocol_version.clone())
             .unwrap_or_default()
     };
-    let old = prober
-        .probe(&ProbeRequest {
-            module: Some("old".into()),
-            ..request(&server.url)
-        })
-        .await
-        .unwrap();
-    assert_eq!(old.outcome.state, State::Ready, "{:?}", old.outcome);
-    assert_eq!(version(&old), "2025-11-25");
-    let new = prober
-        .probe(&ProbeRequest {
-            module: Some("new".into()),
-            ..request(&server.url)
-        })
-        .await
-        .unwrap();
-    assert_eq!(new.outcome.state, State::Ready, "{:?}", new.outcome);
-    assert_eq!(version(&new), "2026-07-28");
+    for (module, expected) in [("old", "2025-11-25"), ("new", "2026-07-28")] {
+        let answer = prober
+            .probe(&ProbeRequest {
+                module: Some(module.into()),
+                ..request(&server.url)
+            })
+            .await
+            .unwrap();
+        assert_eq!(answer.outcome.state, State::Ready, "{:?}", answer.outcome);
+        assert_eq!(version(&answer), expected, "{module}");
+    }
 }

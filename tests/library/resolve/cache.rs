@@ -88,10 +88,7 @@ async fn with_a_change_feed_a_server_that_came_online_is_seen_at_once() {
     // A human re-authorizes; the inventory says so.
     inventory.set(Snapshot::default().with_ready_tool("mcp__x__a"));
     let verdict = cache.resolve(&tool("mcp__x__a")).await;
-    assert_eq!(
-        (verdict.state, verdict.waited),
-        (State::Ready, Duration::ZERO)
-    );
+    assert_eq!(waited(&verdict), (State::Ready, Duration::ZERO));
 }
 
 #[tokio::test(start_paused = true)]
@@ -107,10 +104,7 @@ async fn an_unrelated_change_does_not_make_a_connecting_server_cost_a_second_bud
             .with_ready_tool("mcp__y__b"),
     );
     let verdict = cache.resolve(&tool("mcp__x__c")).await;
-    assert_eq!(
-        (verdict.state, verdict.waited),
-        (State::Connecting, Duration::ZERO)
-    );
+    assert_eq!(waited(&verdict), (State::Connecting, Duration::ZERO));
 }
 
 #[tokio::test(start_paused = true)]
@@ -161,7 +155,7 @@ async fn a_cancelled_first_caller_does_not_lose_the_wait_for_the_others() {
     tokio::time::sleep(MS(1000)).await;
     leader.abort();
     let verdict = joiner.await.unwrap();
-    assert_eq!((verdict.state, verdict.waited), (State::Ready, MS(5000)));
+    assert_eq!(waited(&verdict), (State::Ready, MS(5000)));
 }
 
 #[tokio::test(start_paused = true)]

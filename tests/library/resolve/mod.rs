@@ -86,6 +86,16 @@ impl Inventory for LateServer {
     }
 }
 
+/// A verdict's state and wait, to compare in one line.
+fn waited(verdict: &resolve::Verdict) -> (State, Duration) {
+    (verdict.state, verdict.waited)
+}
+
+/// A verdict's state, wait and whether the budget ran out.
+fn timed(verdict: &resolve::Verdict) -> (State, Duration, bool) {
+    (verdict.state, verdict.waited, verdict.timed_out)
+}
+
 fn tool(name: &str) -> ToolName {
     ToolName::parse(name)
 }

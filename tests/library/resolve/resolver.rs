@@ -16,10 +16,7 @@ async fn a_tool_that_appears_on_the_fourth_poll_is_ready_after_exactly_6000_ms()
 async fn a_tool_that_never_arrives_is_connecting_and_timed_out_after_exactly_20000_ms() {
     let inventory = LateServer::new("x", &["a"], None);
     let verdict = resolve::resolve(&inventory, &tool("mcp__x__a"), Budget::default()).await;
-    assert_eq!(
-        (verdict.state, verdict.waited, verdict.timed_out),
-        (State::Connecting, MS(20_000), true)
-    );
+    assert_eq!(timed(&verdict), (State::Connecting, MS(20_000), true));
     assert_eq!(verdict.error_type(), Some("resolve_timeout"));
     assert_eq!(inventory.polls(), 11, "polls at 0, 2, ..., 20 s");
 }
@@ -28,14 +25,11 @@ async fn a_tool_that_never_arrives_is_connecting_and_timed_out_after_exactly_200
 async fn arriving_just_before_the_last_poll_is_caught_and_just_after_is_not() {
     let before = LateServer::new("x", &["a"], Some(MS(19_999)));
     let verdict = resolve::resolve(&before, &tool("mcp__x__a"), Budget::default()).await;
-    assert_eq!((verdict.state, verdict.waited), (State::Ready, MS(20_000)));
+    assert_eq!(waited(&verdict), (State::Ready, MS(20_000)));
 
     let after = LateServer::new("x", &["a"], Some(MS(20_001)));
     let verdict = resolve::resolve(&after, &tool("mcp__x__a"), Budget::default()).await;
-    assert_eq!(
-        (verdict.state, verdict.waited, verdict.timed_out),
-        (State::Connecting, MS(20_000), true)
-    );
+    assert_eq!(timed(&verdict), (State::Connecting, MS(20_000), true));
 }
 
 #[tokio::test(start_paused = true)]
@@ -52,7 +46,7 @@ async fn the_last_poll_is_the_one_that_still_fits_in_the_budget() {
 async fn with_change_notifications_a_tool_arriving_at_5_1_s_returns_at_5_1_s() {
     let inventory = LateServer::new("x", &["a"], Some(MS(5100))).notifying();
     let verdict = resolve::resolve(&inventory, &tool("mcp__x__a"), Budget::default()).await;
-    assert_eq!((verdict.state, verdict.waited), (State::Ready, MS(5100)));
+    assert_eq!(waited(&verdict), (State::Ready, MS(5100)));
 }
 
 #[tokio::test(start_paused = true)]
@@ -70,10 +64,7 @@ async fn a_change_that_does_not_help_keeps_the_poll_grid_and_the_full_budget() {
         );
     });
     let verdict = resolve::resolve(&inventory, &tool("mcp__x__a"), Budget::default()).await;
-    assert_eq!(
-        (verdict.state, verdict.waited, verdict.timed_out),
-        (State::Connecting, MS(20_000), true)
-    );
+    assert_eq!(timed(&verdict), (State::Connecting, MS(20_000), true));
 }
 
 #[tokio::test(start_paused = true)]

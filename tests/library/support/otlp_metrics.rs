@@ -4,10 +4,9 @@
 
 use std::net::SocketAddr;
 
-use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
-use crate::support::otlp::string_attr;
+use mcp_readiness_fixtures::otlp::string_attr;
 
 use opentelemetry_proto::tonic::collector::metrics::v1::metrics_service_server::{
     MetricsService, MetricsServiceServer,
@@ -52,9 +51,10 @@ pub async fn start_metrics_http_receiver() -> (
     SocketAddr,
     mpsc::UnboundedReceiver<ExportMetricsServiceRequest>,
 ) {
-    super::otlp::start_protobuf_receiver::<ExportMetricsServiceRequest, ExportMetricsServiceResponse>(
-        "/v1/metrics",
-    )
+    mcp_readiness_fixtures::otlp::start_protobuf_receiver::<
+        ExportMetricsServiceRequest,
+        ExportMetricsServiceResponse,
+    >("/v1/metrics")
     .await
 }
 
@@ -78,13 +78,8 @@ pub async fn start_metrics_grpc_receiver() -> (
     SocketAddr,
     mpsc::UnboundedReceiver<ExportMetricsServiceRequest>,
 ) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("local addr");
+    let (addr, incoming) = mcp_readiness_fixtures::otlp::loopback_incoming().await;
     let (tx, rx) = mpsc::unbounded_channel();
-    let incoming = futures::stream::unfold(listener, |listener| async move {
-        let conn = listener.accept().await.map(|(stream, _)| stream);
-        Some((conn, listener))
-    });
     tokio::spawn(
         tonic::transport::Server::builder()
             .add_service(MetricsServiceServer::new(GrpcMetricsReceiver(tx)))

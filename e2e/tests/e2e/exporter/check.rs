@@ -273,7 +273,7 @@ async fn a_failed_push_is_printed_after_the_runs_own_output_and_is_exit_1() {
     let output = tokio::process::Command::new("sh")
         .arg("-c")
         .arg(r#"exec "$0" "$@" 2>&1"#)
-        .arg(common::cli())
+        .arg(mcp_readiness_fixtures::cli())
         .args(["check", "--config", config.to_str().unwrap()])
         .args(["--push", &format!("http://127.0.0.1:{port}")])
         .env("RUST_LOG", "off")

@@ -5,20 +5,18 @@
 //!
 //! `MCP_READINESS_SOAK=1` lengthens the churn test (see docs/guarantees.md).
 
-use mcp_readiness_fixtures as common;
-
 use std::collections::BTreeSet;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::configure::{started, stdio_fixture, write_config};
-use common::eventually;
-use common::exposition::assert_one_hot;
-use common::process::{Guard, Reaper, signal};
-use common::run::soak;
-use common::serve::Serve;
-use common::{Scratch, cli};
+use mcp_readiness_fixtures::configure::{started, stdio_fixture, write_config};
+use mcp_readiness_fixtures::eventually;
+use mcp_readiness_fixtures::exposition::assert_one_hot;
+use mcp_readiness_fixtures::process::{Guard, Reaper, signal};
+use mcp_readiness_fixtures::run::soak;
+use mcp_readiness_fixtures::serve::Serve;
+use mcp_readiness_fixtures::{Scratch, cli};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::time::Instant;
@@ -58,7 +56,7 @@ async fn every_scrape_during_reload_churn_is_one_hot_and_removed_servers_leave_n
         tokio::spawn(async move {
             let mut n = 0u64;
             while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                let body = common::http::get(&addr, "/metrics")
+                let body = mcp_readiness_fixtures::http::get(&addr, "/metrics")
                     .await
                     .unwrap_or_else(|e| panic!("{e}"))
                     .text();
@@ -162,7 +160,7 @@ async fn with_few_file_descriptors_idle_clients_cannot_starve_child_restarts() {
         json!({ "ping": "off" }),
     );
     let (_serve, addr, err) =
-        common::serve::serve_under(&scratch, "ulimit -n 64 &&", &config).await;
+        mcp_readiness_fixtures::serve::serve_under(&scratch, "ulimit -n 64 &&", &config).await;
     let first = eventually("the child to start", Duration::from_secs(20), async || {
         started(&scratch, "one").first().copied()
     })
@@ -235,7 +233,7 @@ async fn check_on_a_fifo_with_no_writer_exits_2_at_once_naming_it() {
     let started = Instant::now();
     let run = tokio::time::timeout(
         Duration::from_secs(10),
-        common::run::run(&["check", "--config", fifo.to_str().unwrap()], &[]),
+        mcp_readiness_fixtures::run::run(&["check", "--config", fifo.to_str().unwrap()], &[]),
     )
     .await
     .expect("check on a FIFO returned instead of blocking");
@@ -349,7 +347,7 @@ async fn a_reload_with_entries_this_build_cannot_serve_applies_the_rest_and_thos
         "the reload applied and kept `one`:\n{body}"
     );
     let status: Value = serde_json::from_str(
-        &common::http::get(&serve.addr, "/status.json")
+        &mcp_readiness_fixtures::http::get(&serve.addr, "/status.json")
             .await
             .unwrap()
             .ok_text(),

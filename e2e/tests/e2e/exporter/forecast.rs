@@ -5,27 +5,26 @@
 
 use super::*;
 
+use mcp_readiness_fixtures::clock::{rfc3339_secs, unix_now};
+use mcp_readiness_fixtures::oauth::jwt;
+use mcp_readiness_fixtures::process::Guard;
+use std::path::PathBuf;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
-/// A JWT (signature not checked by anyone here) expiring at `exp`.
-fn jwt(exp: u64) -> String {
-    use base64::Engine as _;
-    let b64 = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
-    format!(
-        "{}.{}.{}",
-        b64(r#"{"alg":"HS256","typ":"JWT"}"#),
-        b64(&format!(
-            r#"{{"sub":"svc-forecast-subject-31","exp":{exp}}}"#
-        )),
-        b64("signature-bytes-forecast-9")
-    )
-}
-
-fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
+/// The HTTP fixture accepting one bearer JWT that expires in 2 h, and `mcp.json` with it as
+/// `jwt`: the fixture's guard, the token, its expiry (Unix seconds), the entry and the
+/// configuration.
+async fn jwt_fixture(scratch: &Scratch) -> (Guard, String, u64, Value, PathBuf) {
+    let expires = unix_now() + 2 * 3600;
+    let token = jwt(&json!({ "sub": "svc-forecast-subject-31", "exp": expires }));
+    let (http, port) = mcp_readiness_fixtures::configure::http_fixture(scratch, &token).await;
+    let entry = json!({
+        "type": "http",
+        "url": format!("http://127.0.0.1:{port}/mcp"),
+        "headers": { "Authorization": format!("Bearer {token}") }
+    });
+    let config = write_config(scratch, "mcp.json", json!({ "jwt": &entry }), json!({}));
+    (http, token, expires, entry, config)
 }
 
 /// A Pushgateway stand-in on a free port: answers one `PUT` with 200 and hands back its body.
@@ -67,15 +66,7 @@ async fn one_push() -> (u16, tokio::task::JoinHandle<String>) {
 async fn check_next_run_in_6h_names_a_bearer_token_expiring_in_2h_exits_0_and_pushes_the_next_run()
 {
     let scratch = Scratch::new("forecast");
-    let expires = unix_now() + 2 * 3600;
-    let token = jwt(expires);
-    let (_http, port) = common::configure::http_fixture(&scratch, &token).await;
-    let entry = json!({
-        "type": "http",
-        "url": format!("http://127.0.0.1:{port}/mcp"),
-        "headers": { "Authorization": format!("Bearer {token}") }
-    });
-    let config = write_config(&scratch, "mcp.json", json!({ "jwt": entry }), json!({}));
+    let (_http, token, expires, entry, config) = jwt_fixture(&scratch).await;
 
     // No next run known: no forecast, the record as it always was.
     let now_only = check(&config, &["--json"]).await;
@@ -172,31 +163,15 @@ async fn check_next_run_in_6h_names_a_bearer_token_expiring_in_2h_exits_0_and_pu
 
 /// The run's trace as `check` exported it to a real OTLP/HTTP receiver, run with `flags`.
 async fn run_span_of(config: &Path, flags: &[&str]) -> opentelemetry_proto::tonic::trace::v1::Span {
-    let (receiver, mut received) = common::otlp::start_http_receiver().await;
-    let output = tokio::time::timeout(
-        Duration::from_secs(60),
-        tokio::process::Command::new(common::cli())
-            .arg("check")
-            .arg("--config")
-            .arg(config)
-            .args(flags)
-            .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://{receiver}"))
-            .kill_on_drop(true)
-            .output(),
-    )
-    .await
-    .expect("check finishes within a minute")
-    .expect("the mcp-readiness binary runs");
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let (receiver, mut received) = mcp_readiness_fixtures::otlp::start_http_receiver().await;
+    let endpoint = format!("http://{receiver}");
+    let env = [("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str())];
+    let run = mcp_readiness_fixtures::run::check(config, flags, &env).await;
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
     let mut spans = Vec::new();
     while let Ok(request) = received.try_recv() {
         spans.extend(
-            common::otlp::flatten(request)
+            mcp_readiness_fixtures::otlp::flatten(request)
                 .into_iter()
                 .flat_map(|r| r.spans),
         );
@@ -209,18 +184,10 @@ async fn run_span_of(config: &Path, flags: &[&str]) -> opentelemetry_proto::toni
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_run_span_carries_a_warn_event_naming_a_credential_that_expires_before_the_next_run() {
-    use common::otlp::string_attr;
+    use mcp_readiness_fixtures::otlp::string_attr;
     const FORECAST: &str = "a credential that cannot renew itself expires before the next run";
     let scratch = Scratch::new("forecast-span");
-    let expires = unix_now() + 2 * 3600;
-    let token = jwt(expires);
-    let (_http, port) = common::configure::http_fixture(&scratch, &token).await;
-    let entry = json!({
-        "type": "http",
-        "url": format!("http://127.0.0.1:{port}/mcp"),
-        "headers": { "Authorization": format!("Bearer {token}") }
-    });
-    let config = write_config(&scratch, "mcp.json", json!({ "jwt": entry }), json!({}));
+    let (_http, token, expires, _, config) = jwt_fixture(&scratch).await;
 
     // The next run in 6 h: one `warn` event on the run span, naming the server, the credential,
     // when it expires, when the next run is and the action; never the token.
@@ -238,11 +205,7 @@ async fn the_run_span_carries_a_warn_event_naming_a_credential_that_expires_befo
         humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(expires))
             .to_string();
     assert_eq!(attr("expires_at"), Some(at));
-    let next = humantime::parse_rfc3339(&attr("next_run").expect("next_run"))
-        .unwrap()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
+    let next = rfc3339_secs(&attr("next_run").expect("next_run")) as u64;
     assert!(
         (started + 6 * 3600..=unix_now() + 6 * 3600).contains(&next),
         "next run {next}"

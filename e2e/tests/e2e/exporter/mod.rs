@@ -15,12 +15,11 @@ mod serve;
 mod status_api;
 mod tls;
 
-use mcp_readiness_fixtures as common;
-
-use common::configure::{started, stdio_fixture, write_config};
-use common::process::{Guard, assert_all_gone, command_line, descendants, signal};
-use common::serve::Serve;
-use common::{Scratch, alive, eventually, tools};
+use mcp_readiness_fixtures::configure::{started, stdio_fixture, write_config};
+use mcp_readiness_fixtures::process::{Guard, assert_all_gone, command_line, descendants, signal};
+use mcp_readiness_fixtures::run::Run;
+use mcp_readiness_fixtures::serve::Serve;
+use mcp_readiness_fixtures::{Scratch, alive, eventually, tools};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -40,7 +39,7 @@ const WRONG_TOKEN: &str = "wrong-token-b41d2e";
 
 /// The fixture over streamable HTTP on 127.0.0.1, accepting only `RIGHT_TOKEN`.
 async fn http_fixture(scratch: &Scratch) -> (Guard, u16) {
-    common::configure::http_fixture(scratch, RIGHT_TOKEN).await
+    mcp_readiness_fixtures::configure::http_fixture(scratch, RIGHT_TOKEN).await
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -63,36 +62,9 @@ fn absent_entry() -> Value {
 // ---------------------------------------------------------------------------------------------
 // helpers: `check`
 
-struct CheckRun {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    wall: Duration,
-}
-
-async fn check(config: &Path, flags: &[&str]) -> CheckRun {
-    let start = Instant::now();
-    let output = tokio::time::timeout(
-        Duration::from_secs(60),
-        tokio::process::Command::new(common::cli())
-            .arg("check")
-            .arg("--config")
-            .arg(config)
-            .args(flags)
-            .env("MCP_TEST_TOKEN", WRONG_TOKEN)
-            .env("RUST_LOG", "info")
-            .kill_on_drop(true)
-            .output(),
-    )
-    .await
-    .expect("check finishes within a minute")
-    .expect("the mcp-readiness binary runs");
-    CheckRun {
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        wall: start.elapsed(),
-    }
+async fn check(config: &Path, flags: &[&str]) -> Run {
+    let env = [("MCP_TEST_TOKEN", WRONG_TOKEN), ("RUST_LOG", "info")];
+    mcp_readiness_fixtures::run::check(config, flags, &env).await
 }
 
 fn assert_no_token(what: &str, text: &str) {

@@ -7,15 +7,8 @@
 
 use super::*;
 
-use crate::oauth::{login, oauth_server_with, python, stats};
-use common::http::{free_port, request};
-
-fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
+use mcp_readiness_fixtures::clock::unix_now;
+use mcp_readiness_fixtures::oauth::OAuthServer;
 
 /// The access token's expiry (Unix seconds) the credential store holds.
 fn stored_expiry(store: &Path) -> u64 {
@@ -27,24 +20,17 @@ fn stored_expiry(store: &Path) -> u64 {
 #[tokio::test]
 async fn check_next_run_in_6h_renews_a_refreshable_token_expiring_in_2h_and_a_revoked_refresh_token_reads_unauthenticated_now()
  {
-    let Some(python) = python() else { return };
-    let scratch = Scratch::new("forecast-renewal");
-    let (port, callback) = (free_port(), free_port());
-    let _server = oauth_server_with(
-        &python,
-        &scratch,
-        port,
-        callback,
-        &["--access-ttl", "7200", "--refresh-ttl", "86400"],
-    )
-    .await;
+    let options = ["--access-ttl", "7200", "--refresh-ttl", "86400"];
+    let Some((scratch, server)) = OAuthServer::for_test("forecast-renewal", &options).await else {
+        return;
+    };
     let config = write_config(
         &scratch,
         "mcp.json",
         json!({
             "vault": {
                 "type": "http",
-                "url": format!("http://127.0.0.1:{port}/mcp"),
+                "url": server.url(),
                 "oauth": {
                     "store": "tokens/vault.json",
                     "client_id": "mcp-readiness-test",
@@ -54,12 +40,12 @@ async fn check_next_run_in_6h_renews_a_refreshable_token_expiring_in_2h_and_a_re
         }),
         json!({}),
     );
-    login(&scratch, &config, port, callback, "renewal").await;
+    server.login(&scratch, &config, "renewal").await;
     let store = scratch.path("tokens/vault.json");
     let first_expiry = stored_expiry(&store);
     assert!(first_expiry <= unix_now() + 2 * 3600, "the token lasts 2 h");
     let first_token = std::fs::read_to_string(&store).unwrap();
-    let refreshes = || async { stats(port).await["refreshes"].as_u64().unwrap() };
+    let refreshes = || server.count("refreshes");
     assert_eq!(refreshes().await, 0);
 
     // The next run in 1 h: the token lasts until then; nothing is renewed.
@@ -75,7 +61,7 @@ async fn check_next_run_in_6h_renews_a_refreshable_token_expiring_in_2h_and_a_re
     assert_eq!(renewed.code, Some(0), "{}", renewed.stderr);
     let record: Value = serde_json::from_str(&renewed.stdout).unwrap();
     assert_eq!(refreshes().await, 1, "renewed once during the pre-flight");
-    let issued = stats(port).await["last_access_expires_at"]
+    let issued = server.stats().await["last_access_expires_at"]
         .as_u64()
         .unwrap();
     let shown =
@@ -106,15 +92,7 @@ async fn check_next_run_in_6h_renews_a_refreshable_token_expiring_in_2h_and_a_re
     assert_eq!(record["blocked_by_auth"], json!([]), "{record}");
 
     // The authorization server revokes the refresh tokens; the access token keeps working.
-    let revoked = request(
-        &format!("127.0.0.1:{port}"),
-        "POST",
-        "/admin/revoke-refresh",
-        &[],
-        b"",
-    )
-    .await
-    .unwrap();
+    let revoked = server.admin("/admin/revoke-refresh").await;
     assert_eq!(revoked.status, 200, "{}", revoked.head);
 
     // Without the next run, nothing is renewed: the server is ready now, exit 0.
@@ -148,12 +126,7 @@ async fn check_next_run_in_6h_renews_a_refreshable_token_expiring_in_2h_and_a_re
     assert_eq!(record["renewed_before_next_run"], json!({}), "{record}");
 
     // No token in any output.
-    let issued: Vec<String> = stats(port).await["issued"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap().to_owned())
-        .collect();
+    let issued = server.issued().await;
     for run in [&within, &renewed, &now_only, &found, &record_run] {
         for token in &issued {
             assert!(

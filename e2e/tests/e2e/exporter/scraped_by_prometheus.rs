@@ -58,7 +58,7 @@ async fn a_real_prometheus_scrapes_the_exporter_and_sees_the_ready_server() {
     let start = Instant::now();
     let scraped = async || {
         // Not listening yet, or 503 while its storage starts: ask again.
-        let answer = common::http::get(&listen, query)
+        let answer = mcp_readiness_fixtures::http::get(&listen, query)
             .await
             .ok()
             .and_then(|a| serde_json::from_slice::<Value>(&a.body).ok());

@@ -5,6 +5,8 @@
 
 use super::*;
 
+use mcp_readiness_fixtures::clock::{rfc3339_secs, unix_secs};
+
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 /// A reader of `/events` over a real socket (HTTP/1.0: the body as it comes, no chunking).
@@ -62,7 +64,7 @@ impl Events {
     async fn next_state(&mut self, limit: Duration) -> Option<(u64, Value, f64)> {
         loop {
             let block = self.block(limit).await?;
-            let arrived = unix_now();
+            let arrived = unix_secs();
             if !block.lines().any(|l| l == "event: state") {
                 continue;
             }
@@ -81,22 +83,11 @@ impl Events {
     }
 }
 
-fn unix_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs_f64()
-}
-
 fn unix_of(rfc3339: &Value) -> f64 {
     let text = rfc3339
         .as_str()
         .unwrap_or_else(|| panic!("a time: {rfc3339}"));
-    humantime::parse_rfc3339(text)
-        .unwrap_or_else(|e| panic!("`{text}`: {e}"))
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs_f64()
+    rfc3339_secs(text)
 }
 
 /// `server`'s next connection attempt in /status.json and in
@@ -125,12 +116,14 @@ async fn three_views_agree(serve: &Serve, expected: &[(&str, &str)]) -> Value {
     let what = format!("the status page, /status.json and /metrics to agree on {expected:?}");
     let (json, page, scrape) = eventually(&what, Duration::from_secs(30), async || {
         let json: Value = serde_json::from_str(
-            &common::http::get(&serve.addr, "/status.json")
+            &mcp_readiness_fixtures::http::get(&serve.addr, "/status.json")
                 .await?
                 .ok_text(),
         )
         .map_err(|e| e.to_string())?;
-        let page = common::http::get(&serve.addr, "/status").await?.ok_text();
+        let page = mcp_readiness_fixtures::http::get(&serve.addr, "/status")
+            .await?
+            .ok_text();
         let scrape = scrape_of(serve).await;
         let states: Vec<(String, String, String)> = expected
             .iter()
@@ -214,7 +207,7 @@ async fn three_views_agree(serve: &Serve, expected: &[(&str, &str)]) -> Value {
         }
     }
     let generated = unix_of(&json["generated_at"]);
-    assert!((generated - unix_now()).abs() < 30.0, "{json}");
+    assert!((generated - unix_secs()).abs() < 30.0, "{json}");
     json
 }
 

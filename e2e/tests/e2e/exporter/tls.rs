@@ -88,7 +88,7 @@ async fn an_https_mcp_server_is_explained_by_a_debug_probe_and_its_certificate_e
  {
     let scratch = Scratch::new("tls-e2e");
     let pki = pki(&scratch);
-    let (_https, port) = common::configure::http_fixture_with_env(
+    let (_https, port) = mcp_readiness_fixtures::configure::http_fixture_with_env(
         &scratch,
         RIGHT_TOKEN,
         &[
@@ -98,7 +98,7 @@ async fn an_https_mcp_server_is_explained_by_a_debug_probe_and_its_certificate_e
     )
     .await;
     let expired_scratch = Scratch::new("tls-e2e-expired");
-    let (_expired, expired_port) = common::configure::http_fixture_with_env(
+    let (_expired, expired_port) = mcp_readiness_fixtures::configure::http_fixture_with_env(
         &expired_scratch,
         RIGHT_TOKEN,
         &[
@@ -124,8 +124,9 @@ async fn an_https_mcp_server_is_explained_by_a_debug_probe_and_its_certificate_e
     let serve = Serve::start(&scratch, &config, &env).await;
 
     // A ready target: localhost is resolved, connected, the TLS handshake made, then MCP.
-    let ready_url = common::http::url_encode(&format!("https://localhost:{port}/mcp"));
-    let answer = common::http::get(
+    let ready_url =
+        mcp_readiness_fixtures::http::url_encode(&format!("https://localhost:{port}/mcp"));
+    let answer = mcp_readiness_fixtures::http::get(
         &serve.addr,
         &format!("/probe?target={ready_url}&module=team&server=secure-probe&debug=true"),
     )
@@ -187,8 +188,9 @@ async fn an_https_mcp_server_is_explained_by_a_debug_probe_and_its_certificate_e
 
     // A failing target: the same server by its IP address (nothing to resolve) with the default
     // module, which sends no token: TLS is fine, the MCP server answers 401.
-    let refused_url = common::http::url_encode(&format!("https://127.0.0.1:{port}/mcp"));
-    let refused = common::http::get(
+    let refused_url =
+        mcp_readiness_fixtures::http::url_encode(&format!("https://127.0.0.1:{port}/mcp"));
+    let refused = mcp_readiness_fixtures::http::get(
         &serve.addr,
         &format!("/probe?target={refused_url}&debug=true"),
     )
@@ -225,8 +227,9 @@ async fn an_https_mcp_server_is_explained_by_a_debug_probe_and_its_certificate_e
     );
     // An expired certificate: the TLS phase fails and says so; its end is exported all the same
     // (the alert's "has expired"), and the verdict is the handshake's own: absent.
-    let expired_url = common::http::url_encode(&format!("https://127.0.0.1:{expired_port}/mcp"));
-    let expired = common::http::get(
+    let expired_url =
+        mcp_readiness_fixtures::http::url_encode(&format!("https://127.0.0.1:{expired_port}/mcp"));
+    let expired = mcp_readiness_fixtures::http::get(
         &serve.addr,
         &format!("/probe?target={expired_url}&debug=true"),
     )

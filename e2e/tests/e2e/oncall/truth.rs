@@ -4,15 +4,13 @@
 //! in `/metrics` and keeps the running configuration; per-server budgets are exported.
 #![cfg(target_os = "linux")]
 
-use mcp_readiness_fixtures as common;
-
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::configure::{started, stdio_fixture, write_config};
-use common::process::signal;
-use common::serve::Serve;
-use common::{Scratch, eventually};
+use mcp_readiness_fixtures::configure::{started, stdio_fixture, write_config};
+use mcp_readiness_fixtures::process::signal;
+use mcp_readiness_fixtures::serve::Serve;
+use mcp_readiness_fixtures::{Scratch, eventually};
 use serde_json::json;
 use tokio::time::Instant;
 
@@ -120,7 +118,7 @@ async fn a_server_that_exits_soon_after_each_handshake_is_backed_off_and_reads_a
             && stderr.contains("next attempt in 1s"),
         "{stderr}"
     );
-    let page = common::http::get(&serve.addr, "/status")
+    let page = mcp_readiness_fixtures::http::get(&serve.addr, "/status")
         .await
         .unwrap()
         .text();
@@ -251,7 +249,7 @@ async fn check_waits_a_slow_server_its_own_budget_and_the_others_the_default_one
     });
     let run = |readiness: serde_json::Value| {
         let config = write_config(&scratch, "check.json", servers.clone(), readiness);
-        let out = std::process::Command::new(common::cli())
+        let out = std::process::Command::new(mcp_readiness_fixtures::cli())
             .args(["check", "--json", "--config"])
             .arg(&config)
             .output()

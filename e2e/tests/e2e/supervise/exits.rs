@@ -78,7 +78,7 @@ async fn a_child_that_exits_while_a_background_helper_holds_its_stdout_is_notice
         async || !zombie(pid),
     )
     .await;
-    common::process::assert_all_gone(
+    mcp_readiness_fixtures::process::assert_all_gone(
         "the helper, killed with the child's group",
         &[helper],
         Duration::from_secs(2),
@@ -135,5 +135,10 @@ async fn a_wrapped_child_that_keeps_exiting_is_restarted_then_backed_off_like_an
     }
     let helpers = logged(&scratch, "helper ");
     hub.shutdown().await;
-    common::process::assert_all_gone("every helper", &helpers, Duration::from_secs(5)).await;
+    mcp_readiness_fixtures::process::assert_all_gone(
+        "every helper",
+        &helpers,
+        Duration::from_secs(5),
+    )
+    .await;
 }

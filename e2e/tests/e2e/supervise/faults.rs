@@ -4,18 +4,16 @@
 //!
 //! `MCP_READINESS_SOAK=1` lengthens the flood test (see docs/guarantees.md).
 
-use mcp_readiness_fixtures as common;
-
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::configure::{started, stdio_fixture, write_config};
-use common::eventually;
-use common::exposition::states;
-use common::process::{Guard, Reaper, assert_all_gone, signal};
-use common::run::{run, soak};
-use common::serve::Serve;
-use common::{Scratch, cli};
+use mcp_readiness_fixtures::configure::{started, stdio_fixture, write_config};
+use mcp_readiness_fixtures::eventually;
+use mcp_readiness_fixtures::exposition::states;
+use mcp_readiness_fixtures::process::{Guard, Reaper, assert_all_gone, signal};
+use mcp_readiness_fixtures::run::{run, soak};
+use mcp_readiness_fixtures::serve::Serve;
+use mcp_readiness_fixtures::{Scratch, cli};
 use serde_json::json;
 use tokio::time::Instant;
 
@@ -239,7 +237,7 @@ async fn shutdown_tells_the_event_sinks_so_metrics_stop_reading_ready() {
 
     let metrics = Metrics::new();
     let hub = Hub::new(
-        vec![common::stdio("one", &[])],
+        vec![mcp_readiness_fixtures::stdio("one", &[])],
         HubOptions::builder().event_sink(metrics.clone()),
     )
     .expect("a valid hub");

@@ -14,11 +14,9 @@ mod npm;
 mod restarts;
 mod streams;
 
-use mcp_readiness_fixtures as common;
-
-use common::configure::http_fixture_with_env;
-use common::process::Guard;
-use common::{Scratch, alive, eventually};
+use mcp_readiness_fixtures::configure::http_fixture_with_env;
+use mcp_readiness_fixtures::process::Guard;
+use mcp_readiness_fixtures::{Scratch, alive, eventually};
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -39,15 +37,19 @@ use tokio::time::Instant;
 // ---------------------------------------------------------------------------------------------
 // helpers
 
-use common::fixture;
+use mcp_readiness_fixtures::fixture;
 
 /// How long a test waits for what a hub does by itself.
 const WAIT: Duration = Duration::from_secs(10);
 
 async fn assert_all_gone(pids: &[u32]) {
     assert!(!pids.is_empty(), "the test should have started processes");
-    common::process::assert_all_gone("the hub's processes to exit", pids, Duration::from_secs(5))
-        .await;
+    mcp_readiness_fixtures::process::assert_all_gone(
+        "the hub's processes to exit",
+        pids,
+        Duration::from_secs(5),
+    )
+    .await;
 }
 
 fn stdio(name: &str, scratch: &Scratch, env: &[(&str, &str)]) -> ServerSpec {
@@ -135,5 +137,5 @@ async fn http_fixture(scratch: &Scratch, token: &str) -> (Guard, String) {
 }
 
 fn http(name: &str, url: &str, token: Option<&str>) -> ServerSpec {
-    common::configure::http_spec(name, url, token)
+    mcp_readiness_fixtures::configure::http_spec(name, url, token)
 }

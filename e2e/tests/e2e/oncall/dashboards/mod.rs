@@ -11,15 +11,13 @@ mod lint;
 mod panels;
 mod served_names;
 
-use mcp_readiness_fixtures as common;
-
-use common::agent_service::AgentService;
-use common::http::get;
-use common::oncall::{
+use mcp_readiness_fixtures::agent_service::AgentService;
+use mcp_readiness_fixtures::http::get;
+use mcp_readiness_fixtures::oncall::{
     CONDITIONAL_NAMES, RIGHT_TOKEN, absent_entry, exposition_names, fixture_entry,
     recording_rule_names, start_serve,
 };
-use common::{Scratch, eventually, repo};
+use mcp_readiness_fixtures::{Scratch, eventually, repo};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

@@ -4,26 +4,19 @@ use super::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_a_live_prometheus_each_server_gets_its_one_action_and_every_dashboard_query_has_data() {
-    let Some(binary) = common::tools::prometheus() else {
-        return;
-    };
-    let Some(python) = jsonnet_python() else {
-        return;
-    };
-    let started = now();
-    let scratch = Scratch::new("oncall-e2e");
     // The committed mixin, with MCPToolAbsent's `for` at 10 s so that one alert fires within
     // the test and the "firing" queries of the dashboards have data, and the budget advisor
     // every second (3 minutes in the committed rules); every other `for` is real.
-    let rules = render_mixin(
-        &python,
-        &scratch.path("mixin"),
-        &json!({ "for": { "MCPToolAbsent": "10s" }, "advisorInterval": "1s" }),
-    );
-    let (_http, port) = http_fixture(&scratch, "e2e").await;
+    let Some(rig) = Rig::new(
+        "oncall-e2e",
+        json!({ "for": { "MCPToolAbsent": "10s" }, "advisorInterval": "1s" }),
+    ) else {
+        return;
+    };
+    let (_http, port) = http_fixture(&rig.scratch, "e2e").await;
     // Budget 3 s; `slow` connects in about 5 s (p95 in the 4-6 s bucket: 5.9 s).
     let (serve, serve_addr) = start_serve(
-        &scratch,
+        &rig.scratch,
         "e2e",
         json!({
             "ready": fixture_entry(&[]),
@@ -38,13 +31,13 @@ async fn on_a_live_prometheus_each_server_gets_its_one_action_and_every_dashboar
     .await;
     let agent = AgentService::start().await;
     let prometheus = Prometheus::start(
-        &binary,
-        &scratch,
+        &rig.prometheus,
+        &rig.scratch,
         &[
             ("mcp-readiness", vec![serve_addr.clone()]),
             ("mcp-readiness-agent", vec![agent.addr.clone()]),
         ],
-        &rules,
+        &rig.rules,
     )
     .await;
 
@@ -107,10 +100,7 @@ async fn on_a_live_prometheus_each_server_gets_its_one_action_and_every_dashboar
         },
     )
     .await;
-    eprintln!(
-        "oncall e2e: every expected alert after {:.1} s",
-        now() - started
-    );
+    rig.progress("oncall e2e: every expected alert");
     for (key, (alert, action)) in &expected {
         let list = &alerts[key];
         let actions: BTreeSet<(&str, &str)> = list
@@ -234,7 +224,7 @@ async fn on_a_live_prometheus_each_server_gets_its_one_action_and_every_dashboar
         async || {
             let mut empty = Vec::new();
             for (place, expr) in &queries {
-                let result = prometheus.query_range(expr, started).await?;
+                let result = prometheus.query_range(expr, rig.started).await?;
                 if !has_number(&result) {
                     empty.push(format!("{place}: {expr}"));
                 }
@@ -247,10 +237,9 @@ async fn on_a_live_prometheus_each_server_gets_its_one_action_and_every_dashboar
         },
     )
     .await;
-    eprintln!(
-        "oncall e2e: {count} dashboard queries with data after {:.1} s",
-        now() - started
-    );
+    rig.progress(format_args!(
+        "oncall e2e: {count} dashboard queries with data"
+    ));
     agent.stop().await;
     drop(prometheus);
     drop(serve);

@@ -31,20 +31,11 @@ async fn server_alerts(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_service_fleet_calling_tools_while_its_replicas_are_replaced_keeps_one_page_per_cause_and_none_for_the_ready_server()
  {
-    let Some(binary) = common::tools::prometheus() else {
-        return;
-    };
-    let Some(python) = jsonnet_python() else {
-        return;
-    };
-    let started = now();
-    let scratch = Scratch::new("oncall-agents");
     // The committed mixin with short `for`s, a 10 s blip window and a 15 s state window (3
     // minutes each as committed), so a replacement and its aftermath fit in a minute.
-    let rules = render_mixin(
-        &python,
-        &scratch.path("mixin"),
-        &json!({
+    let Some(rig) = Rig::new(
+        "oncall-agents",
+        json!({
             "stateBlipWindow": "10s",
             "stateStaleWindow": "15s",
             "for": {
@@ -53,7 +44,9 @@ async fn an_agent_service_fleet_calling_tools_while_its_replicas_are_replaced_ke
                 "MCPResolveBudgetExhausted": "5s",
             },
         }),
-    );
+    ) else {
+        return;
+    };
     // Two replicas of an agent service, each calling every 200 ms: `files` (ready; one of its
     // tools does not exist, so those calls are refused), `stuck` (connecting: every call runs
     // out of budget) and `gone` (absent: every call refused). The job is not called
@@ -62,10 +55,10 @@ async fn an_agent_service_fleet_calling_tools_while_its_replicas_are_replaced_ke
     let a = AgentService::start().await;
     let b = AgentService::start().await;
     let prometheus = Prometheus::start(
-        &binary,
-        &scratch,
+        &rig.prometheus,
+        &rig.scratch,
         &[(job, vec![a.addr.clone(), b.addr.clone()])],
-        &rules,
+        &rig.rules,
     )
     .await;
 
@@ -96,10 +89,7 @@ async fn an_agent_service_fleet_calling_tools_while_its_replicas_are_replaced_ke
         }
     })
     .await;
-    eprintln!(
-        "oncall agents: one page per cause after {:.1} s: {first:?}",
-        now() - started
-    );
+    rig.progress(format_args!("oncall agents: one page per cause: {first:?}"));
 
     // Every observation from now on: each page firing with the same activeAt; no page for
     // `files` or `stuck` other than their own (the refused calls of a replica that is gone
@@ -133,26 +123,23 @@ async fn an_agent_service_fleet_calling_tools_while_its_replicas_are_replaced_ke
     // one out of discovery (its endpoint removed), then stopped. Each time, wait until the per-replica verdicts name the
     // live replicas only, then 25 s more (past the state window and the `for`, when the gone
     // replica's refused calls would have paged).
-    let c = AgentService::start().await;
-    prometheus.set_targets(job, &[b.addr.clone(), c.addr.clone()]);
-    out_of_discovery(&prometheus, &mut check, &a.addr).await;
-    a.stop().await;
-    wait_for_replicas(&prometheus, &mut check, &[&b.addr, &c.addr]).await;
-    eprintln!(
-        "oncall agents: a replaced by c after {:.1} s",
-        now() - started
-    );
-    let e = AgentService::start().await;
-    prometheus.set_targets(job, &[c.addr.clone(), e.addr.clone()]);
-    out_of_discovery(&prometheus, &mut check, &b.addr).await;
-    b.stop().await;
-    wait_for_replicas(&prometheus, &mut check, &[&c.addr, &e.addr]).await;
-    eprintln!(
-        "oncall agents: one page per cause through a, b -> c, e ({observations} observations) after {:.1} s",
-        now() - started
-    );
-    c.stop().await;
-    e.stop().await;
+    let mut live = vec![a, b];
+    for (old, new) in [("a", "c"), ("b", "e")] {
+        let started = AgentService::start().await;
+        let gone = live.remove(0);
+        prometheus.set_targets(job, &[live[0].addr.clone(), started.addr.clone()]);
+        out_of_discovery(&prometheus, &mut check, &gone.addr).await;
+        gone.stop().await;
+        wait_for_replicas(&prometheus, &mut check, &[&live[0].addr, &started.addr]).await;
+        live.push(started);
+        rig.progress(format_args!("oncall agents: {old} replaced by {new}"));
+    }
+    rig.progress(format_args!(
+        "oncall agents: one page per cause through a, b -> c, e ({observations} observations)"
+    ));
+    for agent in live {
+        agent.stop().await;
+    }
     drop(prometheus);
 }
 

@@ -11,29 +11,20 @@ async fn the_example_alertmanager_pages_criticals_once_per_workload_tickets_the_
         return;
     };
     let scratch = Scratch::new("oncall-alertmanager");
-    let addr = format!("127.0.0.1:{}", free_port());
-    let err = scratch.path("alertmanager.err");
-    let mut guard = Guard::spawn(
-        "alertmanager",
-        std::process::Command::new(binary)
-            .arg(format!(
+    let flags = |addr: &str| {
+        vec![
+            format!(
                 "--config.file={}",
                 repo().join("alerts/alertmanager.example.yml").display()
-            ))
-            .arg(format!("--storage.path={}", scratch.path("am").display()))
-            .arg(format!("--web.listen-address={addr}"))
-            .arg("--cluster.listen-address=")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::fs::File::create(&err).unwrap()),
-    );
-    wait_ready(
-        "Alertmanager to answer",
-        &mut guard,
-        &addr,
-        &err,
-        Duration::from_secs(30),
-    )
-    .await;
+            ),
+            format!("--storage.path={}", scratch.path("am").display()),
+            format!("--web.listen-address={addr}"),
+            "--cluster.listen-address=".to_owned(),
+        ]
+    };
+    let limit = Duration::from_secs(30);
+    let (_guard, addr) =
+        start_daemon(&scratch, "alertmanager", &binary, &flags, "/-/ready", limit).await;
 
     // As Prometheus would send them: workload alerts (job, server), and the per-replica
     // exporter alerts of agent-1, whose scrape fails.

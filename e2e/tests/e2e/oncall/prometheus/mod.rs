@@ -15,30 +15,22 @@ mod replicas;
 mod roll_up;
 mod streams;
 
-use mcp_readiness_fixtures as common;
-
-use common::agent_service::AgentService;
-use common::http::{free_port, get, request};
-use common::oncall::{
-    CONDITIONAL_NAMES, RIGHT_TOKEN, WRONG_TOKEN, absent_entry, fixture_entry, http_entry,
-    http_fixture, render_mixin, start_serve, start_serve_at,
+use mcp_readiness_fixtures::agent_service::AgentService;
+use mcp_readiness_fixtures::clock::unix_secs;
+use mcp_readiness_fixtures::http::{free_port, get, request};
+use mcp_readiness_fixtures::oncall::{
+    CONDITIONAL_NAMES, RIGHT_TOKEN, Rig, WRONG_TOKEN, absent_entry, fixture_entry, http_entry,
+    http_fixture, start_serve, start_serve_at,
 };
-use common::process::Guard;
-use common::prometheus::{Prometheus, wait_ready};
-use common::tools::{alertmanager, jsonnet_python};
-use common::{Scratch, eventually, repo};
+use mcp_readiness_fixtures::process::Guard;
+use mcp_readiness_fixtures::prometheus::{Prometheus, start_daemon};
+use mcp_readiness_fixtures::tools::alertmanager;
+use mcp_readiness_fixtures::{Scratch, eventually, repo};
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde_json::{Value, json};
-
-fn now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs_f64()
-}
 
 fn label<'a>(series: &'a Value, name: &str) -> &'a str {
     series["metric"][name].as_str().unwrap_or_default()

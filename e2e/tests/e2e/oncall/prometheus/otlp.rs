@@ -10,7 +10,7 @@
 
 use super::*;
 
-use common::tools::vmagent;
+use mcp_readiness_fixtures::tools::vmagent;
 
 /// The job (the agents' `service.name`).
 const JOB: &str = "otel-agents";
@@ -40,38 +40,33 @@ async fn start_vmagent(
 ) -> (Guard, String) {
     let relabel = scratch.path("vmagent-relabel.yml");
     std::fs::write(&relabel, RELABEL).unwrap();
-    let addr = format!("127.0.0.1:{}", free_port());
-    let err = scratch.path("vmagent.log");
-    let mut guard = Guard::spawn(
-        "vmagent",
-        std::process::Command::new(binary)
-            .arg(format!("-httpListenAddr={addr}"))
-            .arg("-opentelemetry.usePrometheusNaming")
-            .arg("-opentelemetry.promoteAllResourceAttributes=false")
-            .arg("-opentelemetry.promoteResourceAttributes=service.name,service.instance.id")
+    let flags = |addr: &str| {
+        vec![
+            format!("-httpListenAddr={addr}"),
+            "-opentelemetry.usePrometheusNaming".to_owned(),
+            "-opentelemetry.promoteAllResourceAttributes=false".to_owned(),
+            "-opentelemetry.promoteResourceAttributes=service.name,service.instance.id".to_owned(),
             // Else every series gets `scope_name` and `scope_version` labels a scrape has not.
-            .arg("-opentelemetry.promoteScopeMetadata=false")
-            .arg(format!("-remoteWrite.url=http://{prometheus}/api/v1/write"))
-            .arg("-remoteWrite.forcePromProto")
-            .arg("-remoteWrite.flushInterval=1s")
-            .arg(format!("-remoteWrite.relabelConfig={}", relabel.display()))
-            .arg(format!(
+            "-opentelemetry.promoteScopeMetadata=false".to_owned(),
+            format!("-remoteWrite.url=http://{prometheus}/api/v1/write"),
+            "-remoteWrite.forcePromProto".to_owned(),
+            "-remoteWrite.flushInterval=1s".to_owned(),
+            format!("-remoteWrite.relabelConfig={}", relabel.display()),
+            format!(
                 "-remoteWrite.tmpDataPath={}",
                 scratch.path("vmagent-data").display()
-            ))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::fs::File::create(&err).unwrap()),
-    );
-    eventually("vmagent to answer", Duration::from_secs(30), async || {
-        guard.assert_running(|| std::fs::read_to_string(&err).unwrap_or_default());
-        match get(&addr, "/health").await {
-            Ok(answer) if answer.status == 200 => Ok(()),
-            Ok(answer) => Err(answer.head),
-            Err(e) => Err(e),
-        }
-    })
-    .await;
-    (guard, addr)
+            ),
+        ]
+    };
+    start_daemon(
+        scratch,
+        "vmagent",
+        binary,
+        &flags,
+        "/health",
+        Duration::from_secs(30),
+    )
+    .await
 }
 
 /// An agent pushing to vmagent at `vmagent` every second, with `config` and the wrong token
@@ -83,7 +78,7 @@ fn start_agent(
     vmagent: &str,
     instance: Option<&str>,
 ) -> Guard {
-    let mut command = std::process::Command::new(common::binaries::otlp_agent());
+    let mut command = std::process::Command::new(mcp_readiness_fixtures::binaries::otlp_agent());
     command
         .arg(config)
         .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
@@ -167,25 +162,16 @@ async fn unauthenticated_replicas(prometheus: &Prometheus) -> (BTreeSet<String>,
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn otlp_agents_through_vmagent_page_unauthenticated_and_when_killed_hold_the_page_and_raise_agent_stopped()
  {
-    let Some(binary) = common::tools::prometheus() else {
-        return;
-    };
     let Some(vmagent_binary) = vmagent() else {
         return;
     };
-    let Some(python) = jsonnet_python() else {
-        return;
-    };
-    let started = now();
-    let scratch = Scratch::new("oncall-otlp");
     // The committed mixin with short `for`s, the blip window at 10 s and the state window at
     // 15 s (3 minutes each as committed; a blip window shorter than the state window must not
     // let a page resolve between the two once an agent is silent) and the agent silence at 30 s
     // (10 minutes).
-    let rules = render_mixin(
-        &python,
-        &scratch.path("mixin"),
-        &json!({
+    let Some(rig) = Rig::new(
+        "oncall-otlp",
+        json!({
             "stateBlipWindow": "10s",
             "stateStaleWindow": "15s",
             "agentSilenceMinutes": SILENCE_SECS / 60.0,
@@ -194,14 +180,16 @@ async fn otlp_agents_through_vmagent_page_unauthenticated_and_when_killed_hold_t
                 "MCPReadinessAgentStopped": "5s",
             },
         }),
-    );
-    let prometheus = Prometheus::start_receiving(&binary, &scratch, &rules).await;
-    let (mut vm, vm_addr) = start_vmagent(&vmagent_binary, &scratch, &prometheus.addr).await;
+    ) else {
+        return;
+    };
+    let prometheus = Prometheus::start_receiving(&rig.prometheus, &rig.scratch, &rig.rules).await;
+    let (mut vm, vm_addr) = start_vmagent(&vmagent_binary, &rig.scratch, &prometheus.addr).await;
 
     // Two replicas of one agent service: `authz` over HTTP with a token the server refuses
     // (401: unauthenticated, every call refused), `files` over stdio (ready).
-    let (_authz, authz_port) = http_fixture(&scratch, "otlp-authz").await;
-    let config = scratch.path("agent.json");
+    let (_authz, authz_port) = http_fixture(&rig.scratch, "otlp-authz").await;
+    let config = rig.scratch.path("agent.json");
     std::fs::write(
         &config,
         json!({
@@ -210,8 +198,14 @@ async fn otlp_agents_through_vmagent_page_unauthenticated_and_when_killed_hold_t
         .to_string(),
     )
     .unwrap();
-    let mut given = start_agent(&scratch, "given", &config, &vm_addr, Some(GIVEN_INSTANCE));
-    let mut default = start_agent(&scratch, "default", &config, &vm_addr, None);
+    let mut given = start_agent(
+        &rig.scratch,
+        "given",
+        &config,
+        &vm_addr,
+        Some(GIVEN_INSTANCE),
+    );
+    let mut default = start_agent(&rig.scratch, "default", &config, &vm_addr, None);
     // The library's default `service.instance.id`: `<hostname>-<pid>`.
     let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
     let default_instance = format!("{}-{}", hostname.trim(), default.pid());
@@ -225,8 +219,8 @@ async fn otlp_agents_through_vmagent_page_unauthenticated_and_when_killed_hold_t
             let log = || {
                 format!(
                     "{}\n{}",
-                    scratch.read("agent-given.err"),
-                    std::fs::read_to_string(scratch.path("vmagent.log")).unwrap_or_default()
+                    rig.scratch.read("agent-given.err"),
+                    std::fs::read_to_string(rig.scratch.path("vmagent.err")).unwrap_or_default()
                 )
             };
             given.assert_running(log);
@@ -301,10 +295,9 @@ async fn otlp_agents_through_vmagent_page_unauthenticated_and_when_killed_hold_t
         },
     )
     .await;
-    eprintln!(
-        "oncall otlp: series of {instances:?} in Prometheus after {:.1} s",
-        now() - started
-    );
+    rig.progress(format_args!(
+        "oncall otlp: series of {instances:?} in Prometheus"
+    ));
 
     // 2. `MCPServerUnauthenticated` fires for `authz`, critical and warning; nothing else of
     // the job does.
@@ -340,10 +333,9 @@ async fn otlp_agents_through_vmagent_page_unauthenticated_and_when_killed_hold_t
         .filter(|k| !pages.contains(k))
         .collect();
     assert!(others.is_empty(), "other alerts of {JOB}: {others:?}");
-    eprintln!(
-        "oncall otlp: MCPServerUnauthenticated firing after {:.1} s: {first:?}",
-        now() - started
-    );
+    rig.progress(format_args!(
+        "oncall otlp: MCPServerUnauthenticated firing: {first:?}"
+    ));
 
     // 3. SIGKILL both agents (their fixture children with them): no last export, and no
     // staleness marker ends their series. A third of the state window apart, as replicas that
@@ -351,10 +343,10 @@ async fn otlp_agents_through_vmagent_page_unauthenticated_and_when_killed_hold_t
     // the window while the second still reports, and it must be held as down, not dropped as
     // gone (before, its held state was lost at that moment, and the CI run failed on it).
     given.kill();
-    let first_killed = now();
+    let first_killed = unix_secs();
     tokio::time::sleep(Duration::from_secs(5)).await;
     default.kill();
-    let killed = now();
+    let killed = unix_secs();
 
     // Until MCPReadinessAgentStopped fires, and 10 s more (past the state window, the blip
     // window and the silence), every observation: the page firing with the activeAt it had.
@@ -376,7 +368,7 @@ async fn otlp_agents_through_vmagent_page_unauthenticated_and_when_killed_hold_t
             seen,
             instances,
             "a replica's verdict lost {:.1} s after the first kill",
-            now() - first_killed
+            unix_secs() - first_killed
         );
     };
     let stopped = ("MCPReadinessAgentStopped".to_owned(), "warning".to_owned());
@@ -393,7 +385,7 @@ async fn otlp_agents_through_vmagent_page_unauthenticated_and_when_killed_hold_t
         },
     )
     .await;
-    let silent = now() - killed;
+    let silent = unix_secs() - killed;
     eprintln!(
         "oncall otlp: MCPReadinessAgentStopped firing {silent:.1} s after the kill, valued {value:.1} s"
     );
@@ -434,8 +426,8 @@ async fn otlp_agents_through_vmagent_page_unauthenticated_and_when_killed_hold_t
     assert_eq!(held_instances, instances, "{held:?}");
     eprintln!(
         "oncall otlp: the page held {:.1} s after the kill ({:.1} s in all)",
-        now() - killed,
-        now() - started
+        unix_secs() - killed,
+        unix_secs() - rig.started
     );
     vm.kill();
     drop(prometheus);

@@ -9,32 +9,25 @@ use super::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prometheus_probing_three_mcp_urls_from_a_file_raises_exactly_unauthenticated_and_absent() {
-    let Some(binary) = common::tools::prometheus() else {
-        return;
-    };
-    let Some(python) = jsonnet_python() else {
-        return;
-    };
-    let started = now();
-    let scratch = Scratch::new("probe-e2e");
     // The committed mixin with the two alerts' `for` at 10 s, so they fire within the test.
-    let rules = render_mixin(
-        &python,
-        &scratch.path("mixin"),
-        &json!({ "for": {
+    let Some(rig) = Rig::new(
+        "probe-e2e",
+        json!({ "for": {
             "MCPServerUnauthenticated": "10s",
             "MCPServerAbsent": "10s",
             "MCPReadinessNoServers": "5s",
         } }),
-    );
+    ) else {
+        return;
+    };
     // `ready` answers with the module's token; `locked` is the same kind of server probed
     // without one (401); `gone` is a port nothing listens on.
-    let (_ready_server, ready_port) = http_fixture(&scratch, "probe-ready").await;
-    let (_locked_server, locked_port) = http_fixture(&scratch, "probe-locked").await;
+    let (_ready_server, ready_port) = http_fixture(&rig.scratch, "probe-ready").await;
+    let (_locked_server, locked_port) = http_fixture(&rig.scratch, "probe-locked").await;
     let gone_port = free_port();
     let url = |port: u16| format!("http://127.0.0.1:{port}/mcp");
     let (_serve, serve_addr) = start_serve(
-        &scratch,
+        &rig.scratch,
         "probe",
         json!({}),
         json!({ "probe": {
@@ -49,7 +42,7 @@ async fn prometheus_probing_three_mcp_urls_from_a_file_raises_exactly_unauthenti
     .await;
 
     // What service discovery gives: the URLs, a `server` label each, and the module to use.
-    let targets = scratch.path("mcp-targets.json");
+    let targets = rig.scratch.path("mcp-targets.json");
     std::fs::write(
         &targets,
         json!([
@@ -85,7 +78,8 @@ async fn prometheus_probing_three_mcp_urls_from_a_file_raises_exactly_unauthenti
          \x20       replacement: '{serve_addr}'\n",
         targets.display()
     );
-    let prometheus = Prometheus::start_with(&binary, &scratch, &scrape_configs, &rules).await;
+    let prometheus =
+        Prometheus::start_with(&rig.prometheus, &rig.scratch, &scrape_configs, &rig.rules).await;
 
     // Every target is scraped (`up` 1: a failed probe is an answer, not a failed scrape), and
     // each reads its state with the supervised series' names and labels.
@@ -181,10 +175,7 @@ async fn prometheus_probing_three_mcp_urls_from_a_file_raises_exactly_unauthenti
         }
     })
     .await;
-    eprintln!(
-        "probe e2e: both alerts firing after {:.1} s",
-        now() - started
-    );
+    rig.progress("probe e2e: both alerts firing");
     assert_eq!(
         alerts.keys().cloned().collect::<BTreeSet<_>>(),
         expected.keys().cloned().collect::<BTreeSet<_>>(),
@@ -223,20 +214,22 @@ async fn prometheus_probing_three_mcp_urls_from_a_file_raises_exactly_unauthenti
     for query in [
         format!(
             "target={}&module=team&server=ready",
-            common::http::url_encode(&url(ready_port))
+            mcp_readiness_fixtures::http::url_encode(&url(ready_port))
         ),
         format!(
             "target={}&server=locked",
-            common::http::url_encode(&url(locked_port))
+            mcp_readiness_fixtures::http::url_encode(&url(locked_port))
         ),
         format!(
             "target={}&server=gone",
-            common::http::url_encode(&url(gone_port))
+            mcp_readiness_fixtures::http::url_encode(&url(gone_port))
         ),
     ] {
         let answer = get(&serve_addr, &format!("/probe?{query}")).await.unwrap();
         assert_eq!(answer.status, 200, "{query}: {}", answer.text());
-        if let Some((ok, said)) = common::tools::promtool_check_metrics(&answer.text()) {
+        if let Some((ok, said)) =
+            mcp_readiness_fixtures::tools::promtool_check_metrics(&answer.text())
+        {
             assert!(ok && said.is_empty(), "{query}: promtool said: {said}");
         }
     }

@@ -6,25 +6,18 @@ use super::*;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_exporter_keeps_one_continuous_page_per_server()
  {
-    let Some(binary) = common::tools::prometheus() else {
-        return;
-    };
-    let Some(python) = jsonnet_python() else {
-        return;
-    };
-    let started = now();
-    let scratch = Scratch::new("oncall-rollout");
     // The mixin rendered with short `for`s and a 10 s blip window, so a rollout fits in a
     // minute; everything else as committed.
-    let rules = render_mixin(
-        &python,
-        &scratch.path("mixin"),
-        &json!({
+    let Some(rig) = Rig::new(
+        "oncall-rollout",
+        json!({
             "stateBlipWindow": "10s",
             "for": { "MCPServerUnauthenticated": "5s", "MCPServerAbsent": "5s" },
         }),
-    );
-    let (_http, port) = http_fixture(&scratch, "rollout").await;
+    ) else {
+        return;
+    };
+    let (_http, port) = http_fixture(&rig.scratch, "rollout").await;
     // Every replica has the same servers: `authz` with a token the server refuses, `gone` whose
     // command does not exist.
     let servers = json!({ "authz": http_entry(port), "gone": absent_entry() });
@@ -33,7 +26,7 @@ async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_
         .collect();
     let start = |tag: &'static str, addr: &String| {
         start_serve_at(
-            &scratch,
+            &rig.scratch,
             tag,
             servers.clone(),
             json!({}),
@@ -45,10 +38,10 @@ async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_
     let (b, _) = start("b", &addrs[1]).await;
     // Replica c's address is a target from the start (down until it runs, as in a rollout).
     let prometheus = Prometheus::start(
-        &binary,
-        &scratch,
+        &rig.prometheus,
+        &rig.scratch,
         &[("mcp-readiness", addrs.clone())],
-        &rules,
+        &rig.rules,
     )
     .await;
 
@@ -92,10 +85,7 @@ async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_
             .collect())
     };
     let active_since = for_state().await.unwrap();
-    eprintln!(
-        "oncall rollout: both pages firing after {:.1} s: {first:?}",
-        now() - started
-    );
+    rig.progress(format_args!("oncall rollout: both pages firing: {first:?}"));
 
     // Every observation from now on: each page still firing, with the same activeAt.
     let mut observations = 0;
@@ -131,10 +121,7 @@ async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_
         })
         .await;
     }
-    eprintln!(
-        "oncall rollout: a replaced by c after {:.1} s",
-        now() - started
-    );
+    rig.progress("oncall rollout: a replaced by c");
 
     // 3. Stop b too (out of discovery): only c, which was not there when the pages started,
     // holds them now.
@@ -175,10 +162,7 @@ async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_
         description.contains(&format!("replicas ({}):", addrs[2])),
         "{description}"
     );
-    eprintln!(
-        "oncall rollout: one continuous page per server through a, b -> c after {:.1} s",
-        now() - started
-    );
+    rig.progress("oncall rollout: one continuous page per server through a, b -> c");
 
     // 4. c's exporter goes down but stays in discovery (`up` 0): its last verdicts hold, so
     // both pages keep firing with the same activeAt well past the 10 s blip window.
@@ -199,10 +183,9 @@ async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     assert_eq!(for_state().await.unwrap(), active_since);
-    eprintln!(
-        "oncall rollout: both pages held through c's exporter outage ({observations} observations) after {:.1} s",
-        now() - started
-    );
+    rig.progress(format_args!(
+        "oncall rollout: both pages held through c's exporter outage ({observations} observations)"
+    ));
     drop(prometheus);
 }
 

@@ -6,21 +6,11 @@ use super::*;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn several_serve_processes_on_one_prometheus_roll_up_per_server_and_a_lost_one_raises_exporter_down()
  {
-    let Some(binary) = common::tools::prometheus() else {
-        return;
-    };
-    let Some(python) = jsonnet_python() else {
-        return;
-    };
-    let started = now();
-    let scratch = Scratch::new("oncall-fleet");
     // The committed mixin with the budget advisor every second (3 minutes as committed).
-    let rules = render_mixin(
-        &python,
-        &scratch.path("mixin"),
-        &json!({ "advisorInterval": "1s" }),
-    );
-    let (_http, port) = http_fixture(&scratch, "fleet").await;
+    let Some(rig) = Rig::new("oncall-fleet", json!({ "advisorInterval": "1s" })) else {
+        return;
+    };
+    let (_http, port) = http_fixture(&rig.scratch, "fleet").await;
     // Three agent replicas: `github` is refused on the first only; `gone` is configured on the
     // first only; `files` is ready everywhere.
     let mut replicas = Vec::new();
@@ -33,14 +23,14 @@ async fn several_serve_processes_on_one_prometheus_roll_up_per_server_and_a_lost
         if with_gone {
             servers["gone"] = absent_entry();
         }
-        replicas.push(start_serve(&scratch, tag, servers, json!({}), token).await);
+        replicas.push(start_serve(&rig.scratch, tag, servers, json!({}), token).await);
     }
     let targets: Vec<String> = replicas.iter().map(|(_, addr)| addr.clone()).collect();
     let prometheus = Prometheus::start(
-        &binary,
-        &scratch,
+        &rig.prometheus,
+        &rig.scratch,
         &[("mcp-readiness", targets.clone())],
-        &rules,
+        &rig.rules,
     )
     .await;
 
@@ -76,10 +66,7 @@ async fn several_serve_processes_on_one_prometheus_roll_up_per_server_and_a_lost
         }
     })
     .await;
-    eprintln!(
-        "oncall fleet: rolled up after {:.1} s: {worst:?}",
-        now() - started
-    );
+    rig.progress(format_args!("oncall fleet: rolled up: {worst:?}"));
 
     // How many replicas see each state of `github`: 1 unauthenticated, 2 ready.
     let github: BTreeMap<String, f64> = prometheus
@@ -168,9 +155,6 @@ async fn several_serve_processes_on_one_prometheus_roll_up_per_server_and_a_lost
     assert_eq!(down.len(), 1, "{down:?}");
     assert_eq!(label(&down[0], "instance"), lost_addr);
     assert_eq!(label(&down[0], "action"), "", "{down:?}");
-    eprintln!(
-        "oncall fleet: exporter down seen after {:.1} s",
-        now() - started
-    );
+    rig.progress("oncall fleet: exporter down seen");
     drop(prometheus);
 }

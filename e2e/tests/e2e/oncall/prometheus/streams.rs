@@ -5,7 +5,7 @@
 
 use super::*;
 
-use common::configure::http_fixture_with_env;
+use mcp_readiness_fixtures::configure::http_fixture_with_env;
 
 /// The expressions of the server dashboard's panel `title`.
 fn panel_exprs(title: &str) -> Vec<String> {
@@ -36,7 +36,7 @@ fn panel_exprs(title: &str) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_cuts_every_event_stream_shows_a_few_reopens_a_minute_on_the_server_dashboard_and_raises_no_alert()
  {
-    let Some(binary) = common::tools::prometheus() else {
+    let Some(binary) = mcp_readiness_fixtures::tools::prometheus() else {
         return;
     };
     let exprs = panel_exprs("Event stream re-opens");
@@ -62,7 +62,7 @@ async fn a_server_that_cuts_every_event_stream_shows_a_few_reopens_a_minute_on_t
         &rules,
     )
     .await;
-    let started = now();
+    let started = unix_secs();
 
     // The panel's query, as Grafana sends it for "All" with a 1 s scrape interval, has data
     // once the first re-open created the counter.
