@@ -115,17 +115,7 @@ impl Session for ScriptedSession {
     }
 
     fn closed(&self) -> BoxFuture<'static, Arc<str>> {
-        let mut rx = self.closed_tx.subscribe();
-        Box::pin(async move {
-            loop {
-                if let Some(r) = rx.borrow_and_update().clone() {
-                    return r;
-                }
-                if rx.changed().await.is_err() {
-                    return "gone".into();
-                }
-            }
-        })
+        crate::client::session::closed_reason(self.closed_tx.subscribe(), "gone")
     }
 
     fn shutdown(&self) {

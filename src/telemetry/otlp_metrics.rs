@@ -143,16 +143,6 @@ impl MetricsExportConfig {
     }
 }
 
-impl Provider for SdkMeterProvider {
-    fn flush_now(&self) -> OTelSdkResult {
-        self.force_flush()
-    }
-
-    fn shut_down(&self) -> OTelSdkResult {
-        self.shutdown()
-    }
-}
-
 /// Sets metrics export up from the environment (see [`MetricsExportConfig::from_env_with`]):
 /// give [`OtlpMetrics::meter`] to
 /// [`MetricsBuilder::meter`](crate::metrics::MetricsBuilder::meter). Call it inside the Tokio
@@ -225,6 +215,16 @@ impl OtlpMetrics {
     /// Exports a last time and shuts the exporter down, without blocking the runtime.
     pub async fn shutdown(self) -> Result<(), TelemetryError> {
         self.provider.shutdown().await
+    }
+}
+
+impl Provider for SdkMeterProvider {
+    fn flush_now(&self) -> OTelSdkResult {
+        self.force_flush()
+    }
+
+    fn shut_down(&self) -> OTelSdkResult {
+        self.shutdown()
     }
 }
 
