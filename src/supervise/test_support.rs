@@ -263,6 +263,22 @@ pub(super) async fn close_after(script: &Script, n: usize, life: Duration) {
     settle().await;
 }
 
+/// A quiet hub whose first connect fails with `result`, its script, and its first call's error.
+pub(super) async fn first_connect_failing(result: ConnectResult) -> (Arc<Script>, Hub, CallError) {
+    let script = Script::starting_with([ConnectStep::Fail(result)]);
+    let hub = hub_with(ScriptedConnector::new(&script), quiet());
+    let error = hub.call(read()).await.unwrap_err();
+    (script, hub, error)
+}
+
+/// What `pick` takes from the events `events` recorded (see [`recorder`]), in order.
+pub(super) fn events_of<T>(
+    events: &Mutex<Vec<ConnectionEvent>>,
+    pick: impl Fn(&ConnectionEvent) -> Option<T>,
+) -> Vec<T> {
+    events.lock().unwrap().iter().filter_map(pick).collect()
+}
+
 pub(super) fn connects(script: &Script) -> usize {
     script.connects.load(Ordering::SeqCst)
 }
