@@ -225,7 +225,7 @@ pub(super) fn quiet() -> HubOptionsBuilder {
     HubOptions::builder().health_interval(None)
 }
 
-pub(super) fn hub_with(connector: ScriptedConnector, options: impl Into<HubOptions>) -> Hub {
+pub(super) fn hub_with(connector: impl Connector + 'static, options: impl Into<HubOptions>) -> Hub {
     Hub::with_connectors(
         vec![("mail".into(), Arc::new(connector) as Arc<dyn Connector>)],
         options,

@@ -1,7 +1,7 @@
 //! Paused-time tests of the state machine edges, with a scripted [`Connector`].
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -207,11 +207,7 @@ async fn a_late_close_from_an_old_generation_does_not_mark_the_new_one_down() {
 async fn without_background_reconnect_a_dropped_connection_reads_connecting_at_once_and_the_next_call_reconnects()
  {
     let script = Arc::new(Script::default());
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let sink = {
-        let events = events.clone();
-        move |e: &ConnectionEvent| events.lock().unwrap().push(e.clone())
-    };
+    let (events, sink) = recorder();
     let hub = hub_with(
         ScriptedConnector::new(&script),
         quiet().reconnect_on_drop(false).event_sink(sink),
@@ -415,11 +411,7 @@ async fn a_frozen_server_is_dropped_once_ping_and_then_tools_list_go_unanswered(
 async fn a_connect_that_hangs_times_out_at_the_connect_timeout() {
     let script = Arc::new(Script::default());
     script.steps.lock().unwrap().push_back(ConnectStep::Hang);
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let sink = {
-        let events = events.clone();
-        move |e: &ConnectionEvent| events.lock().unwrap().push(e.clone())
-    };
+    let (events, sink) = recorder();
     let hub = hub_with(
         ScriptedConnector::new(&script),
         quiet()
@@ -622,20 +614,12 @@ async fn credential_expiries_reach_the_sinks_after_the_server_and_a_reauthorizat
         expiries: vec![expiry],
         reauthorized: 0,
     });
-    let seen: Arc<Mutex<Vec<ConnectionEvent>>> = Arc::default();
-    let sink = {
-        let seen = seen.clone();
-        move |event: &ConnectionEvent| seen.lock().unwrap().push(event.clone())
-    };
+    let (seen, sink) = recorder();
     let connector = WithCredentials {
         inner: ScriptedConnector::new(&script),
         credentials: credentials.clone(),
     };
-    let hub = Hub::with_connectors(
-        vec![("mail".into(), Arc::new(connector) as Arc<dyn Connector>)],
-        quiet().event_sink(sink),
-    )
-    .unwrap();
+    let hub = hub_with(connector, quiet().event_sink(sink));
     settle().await;
     let expiring = |seen: &[ConnectionEvent]| {
         seen.iter()
@@ -682,11 +666,7 @@ async fn credentials_rejected_mid_session_read_what_the_connector_knows() {
         inner: ScriptedConnector::new(&script),
         credentials: watch::Sender::new(CredentialState::default()),
     };
-    let hub = Hub::with_connectors(
-        vec![("mail".into(), Arc::new(connector) as Arc<dyn Connector>)],
-        quiet(),
-    )
-    .unwrap();
+    let hub = hub_with(connector, quiet());
     hub.call(read()).await.unwrap();
     let supervisor = hub.supervisor("mail").unwrap();
     let generation = supervisor.observe().generation;
