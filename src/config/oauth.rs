@@ -42,8 +42,6 @@ const OAUTH_KEYS: &[&str] = &[
     "dpop",
 ];
 
-/// The signing algorithms rmcp's `private_key_jwt` supports.
-
 /// Reads the `oauth` object of server `name` (or probe module) from `server`, its entry, when
 /// given; `headers` are its other headers (an `Authorization` header beside `oauth` is refused:
 /// the store gives that header).
