@@ -145,14 +145,8 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
 
 /// `scheme://authority/anything?query#fragment` → `scheme://authority/[redacted]`.
 fn redact_url_paths(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("://") {
-        let (head, tail) = rest.split_at(at + 3);
-        out.push_str(head);
-        let authority_end = tail
-            .find(|c: char| c == '/' || c == '?' || c == '#' || is_url_end(c))
-            .unwrap_or(tail.len());
+    rewrite_after_schemes(text, |tail, out| {
+        let authority_end = authority_end(tail, is_url_end);
         out.push_str(&tail[..authority_end]);
         let after = &tail[authority_end..];
         let path_end = after.find(is_url_end).unwrap_or(after.len());
@@ -162,10 +156,32 @@ fn redact_url_paths(text: &str) -> String {
         } else {
             out.push_str(path);
         }
-        rest = &after[path_end..];
+        authority_end + path_end
+    })
+}
+
+/// `text` with what follows each `scheme://` rewritten: `rewrite` is handed the text after the
+/// `://`, pushes its rewrite of a prefix of it to the output, and returns that prefix's length.
+fn rewrite_after_schemes(
+    text: &str,
+    mut rewrite: impl FnMut(&str, &mut String) -> usize,
+) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let (head, tail) = rest.split_at(at + 3);
+        out.push_str(head);
+        rest = &tail[rewrite(tail, &mut out)..];
     }
     out.push_str(rest);
     out
+}
+
+/// Where the authority of the URL in `tail` (what follows `://`) ends: at its path, query or
+/// fragment, or at a character `ends` says ends the URL.
+fn authority_end(tail: &str, ends: impl Fn(char) -> bool) -> usize {
+    tail.find(|c: char| c == '/' || c == '?' || c == '#' || ends(c))
+        .unwrap_or(tail.len())
 }
 
 /// Where a URL quoted in free text ends.
@@ -178,14 +194,8 @@ fn is_url_end(c: char) -> bool {
 const MIN_KNOWN_SECRET_LEN: usize = 8;
 
 fn redact_userinfo(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("://") {
-        let (head, tail) = rest.split_at(at + 3);
-        out.push_str(head);
-        let authority_end = tail
-            .find(|c: char| c == '/' || c == '?' || c == '#' || c.is_whitespace())
-            .unwrap_or(tail.len());
+    rewrite_after_schemes(text, |tail, out| {
+        let authority_end = authority_end(tail, char::is_whitespace);
         match tail[..authority_end].rfind('@') {
             Some(userinfo_end) => {
                 out.push_str("[redacted]");
@@ -193,10 +203,8 @@ fn redact_userinfo(text: &str) -> String {
             }
             None => out.push_str(&tail[..authority_end]),
         }
-        rest = &tail[authority_end..];
-    }
-    out.push_str(rest);
-    out
+        authority_end
+    })
 }
 
 const CREDENTIAL_KEYS: [&str; 10] = [

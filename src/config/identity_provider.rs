@@ -25,13 +25,9 @@ pub(crate) fn identity_provider(
 ) -> Result<IdentityProvider, ConfigError> {
     let fields = ctx.object(node, path, "`identity_provider`", Some(KEYS))?;
     let required = |key: &str, what: &str| -> Result<String, ConfigError> {
-        let path = fields.path_of(key);
-        let value = match fields.get(key) {
-            Some(node) => ctx.string(node, &path)?,
-            None => {
-                return Err(ctx.err(&path, format!("missing: `identity_provider` needs {what}")));
-            }
-        };
+        let missing = format!("missing: `identity_provider` needs {what}");
+        let (node, path) = ctx.required(&fields, key, missing)?;
+        let value = ctx.string(node, &path)?;
         if value.trim().is_empty() || value.chars().any(char::is_control) {
             return Err(ctx.err(
                 &path,
@@ -69,10 +65,9 @@ pub(crate) fn identity_provider(
         "client_id",
         "the client id this client is registered as at the identity provider",
     )?;
-    let client_secret = match fields.get("client_secret") {
-        None | Some(Node::Null) => None,
-        Some(node) => {
-            let path = fields.path_of("client_secret");
+    let client_secret = match fields.given("client_secret") {
+        None => None,
+        Some((node, path)) => {
             let secret = ctx.secret(node, &path)?;
             if secret.expose().is_empty() {
                 return Err(ctx.err(

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 
 use super::error::ConfigError;
 use super::node::Node;
-use super::walk::{Ctx, child, index};
+use super::walk::{Ctx, Fields, child, index};
 use crate::client::spec::SigningAlgorithm;
 use crate::client::{AssertionSource, Dpop, OAuthGrant, OAuthSpec};
 use crate::secret::Secret;
@@ -42,32 +42,32 @@ const OAUTH_KEYS: &[&str] = &[
     "dpop",
 ];
 
-/// Reads the `oauth` object of server `name`; `headers` are its other headers (an
-/// `Authorization` header beside `oauth` is refused: the store gives that header).
+/// Reads the `oauth` object of server `name` (or probe module) from `server`, its entry, when
+/// given; `headers` are its other headers (an `Authorization` header beside `oauth` is refused:
+/// the store gives that header).
 pub(crate) fn oauth(
     ctx: &Ctx<'_>,
-    node: &Node,
-    path: &str,
+    server: &Fields<'_>,
     name: &str,
     headers: &BTreeMap<String, Secret>,
-    headers_path: &str,
-) -> Result<OAuthSpec, ConfigError> {
-    let fields = ctx.object(node, path, "`oauth`", Some(OAUTH_KEYS))?;
+) -> Result<Option<OAuthSpec>, ConfigError> {
+    let Some((node, path)) = server.given("oauth") else {
+        return Ok(None);
+    };
+    let headers_path = server.path_of("headers");
+    let fields = ctx.object(node, &path, "`oauth`", Some(OAUTH_KEYS))?;
     if let Some(header) = headers
         .keys()
         .find(|h| h.eq_ignore_ascii_case("authorization"))
     {
         return Err(ctx.err(
-            &child(headers_path, header),
+            &child(&headers_path, header),
             "a server with `oauth` gets its Authorization header from the credential store: remove this header, or remove `oauth`",
         ));
     }
     let required = |key: &str, what: &str| -> Result<String, ConfigError> {
-        let path = fields.path_of(key);
-        let value = match fields.get(key) {
-            Some(node) => ctx.string(node, &path)?,
-            None => return Err(ctx.err(&path, format!("missing: `oauth` needs {what}"))),
-        };
+        let (node, path) = ctx.required(&fields, key, format!("missing: `oauth` needs {what}"))?;
+        let value = ctx.string(node, &path)?;
         if value.trim().is_empty() {
             return Err(ctx.err(&path, format!("expected {what}, found an empty string")));
         }
@@ -99,10 +99,9 @@ pub(crate) fn oauth(
         }
     };
     let client_id = optional("client_id", "the OAuth client id")?;
-    let client_secret = match fields.get("client_secret") {
-        None | Some(Node::Null) => None,
-        Some(node) => {
-            let path = fields.path_of("client_secret");
+    let client_secret = match fields.given("client_secret") {
+        None => None,
+        Some((node, path)) => {
             let secret = ctx.secret(node, &path)?;
             if secret.expose().is_empty() {
                 return Err(ctx.err(&path, "expected the client secret, found an empty string: remove `client_secret` for a public client"));
@@ -165,10 +164,9 @@ pub(crate) fn oauth(
         "assertion_file",
         "the file the platform keeps this workload's identity token in",
     )?;
-    let assertion_command = match fields.get("assertion_command") {
-        None | Some(Node::Null) => None,
-        Some(node) => {
-            let path = fields.path_of("assertion_command");
+    let assertion_command = match fields.given("assertion_command") {
+        None => None,
+        Some((node, path)) => {
             let argv = ctx.strings(node, &path)?;
             match argv.split_first() {
                 Some((program, args)) if !program.trim().is_empty() => {
@@ -364,7 +362,7 @@ pub(crate) fn oauth(
         | OAuthGrant::WorkloadIdentity { .. }
         | OAuthGrant::EnterpriseManaged { .. } => String::new(),
     };
-    Ok(OAuthSpec {
+    Ok(Some(OAuthSpec {
         store,
         client_id,
         client_secret,
@@ -373,7 +371,7 @@ pub(crate) fn oauth(
         grant,
         dpop,
         reauthorize: (!reauthorize.is_empty()).then_some(reauthorize),
-    })
+    }))
 }
 
 /// The OAuth of a URL-only HTTP entry of `file` named `server`: registration by `oauth login`,

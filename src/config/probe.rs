@@ -108,22 +108,11 @@ fn module(
         Some(node) => super::servers::headers(ctx, node, &fields.path_of("headers"))?,
         None => BTreeMap::new(),
     };
-    let oauth = match fields.get("oauth") {
-        None | Some(Node::Null) => None,
-        Some(node) => {
-            let mut spec = super::oauth::oauth(
-                ctx,
-                node,
-                &fields.path_of("oauth"),
-                name,
-                &headers,
-                &fields.path_of("headers"),
-            )?;
-            // `oauth login --server` names a configured server, not a module.
-            spec.reauthorize = None;
-            Some(spec)
-        }
-    };
+    let oauth = super::oauth::oauth(ctx, &fields, name, &headers)?.map(|mut spec| {
+        // `oauth login --server` names a configured server, not a module.
+        spec.reauthorize = None;
+        spec
+    });
     let targets = match fields.get("targets") {
         Some(node) => patterns(ctx, node, &fields.path_of("targets"))?,
         None if headers.is_empty() && oauth.is_none() => config.default_module.targets.clone(),

@@ -87,16 +87,12 @@ fn kind(ctx: &Ctx<'_>, fields: &Fields<'_>) -> Result<Kind, ConfigError> {
 }
 
 fn stdio(ctx: &Ctx<'_>, fields: &Fields<'_>) -> Result<TransportSpec, ConfigError> {
-    let command_path = fields.path_of("command");
-    let command = match fields.get("command") {
-        Some(node) => ctx.string(node, &command_path)?,
-        None => {
-            return Err(ctx.err(
-                &command_path,
-                "missing: a stdio server needs the program to run",
-            ));
-        }
-    };
+    let (node, command_path) = ctx.required(
+        fields,
+        "command",
+        "missing: a stdio server needs the program to run",
+    )?;
+    let command = ctx.string(node, &command_path)?;
     if command.trim().is_empty() {
         return Err(ctx.err(
             &command_path,
@@ -162,41 +158,30 @@ fn no_nul(ctx: &Ctx<'_>, path: &str, value: &str) -> Result<(), ConfigError> {
 }
 
 fn http(ctx: &Ctx<'_>, fields: &Fields<'_>, name: &str) -> Result<TransportSpec, ConfigError> {
-    let url_path = fields.path_of("url");
-    let url = match fields.get("url") {
-        Some(node) => ctx.secret(node, &url_path)?,
-        None => {
-            return Err(ctx.err(
-                &url_path,
-                "missing: a streamable-HTTP server needs the endpoint URL",
-            ));
-        }
-    };
+    let (node, url_path) = ctx.required(
+        fields,
+        "url",
+        "missing: a streamable-HTTP server needs the endpoint URL",
+    )?;
+    let url = ctx.secret(node, &url_path)?;
     // A URL the hub cannot use (not http(s), no host) is that server's problem alone: the hub
     // makes it `absent` with a reason naming `url` (`HttpConnector::new`), the others start.
     let headers = match fields.get("headers") {
         Some(node) => headers(ctx, node, &fields.path_of("headers"))?,
         None => BTreeMap::new(),
     };
-    let oauth = match fields.get("oauth") {
-        Some(node) if !matches!(node, Node::Null) => Some(super::oauth::oauth(
-            ctx,
-            node,
-            &fields.path_of("oauth"),
-            name,
-            &headers,
-            &fields.path_of("headers"),
-        )?),
+    let oauth = match super::oauth::oauth(ctx, fields, name, &headers)? {
+        Some(spec) => Some(spec),
         // A URL-only entry (`{"type": "http", "url": …}`) that `oauth login` authorized: the
         // registration and tokens are in the default store.
-        _ if !headers
+        None if !headers
             .keys()
             .any(|h| h.eq_ignore_ascii_case("authorization")) =>
         {
             let spec = super::oauth::implicit(ctx.file, name);
             spec.store.exists().then_some(spec)
         }
-        _ => None,
+        None => None,
     };
     Ok(TransportSpec::Http {
         url,

@@ -32,6 +32,13 @@ impl<'n> Fields<'n> {
         child(&self.path, key)
     }
 
+    /// The value of `key` and its path, if present and not `null`.
+    pub(crate) fn given(&self, key: &str) -> Option<(&'n Node, String)> {
+        self.get(key)
+            .filter(|node| !matches!(node, Node::Null))
+            .map(|node| (node, self.path_of(key)))
+    }
+
     /// All entries in file order.
     pub(crate) fn entries(&self) -> &'n [(String, Node)] {
         self.entries
@@ -71,6 +78,20 @@ impl Ctx<'_> {
             file: self.file.to_owned(),
             path: path.to_owned(),
             message: message.into(),
+        }
+    }
+
+    /// The value of `key` in `fields` and its path; an error saying `missing` where it is absent.
+    pub(crate) fn required<'n>(
+        &self,
+        fields: &Fields<'n>,
+        key: &str,
+        missing: impl Into<String>,
+    ) -> Result<(&'n Node, String), ConfigError> {
+        let path = fields.path_of(key);
+        match fields.get(key) {
+            Some(node) => Ok((node, path)),
+            None => Err(self.err(&path, missing)),
         }
     }
 

@@ -142,13 +142,6 @@ struct Activity<S> {
     last: Arc<AtomicU64>,
 }
 
-impl<S> Activity<S> {
-    fn touch(&self) {
-        let elapsed = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.last.store(elapsed, Ordering::Relaxed);
-    }
-}
-
 impl<S: AsyncRead + Unpin> AsyncRead for Activity<S> {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -171,12 +164,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Activity<S> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        let poll = Pin::new(&mut this.inner).poll_write(cx, buf);
-        if matches!(poll, Poll::Ready(Ok(n)) if n > 0) {
-            this.touch();
-        }
-        poll
+        self.written(|inner| inner.poll_write(cx, buf))
     }
 
     // Vectored writes pass through: hyper then queues a large body (a shared render) instead of
@@ -186,12 +174,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Activity<S> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        let poll = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
-        if matches!(poll, Poll::Ready(Ok(n)) if n > 0) {
-            this.touch();
-        }
-        poll
+        self.written(|inner| inner.poll_write_vectored(cx, bufs))
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -204,6 +187,29 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Activity<S> {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
+
+impl<S> Activity<S> {
+    fn touch(&self) {
+        let elapsed = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last.store(elapsed, Ordering::Relaxed);
+    }
+
+    /// Writes with `write` to the inner stream, and notes the activity when a byte was written.
+    fn written(
+        self: Pin<&mut Self>,
+        write: impl FnOnce(Pin<&mut S>) -> Poll<io::Result<usize>>,
+    ) -> Poll<io::Result<usize>>
+    where
+        S: Unpin,
+    {
+        let this = self.get_mut();
+        let poll = write(Pin::new(&mut this.inner));
+        if matches!(poll, Poll::Ready(Ok(n)) if n > 0) {
+            this.touch();
+        }
+        poll
     }
 }
 

@@ -100,21 +100,25 @@ impl Step {
 fn decide(step: &Step, verdict: &Verdict) -> Decision {
     let tool = step.tool.as_str();
     let server = step.tool.server();
-    let fallback = || step.fallback.clone();
+    // A required step aborts; an optional one takes its fallback.
+    let abort_or_fallback = |abort: String, fallback: String| {
+        if step.required {
+            Decision::Abort { reason: abort }
+        } else {
+            Decision::Fallback {
+                to: step.fallback.clone(),
+                reason: fallback,
+            }
+        }
+    };
     match verdict.state {
         State::Ready => Decision::Run,
         State::Unauthenticated => {
             let next = Action::Reauthorize.next_step(server);
-            if step.required {
-                Decision::Abort {
-                    reason: format!("`{tool}` needs authorization: {next}"),
-                }
-            } else {
-                Decision::Fallback {
-                    to: fallback(),
-                    reason: format!("`{server}` is not authorized; using the fallback: {next}"),
-                }
-            }
+            abort_or_fallback(
+                format!("`{tool}` needs authorization: {next}"),
+                format!("`{server}` is not authorized; using the fallback: {next}"),
+            )
         }
         State::Connecting => {
             let next = Action::ExtendWaitBudget.next_step(server);
@@ -142,16 +146,10 @@ fn decide(step: &Step, verdict: &Verdict) -> Decision {
                 Scope::Tool => Action::missing_tool_next_step(server, step.tool.tool()),
                 Scope::Server => Action::AddConnection.next_step(server),
             };
-            if step.required {
-                Decision::Abort {
-                    reason: format!("{what}: {next}"),
-                }
-            } else {
-                Decision::Fallback {
-                    to: fallback(),
-                    reason: format!("{what}; using the fallback: {next}"),
-                }
-            }
+            abort_or_fallback(
+                format!("{what}: {next}"),
+                format!("{what}; using the fallback: {next}"),
+            )
         }
     }
 }

@@ -115,17 +115,7 @@ impl Session for ScriptedSession {
     }
 
     fn closed(&self) -> BoxFuture<'static, Arc<str>> {
-        let mut rx = self.closed_tx.subscribe();
-        Box::pin(async move {
-            loop {
-                if let Some(r) = rx.borrow_and_update().clone() {
-                    return r;
-                }
-                if rx.changed().await.is_err() {
-                    return "gone".into();
-                }
-            }
-        })
+        crate::client::session::closed_reason(self.closed_tx.subscribe(), "gone")
     }
 
     fn shutdown(&self) {
@@ -235,7 +225,7 @@ pub(super) fn quiet() -> HubOptionsBuilder {
     HubOptions::builder().health_interval(None)
 }
 
-pub(super) fn hub_with(connector: ScriptedConnector, options: impl Into<HubOptions>) -> Hub {
+pub(super) fn hub_with(connector: impl Connector + 'static, options: impl Into<HubOptions>) -> Hub {
     Hub::with_connectors(
         vec![("mail".into(), Arc::new(connector) as Arc<dyn Connector>)],
         options,
@@ -271,6 +261,22 @@ pub(super) async fn close_after(script: &Script, n: usize, life: Duration) {
     let session = script.sessions.lock().unwrap()[n].clone();
     session.fire_close();
     settle().await;
+}
+
+/// A quiet hub whose first connect fails with `result`, its script, and its first call's error.
+pub(super) async fn first_connect_failing(result: ConnectResult) -> (Arc<Script>, Hub, CallError) {
+    let script = Script::starting_with([ConnectStep::Fail(result)]);
+    let hub = hub_with(ScriptedConnector::new(&script), quiet());
+    let error = hub.call(read()).await.unwrap_err();
+    (script, hub, error)
+}
+
+/// What `pick` takes from the events `events` recorded (see [`recorder`]), in order.
+pub(super) fn events_of<T>(
+    events: &Mutex<Vec<ConnectionEvent>>,
+    pick: impl Fn(&ConnectionEvent) -> Option<T>,
+) -> Vec<T> {
+    events.lock().unwrap().iter().filter_map(pick).collect()
 }
 
 pub(super) fn connects(script: &Script) -> usize {

@@ -2,6 +2,7 @@ use opentelemetry::KeyValue;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{SpanExporter, WithExportConfig};
 use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 use tracing::{Metadata, Subscriber};
@@ -14,6 +15,7 @@ use tracing_subscriber::{EnvFilter, fmt};
 use super::config::{Protocol, TelemetryConfig};
 use super::error::TelemetryError;
 use super::redaction::{RedactingExporter, SafeStderr};
+use super::shutdown::{Exporting, Provider};
 
 /// The instrumentation scope of our spans.
 const SCOPE: &str = env!("CARGO_PKG_NAME");
@@ -86,6 +88,16 @@ impl TelemetryConfig {
             config: self,
             provider,
         })
+    }
+}
+
+impl Provider for SdkTracerProvider {
+    fn flush_now(&self) -> OTelSdkResult {
+        self.force_flush()
+    }
+
+    fn shut_down(&self) -> OTelSdkResult {
+        self.shutdown()
     }
 }
 
@@ -191,7 +203,12 @@ impl Telemetry {
     /// The guard that flushes and shuts the provider down, without installing anything.
     pub fn into_guard(self) -> TelemetryGuard {
         TelemetryGuard {
-            provider: self.provider,
+            provider: Exporting::new(
+                self.provider,
+                |message| TelemetryError::Exporter { message },
+                // Only reached after a failed export; the message is redacted.
+                "OTLP exporter shut down with an error: some spans may be lost",
+            ),
         }
     }
 }
@@ -206,44 +223,18 @@ impl Telemetry {
 #[derive(Debug)]
 #[must_use = "dropping the guard shuts the exporter down: keep it for the life of the program"]
 pub struct TelemetryGuard {
-    provider: Option<SdkTracerProvider>,
+    provider: Exporting<SdkTracerProvider>,
 }
 
 impl TelemetryGuard {
     /// Exports every span ended so far, without shutting down.
     pub async fn flush(&self) -> Result<(), TelemetryError> {
-        let Some(provider) = self.provider.clone() else {
-            return Ok(());
-        };
-        run_blocking(move || provider.force_flush()).await
+        self.provider.flush().await
     }
 
     /// Exports every span ended so far and shuts the exporter down, without blocking the runtime.
-    pub async fn shutdown(mut self) -> Result<(), TelemetryError> {
-        let Some(provider) = self.provider.take() else {
-            return Ok(());
-        };
-        run_blocking(move || provider.shutdown()).await
-    }
-}
-
-async fn run_blocking(
-    f: impl FnOnce() -> opentelemetry_sdk::error::OTelSdkResult + Send + 'static,
-) -> Result<(), TelemetryError> {
-    super::shutdown::run_blocking(f)
-        .await
-        .map_err(|message| TelemetryError::Exporter { message })
-}
-
-impl Drop for TelemetryGuard {
-    fn drop(&mut self) {
-        if let Some(provider) = self.provider.take() {
-            // Only reached after a failed export; the message is redacted.
-            super::shutdown::shut_down_on_drop(
-                move || provider.shutdown(),
-                "OTLP exporter shut down with an error: some spans may be lost",
-            );
-        }
+    pub async fn shutdown(self) -> Result<(), TelemetryError> {
+        self.provider.shutdown().await
     }
 }
 

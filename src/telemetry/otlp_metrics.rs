@@ -8,11 +8,13 @@ use std::time::Duration;
 use opentelemetry::InstrumentationScope;
 use opentelemetry::metrics::{Meter, MeterProvider as _};
 use opentelemetry_otlp::{MetricExporter, WithExportConfig};
+use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::metrics::{Instrument, PeriodicReader, SdkMeterProvider, Stream};
 
 use super::config::{OtlpConfig, Protocol, Signal, otlp_from_env, resource_from_env};
 use super::error::TelemetryError;
 use super::install::resource;
+use super::shutdown::{Exporting, Provider};
 
 /// The export interval when `OTEL_METRIC_EXPORT_INTERVAL` is not set: 60 s, as the specification
 /// says.
@@ -117,7 +119,7 @@ impl MetricsExportConfig {
     /// exported; the reader exports from a thread of its own.
     pub fn build(self) -> Result<OtlpMetrics, TelemetryError> {
         let Some(otlp) = &self.otlp else {
-            return Ok(OtlpMetrics { provider: None });
+            return Ok(OtlpMetrics::exporting(None));
         };
         let exporter = otlp_exporter!(MetricExporter, otlp, MetricExporter);
         let reader = PeriodicReader::builder(exporter)
@@ -137,9 +139,7 @@ impl MetricsExportConfig {
                     .flatten()
             })
             .build();
-        Ok(OtlpMetrics {
-            provider: Some(provider),
-        })
+        Ok(OtlpMetrics::exporting(Some(provider)))
     }
 }
 
@@ -168,22 +168,32 @@ pub fn init_metrics() -> Result<OtlpMetrics, TelemetryError> {
 /// [`TelemetryGuard`](super::TelemetryGuard)).
 #[must_use = "dropping it shuts the exporter down: keep it for the life of the program"]
 pub struct OtlpMetrics {
-    provider: Option<SdkMeterProvider>,
+    provider: Exporting<SdkMeterProvider>,
 }
 
 impl fmt::Debug for OtlpMetrics {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OtlpMetrics")
-            .field("exporting", &self.provider.is_some())
+            .field("exporting", &self.provider().is_some())
             .finish()
     }
 }
 
 impl OtlpMetrics {
+    fn exporting(provider: Option<SdkMeterProvider>) -> Self {
+        OtlpMetrics {
+            provider: Exporting::new(
+                provider,
+                |message| TelemetryError::MetricExporter { message },
+                "OTLP metric exporter shut down with an error: the last interval may be lost",
+            ),
+        }
+    }
+
     /// The meter of this crate's scope (`mcp-readiness`, with its version), or `None` when no
     /// endpoint is configured (so recording costs nothing more).
     pub fn meter(&self) -> Option<Meter> {
-        self.provider.as_ref().map(|provider| {
+        self.provider().map(|provider| {
             provider.meter_with_scope(
                 InstrumentationScope::builder(SCOPE)
                     .with_version(env!("CARGO_PKG_VERSION"))
@@ -194,42 +204,27 @@ impl OtlpMetrics {
 
     /// The SDK meter provider, when an endpoint is configured (for your own instruments too).
     pub fn provider(&self) -> Option<&SdkMeterProvider> {
-        self.provider.as_ref()
+        self.provider.provider()
     }
 
     /// Collects and exports now, without shutting down.
     pub async fn flush(&self) -> Result<(), TelemetryError> {
-        let Some(provider) = self.provider.clone() else {
-            return Ok(());
-        };
-        run_blocking(move || provider.force_flush()).await
+        self.provider.flush().await
     }
 
     /// Exports a last time and shuts the exporter down, without blocking the runtime.
-    pub async fn shutdown(mut self) -> Result<(), TelemetryError> {
-        let Some(provider) = self.provider.take() else {
-            return Ok(());
-        };
-        run_blocking(move || provider.shutdown()).await
+    pub async fn shutdown(self) -> Result<(), TelemetryError> {
+        self.provider.shutdown().await
     }
 }
 
-async fn run_blocking(
-    f: impl FnOnce() -> opentelemetry_sdk::error::OTelSdkResult + Send + 'static,
-) -> Result<(), TelemetryError> {
-    super::shutdown::run_blocking(f)
-        .await
-        .map_err(|message| TelemetryError::MetricExporter { message })
-}
+impl Provider for SdkMeterProvider {
+    fn flush_now(&self) -> OTelSdkResult {
+        self.force_flush()
+    }
 
-impl Drop for OtlpMetrics {
-    fn drop(&mut self) {
-        if let Some(provider) = self.provider.take() {
-            super::shutdown::shut_down_on_drop(
-                move || provider.shutdown(),
-                "OTLP metric exporter shut down with an error: the last interval may be lost",
-            );
-        }
+    fn shut_down(&self) -> OTelSdkResult {
+        self.shutdown()
     }
 }
 

@@ -2,13 +2,82 @@
 
 use opentelemetry_sdk::error::OTelSdkResult;
 
+use super::error::TelemetryError;
 use crate::secret::redact;
+
+/// A provider [`Exporting`] flushes and shuts down (the tracer's, the meter's): its blocking
+/// `force_flush` and `shutdown`.
+pub(super) trait Provider: Clone + Send + 'static {
+    fn flush_now(&self) -> OTelSdkResult;
+    fn shut_down(&self) -> OTelSdkResult;
+}
+
+/// The provider of a guard (none when no exporter is configured): flushed and shut down without
+/// blocking the runtime, and shut down when dropped.
+pub(super) struct Exporting<P: Provider> {
+    provider: Option<P>,
+    /// The guard's error for a failed flush or shutdown (the exporter's message, redacted).
+    failed: fn(String) -> TelemetryError,
+    /// What is logged when the shutdown of a drop fails.
+    drop_failure: &'static str,
+}
+
+impl<P: Provider> Exporting<P> {
+    pub(super) fn new(
+        provider: Option<P>,
+        failed: fn(String) -> TelemetryError,
+        drop_failure: &'static str,
+    ) -> Self {
+        Exporting {
+            provider,
+            failed,
+            drop_failure,
+        }
+    }
+
+    pub(super) fn provider(&self) -> Option<&P> {
+        self.provider.as_ref()
+    }
+
+    /// Exports what the provider still holds, without shutting it down.
+    pub(super) async fn flush(&self) -> Result<(), TelemetryError> {
+        let Some(provider) = self.provider.clone() else {
+            return Ok(());
+        };
+        run_blocking(move || provider.flush_now())
+            .await
+            .map_err(self.failed)
+    }
+
+    /// Exports a last time and shuts the provider down.
+    pub(super) async fn shutdown(mut self) -> Result<(), TelemetryError> {
+        let Some(provider) = self.provider.take() else {
+            return Ok(());
+        };
+        run_blocking(move || provider.shut_down())
+            .await
+            .map_err(self.failed)
+    }
+}
+
+/// As the provider's own (`None`, or `Some` and the provider).
+impl<P: Provider + std::fmt::Debug> std::fmt::Debug for Exporting<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.provider.fmt(f)
+    }
+}
+
+impl<P: Provider> Drop for Exporting<P> {
+    fn drop(&mut self) {
+        if let Some(provider) = self.provider.take() {
+            shut_down_on_drop(move || provider.shut_down(), self.drop_failure);
+        }
+    }
+}
 
 /// Runs a provider's blocking `force_flush` or `shutdown` on a blocking thread, so that an
 /// `async` caller does not block its runtime; the error is the exporter's, redacted.
-pub(super) async fn run_blocking(
-    f: impl FnOnce() -> OTelSdkResult + Send + 'static,
-) -> Result<(), String> {
+async fn run_blocking(f: impl FnOnce() -> OTelSdkResult + Send + 'static) -> Result<(), String> {
     match tokio::task::spawn_blocking(f).await {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(redact(&e.to_string(), &[])),
@@ -30,7 +99,7 @@ pub(super) fn env_of(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> +
 /// current-thread runtime on a thread of its own (blocking there would stall the runtime the
 /// export needs), on a multi-thread runtime in `block_in_place`, outside a runtime directly. A
 /// failure is logged as `failure` with its error redacted; nothing else can be done in a drop.
-pub(super) fn shut_down_on_drop(
+fn shut_down_on_drop(
     shutdown: impl FnOnce() -> OTelSdkResult + Send + 'static,
     failure: &'static str,
 ) {

@@ -162,14 +162,11 @@ where
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let request = self.events.as_ref().map(|_| post_request(&message));
-        let response = self
+        let request = self.request_line(&message);
+        let sent = self
             .inner
-            .post_message(uri, message, session_id, auth_header, custom_headers)
-            .await;
-        self.slot.note(&response);
-        self.told(|| request.unwrap_or_default(), &response, post_answer);
-        response
+            .post_message(uri, message, session_id, auth_header, custom_headers);
+        self.noted(request, sent).await
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -181,21 +178,16 @@ where
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let request = self.events.as_ref().map(|_| post_request(&message));
-        let response = self
-            .inner
-            .post_message_with_max_sse_event_size(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await;
-        self.slot.note(&response);
-        self.told(|| request.unwrap_or_default(), &response, post_answer);
-        response
+        let request = self.request_line(&message);
+        let sent = self.inner.post_message_with_max_sse_event_size(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            max_sse_event_size,
+        );
+        self.noted(request, sent).await
     }
 
     async fn post_message_with_response_limits(
@@ -207,21 +199,16 @@ where
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let request = self.events.as_ref().map(|_| post_request(&message));
-        let response = self
-            .inner
-            .post_message_with_response_limits(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                limits,
-            )
-            .await;
-        self.slot.note(&response);
-        self.told(|| request.unwrap_or_default(), &response, post_answer);
-        response
+        let request = self.request_line(&message);
+        let sent = self.inner.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        );
+        self.noted(request, sent).await
     }
 
     async fn delete_session(
@@ -283,6 +270,24 @@ where
 }
 
 impl<C> SessionIdClient<C> {
+    /// The request line of `message`'s POST, when someone listens.
+    fn request_line(&self, message: &ClientJsonRpcMessage) -> Option<String> {
+        self.events.as_ref().map(|_| post_request(message))
+    }
+
+    /// Awaits the POST `sent` (of `request`), noting the session id its response carries and
+    /// telling its answer.
+    async fn noted<E: std::error::Error + Send + Sync + 'static>(
+        &self,
+        request: Option<String>,
+        sent: impl Future<Output = Result<StreamableHttpPostResponse, StreamableHttpError<E>>>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<E>> {
+        let response = sent.await;
+        self.slot.note(&response);
+        self.told(|| request.unwrap_or_default(), &response, post_answer);
+        response
+    }
+
     /// Opens an event stream with `open` after the pacer's wait, and watches it.
     async fn paced<E: std::error::Error + Send + Sync + 'static>(
         &self,

@@ -10,16 +10,16 @@
 //! access token expires (the task of client credentials), reading the ID token again each time.
 //! A failure names which of the two servers refused, and the next step.
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use rmcp::transport::auth::enterprise::{
     EmaAuthorizationServer, EmaClientAuthentication, EmaError, EmaExchangeRequest, EmaExchangeStage,
 };
-use rmcp::transport::auth::{OAuthHttpClient, OAuthTokenResponse, StoredCredentials};
+use rmcp::transport::auth::{OAuthHttpClient, OAuthTokenResponse};
 
 use crate::client::oauth::store::FileStore;
 use crate::client::oauth::token_error::TokenFailure;
-use crate::client::oauth::workload_identity::read_as;
+use crate::client::oauth::workload_identity::{keep_token, read_as};
 use crate::client::spec::{AssertionSource, IdentityProvider};
 use crate::secret::Secret;
 
@@ -206,21 +206,13 @@ pub(crate) async fn fetch(
             "the MCP server's authorization server's token response cannot be kept".to_owned(),
         )
     })?;
-    let now = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .ok();
     let granted = if scopes.is_empty() {
         grant.scopes.clone()
     } else {
         scopes
     };
-    let credentials = StoredCredentials::new(grant.client_id.clone(), Some(token), granted, now)
-        .with_issuer(Some(grant.issuer.clone()));
-    store
-        .save_credentials(credentials)
-        .await
-        .map_err(TokenFailure::Unavailable)?;
+    let issuer = Some(grant.issuer.clone());
+    keep_token(store, grant.client_id.clone(), token, granted, issuer).await?;
     Ok(lifetime)
 }
 

@@ -294,25 +294,33 @@ pub(crate) async fn fetch(
         .scopes()
         .map(|s| s.iter().map(|s| s.to_string()).collect())
         .unwrap_or_else(|| grant.scopes.clone());
+    let client_id = grant
+        .client_id
+        .clone()
+        .unwrap_or_else(|| UNNAMED_CLIENT.to_owned());
+    keep_token(store, client_id, token, granted, grant.issuer.clone()).await?;
+    Ok(lifetime)
+}
+
+/// Saves the `token` a grant obtained just now in `store`, for `client_id` with the `granted`
+/// scopes, from `issuer` (the workload identity and the enterprise-managed grants).
+pub(crate) async fn keep_token(
+    store: &FileStore,
+    client_id: String,
+    token: OAuthTokenResponse,
+    granted: Vec<String>,
+    issuer: Option<String>,
+) -> Result<(), TokenFailure> {
     let now = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .ok();
-    let credentials = StoredCredentials::new(
-        grant
-            .client_id
-            .clone()
-            .unwrap_or_else(|| UNNAMED_CLIENT.to_owned()),
-        Some(token),
-        granted,
-        now,
-    )
-    .with_issuer(grant.issuer.clone());
+    let credentials =
+        StoredCredentials::new(client_id, Some(token), granted, now).with_issuer(issuer);
     store
         .save_credentials(credentials)
         .await
-        .map_err(TokenFailure::Unavailable)?;
-    Ok(lifetime)
+        .map_err(TokenFailure::Unavailable)
 }
 
 #[cfg(test)]

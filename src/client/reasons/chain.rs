@@ -35,22 +35,7 @@ pub(crate) fn strip_transport_names(text: &str) -> String {
         out.push_str(&rest[..at]);
         let tail = &rest[at + "Transport [".len()..];
         // The type name nests brackets (`Worker<Foo<[u8]>>`): find the matching `]`.
-        let mut depth = 1usize;
-        let mut end = None;
-        for (i, c) in tail.char_indices() {
-            match c {
-                '[' => depth += 1,
-                ']' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = Some(i);
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        let Some(end) = end else {
+        let Some(end) = closing(tail, '[', ']') else {
             out.push_str(&rest[at..]);
             return out;
         };
@@ -60,4 +45,22 @@ pub(crate) fn strip_transport_names(text: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+#[cfg(feature = "hub")]
+/// Where the bracket opened just before `text` closes: the index of the `close` that matches it,
+/// nested `open`/`close` pairs skipped; `None` when it does not close.
+pub(crate) fn closing(text: &str, open: char, close: char) -> Option<usize> {
+    let mut depth = 1usize;
+    for (i, c) in text.char_indices() {
+        if c == open {
+            depth += 1;
+        } else if c == close {
+            depth -= 1;
+            if depth == 0 {
+                return Some(i);
+            }
+        }
+    }
+    None
 }

@@ -15,7 +15,7 @@ use std::io::ErrorKind;
 use rmcp::ServiceError;
 use rmcp::service::ClientInitializeError;
 
-use crate::client::reasons::chain::chain;
+use crate::client::reasons::chain::{chain, closing};
 
 /// At most this many characters of text that came from the remote side (a response body, an
 /// error description) are kept in a reason.
@@ -614,23 +614,9 @@ fn strip_rust_paths(text: &str) -> String {
                 _ => break segment,
             }
         };
-        if tail.starts_with('<') {
-            let mut depth = 0usize;
-            let mut end = tail.len();
-            for (i, c) in tail.char_indices() {
-                match c {
-                    '<' => depth += 1,
-                    '>' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            end = i + 1;
-                            break;
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            tail = &tail[end..];
+        if let Some(generics) = tail.strip_prefix('<') {
+            // Past the matching `>` (`'<'` and `'>'` are one byte each), or to the end.
+            tail = closing(generics, '<', '>').map_or("", |end| &generics[end + 1..]);
         }
         out.push_str(last);
         rest = tail;

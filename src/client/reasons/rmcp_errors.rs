@@ -142,6 +142,18 @@ pub(crate) fn is_auth_failure(error: &ServiceError) -> bool {
     )
 }
 
+/// Classifies a failed request after the handshake (`tools/list` of a fresh connection):
+/// rejected credentials, a dead pipe, or else the server's fault.
+pub(crate) fn classify_request_error(error: &ServiceError) -> ConnectResult {
+    if is_auth_failure(error) {
+        ConnectResult::Unauthorized
+    } else if is_pipe_dead(error) {
+        ConnectResult::Closed
+    } else {
+        ConnectResult::ProtocolError
+    }
+}
+
 /// Classifies a failed handshake. `garbage_lines` counts stdout lines that were not JSON-RPC.
 pub(crate) fn classify_init_error(
     error: &ClientInitializeError,

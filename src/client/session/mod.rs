@@ -144,6 +144,20 @@ impl RmcpSession {
     }
 }
 
+/// [`Session::closed`] of a session whose end `ended` tells: the reason it is given, or `gone`
+/// when the sender is dropped without one.
+pub(crate) fn closed_reason(
+    mut ended: watch::Receiver<Option<Arc<str>>>,
+    gone: &'static str,
+) -> BoxFuture<'static, Arc<str>> {
+    Box::pin(async move {
+        match ended.wait_for(Option::is_some).await {
+            Ok(reason) => reason.clone().unwrap_or_else(|| gone.into()),
+            Err(_) => gone.into(),
+        }
+    })
+}
+
 /// How many times a `subscriptions/listen` stream that the server ended gracefully (or that lagged)
 /// is re-opened before the session gives up on it; health pings still run.
 const LISTEN_REOPENS: usize = 5;
@@ -264,17 +278,7 @@ impl Session for RmcpSession {
     }
 
     fn closed(&self) -> BoxFuture<'static, Arc<str>> {
-        let mut ended = self.ended.clone();
-        Box::pin(async move {
-            loop {
-                if let Some(reason) = ended.borrow_and_update().clone() {
-                    return reason;
-                }
-                if ended.changed().await.is_err() {
-                    return "the connection ended".into();
-                }
-            }
-        })
+        closed_reason(self.ended.clone(), "the connection ended")
     }
 
     fn shutdown(&self) {

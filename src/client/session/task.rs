@@ -13,6 +13,8 @@
 
 use std::time::Duration;
 
+use futures::future::BoxFuture;
+
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelTaskParams,
     CancelledNotificationParam, ClientRequest, CreateTaskResult, ErrorCode, GetTaskParams,
@@ -76,42 +78,45 @@ fn poll_interval(ms: Option<u64>) -> Duration {
         .clamp(MIN_POLL, MAX_POLL)
 }
 
-/// Cancels the task if the call is dropped (its timeout ended) before the task did.
-struct CancelOnDrop<'a> {
+/// Until disarmed, spawns `tell(peer, what)` when dropped: the caller stopped waiting (its
+/// timeout ended) before the server answered. Best effort.
+struct TellOnDrop<'a, T: Send + 'static> {
     peer: &'a Peer<RoleClient>,
-    task_id: Option<String>,
+    what: Option<T>,
+    tell: fn(Peer<RoleClient>, T) -> BoxFuture<'static, ()>,
 }
 
-impl Drop for CancelOnDrop<'_> {
+impl<T: Send + 'static> TellOnDrop<'_, T> {
+    /// The server answered: nothing to tell.
+    fn disarm(&mut self) {
+        self.what = None;
+    }
+}
+
+impl<T: Send + 'static> Drop for TellOnDrop<'_, T> {
     fn drop(&mut self) {
-        if let Some(task_id) = self.task_id.take() {
-            let peer = self.peer.clone();
-            tokio::spawn(async move {
-                let _ = peer.cancel_task(CancelTaskParams::new(task_id)).await;
-            });
+        if let Some(what) = self.what.take() {
+            tokio::spawn((self.tell)(self.peer.clone(), what));
         }
     }
 }
 
-/// Sends `notifications/cancelled` for a request whose caller stopped waiting (its timeout).
-struct AbandonOnDrop<'a> {
-    peer: &'a Peer<RoleClient>,
-    id: Option<RequestId>,
+/// Cancels the task the call was dropped before.
+fn cancel_task(peer: Peer<RoleClient>, task_id: String) -> BoxFuture<'static, ()> {
+    Box::pin(async move {
+        let _ = peer.cancel_task(CancelTaskParams::new(task_id)).await;
+    })
 }
 
-impl Drop for AbandonOnDrop<'_> {
-    fn drop(&mut self) {
-        if let Some(id) = self.id.take() {
-            let peer = self.peer.clone();
-            tokio::spawn(async move {
-                let params = CancelledNotificationParam::new(
-                    Some(id),
-                    Some("request abandoned by the caller".into()),
-                );
-                let _ = peer.notify_cancelled(params).await;
-            });
-        }
-    }
+/// Sends `notifications/cancelled` for a request whose caller stopped waiting.
+fn abandon_request(peer: Peer<RoleClient>, id: RequestId) -> BoxFuture<'static, ()> {
+    Box::pin(async move {
+        let params = CancelledNotificationParam::new(
+            Some(id),
+            Some("request abandoned by the caller".into()),
+        );
+        let _ = peer.notify_cancelled(params).await;
+    })
 }
 
 /// Sends one `tools/call` and records its JSON-RPC id on the current span
@@ -127,12 +132,13 @@ async fn send_call(
         )
         .await?;
     tracing::Span::current().record("jsonrpc.request.id", handle.id.to_string());
-    let mut guard = AbandonOnDrop {
+    let mut guard = TellOnDrop {
         peer,
-        id: Some(handle.id.clone()),
+        what: Some(handle.id.clone()),
+        tell: abandon_request,
     };
     let result = handle.await_response().await;
-    guard.id = None;
+    guard.disarm();
     result
 }
 
@@ -202,9 +208,10 @@ pub(crate) async fn call_tool(
         }
     };
     let task_id = created.task.task_id.clone();
-    let mut guard = CancelOnDrop {
+    let mut guard = TellOnDrop {
         peer,
-        task_id: Some(task_id.clone()),
+        what: Some(task_id.clone()),
+        tell: cancel_task,
     };
     let mut wait = poll_interval(created.task.poll_interval_ms);
     loop {
@@ -215,12 +222,12 @@ pub(crate) async fn call_tool(
             TaskPayload::Working => continue,
             TaskPayload::InputRequired { .. } => break Err(input_required()),
             TaskPayload::Completed { result } => {
-                guard.task_id = None;
+                guard.disarm();
                 break serde_json::from_value::<CallToolResult>(serde_json::Value::Object(result))
                     .map_err(|_| ServiceError::UnexpectedResponse);
             }
             TaskPayload::Failed { error } => {
-                guard.task_id = None;
+                guard.disarm();
                 let code = error
                     .get("code")
                     .and_then(serde_json::Value::as_i64)
@@ -234,7 +241,7 @@ pub(crate) async fn call_tool(
                 break Err(task_failed(ErrorData::new(code, message, None)));
             }
             TaskPayload::Cancelled => {
-                guard.task_id = None;
+                guard.disarm();
                 let message = got
                     .task
                     .task

@@ -110,11 +110,7 @@ async fn the_inventory_reports_ready_tools_pending_and_unauthenticated_servers()
 /// A hub of the scripted `mail` server, and every event it emits, in order.
 fn hub_recording_events() -> (Hub, Arc<Mutex<Vec<ConnectionEvent>>>) {
     let script = Arc::new(Script::default());
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let sink = {
-        let events = events.clone();
-        move |e: &ConnectionEvent| events.lock().unwrap().push(e.clone())
-    };
+    let (events, sink) = recorder();
     let hub = hub_with(ScriptedConnector::new(&script), quiet().event_sink(sink));
     (hub, events)
 }

@@ -25,7 +25,7 @@ use rmcp::service::{RoleClient, RunningService};
 
 use crate::client::connector::SessionEvents;
 use crate::client::connector::{ConnectError, Session};
-use crate::client::reasons::rmcp_errors::{is_auth_failure, is_pipe_dead};
+use crate::client::reasons::rmcp_errors::classify_request_error;
 use crate::client::session::RmcpSession;
 use crate::secret::redact;
 use crate::state::{ConnectResult, ConnectionEvent, EventSink, State, ToolName};
@@ -191,13 +191,7 @@ impl Peers {
             Ok(Ok(tools)) => tools,
             Ok(Err(error)) => {
                 session.shutdown();
-                let result = if is_auth_failure(&error) {
-                    ConnectResult::Unauthorized
-                } else if is_pipe_dead(&error) {
-                    ConnectResult::Closed
-                } else {
-                    ConnectResult::ProtocolError
-                };
+                let result = classify_request_error(&error);
                 let detail = redact(&crate::client::reasons::reason::explain(&error), &[]);
                 let error = ConnectError::new(
                     result,

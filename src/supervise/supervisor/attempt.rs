@@ -13,7 +13,7 @@ use super::coalesce::Coalesce;
 use super::conn_state::AttemptOutcome;
 use crate::client::connector::{ConnectError, Connector, Renewal, SessionEvents};
 use crate::client::reasons::reason::explain;
-use crate::client::reasons::rmcp_errors::{is_auth_failure, is_pipe_dead};
+use crate::client::reasons::rmcp_errors::classify_request_error;
 use crate::client::session::tool_pages::unbounded_reason;
 use crate::state::{ConnectResult, ConnectionEvent};
 use crate::supervise::hub::shared::HubShared;
@@ -85,13 +85,7 @@ pub(super) async fn run_attempt(
                         format!("server `{name}`: {reason}"),
                     );
                 }
-                let result = if is_auth_failure(&e) {
-                    ConnectResult::Unauthorized
-                } else if is_pipe_dead(&e) {
-                    ConnectResult::Closed
-                } else {
-                    ConnectResult::ProtocolError
-                };
+                let result = classify_request_error(&e);
                 ConnectError::new(
                     result,
                     format!(

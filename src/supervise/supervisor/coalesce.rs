@@ -21,32 +21,33 @@ impl Coalesce {
     /// Asks for a run. `true`: the caller must start one (and call [`Coalesce::again`] after
     /// each run); `false`: a run in progress will run once more.
     pub(crate) fn request(&self) -> bool {
-        let previous = self
-            .state
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| match state {
-                // idle -> running: this caller starts the run.
-                IDLE => Some(RUNNING),
-                // running -> dirty: the current run repeats once when it ends.
-                RUNNING => Some(DIRTY),
-                // dirty stays dirty: one repeat covers any number of requests.
-                _ => None,
-            })
-            .unwrap_or(DIRTY);
+        let previous = self.step(|state| match state {
+            // idle -> running: this caller starts the run.
+            IDLE => Some(RUNNING),
+            // running -> dirty: the current run repeats once when it ends.
+            RUNNING => Some(DIRTY),
+            // dirty stays dirty: one repeat covers any number of requests.
+            _ => None,
+        });
         previous == IDLE
     }
 
     /// Called by the runner after each run: `true` to run again (a request arrived meanwhile).
     pub(crate) fn again(&self) -> bool {
-        let previous = self
-            .state
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| match state {
-                // dirty -> running: run once more for the requests that arrived during this run.
-                DIRTY => Some(RUNNING),
-                // running -> idle: nothing arrived; the next request starts a new run.
-                _ => Some(IDLE),
-            })
-            .unwrap_or(IDLE);
+        let previous = self.step(|state| match state {
+            // dirty -> running: run once more for the requests that arrived during this run.
+            DIRTY => Some(RUNNING),
+            // running -> idle: nothing arrived; the next request starts a new run.
+            _ => Some(IDLE),
+        });
         previous == DIRTY
+    }
+
+    /// Moves the state as `next` says (`None`: it stays); the state before.
+    fn step(&self, next: impl FnMut(u8) -> Option<u8>) -> u8 {
+        self.state
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, next)
+            .unwrap_or_else(|unchanged| unchanged)
     }
 
     /// Back to idle without a run (the runner could not be started).

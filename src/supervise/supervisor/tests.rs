@@ -1,7 +1,7 @@
 //! Paused-time tests of the state machine edges, with a scripted [`Connector`].
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -15,16 +15,13 @@ use crate::supervise::*;
 
 #[tokio::test(start_paused = true)]
 async fn calls_during_the_cooldown_fail_fast_and_one_attempt_follows_it() {
-    let script = Script::starting_with([ConnectStep::Fail(ConnectResult::Refused)]);
-    let hub = hub_with(ScriptedConnector::new(&script), quiet());
-
-    let first = hub.call(read()).await.unwrap_err();
+    let (script, hub, first) = first_connect_failing(ConnectResult::Refused).await;
     assert_eq!(
         first.kind(),
         CallErrorKind::NotConnected(NotConnected::Absent)
     );
     assert_eq!(first.connect_result(), Some(ConnectResult::Refused));
-    assert_eq!(script.connects.load(Ordering::SeqCst), 1);
+    assert_eq!(connects(&script), 1);
 
     // The first failure waits 1 s (the connect backoff), not the whole cooldown.
     assert!(first.to_string().contains("next attempt in 1s"), "{first}");
@@ -46,16 +43,12 @@ async fn calls_during_the_cooldown_fail_fast_and_one_attempt_follows_it() {
         during.to_string().contains("`mail`") && during.to_string().contains("refused"),
         "{during}"
     );
-    assert_eq!(
-        script.connects.load(Ordering::SeqCst),
-        1,
-        "no attempt during the cooldown"
-    );
+    assert_eq!(connects(&script), 1, "no attempt during the cooldown");
 
     tokio::time::advance(Duration::from_millis(1)).await;
     hub.call(read()).await.unwrap();
     assert_eq!(
-        script.connects.load(Ordering::SeqCst),
+        connects(&script),
         2,
         "exactly one attempt after the cooldown"
     );
@@ -117,15 +110,10 @@ async fn failed_connects_back_off_from_one_second_doubling_up_to_the_cooldown() 
     // The seventh attempt finds the server back: ready, nothing due any more.
     assert_eq!(hub.state("mail"), Some(State::Ready));
     assert_eq!(hub.servers()[0].next_attempt_at, None);
-    let announced: Vec<Option<Duration>> = events
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|e| match e {
-            ConnectionEvent::NextAttempt { after, .. } => Some(*after),
-            _ => None,
-        })
-        .collect();
+    let announced = events_of(&events, |e| match e {
+        ConnectionEvent::NextAttempt { after, .. } => Some(*after),
+        _ => None,
+    });
     let secs = |s| Some(Duration::from_secs(s));
     assert_eq!(
         announced,
@@ -179,7 +167,7 @@ async fn sixty_four_concurrent_callers_share_one_handshake() {
     let calls = (0..64).map(|_| hub.call(read()));
     let results = futures::future::join_all(calls).await;
     assert!(results.iter().all(Result::is_ok));
-    assert_eq!(script.connects.load(Ordering::SeqCst), 1);
+    assert_eq!(connects(&script), 1);
 
     // Again during a reconnect after a drop (the background reconnect is in flight).
     script.sessions.lock().unwrap()[0].fire_close();
@@ -187,7 +175,7 @@ async fn sixty_four_concurrent_callers_share_one_handshake() {
     assert_eq!(hub.state("mail"), Some(State::Connecting));
     let results = futures::future::join_all((0..64).map(|_| hub.call(read()))).await;
     assert!(results.iter().all(Result::is_ok));
-    assert_eq!(script.connects.load(Ordering::SeqCst), 2);
+    assert_eq!(connects(&script), 2);
     assert_eq!(script.provisions.load(Ordering::SeqCst), 2);
 }
 
@@ -209,7 +197,7 @@ async fn a_late_close_from_an_old_generation_does_not_mark_the_new_one_down() {
     assert_eq!(hub.generation("mail"), Some(2));
     hub.call(read()).await.unwrap();
     assert_eq!(
-        script.connects.load(Ordering::SeqCst),
+        connects(&script),
         2,
         "no reconnect was caused by the stale close"
     );
@@ -219,11 +207,7 @@ async fn a_late_close_from_an_old_generation_does_not_mark_the_new_one_down() {
 async fn without_background_reconnect_a_dropped_connection_reads_connecting_at_once_and_the_next_call_reconnects()
  {
     let script = Arc::new(Script::default());
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let sink = {
-        let events = events.clone();
-        move |e: &ConnectionEvent| events.lock().unwrap().push(e.clone())
-    };
+    let (events, sink) = recorder();
     let hub = hub_with(
         ScriptedConnector::new(&script),
         quiet().reconnect_on_drop(false).event_sink(sink),
@@ -235,7 +219,7 @@ async fn without_background_reconnect_a_dropped_connection_reads_connecting_at_o
     settle().await;
     // Nothing failed: the server is not `absent`, and no attempt started by itself.
     assert_eq!(hub.state("mail"), Some(State::Connecting));
-    assert_eq!(script.connects.load(Ordering::SeqCst), 1);
+    assert_eq!(connects(&script), 1);
     assert!(
         hub.changes().unwrap().generation() > seen,
         "the change feed moved"
@@ -247,7 +231,7 @@ async fn without_background_reconnect_a_dropped_connection_reads_connecting_at_o
     );
 
     hub.call(read()).await.unwrap();
-    assert_eq!(script.connects.load(Ordering::SeqCst), 2);
+    assert_eq!(connects(&script), 2);
     let events = events.lock().unwrap();
     assert!(
         events
@@ -273,17 +257,14 @@ async fn by_default_a_dropped_connection_is_remade_in_the_background_without_wai
     assert_eq!(hub.state("mail"), Some(State::Ready));
     script.sessions.lock().unwrap()[0].fire_close();
     settle().await;
-    assert_eq!(script.connects.load(Ordering::SeqCst), 2);
+    assert_eq!(connects(&script), 2);
     assert_eq!(hub.state("mail"), Some(State::Ready));
     assert_eq!(hub.generation("mail"), Some(2));
 }
 
 #[tokio::test(start_paused = true)]
 async fn unauthorized_fails_fast_with_no_retry_until_the_credentials_change() {
-    let script = Script::starting_with([ConnectStep::Fail(ConnectResult::Unauthorized)]);
-    let hub = hub_with(ScriptedConnector::new(&script), quiet());
-
-    let error = hub.call(read()).await.unwrap_err();
+    let (script, hub, error) = first_connect_failing(ConnectResult::Unauthorized).await;
     assert_eq!(
         error.kind(),
         CallErrorKind::NotConnected(NotConnected::Unauthenticated)
@@ -297,7 +278,7 @@ async fn unauthorized_fails_fast_with_no_retry_until_the_credentials_change() {
     );
     assert!(again.to_string().contains("re-authorize"), "{again}");
     assert_eq!(
-        script.connects.load(Ordering::SeqCst),
+        connects(&script),
         1,
         "an auth failure is never retried on its own"
     );
@@ -310,7 +291,7 @@ async fn unauthorized_fails_fast_with_no_retry_until_the_credentials_change() {
 
     assert!(hub.reset_auth("mail"));
     hub.call(read()).await.unwrap();
-    assert_eq!(script.connects.load(Ordering::SeqCst), 2);
+    assert_eq!(connects(&script), 2);
 }
 
 #[tokio::test(start_paused = true)]
@@ -324,19 +305,11 @@ async fn a_dead_pipe_is_retried_once_only_for_idempotent_calls() {
 
     let error = hub.call(read().idempotent(false)).await.unwrap_err();
     assert_eq!(error.kind(), CallErrorKind::Transport);
-    assert_eq!(
-        script.connects.load(Ordering::SeqCst),
-        1,
-        "no retry for a non-idempotent call"
-    );
+    assert_eq!(connects(&script), 1, "no retry for a non-idempotent call");
     assert_eq!(hub.state("mail"), Some(State::Connecting));
 
     hub.call(read().idempotent(false)).await.unwrap();
-    assert_eq!(
-        script.connects.load(Ordering::SeqCst),
-        2,
-        "the next call reconnects"
-    );
+    assert_eq!(connects(&script), 2, "the next call reconnects");
 }
 
 #[tokio::test(start_paused = true)]
@@ -360,7 +333,7 @@ async fn tool_errors_and_json_rpc_errors_are_answers_and_never_retried() {
         2,
         "each call ran exactly once"
     );
-    assert_eq!(script.connects.load(Ordering::SeqCst), 1);
+    assert_eq!(connects(&script), 1);
     assert_eq!(hub.state("mail"), Some(State::Ready));
 }
 
@@ -378,13 +351,7 @@ async fn a_failing_health_ping_drops_the_connection_before_any_call() {
     tokio::time::advance(Duration::from_millis(1)).await;
     settle().await;
     assert_eq!(hub.state("mail"), Some(State::Connecting));
-    assert!(
-        hub.servers()[0]
-            .reason
-            .as_deref()
-            .unwrap()
-            .contains("health ping")
-    );
+    assert!(reason(&hub).contains("health ping"), "{}", reason(&hub));
 }
 
 #[tokio::test(start_paused = true)]
@@ -408,7 +375,7 @@ async fn a_server_that_never_answers_ping_stays_ready_under_the_health_ping() {
         settle().await;
         assert_eq!(hub.state("mail"), Some(State::Ready));
     }
-    assert_eq!(script.connects.load(Ordering::SeqCst), 1);
+    assert_eq!(connects(&script), 1);
     hub.call(read()).await.unwrap();
 }
 
@@ -444,11 +411,7 @@ async fn a_frozen_server_is_dropped_once_ping_and_then_tools_list_go_unanswered(
 async fn a_connect_that_hangs_times_out_at_the_connect_timeout() {
     let script = Arc::new(Script::default());
     script.steps.lock().unwrap().push_back(ConnectStep::Hang);
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let sink = {
-        let events = events.clone();
-        move |e: &ConnectionEvent| events.lock().unwrap().push(e.clone())
-    };
+    let (events, sink) = recorder();
     let hub = hub_with(
         ScriptedConnector::new(&script),
         quiet()
@@ -651,20 +614,12 @@ async fn credential_expiries_reach_the_sinks_after_the_server_and_a_reauthorizat
         expiries: vec![expiry],
         reauthorized: 0,
     });
-    let seen: Arc<Mutex<Vec<ConnectionEvent>>> = Arc::default();
-    let sink = {
-        let seen = seen.clone();
-        move |event: &ConnectionEvent| seen.lock().unwrap().push(event.clone())
-    };
+    let (seen, sink) = recorder();
     let connector = WithCredentials {
         inner: ScriptedConnector::new(&script),
         credentials: credentials.clone(),
     };
-    let hub = Hub::with_connectors(
-        vec![("mail".into(), Arc::new(connector) as Arc<dyn Connector>)],
-        quiet().event_sink(sink),
-    )
-    .unwrap();
+    let hub = hub_with(connector, quiet().event_sink(sink));
     settle().await;
     let expiring = |seen: &[ConnectionEvent]| {
         seen.iter()
@@ -691,7 +646,7 @@ async fn credential_expiries_reach_the_sinks_after_the_server_and_a_reauthorizat
     );
     tokio::time::advance(Duration::from_secs(600)).await;
     settle().await;
-    assert_eq!(script.connects.load(Ordering::SeqCst), 1);
+    assert_eq!(connects(&script), 1);
 
     // Re-authorized (new tokens, no known expiry): connects at once, and the series go.
     credentials.send_modify(|state| {
@@ -699,7 +654,7 @@ async fn credential_expiries_reach_the_sinks_after_the_server_and_a_reauthorizat
         state.expiries.clear();
     });
     settle().await;
-    assert_eq!(script.connects.load(Ordering::SeqCst), 2);
+    assert_eq!(connects(&script), 2);
     assert_eq!(hub.servers()[0].state, State::Ready);
     assert_eq!(expiring(&seen.lock().unwrap()).last(), Some(&Vec::new()));
 }
@@ -711,11 +666,7 @@ async fn credentials_rejected_mid_session_read_what_the_connector_knows() {
         inner: ScriptedConnector::new(&script),
         credentials: watch::Sender::new(CredentialState::default()),
     };
-    let hub = Hub::with_connectors(
-        vec![("mail".into(), Arc::new(connector) as Arc<dyn Connector>)],
-        quiet(),
-    )
-    .unwrap();
+    let hub = hub_with(connector, quiet());
     hub.call(read()).await.unwrap();
     let supervisor = hub.supervisor("mail").unwrap();
     let generation = supervisor.observe().generation;
