@@ -6,7 +6,8 @@
 //! ```
 //!
 //! The arguments are the stdio MCP server to start as server `files`; without any, the example
-//! starts this crate's fixture server (`cargo build --example fixture_server` first).
+//! starts the end-to-end tests' fixture server (`cargo build -p mcp-readiness-e2e --bin fixture-server`
+//! first).
 
 use std::time::Duration;
 

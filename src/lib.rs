@@ -170,6 +170,12 @@ pub mod doc_pages {
     /// `docs/configuration.md`.
     #[doc = include_str!("../docs/configuration.md")]
     pub struct Configuration;
+    /// `docs/development.md`.
+    #[doc = include_str!("../docs/development.md")]
+    pub struct Development;
+    /// `docs/features.md`.
+    #[doc = include_str!("../docs/features.md")]
+    pub struct Features;
     /// `docs/guarantees.md`.
     #[doc = include_str!("../docs/guarantees.md")]
     pub struct Guarantees;

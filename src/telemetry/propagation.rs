@@ -131,13 +131,22 @@ fn write_trace_context(span_context: &SpanContext, meta: &mut Map<String, Value>
 fn traceparent(span_context: &SpanContext) -> Option<String> {
     let mut text = [0u8; 55];
     text[..3].copy_from_slice(b"00-");
-    hex::encode_to_slice(span_context.trace_id().to_bytes(), &mut text[3..35]).ok()?;
+    encode_hex(&span_context.trace_id().to_bytes(), &mut text[3..35]);
     text[35] = b'-';
-    hex::encode_to_slice(span_context.span_id().to_bytes(), &mut text[36..52]).ok()?;
+    encode_hex(&span_context.span_id().to_bytes(), &mut text[36..52]);
     text[52] = b'-';
     let flags = span_context.trace_flags() & TraceFlags::SAMPLED;
-    hex::encode_to_slice([flags.to_u8()], &mut text[53..]).ok()?;
+    encode_hex(&[flags.to_u8()], &mut text[53..]);
     std::str::from_utf8(&text).ok().map(str::to_owned)
+}
+
+/// Writes `bytes` to `out` (twice as long) in lowercase hex: three calls above, not a crate.
+fn encode_hex(bytes: &[u8], out: &mut [u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for (byte, pair) in bytes.iter().zip(out.chunks_exact_mut(2)) {
+        pair[0] = DIGITS[usize::from(byte >> 4)];
+        pair[1] = DIGITS[usize::from(byte & 0x0f)];
+    }
 }
 
 /// [`inject_trace_context`] for the current span.
