@@ -88,17 +88,9 @@ async fn check_stops_every_child_and_its_group_on_sigterm_sigint_and_sighup_and_
 #[tokio::test]
 async fn a_cooldown_of_u64_max_seconds_reads_absent_instead_of_panicking_a_worker() {
     use mcp_readiness::HubOptions;
-    use mcp_readiness::{Hub, ServerSpec, State, TransportSpec};
+    use mcp_readiness::{Hub, State};
 
-    let spec = ServerSpec {
-        name: "gone".into(),
-        transport: TransportSpec::Stdio {
-            command: "/nonexistent/mcp-readiness-test/none".into(),
-            args: Vec::new(),
-            env: Default::default(),
-            cwd: None,
-        },
-    };
+    let spec = super::command("gone", "/nonexistent/mcp-readiness-test/none", Vec::new());
     let hub = Hub::new(
         vec![spec],
         HubOptions::builder()

@@ -52,6 +52,57 @@ async fn assert_all_gone(pids: &[u32]) {
     .await;
 }
 
+/// Shuts the hub down and waits for every process the scratch's log saw started to exit.
+async fn shut_down(hub: &Hub, scratch: &Scratch) {
+    let pids = scratch.pids();
+    hub.shutdown().await;
+    assert_all_gone(&pids).await;
+}
+
+/// A stdio server that runs `command` with `args` and no environment.
+fn command(name: &str, command: &str, args: Vec<String>) -> ServerSpec {
+    ServerSpec {
+        name: name.into(),
+        transport: TransportSpec::Stdio {
+            command: command.into(),
+            args,
+            env: BTreeMap::new(),
+            cwd: None,
+        },
+    }
+}
+
+/// The pid of `server`'s child, as the fixture's `pid` tool answers through the hub.
+async fn child_pid(hub: &Hub, server: &str) -> u32 {
+    let call = ToolCall::new(format!("mcp__{server}__pid"));
+    text(&hub.call(call).await.unwrap()).parse().unwrap()
+}
+
+/// Calls `tool` (with no arguments) through the hub and returns the error the call ends in.
+async fn refusal(hub: &Hub, tool: &str) -> mcp_readiness::client::CallError {
+    hub.call(ToolCall::new(tool)).await.unwrap_err()
+}
+
+/// As [`refusal`], and asserts the connect result the error carries.
+async fn refused_with(
+    hub: &Hub,
+    tool: &str,
+    result: ConnectResult,
+) -> mcp_readiness::client::CallError {
+    let error = refusal(hub, tool).await;
+    assert_eq!(error.connect_result(), Some(result), "{error}");
+    error
+}
+
+/// Sends `signal` (`-9`, `-STOP`, …) to `pid`.
+fn signal(pid: u32, signal: &str) {
+    let status = std::process::Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill {signal} {pid}");
+}
+
 fn stdio(name: &str, scratch: &Scratch, env: &[(&str, &str)]) -> ServerSpec {
     let mut vars: BTreeMap<String, Secret> = env
         .iter()
