@@ -14,6 +14,22 @@ async fn call(config: &std::path::Path, args: &[&str]) -> Run {
     run
 }
 
+/// The HTTP fixture at `port` as a config entry that sends `token`.
+fn web(port: u16, token: &str) -> Value {
+    json!({ "type": "http", "url": format!("http://127.0.0.1:{port}/mcp"),
+            "headers": { "Authorization": format!("Bearer {token}") } })
+}
+
+/// Writes `mcp.json` with `servers`, a 10 s budget polled every 100 ms.
+fn config_of(scratch: &Scratch, servers: Value) -> std::path::PathBuf {
+    write_config(
+        scratch,
+        "mcp.json",
+        servers,
+        json!({ "budget": "10s", "poll": "100ms" }),
+    )
+}
+
 fn json_of(run: &Run) -> Value {
     serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
 }
@@ -22,15 +38,12 @@ fn json_of(run: &Run) -> Value {
 async fn a_ready_server_runs_the_call_and_prints_its_result_with_exit_0() {
     let scratch = Scratch::new("call-ready");
     let (_server, port) = http_fixture(&scratch, "good-token").await;
-    let config = write_config(
+    let config = config_of(
         &scratch,
-        "mcp.json",
         json!({
             "mail": stdio_fixture(&scratch, "mail", &[]),
-            "web": { "type": "http", "url": format!("http://127.0.0.1:{port}/mcp"),
-                     "headers": { "Authorization": "Bearer good-token" } },
+            "web": web(port, "good-token"),
         }),
-        json!({ "budget": "10s", "poll": "100ms" }),
     );
     let text = call(
         &config,
@@ -66,17 +79,14 @@ async fn a_ready_server_runs_the_call_and_prints_its_result_with_exit_0() {
 async fn a_tool_error_or_a_server_that_is_not_ready_exits_1_with_the_action() {
     let scratch = Scratch::new("call-not-ready");
     let (_server, port) = http_fixture(&scratch, "good-token").await;
-    let config = write_config(
+    let config = config_of(
         &scratch,
-        "mcp.json",
         json!({
             "mail": stdio_fixture(&scratch, "mail", &[]),
             "slow": stdio_fixture(&scratch, "slow", &[("FIXTURE_STARTUP_DELAY_MS", "20000")]),
             "gone": { "command": "/nonexistent/mcp-readiness-test/none" },
-            "web": { "type": "http", "url": format!("http://127.0.0.1:{port}/mcp"),
-                     "headers": { "Authorization": "Bearer stale-token" } },
+            "web": web(port, "stale-token"),
         }),
-        json!({ "budget": "10s", "poll": "100ms" }),
     );
     let failed = call(&config, &["mcp__mail__fail", "--json"]).await;
     assert_eq!(failed.code, Some(1), "{}", failed.stderr);

@@ -15,7 +15,7 @@ mod serve;
 mod status_api;
 mod tls;
 
-use mcp_readiness_fixtures::configure::{started, stdio_fixture, write_config};
+use mcp_readiness_fixtures::configure::{one_fixture_config, started, stdio_fixture, write_config};
 use mcp_readiness_fixtures::process::{Guard, assert_all_gone, command_line, descendants, signal};
 use mcp_readiness_fixtures::run::Run;
 use mcp_readiness_fixtures::serve::Serve;
