@@ -74,19 +74,7 @@ async fn an_agent_service_fleet_calling_tools_while_its_replicas_are_replaced_ke
     // 1. One page per cause, firing.
     let first = eventually("one page per cause", Duration::from_secs(90), async || {
         let now = server_alerts(&prometheus).await?;
-        let firing: BTreeMap<_, _> = pages
-            .iter()
-            .filter_map(|k| {
-                now.get(k)
-                    .filter(|(state, _)| state == "firing")
-                    .map(|v| (k.clone(), v.1.clone()))
-            })
-            .collect();
-        if firing.len() == pages.len() {
-            Ok(firing)
-        } else {
-            Err(format!("{now:?}"))
-        }
+        all_firing(&now, pages.iter().cloned())
     })
     .await;
     rig.progress(format_args!("oncall agents: one page per cause: {first:?}"));

@@ -310,19 +310,7 @@ async fn otlp_agents_through_vmagent_page_unauthenticated_and_when_killed_hold_t
         Duration::from_secs(90),
         async || {
             let now = job_alerts(&prometheus).await?;
-            let firing: BTreeMap<_, _> = pages
-                .iter()
-                .filter_map(|k| {
-                    now.get(k)
-                        .filter(|(state, ..)| state == "firing")
-                        .map(|v| (k.clone(), v.1.clone()))
-                })
-                .collect();
-            if firing.len() == pages.len() {
-                Ok(firing)
-            } else {
-                Err(format!("{now:?}"))
-            }
+            all_firing(&now, pages.iter().cloned())
         },
     )
     .await;

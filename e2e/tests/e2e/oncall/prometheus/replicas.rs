@@ -60,20 +60,12 @@ async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_
     // 1. Both pages fire once, from replicas a and b.
     let first = eventually("both pages firing", Duration::from_secs(60), async || {
         let now = pages(&prometheus).await?;
-        let firing: BTreeMap<_, _> = watched
-            .iter()
-            .filter_map(|(alert, server, _)| {
-                let key = (alert.to_string(), server.to_string());
-                now.get(&key)
-                    .filter(|(state, _)| state == "firing")
-                    .map(|v| (key, v.1.clone()))
-            })
-            .collect();
-        if firing.len() == watched.len() {
-            Ok(firing)
-        } else {
-            Err(format!("{now:?}"))
-        }
+        all_firing(
+            &now,
+            watched
+                .iter()
+                .map(|(alert, server, _)| (alert.to_string(), server.to_string())),
+        )
     })
     .await;
     let for_state = async || -> Result<BTreeMap<String, String>, String> {
