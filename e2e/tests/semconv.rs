@@ -20,25 +20,18 @@ use mcp_readiness::{Budget, Hub, Metrics, ServerSpec, ToolCall};
 use mcp_readiness_fixtures::eventually;
 use mcp_readiness_fixtures::process::Guard;
 use opentelemetry::metrics::MeterProvider as _;
-use opentelemetry::trace::{SpanKind, TracerProvider as _};
+use opentelemetry::trace::SpanKind;
 use opentelemetry::{KeyValue, Value as OtelValue};
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
 use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider, Temporality};
-use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
+use opentelemetry_sdk::trace::SpanData;
 use tower::{ServiceBuilder, ServiceExt};
-use tracing_subscriber::layer::SubscriberExt;
 
-#[derive(Debug, Clone, Default)]
-struct Collect(Arc<Mutex<Vec<SpanData>>>);
-
-impl SpanExporter for Collect {
-    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
-        self.0.lock().unwrap().extend(batch);
-        Ok(())
-    }
-}
+#[path = "support/spans.rs"]
+mod spans;
+use spans::collect_spans;
 
 /// One exported point: its attributes (sorted key, value pairs) and its count.
 type Point = (Vec<(String, String)>, u64);
@@ -139,14 +132,7 @@ async fn the_layer_emits_the_opentelemetry_mcp_conventions_on_both_protocol_gene
     )
     .await;
 
-    let exporter = Collect::default();
-    let provider = SdkTracerProvider::builder()
-        .with_simple_exporter(exporter.clone())
-        .build();
-    let subscriber = tracing_subscriber::registry()
-        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("semconv")));
-    let _default = tracing::subscriber::set_default(subscriber);
-    tracing::callsite::rebuild_interest_cache();
+    let (exporter, provider, _default) = collect_spans("semconv");
 
     let operations = Operations::default();
     let meter_provider = SdkMeterProvider::builder()
