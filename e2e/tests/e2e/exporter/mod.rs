@@ -15,7 +15,9 @@ mod serve;
 mod status_api;
 mod tls;
 
-use mcp_readiness_fixtures::configure::{one_fixture_config, started, stdio_fixture, write_config};
+use mcp_readiness_fixtures::configure::{
+    scratch_with_fixture, started, stdio_fixture, write_config,
+};
 use mcp_readiness_fixtures::process::{Guard, assert_all_gone, command_line, descendants, signal};
 use mcp_readiness_fixtures::run::Run;
 use mcp_readiness_fixtures::serve::Serve;

@@ -7,7 +7,9 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use mcp_readiness_fixtures::configure::{one_fixture_config, started, stdio_fixture, write_config};
+use mcp_readiness_fixtures::configure::{
+    scratch_with_fixture, started, stdio_fixture, write_config,
+};
 use mcp_readiness_fixtures::eventually;
 use mcp_readiness_fixtures::exposition::states;
 use mcp_readiness_fixtures::process::{Guard, Reaper, assert_all_gone, signal};
@@ -128,10 +130,9 @@ fn peak_rss_kib(pid: u32) -> u64 {
 
 #[tokio::test]
 async fn a_child_flooding_stderr_without_a_newline_does_not_grow_the_exporter() {
-    let scratch = Scratch::new("flood");
     let mb = if soak() { "2048" } else { "256" };
-    let config = one_fixture_config(
-        &scratch,
+    let (scratch, config) = scratch_with_fixture(
+        "flood",
         "flood",
         &[("FIXTURE_STDERR_FLOOD_MB", mb)],
         json!({ "connect_timeout": "120s" }),
@@ -158,9 +159,8 @@ async fn a_child_flooding_stderr_without_a_newline_does_not_grow_the_exporter() 
 
 #[tokio::test]
 async fn a_frozen_server_is_noticed_within_about_two_ping_intervals_not_the_call_timeout() {
-    let scratch = Scratch::new("frozen");
-    let config = one_fixture_config(
-        &scratch,
+    let (scratch, config) = scratch_with_fixture(
+        "frozen",
         "frozen",
         &[],
         json!({ "ping": "1s", "ping_timeout": "1s", "call_timeout": "60s" }),
@@ -196,9 +196,8 @@ async fn a_frozen_server_is_noticed_within_about_two_ping_intervals_not_the_call
 
 #[tokio::test]
 async fn a_server_writing_garbage_to_stdout_is_absent_at_once_with_add_connection() {
-    let scratch = Scratch::new("garbage");
-    let config = one_fixture_config(
-        &scratch,
+    let (_scratch, config) = scratch_with_fixture(
+        "garbage",
         "garbled",
         &[("FIXTURE_GARBAGE", "1")],
         json!({ "budget": "15s", "poll": "500ms" }),
