@@ -116,18 +116,6 @@ async fn a_cooldown_of_u64_max_seconds_reads_absent_instead_of_panicking_a_worke
     assert_eq!(state, State::Absent);
 }
 
-/// Peak resident set size of a process in KiB (`VmHWM` in `/proc/<pid>/status`).
-fn peak_rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 #[tokio::test]
 async fn a_child_flooding_stderr_without_a_newline_does_not_grow_the_exporter() {
     let mb = if soak() { "2048" } else { "256" };
@@ -149,7 +137,7 @@ async fn a_child_flooding_stderr_without_a_newline_does_not_grow_the_exporter() 
             states(body).get("flood").and_then(|s| s.get("ready")) == Some(&1.0)
         })
         .await;
-    let peak_mib = peak_rss_kib(serve.guard.pid()) / 1024;
+    let peak_mib = mcp_readiness_fixtures::process::peak_rss_kib(serve.guard.pid()) / 1024;
     eprintln!("peak RSS of serve after a {mb} MiB stderr flood: {peak_mib} MiB");
     assert!(
         peak_mib < 64,
