@@ -61,17 +61,19 @@ fn http(name: &str, url: &str, token: Option<&str>) -> ServerSpec {
     mcp_readiness_fixtures::configure::http_spec(name, url, token)
 }
 
-/// A Python HTTP server started from `e2e/python/`; returns its guard and port.
+/// A Python HTTP server started from `e2e/python/`; returns its guard and MCP URL.
 async fn python_http(
     scratch: &Scratch,
     python: &std::path::Path,
     script: &str,
     args: &[&str],
-) -> (mcp_readiness_fixtures::process::Guard, u16) {
+) -> (mcp_readiness_fixtures::process::Guard, String) {
     let mut command = Command::new(python);
     command.arg(python_dir().join(script)).args(args);
     let out = scratch.path(&format!("{script}.out"));
-    mcp_readiness_fixtures::configure::serve_http(command, &out, "a Python HTTP server").await
+    let (guard, port) =
+        mcp_readiness_fixtures::configure::serve_http(command, &out, "a Python HTTP server").await;
+    (guard, format!("http://127.0.0.1:{port}/mcp"))
 }
 
 fn reason(hub: &Hub, server: &str) -> String {
@@ -125,8 +127,7 @@ async fn a_python_sdk_server_is_ready_on_2026_07_28_and_the_rmcp_fixture_falls_b
 {
     let Some(python) = python() else { return };
     let scratch = Scratch::new("protocol-both");
-    let (_guard, port) = python_http(&scratch, &python, "sdk_server.py", &["--http"]).await;
-    let py_url = format!("http://127.0.0.1:{port}/mcp");
+    let (_guard, py_url) = python_http(&scratch, &python, "sdk_server.py", &["--http"]).await;
     let (fixture_http, fixture_port) =
         mcp_readiness_fixtures::configure::http_fixture(&scratch, "tok-1").await;
     let metrics = Metrics::new();
@@ -478,8 +479,7 @@ async fn a_stale_session_answered_401_gets_one_fresh_initialize_before_the_serve
  {
     let Some(python) = python() else { return };
     let scratch = Scratch::new("protocol-stale");
-    let (_guard, port) = python_http(&scratch, &python, "spec_http_server.py", &["sessions"]).await;
-    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (_guard, url) = python_http(&scratch, &python, "spec_http_server.py", &["sessions"]).await;
     let hub = Hub::new(vec![http("s", &url, Some("good"))], options()).unwrap();
     hub.call(ToolCall::new("mcp__s__echo")).await.unwrap();
     hub.call(ToolCall::new("mcp__s__expire")).await.unwrap();
@@ -506,9 +506,8 @@ async fn throttling_with_retry_after_reads_connecting_and_heals_by_itself() {
     let scratch = Scratch::new("protocol-throttle");
     for status in ["429", "503"] {
         let mode = format!("throttle-{status}");
-        let (_guard, port) =
+        let (_guard, url) =
             python_http(&scratch, &python, "spec_http_server.py", &[mode.as_str()]).await;
-        let url = format!("http://127.0.0.1:{port}/mcp");
         let hub = Hub::new(vec![http("t", &url, Some("good"))], options()).unwrap();
         let error = hub.call(ToolCall::new("mcp__t__echo")).await.unwrap_err();
         assert_eq!(hub.state("t"), Some(State::Connecting), "{status}: {error}");
@@ -539,8 +538,7 @@ async fn a_401_is_unauthenticated_and_a_403_only_with_a_challenge() {
         ("forbidden-challenge", State::Unauthenticated),
         ("forbidden", State::Absent),
     ] {
-        let (_guard, port) = python_http(&scratch, &python, "spec_http_server.py", &[mode]).await;
-        let url = format!("http://127.0.0.1:{port}/mcp");
+        let (_guard, url) = python_http(&scratch, &python, "spec_http_server.py", &[mode]).await;
         let hub = Hub::new(vec![http("a", &url, Some("good"))], options()).unwrap();
         let error = hub.call(ToolCall::new("mcp__a__echo")).await.unwrap_err();
         assert_eq!(hub.state("a"), Some(want), "{mode}: {error}");
