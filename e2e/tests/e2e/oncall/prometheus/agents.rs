@@ -7,12 +7,9 @@ use super::*;
 async fn server_alerts(
     prometheus: &Prometheus,
 ) -> Result<BTreeMap<(String, String, String), (String, String)>, String> {
-    let data = prometheus.api("/api/v1/alerts").await?;
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-    Ok(data["alerts"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    Ok(all_alerts(prometheus)
+        .await?
+        .iter()
         .filter(|a| a["labels"]["server"].is_string())
         .map(|a| {
             let l = &a["labels"];

@@ -32,6 +32,17 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+/// Every alert Prometheus holds (`/api/v1/alerts`), pending or firing.
+async fn all_alerts(prometheus: &Prometheus) -> Result<Vec<Value>, String> {
+    let data = prometheus.api("/api/v1/alerts").await?;
+    Ok(data["alerts"].as_array().cloned().unwrap_or_default())
+}
+
+/// A JSON string's text, empty for anything else.
+fn text(v: &Value) -> String {
+    v.as_str().unwrap_or_default().to_owned()
+}
+
 /// An alert as the tests read it from `/api/v1/alerts`: its state, then its `activeAt`.
 trait Alert: std::fmt::Debug {
     fn state(&self) -> &str;

@@ -121,12 +121,9 @@ fn names(list: &[&str]) -> BTreeSet<String> {
 async fn job_alerts(
     prometheus: &Prometheus,
 ) -> Result<BTreeMap<(String, String), (String, String, f64)>, String> {
-    let data = prometheus.api("/api/v1/alerts").await?;
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-    Ok(data["alerts"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    Ok(all_alerts(prometheus)
+        .await?
+        .iter()
         .filter(|a| a["labels"]["job"] == JOB)
         .filter(|a| !a["labels"]["server"].is_string() || a["labels"]["server"] == "authz")
         .map(|a| {
