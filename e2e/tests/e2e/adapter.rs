@@ -13,9 +13,10 @@ use mcp_readiness::rmcp::transport::streamable_http_client::StreamableHttpClient
 use mcp_readiness::rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use mcp_readiness::state::CallOutcome;
 use mcp_readiness::{
-    Action, CallFailure, Hub, Inventory, Metrics, NotReady, ReadinessLayer, State, ToolCall,
+    Action, CallFailure, Hub, Inventory, Metrics, ReadinessLayer, State, ToolCall,
     client::RmcpConnector, supervise::Peers,
 };
+use mcp_readiness_fixtures::call::{failure, refusal};
 use mcp_readiness_fixtures::configure::http_fixture;
 use mcp_readiness_fixtures::process::signal;
 use mcp_readiness_fixtures::{Scratch, fixture, text};
@@ -88,14 +89,7 @@ async fn a_sigkilled_server_is_absent_within_a_second_and_its_calls_are_refused_
 
     // The ready cache entry of `pid` was made before the drop: the change feed retires it.
     for _ in 0..3 {
-        let error = tools
-            .clone()
-            .oneshot(ToolCall::new("mcp__files__pid"))
-            .await
-            .unwrap_err();
-        let refused = error
-            .downcast_ref::<NotReady>()
-            .expect("refused by the layer, not sent");
+        let refused = refusal(&tools, "mcp__files__pid").await;
         assert_eq!(
             (refused.state(), refused.action()),
             (State::Absent, Action::AddConnection)
@@ -132,10 +126,7 @@ async fn a_server_answering_401_is_unauthenticated_and_refused_with_reauthorize(
     let tools = ServiceBuilder::new()
         .layer(ReadinessLayer::new(peers.clone()))
         .service(peers.clone());
-    let error = tools
-        .oneshot(ToolCall::new("mcp__github__echo"))
-        .await
-        .unwrap_err();
+    let error = failure(&tools, "mcp__github__echo").await;
     let failure = CallFailure::of(&error);
     assert_eq!(failure.outcome(), CallOutcome::NotReady);
     assert_eq!(failure.action(), Some(Action::Reauthorize));
@@ -163,10 +154,7 @@ async fn a_json_rpc_error_is_a_tool_error_through_peers_and_through_a_bare_peer(
                 .build(),
         )
         .service(peers.clone());
-    let error = through_peers
-        .oneshot(ToolCall::new("mcp__files__json_rpc_error"))
-        .await
-        .unwrap_err();
+    let error = failure(&through_peers, "mcp__files__json_rpc_error").await;
     assert_eq!(CallFailure::of(&error).outcome(), CallOutcome::ToolError);
     assert_eq!(CallFailure::of(&error).state(), None, "the server is fine");
     assert_eq!(peers.state("files"), Some(State::Ready));
@@ -189,10 +177,7 @@ async fn a_json_rpc_error_is_a_tool_error_through_peers_and_through_a_bare_peer(
                 .build(),
         )
         .service(bare);
-    let error = through_bare
-        .oneshot(ToolCall::new("mcp__files__json_rpc_error"))
-        .await
-        .unwrap_err();
+    let error = failure(&through_bare, "mcp__files__json_rpc_error").await;
     assert_eq!(CallFailure::of(&error).outcome(), CallOutcome::ToolError);
     for exposition in [metrics.render(), metrics_bare.render()] {
         assert!(

@@ -4,13 +4,12 @@
 //! (`e2e/python/`). `scripts/test` creates `e2e/python/.venv` with the SDK.
 #![cfg(target_os = "linux")]
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use mcp_readiness::{
-    Hub, HubOptions, ServerSpec, TransportSpec, client::CallErrorKind, supervise::HubOptionsBuilder,
+    Hub, HubOptions, ServerSpec, client::CallErrorKind, supervise::HubOptionsBuilder,
 };
 use mcp_readiness::{Metrics, state::CallOutcome};
 use mcp_readiness::{State, ToolCall};
@@ -39,15 +38,7 @@ fn options() -> HubOptionsBuilder {
 }
 
 fn stdio(name: &str, command: &str, args: &[&str]) -> ServerSpec {
-    ServerSpec {
-        name: name.into(),
-        transport: TransportSpec::Stdio {
-            command: command.to_owned(),
-            args: args.iter().map(|a| (*a).to_owned()).collect(),
-            env: BTreeMap::new(),
-            cwd: None,
-        },
-    }
+    mcp_readiness_fixtures::configure::command(name, command, args)
 }
 
 fn python_stdio(name: &str, python: &std::path::Path, script: &str, args: &[&str]) -> ServerSpec {

@@ -61,15 +61,8 @@ async fn shut_down(hub: &Hub, scratch: &Scratch) {
 
 /// A stdio server that runs `command` with `args` and no environment.
 fn command(name: &str, command: &str, args: Vec<String>) -> ServerSpec {
-    ServerSpec {
-        name: name.into(),
-        transport: TransportSpec::Stdio {
-            command: command.into(),
-            args,
-            env: BTreeMap::new(),
-            cwd: None,
-        },
-    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    mcp_readiness_fixtures::configure::command(name, command, &args)
 }
 
 /// The pid of `server`'s child, as the fixture's `pid` tool answers through the hub.
