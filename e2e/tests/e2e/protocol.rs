@@ -13,6 +13,7 @@ use mcp_readiness::{
 };
 use mcp_readiness::{Metrics, state::CallOutcome};
 use mcp_readiness::{State, ToolCall};
+use mcp_readiness_fixtures::call::failure;
 use mcp_readiness_fixtures::{Scratch, fixture, text};
 use serde_json::json;
 use tokio::time::Instant;
@@ -208,7 +209,7 @@ async fn versions_we_do_not_speak_are_refused_with_a_reason_naming_both_lists() 
             options(),
         )
         .unwrap();
-        let error = hub.call(ToolCall::new("mcp__future__x")).await.unwrap_err();
+        let error = failure(&hub, "mcp__future__x").await;
         assert_eq!(hub.state("future"), Some(State::Absent), "{mode}");
         let why = reason(&hub, "future");
         assert!(why.contains("[2027-03-01]"), "{mode}: {why}");
@@ -354,27 +355,18 @@ async fn a_task_is_followed_to_its_end_and_failed_or_input_needing_tasks_have_th
     assert_eq!(text(&done), "done");
     assert_eq!(protocol(&hub, "jobs").as_deref(), Some("2026-07-28"));
 
-    let failed = hub
-        .call(ToolCall::new("mcp__jobs__task_fails"))
-        .await
-        .unwrap_err();
+    let failed = failure(&hub, "mcp__jobs__task_fails").await;
     assert_eq!(failed.kind(), CallErrorKind::TaskFailed, "{failed}");
     assert_eq!(failed.outcome(), CallOutcome::TaskFailed);
     assert_eq!(failed.error_type(), "task_failed");
     assert!(failed.message().contains("backend exploded"), "{failed}");
 
-    let input = hub
-        .call(ToolCall::new("mcp__jobs__task_needs_input"))
-        .await
-        .unwrap_err();
+    let input = failure(&hub, "mcp__jobs__task_needs_input").await;
     assert_eq!(input.kind(), CallErrorKind::InputRequired, "{input}");
     assert_eq!(input.outcome(), CallOutcome::InputRequired);
     assert_eq!(input.error_type(), "input_required");
 
-    let slow = hub
-        .call(ToolCall::new("mcp__jobs__task_never_ends"))
-        .await
-        .unwrap_err();
+    let slow = failure(&hub, "mcp__jobs__task_never_ends").await;
     assert_eq!(slow.kind(), CallErrorKind::Timeout, "{slow}");
     // The server stays ready throughout: these are answers, not a broken connection.
     assert_eq!(hub.state("jobs"), Some(State::Ready));
@@ -415,10 +407,7 @@ async fn an_input_required_result_ends_the_call_unattended_and_is_answered_and_r
 
     // Unattended (no hook): nobody answers, the call's outcome is `input_required`.
     let unattended = Hub::new(vec![spec()], options()).unwrap();
-    let input = unattended
-        .call(ToolCall::new("mcp__deploys__confirm"))
-        .await
-        .unwrap_err();
+    let input = failure(&unattended, "mcp__deploys__confirm").await;
     assert_eq!(input.kind(), CallErrorKind::InputRequired, "{input}");
     assert_eq!(input.outcome(), CallOutcome::InputRequired);
     assert_eq!(unattended.state("deploys"), Some(State::Ready));
@@ -484,7 +473,7 @@ async fn a_stale_session_answered_401_gets_one_fresh_initialize_before_the_serve
 
     // A token that is really revoked: the fresh initialize is refused too.
     hub.call(ToolCall::new("mcp__s__revoke")).await.unwrap();
-    let error = hub.call(ToolCall::new("mcp__s__echo")).await.unwrap_err();
+    let error = failure(&hub, "mcp__s__echo").await;
     assert_eq!(hub.state("s"), Some(State::Unauthenticated), "{error}");
     assert_eq!(error.state(), State::Unauthenticated);
     assert!(!error.message().contains("good"), "{error}");
@@ -500,7 +489,7 @@ async fn throttling_with_retry_after_reads_connecting_and_heals_by_itself() {
         let (_guard, url) =
             python_http(&scratch, &python, "spec_http_server.py", &[mode.as_str()]).await;
         let hub = Hub::new(vec![http("t", &url, Some("good"))], options()).unwrap();
-        let error = hub.call(ToolCall::new("mcp__t__echo")).await.unwrap_err();
+        let error = failure(&hub, "mcp__t__echo").await;
         assert_eq!(hub.state("t"), Some(State::Connecting), "{status}: {error}");
         assert_eq!(error.state(), State::Connecting);
         let why = reason(&hub, "t");
@@ -531,7 +520,7 @@ async fn a_401_is_unauthenticated_and_a_403_only_with_a_challenge() {
     ] {
         let (_guard, url) = python_http(&scratch, &python, "spec_http_server.py", &[mode]).await;
         let hub = Hub::new(vec![http("a", &url, Some("good"))], options()).unwrap();
-        let error = hub.call(ToolCall::new("mcp__a__echo")).await.unwrap_err();
+        let error = failure(&hub, "mcp__a__echo").await;
         assert_eq!(hub.state("a"), Some(want), "{mode}: {error}");
         hub.shutdown().await;
     }

@@ -83,6 +83,16 @@ fn phase<'a>(phases: &'a [(String, String)], name: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no phase {name} in {phases:?}"))
 }
 
+/// What `/probe?target=<target>&debug=true` of the exporter at `addr` answers (`target` URL-encoded):
+/// the probe's log, a blank line, its metrics.
+async fn debug_probe(addr: &str, target: &str) -> String {
+    let query = format!("/probe?target={target}&debug=true");
+    mcp_readiness_fixtures::http::get(addr, &query)
+        .await
+        .unwrap()
+        .ok_text()
+}
+
 /// The fixture over HTTPS with the certificate `cert` and its key `key` (both DER), wanting
 /// `RIGHT_TOKEN`.
 async fn https_fixture(scratch: &Scratch, cert: &Path, key: &Path) -> (Guard, u16) {
@@ -185,13 +195,7 @@ async fn an_https_mcp_server_is_explained_by_a_debug_probe_and_its_certificate_e
     // module, which sends no token: TLS is fine, the MCP server answers 401.
     let refused_url =
         mcp_readiness_fixtures::http::url_encode(&format!("https://127.0.0.1:{port}/mcp"));
-    let refused = mcp_readiness_fixtures::http::get(
-        &serve.addr,
-        &format!("/probe?target={refused_url}&debug=true"),
-    )
-    .await
-    .unwrap()
-    .ok_text();
+    let refused = debug_probe(&serve.addr, &refused_url).await;
     let (log, metrics) = refused.split_once("\n\n").unwrap();
     let found = phases(log);
     assert!(
@@ -224,13 +228,7 @@ async fn an_https_mcp_server_is_explained_by_a_debug_probe_and_its_certificate_e
     // (the alert's "has expired"), and the verdict is the handshake's own: absent.
     let expired_url =
         mcp_readiness_fixtures::http::url_encode(&format!("https://127.0.0.1:{expired_port}/mcp"));
-    let expired = mcp_readiness_fixtures::http::get(
-        &serve.addr,
-        &format!("/probe?target={expired_url}&debug=true"),
-    )
-    .await
-    .unwrap()
-    .ok_text();
+    let expired = debug_probe(&serve.addr, &expired_url).await;
     let (log, metrics) = expired.split_once("\n\n").unwrap();
     let tls = phase(&phases(log), "tls").to_owned();
     assert!(

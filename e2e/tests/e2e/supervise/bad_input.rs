@@ -8,7 +8,7 @@ async fn a_command_that_does_not_exist_is_absent_with_spawn_failed_naming_the_co
     let spec = command("ghost", "mcp-server-that-does-not-exist", Vec::new());
     let (opts, events) = recording(options());
     let hub = Hub::new(vec![spec], opts).unwrap();
-    let error = refusal(&hub, "mcp__ghost__x").await;
+    let error = failure(&hub, "mcp__ghost__x").await;
     assert_eq!(error.connect_result(), Some(ConnectResult::SpawnFailed));
     assert_eq!(error.state(), State::Absent);
     assert!(
@@ -24,7 +24,7 @@ async fn a_non_http_url_is_that_servers_problem_alone() {
     let spec = http("files", "file:///etc/passwd", None);
     let hub = Hub::new(vec![spec], options()).unwrap();
     assert_eq!(hub.state("files"), Some(State::Absent));
-    let error = refusal(&hub, "mcp__files__x").await;
+    let error = failure(&hub, "mcp__files__x").await;
     assert!(error.to_string().contains("`url`"), "{error}");
     hub.add_server(http("x", "ws://127.0.0.1:1/mcp", None))
         .unwrap();

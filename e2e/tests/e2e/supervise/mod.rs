@@ -14,6 +14,7 @@ mod npm;
 mod restarts;
 mod streams;
 
+use mcp_readiness_fixtures::call::failure;
 use mcp_readiness_fixtures::configure::http_fixture_with_env;
 use mcp_readiness_fixtures::process::Guard;
 use mcp_readiness_fixtures::{Scratch, alive, eventually};
@@ -71,18 +72,13 @@ async fn child_pid(hub: &Hub, server: &str) -> u32 {
     text(&hub.call(call).await.unwrap()).parse().unwrap()
 }
 
-/// Calls `tool` (with no arguments) through the hub and returns the error the call ends in.
-async fn refusal(hub: &Hub, tool: &str) -> mcp_readiness::client::CallError {
-    hub.call(ToolCall::new(tool)).await.unwrap_err()
-}
-
-/// As [`refusal`], and asserts the connect result the error carries.
+/// As [`failure`], and asserts the connect result the error carries.
 async fn refused_with(
     hub: &Hub,
     tool: &str,
     result: ConnectResult,
 ) -> mcp_readiness::client::CallError {
-    let error = refusal(hub, tool).await;
+    let error = failure(hub, tool).await;
     assert_eq!(error.connect_result(), Some(result), "{error}");
     error
 }
