@@ -9,7 +9,6 @@
 #![cfg(target_os = "linux")]
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,7 +16,6 @@ use mcp_readiness::HubOptions;
 use mcp_readiness::ReadinessLayer;
 use mcp_readiness::metrics::names;
 use mcp_readiness::{Budget, Hub, Metrics, ServerSpec, ToolCall};
-use mcp_readiness_fixtures::eventually;
 use mcp_readiness_fixtures::process::Guard;
 use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry::trace::SpanKind;
@@ -96,26 +94,10 @@ fn http(name: &str, url: &str, token: Option<&str>) -> ServerSpec {
 async fn python_sdk_http(out: PathBuf) -> Option<(Guard, u16)> {
     let dir = mcp_readiness_fixtures::repo().join("e2e/python");
     let python = mcp_readiness_fixtures::tools::python_sdk()?;
-    let child = Command::new(&python)
-        .arg(dir.join("sdk_server.py"))
-        .arg("--http")
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the Python SDK server");
-    let guard = Guard::adopt("the Python SDK server", child);
-    let port = eventually(
-        "the Python server's port",
-        Duration::from_secs(20),
-        async || {
-            std::fs::read_to_string(&out)
-                .ok()?
-                .lines()
-                .find_map(|l| l.strip_prefix("PORT ")?.trim().parse::<u16>().ok())
-        },
-    )
-    .await;
-    Some((guard, port))
+    let mut command = std::process::Command::new(&python);
+    command.arg(dir.join("sdk_server.py")).arg("--http");
+    let name = "the Python SDK server";
+    Some(mcp_readiness_fixtures::configure::serve_http(command, &out, name).await)
 }
 
 #[tokio::test]

@@ -185,34 +185,47 @@ async fn servers_flooding_notifications_keep_the_exporter_small_and_ready() {
     );
 }
 
+/// The fleet of the open-file limit tests.
+const NOFILE_FLEET: usize = 30;
+
+/// A scratch `tag` and `serve` over a fleet of [`NOFILE_FLEET`] fixtures, started under `prefix`
+/// (a shell `ulimit`); returns the scratch, serve's guard, its address and its stderr file.
+async fn fleet_under(
+    tag: &str,
+    prefix: &str,
+) -> (
+    Scratch,
+    mcp_readiness_fixtures::process::Guard,
+    String,
+    std::path::PathBuf,
+) {
+    let scratch = Scratch::new(tag);
+    let config = fleet(&scratch, NOFILE_FLEET, |_| Vec::new());
+    let (guard, addr, err) =
+        mcp_readiness_fixtures::serve::serve_under(&scratch, prefix, &config).await;
+    (scratch, guard, addr, err)
+}
+
 #[tokio::test]
 async fn the_soft_open_file_limit_is_raised_to_the_hard_one_so_a_fleet_fits() {
-    let scratch = Scratch::new("nofile-raised");
-    let n = 30;
-    let config = fleet(&scratch, n, |_| Vec::new());
     // 48 descriptors cannot hold 30 servers (about four each); the hard limit can.
-    let (_guard, addr, err) =
-        mcp_readiness_fixtures::serve::serve_under(&scratch, "ulimit -Sn 48 &&", &config).await;
-    until_all_ready(&addr, n, Duration::from_secs(90), &err).await;
+    let (_scratch, _guard, addr, err) = fleet_under("nofile-raised", "ulimit -Sn 48 &&").await;
+    until_all_ready(&addr, NOFILE_FLEET, Duration::from_secs(90), &err).await;
 }
 
 #[tokio::test]
 async fn running_out_of_file_descriptors_is_its_own_reason_not_a_missing_command() {
-    let scratch = Scratch::new("nofile-out");
-    let n = 30;
-    let config = fleet(&scratch, n, |_| Vec::new());
     // Soft and hard limit both 48: nothing to raise to.
-    let (_guard, _addr, err) =
-        mcp_readiness_fixtures::serve::serve_under(&scratch, "ulimit -n 48 &&", &config).await;
+    let (_scratch, _guard, _addr, err) = fleet_under("nofile-out", "ulimit -n 48 &&").await;
     let line = eventually(
         "a server refused for want of descriptors",
         Duration::from_secs(60),
         async || {
-            std::fs::read_to_string(&err)
-                .ok()?
+            let text = std::fs::read_to_string(&err).ok()?;
+            let line = text
                 .lines()
-                .find(|l| l.contains("ran out of file descriptors"))
-                .map(str::to_owned)
+                .find(|l| l.contains("ran out of file descriptors"));
+            line.map(str::to_owned)
         },
     )
     .await;
