@@ -10,12 +10,13 @@ use std::time::Duration;
 
 use mcp_readiness::HubOptions;
 use mcp_readiness::ReadinessLayer;
-use mcp_readiness::{Budget, Hub, Metrics, ToolCall};
+use mcp_readiness::{Budget, Hub, Metrics};
+use mcp_readiness_fixtures::call::answer;
 use mcp_readiness_fixtures::{stdio, text};
 use opentelemetry::trace::SpanKind;
 use opentelemetry::{KeyValue, Value as OtelValue};
 use opentelemetry_sdk::trace::SpanData;
-use tower::{ServiceBuilder, ServiceExt};
+use tower::ServiceBuilder;
 
 #[path = "support/spans.rs"]
 mod spans;
@@ -45,11 +46,7 @@ async fn the_server_receives_the_client_spans_trace_context_and_the_span_is_expo
     let service = ServiceBuilder::new().layer(layer).service(hub.clone());
 
     // The server was never used: resolving its tool starts it (reconnect on use), then the call runs.
-    let result = service
-        .clone()
-        .oneshot(ToolCall::new("mcp__fx__echo_meta"))
-        .await
-        .expect("the call succeeds");
+    let result = answer(&service, "mcp__fx__echo_meta").await;
     let meta: serde_json::Value =
         serde_json::from_str(&text(&result)).expect("the fixture echoes _meta as JSON");
     let traceparent = meta["traceparent"]

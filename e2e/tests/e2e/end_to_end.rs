@@ -1,7 +1,7 @@
 //! The readiness layer in front of a real Hub and a real MCP server process: reconnect on use and
 //! absent commands. (Trace propagation has its own binary, `e2e/tests/trace_propagation.rs`.)
 
-use mcp_readiness_fixtures::call::refusal;
+use mcp_readiness_fixtures::call::{answer, refusal};
 use mcp_readiness_fixtures::configure::command;
 use mcp_readiness_fixtures::{eventually, stdio, text};
 
@@ -24,11 +24,7 @@ async fn a_child_that_died_between_calls_is_reconnected_by_the_next_call_through
         .build();
     let service = ServiceBuilder::new().layer(layer).service(hub.clone());
 
-    let first = service
-        .clone()
-        .oneshot(ToolCall::new("mcp__fx__pid"))
-        .await
-        .expect("first call");
+    let first = answer(&service, "mcp__fx__pid").await;
     let pid: i32 = text(&first)
         .trim()
         .parse()
@@ -49,10 +45,7 @@ async fn a_child_that_died_between_calls_is_reconnected_by_the_next_call_through
     )
     .await;
 
-    let second = service
-        .oneshot(ToolCall::new("mcp__fx__pid"))
-        .await
-        .expect("the next call reconnects");
+    let second = answer(&service, "mcp__fx__pid").await;
     let new_pid: i32 = text(&second).trim().parse().unwrap();
     assert_ne!(pid, new_pid, "a fresh child answered");
     assert!(hub.generation("fx") > generation);
