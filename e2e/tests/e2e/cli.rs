@@ -4,7 +4,7 @@
 
 use std::process::{Command, Stdio};
 
-use mcp_readiness_fixtures::configure::write_config;
+use mcp_readiness_fixtures::configure::{scratch_with_config, write_config};
 use mcp_readiness_fixtures::run::{assert_no_panic, assert_no_raw_controls, run};
 use mcp_readiness_fixtures::{Scratch, cli};
 use serde_json::json;
@@ -37,10 +37,8 @@ fn dev_full() -> std::fs::File {
 
 #[tokio::test]
 async fn output_that_cannot_be_written_is_a_clear_error_not_a_panic() {
-    let scratch = Scratch::new("dev-full");
-    let config = write_config(
-        &scratch,
-        "mcp.json",
+    let (scratch, config) = scratch_with_config(
+        "dev-full",
         json!({ "gone": { "command": "/nonexistent/mcp-readiness-test/none" } }),
         json!({ "budget": "1s", "poll": "100ms" }),
     );
