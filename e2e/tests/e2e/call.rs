@@ -1,8 +1,11 @@
 //! `mcp-readiness call`: one tool call through the layer and the Hub, against real fixture servers
 //! over stdio and HTTP, with the exit code and the state, action and result it prints.
 
+use std::path::PathBuf;
+
 use mcp_readiness_fixtures::Scratch;
 use mcp_readiness_fixtures::configure::{http_fixture, stdio_fixture, write_config};
+use mcp_readiness_fixtures::process::Guard;
 use mcp_readiness_fixtures::run::{Run, assert_no_panic, run};
 use serde_json::{Value, json};
 
@@ -20,14 +23,28 @@ fn web(port: u16, token: &str) -> Value {
             "headers": { "Authorization": format!("Bearer {token}") } })
 }
 
-/// Writes `mcp.json` with `servers`, a 10 s budget polled every 100 ms.
-fn config_of(scratch: &Scratch, servers: Value) -> std::path::PathBuf {
-    write_config(
-        scratch,
-        "mcp.json",
-        servers,
-        json!({ "budget": "10s", "poll": "100ms" }),
-    )
+/// A scratch `tag` with the HTTP fixture (wanting `good-token`) and `mcp.json`: the stdio fixture
+/// `mail`, the HTTP fixture as `web` sent `token`, what `others` adds, a 10 s budget polled every
+/// 100 ms. Returns the scratch, the HTTP fixture's guard and the config's path.
+async fn mail_and_web(
+    tag: &str,
+    token: &str,
+    others: impl FnOnce(&Scratch) -> Value,
+) -> (Scratch, Guard, PathBuf) {
+    let scratch = Scratch::new(tag);
+    let (server, port) = http_fixture(&scratch, "good-token").await;
+    let mut servers = json!({
+        "mail": stdio_fixture(&scratch, "mail", &[]),
+        "web": web(port, token),
+    });
+    let more = others(&scratch);
+    servers
+        .as_object_mut()
+        .unwrap()
+        .extend(more.as_object().unwrap().clone());
+    let readiness = json!({ "budget": "10s", "poll": "100ms" });
+    let config = write_config(&scratch, "mcp.json", servers, readiness);
+    (scratch, server, config)
 }
 
 fn json_of(run: &Run) -> Value {
@@ -36,15 +53,7 @@ fn json_of(run: &Run) -> Value {
 
 #[tokio::test]
 async fn a_ready_server_runs_the_call_and_prints_its_result_with_exit_0() {
-    let scratch = Scratch::new("call-ready");
-    let (_server, port) = http_fixture(&scratch, "good-token").await;
-    let config = config_of(
-        &scratch,
-        json!({
-            "mail": stdio_fixture(&scratch, "mail", &[]),
-            "web": web(port, "good-token"),
-        }),
-    );
+    let (scratch, _server, config) = mail_and_web("call-ready", "good-token", |_| json!({})).await;
     let text = call(
         &config,
         &["mcp__mail__echo", "--args", r#"{"text": "hello"}"#],
@@ -77,17 +86,13 @@ async fn a_ready_server_runs_the_call_and_prints_its_result_with_exit_0() {
 
 #[tokio::test]
 async fn a_tool_error_or_a_server_that_is_not_ready_exits_1_with_the_action() {
-    let scratch = Scratch::new("call-not-ready");
-    let (_server, port) = http_fixture(&scratch, "good-token").await;
-    let config = config_of(
-        &scratch,
+    let (_scratch, _server, config) = mail_and_web("call-not-ready", "stale-token", |scratch| {
         json!({
-            "mail": stdio_fixture(&scratch, "mail", &[]),
-            "slow": stdio_fixture(&scratch, "slow", &[("FIXTURE_STARTUP_DELAY_MS", "20000")]),
+            "slow": stdio_fixture(scratch, "slow", &[("FIXTURE_STARTUP_DELAY_MS", "20000")]),
             "gone": { "command": "/nonexistent/mcp-readiness-test/none" },
-            "web": web(port, "stale-token"),
-        }),
-    );
+        })
+    })
+    .await;
     let failed = call(&config, &["mcp__mail__fail", "--json"]).await;
     assert_eq!(failed.code, Some(1), "{}", failed.stderr);
     assert_eq!(json_of(&failed)["outcome"], "tool_error");

@@ -338,9 +338,7 @@ async fn a_reload_with_entries_this_build_cannot_serve_applies_the_rest_and_thos
     )
     .unwrap();
     let reason = |server: &str| {
-        status["servers"]
-            .as_array()
-            .and_then(|s| s.iter().find(|s| s["server"] == server))
+        super::status_entry(&status, server)
             .and_then(|s| s["reason"].as_str())
             .unwrap_or_default()
             .to_owned()

@@ -223,3 +223,11 @@ async fn settle(serve: &Serve, expected: &[(&str, &str)], limit: Duration) -> Sc
     })
     .await
 }
+
+/// The entry of `server` in a `/status.json` document, if it has one.
+fn status_entry<'a>(status: &'a Value, server: &str) -> Option<&'a Value> {
+    status["servers"]
+        .as_array()?
+        .iter()
+        .find(|s| s["server"] == server)
+}
