@@ -58,6 +58,11 @@ fn pid_of(result: &mcp_readiness::rmcp::model::CallToolResult) -> u32 {
     text(result).trim().parse().expect("the fixture's pid")
 }
 
+/// `exposition` has the line `series` (or any line containing it).
+fn assert_series(exposition: &str, series: &str) {
+    assert!(exposition.contains(series), "no {series}:\n{exposition}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sigkilled_server_is_absent_within_a_second_and_its_calls_are_refused_not_sent() {
     let metrics = Metrics::new();
@@ -97,15 +102,13 @@ async fn a_sigkilled_server_is_absent_within_a_second_and_its_calls_are_refused_
         assert!(refused.to_string().contains("lost"), "{refused}");
     }
     let exposition = metrics.render();
-    assert!(
-        exposition.contains(r#"mcp_readiness_server_state{server="files",state="absent"} 1"#),
-        "{exposition}"
+    assert_series(
+        &exposition,
+        r#"mcp_readiness_server_state{server="files",state="absent"} 1"#,
     );
-    assert!(
-        exposition.contains(
-            r#"mcp_readiness_tool_calls_total{outcome="not_ready",server="files",tool="pid"} 3"#
-        ),
-        "{exposition}"
+    assert_series(
+        &exposition,
+        r#"mcp_readiness_tool_calls_total{outcome="not_ready",server="files",tool="pid"} 3"#,
     );
     assert!(
         !exposition.contains(r#"outcome="transport_error""#),
@@ -180,9 +183,9 @@ async fn a_json_rpc_error_is_a_tool_error_through_peers_and_through_a_bare_peer(
     let error = failure(&through_bare, "mcp__files__json_rpc_error").await;
     assert_eq!(CallFailure::of(&error).outcome(), CallOutcome::ToolError);
     for exposition in [metrics.render(), metrics_bare.render()] {
-        assert!(
-            exposition.contains(r#"mcp_readiness_tool_calls_total{outcome="tool_error",server="files",tool="json_rpc_error"} 1"#),
-            "{exposition}"
+        assert_series(
+            &exposition,
+            r#"mcp_readiness_tool_calls_total{outcome="tool_error",server="files",tool="json_rpc_error"} 1"#,
         );
     }
 }
@@ -226,14 +229,13 @@ async fn server_state_and_the_status_page_show_every_server_the_service_connecte
             "{server}:\n{page}"
         );
     }
-    assert!(
-        exposition
-            .contains(r#"mcp_readiness_connects_total{result="unauthorized",server="github"} 1"#),
-        "{exposition}"
+    assert_series(
+        &exposition,
+        r#"mcp_readiness_connects_total{result="unauthorized",server="github"} 1"#,
     );
-    assert!(
-        exposition.contains(r#"mcp_readiness_server_tools{server="files"} 13"#),
-        "{exposition}"
+    assert_series(
+        &exposition,
+        r#"mcp_readiness_server_tools{server="files"} 13"#,
     );
     assert!(peers.remove("search"));
     assert!(!metrics.render().contains(r#"server="search""#));
