@@ -58,6 +58,16 @@ fn pid_of(result: &mcp_readiness::rmcp::model::CallToolResult) -> u32 {
     text(result).trim().parse().expect("the fixture's pid")
 }
 
+/// `inner` behind the readiness layer over `peers`, counting into `metrics`.
+fn behind_layer<S>(
+    peers: &Peers,
+    metrics: &Metrics,
+    inner: S,
+) -> <ReadinessLayer as tower::Layer<S>>::Service {
+    let layer = ReadinessLayer::builder(peers.clone()).metrics(metrics.clone());
+    tower::Layer::layer(&layer.build(), inner)
+}
+
 /// `exposition` has the line `series` (or any line containing it).
 fn assert_series(exposition: &str, series: &str) {
     assert!(exposition.contains(series), "no {series}:\n{exposition}");
@@ -70,13 +80,7 @@ async fn a_sigkilled_server_is_absent_within_a_second_and_its_calls_are_refused_
     peers.connecting("files");
     let running = stdio_client().await.expect("the handshake");
     assert!(peers.insert("files", running).await.expect("tools listed") > 5);
-    let tools = ServiceBuilder::new()
-        .layer(
-            ReadinessLayer::builder(peers.clone())
-                .metrics(metrics.clone())
-                .build(),
-        )
-        .service(peers.clone());
+    let tools = behind_layer(&peers, &metrics, peers.clone());
 
     let pid = pid_of(
         &tools
@@ -150,13 +154,7 @@ async fn a_json_rpc_error_is_a_tool_error_through_peers_and_through_a_bare_peer(
         .insert("files", stdio_client().await.unwrap())
         .await
         .unwrap();
-    let through_peers = ServiceBuilder::new()
-        .layer(
-            ReadinessLayer::builder(peers.clone())
-                .metrics(metrics.clone())
-                .build(),
-        )
-        .service(peers.clone());
+    let through_peers = behind_layer(&peers, &metrics, peers.clone());
     let error = failure(&through_peers, "mcp__files__json_rpc_error").await;
     assert_eq!(CallFailure::of(&error).outcome(), CallOutcome::ToolError);
     assert_eq!(CallFailure::of(&error).state(), None, "the server is fine");
@@ -173,13 +171,7 @@ async fn a_json_rpc_error_is_a_tool_error_through_peers_and_through_a_bare_peer(
         }
     });
     let metrics_bare = Metrics::new();
-    let through_bare = ServiceBuilder::new()
-        .layer(
-            ReadinessLayer::builder(peers.clone())
-                .metrics(metrics_bare.clone())
-                .build(),
-        )
-        .service(bare);
+    let through_bare = behind_layer(&peers, &metrics_bare, bare);
     let error = failure(&through_bare, "mcp__files__json_rpc_error").await;
     assert_eq!(CallFailure::of(&error).outcome(), CallOutcome::ToolError);
     for exposition in [metrics.render(), metrics_bare.render()] {
