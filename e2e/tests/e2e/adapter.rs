@@ -58,6 +58,14 @@ fn pid_of(result: &mcp_readiness::rmcp::model::CallToolResult) -> u32 {
     text(result).trim().parse().expect("the fixture's pid")
 }
 
+/// Peers reporting to `metrics`, with the stdio fixture connected as `files`.
+async fn peers_with_files(metrics: &Metrics) -> Peers {
+    let peers = Peers::with_events(metrics.clone());
+    let files = stdio_client().await.unwrap();
+    peers.insert("files", files).await.unwrap();
+    peers
+}
+
 /// `inner` behind the readiness layer over `peers`, counting into `metrics`.
 fn behind_layer<S>(
     peers: &Peers,
@@ -149,11 +157,7 @@ async fn a_server_answering_401_is_unauthenticated_and_refused_with_reauthorize(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_json_rpc_error_is_a_tool_error_through_peers_and_through_a_bare_peer() {
     let metrics = Metrics::new();
-    let peers = Peers::with_events(metrics.clone());
-    peers
-        .insert("files", stdio_client().await.unwrap())
-        .await
-        .unwrap();
+    let peers = peers_with_files(&metrics).await;
     let through_peers = behind_layer(&peers, &metrics, peers.clone());
     let error = failure(&through_peers, "mcp__files__json_rpc_error").await;
     assert_eq!(CallFailure::of(&error).outcome(), CallOutcome::ToolError);
@@ -187,11 +191,7 @@ async fn server_state_and_the_status_page_show_every_server_the_service_connecte
     let scratch = Scratch::new("adapter-fleet");
     let (_http, port) = http_fixture(&scratch, TOKEN).await;
     let metrics = Metrics::new();
-    let peers = Peers::with_events(metrics.clone());
-    peers
-        .insert("files", stdio_client().await.unwrap())
-        .await
-        .unwrap();
+    let peers = peers_with_files(&metrics).await;
     peers.set_network_transport("files", "pipe");
     peers
         .insert("web", http_client(port, TOKEN).await.unwrap())
