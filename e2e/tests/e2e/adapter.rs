@@ -214,12 +214,7 @@ async fn server_state_and_the_status_page_show_every_server_the_service_connecte
             )),
             "{server} {state}:\n{exposition}"
         );
-        assert!(
-            page.contains(&format!(
-                r#"<tr data-server="{server}" data-state="{state}">"#
-            )),
-            "{server}:\n{page}"
-        );
+        mcp_readiness_fixtures::exposition::assert_status_row(&page, server, state);
     }
     assert_series(
         &exposition,
