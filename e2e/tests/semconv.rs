@@ -9,7 +9,6 @@
 #![cfg(target_os = "linux")]
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,28 +16,20 @@ use mcp_readiness::HubOptions;
 use mcp_readiness::ReadinessLayer;
 use mcp_readiness::metrics::names;
 use mcp_readiness::{Budget, Hub, Metrics, ServerSpec, ToolCall};
-use mcp_readiness_fixtures::eventually;
 use mcp_readiness_fixtures::process::Guard;
 use opentelemetry::metrics::MeterProvider as _;
-use opentelemetry::trace::{SpanKind, TracerProvider as _};
+use opentelemetry::trace::SpanKind;
 use opentelemetry::{KeyValue, Value as OtelValue};
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
 use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider, Temporality};
-use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
+use opentelemetry_sdk::trace::SpanData;
 use tower::{ServiceBuilder, ServiceExt};
-use tracing_subscriber::layer::SubscriberExt;
 
-#[derive(Debug, Clone, Default)]
-struct Collect(Arc<Mutex<Vec<SpanData>>>);
-
-impl SpanExporter for Collect {
-    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
-        self.0.lock().unwrap().extend(batch);
-        Ok(())
-    }
-}
+#[path = "support/spans.rs"]
+mod spans;
+use spans::collect_spans;
 
 /// One exported point: its attributes (sorted key, value pairs) and its count.
 type Point = (Vec<(String, String)>, u64);
@@ -103,26 +94,10 @@ fn http(name: &str, url: &str, token: Option<&str>) -> ServerSpec {
 async fn python_sdk_http(out: PathBuf) -> Option<(Guard, u16)> {
     let dir = mcp_readiness_fixtures::repo().join("e2e/python");
     let python = mcp_readiness_fixtures::tools::python_sdk()?;
-    let child = Command::new(&python)
-        .arg(dir.join("sdk_server.py"))
-        .arg("--http")
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the Python SDK server");
-    let guard = Guard::adopt("the Python SDK server", child);
-    let port = eventually(
-        "the Python server's port",
-        Duration::from_secs(20),
-        async || {
-            std::fs::read_to_string(&out)
-                .ok()?
-                .lines()
-                .find_map(|l| l.strip_prefix("PORT ")?.trim().parse::<u16>().ok())
-        },
-    )
-    .await;
-    Some((guard, port))
+    let mut command = std::process::Command::new(&python);
+    command.arg(dir.join("sdk_server.py")).arg("--http");
+    let name = "the Python SDK server";
+    Some(mcp_readiness_fixtures::configure::serve_http(command, &out, name).await)
 }
 
 #[tokio::test]
@@ -139,14 +114,7 @@ async fn the_layer_emits_the_opentelemetry_mcp_conventions_on_both_protocol_gene
     )
     .await;
 
-    let exporter = Collect::default();
-    let provider = SdkTracerProvider::builder()
-        .with_simple_exporter(exporter.clone())
-        .build();
-    let subscriber = tracing_subscriber::registry()
-        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("semconv")));
-    let _default = tracing::subscriber::set_default(subscriber);
-    tracing::callsite::rebuild_interest_cache();
+    let (exporter, provider, _default) = collect_spans("semconv");
 
     let operations = Operations::default();
     let meter_provider = SdkMeterProvider::builder()

@@ -6,29 +6,21 @@
 //! another thread that creates the same spans with no subscriber can race the scoped subscriber
 //! installed here.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_readiness::HubOptions;
 use mcp_readiness::ReadinessLayer;
-use mcp_readiness::{Budget, Hub, Metrics, ToolCall};
+use mcp_readiness::{Budget, Hub, Metrics};
+use mcp_readiness_fixtures::call::answer;
 use mcp_readiness_fixtures::{stdio, text};
-use opentelemetry::trace::{SpanKind, TracerProvider as _};
+use opentelemetry::trace::SpanKind;
 use opentelemetry::{KeyValue, Value as OtelValue};
-use opentelemetry_sdk::error::OTelSdkResult;
-use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
-use tower::{ServiceBuilder, ServiceExt};
-use tracing_subscriber::layer::SubscriberExt;
+use opentelemetry_sdk::trace::SpanData;
+use tower::ServiceBuilder;
 
-#[derive(Debug, Clone, Default)]
-struct Collect(Arc<Mutex<Vec<SpanData>>>);
-
-impl SpanExporter for Collect {
-    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
-        self.0.lock().unwrap().extend(batch);
-        Ok(())
-    }
-}
+#[path = "support/spans.rs"]
+mod spans;
+use spans::collect_spans;
 
 fn attribute<'a>(span: &'a SpanData, key: &str) -> Option<&'a OtelValue> {
     span.attributes
@@ -39,14 +31,7 @@ fn attribute<'a>(span: &'a SpanData, key: &str) -> Option<&'a OtelValue> {
 
 #[tokio::test]
 async fn the_server_receives_the_client_spans_trace_context_and_the_span_is_exported() {
-    let exporter = Collect::default();
-    let provider = SdkTracerProvider::builder()
-        .with_simple_exporter(exporter.clone())
-        .build();
-    let subscriber = tracing_subscriber::registry()
-        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("end-to-end")));
-    let _default = tracing::subscriber::set_default(subscriber);
-    tracing::callsite::rebuild_interest_cache();
+    let (exporter, provider, _default) = collect_spans("end-to-end");
 
     let hub = Hub::new(
         vec![stdio("fx", &[])],
@@ -61,11 +46,7 @@ async fn the_server_receives_the_client_spans_trace_context_and_the_span_is_expo
     let service = ServiceBuilder::new().layer(layer).service(hub.clone());
 
     // The server was never used: resolving its tool starts it (reconnect on use), then the call runs.
-    let result = service
-        .clone()
-        .oneshot(ToolCall::new("mcp__fx__echo_meta"))
-        .await
-        .expect("the call succeeds");
+    let result = answer(&service, "mcp__fx__echo_meta").await;
     let meta: serde_json::Value =
         serde_json::from_str(&text(&result)).expect("the fixture echoes _meta as JSON");
     let traceparent = meta["traceparent"]
@@ -89,36 +70,21 @@ async fn the_server_receives_the_client_spans_trace_context_and_the_span_is_expo
         "the server joins the client span's trace"
     );
     assert_eq!(span.span_kind, SpanKind::Client);
-    assert_eq!(
-        attribute(span, "mcp.method.name")
-            .map(|v| v.as_str().into_owned())
-            .as_deref(),
-        Some("tools/call")
-    );
-    assert_eq!(
-        attribute(span, "gen_ai.tool.name")
-            .map(|v| v.as_str().into_owned())
-            .as_deref(),
-        Some("echo_meta")
-    );
-    assert_eq!(
-        attribute(span, "network.transport")
-            .map(|v| v.as_str().into_owned())
-            .as_deref(),
-        Some("pipe")
-    );
-    assert_eq!(
-        attribute(span, "mcp_readiness.server")
-            .map(|v| v.as_str().into_owned())
-            .as_deref(),
-        Some("fx")
-    );
-    assert_eq!(
-        attribute(span, "mcp_readiness.state")
-            .map(|v| v.as_str().into_owned())
-            .as_deref(),
-        Some("ready")
-    );
+    for (key, value) in [
+        ("mcp.method.name", "tools/call"),
+        ("gen_ai.tool.name", "echo_meta"),
+        ("network.transport", "pipe"),
+        ("mcp_readiness.server", "fx"),
+        ("mcp_readiness.state", "ready"),
+    ] {
+        assert_eq!(
+            attribute(span, key)
+                .map(|v| v.as_str().into_owned())
+                .as_deref(),
+            Some(value),
+            "{key}"
+        );
+    }
     assert!(
         matches!(attribute(span, "mcp_readiness.waited_ms"), Some(OtelValue::I64(ms)) if *ms >= 0)
     );

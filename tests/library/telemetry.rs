@@ -2,7 +2,6 @@
 //! tonic, HTTP/protobuf with axum) receives a span emitted through `tracing`, with its name, kind,
 //! attributes and resource; the `traceparent` injected into `_meta` names the same trace.
 
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -140,34 +139,12 @@ fn check_exported_span(received: &[Received], meta: &Map<String, Value>, service
     assert_eq!(meta["progressToken"], 7, "existing _meta entries are kept");
 }
 
-struct GrpcReceiver(mpsc::UnboundedSender<ExportTraceServiceRequest>);
-
-#[tonic::async_trait]
-impl TraceService for GrpcReceiver {
-    async fn export(
-        &self,
-        request: tonic::Request<ExportTraceServiceRequest>,
-    ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
-        let _ = self.0.send(request.into_inner());
-        Ok(tonic::Response::new(ExportTraceServiceResponse {
-            partial_success: None,
-        }))
-    }
-}
-
-async fn start_grpc_receiver() -> (
-    SocketAddr,
-    mpsc::UnboundedReceiver<ExportTraceServiceRequest>,
-) {
-    let (addr, incoming) = mcp_readiness_fixtures::otlp::loopback_incoming().await;
-    let (tx, rx) = mpsc::unbounded_channel();
-    tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(TraceServiceServer::new(GrpcReceiver(tx)))
-            .serve_with_incoming(incoming),
-    );
-    (addr, rx)
-}
+crate::support::grpc::grpc_receiver!(
+    start_grpc_receiver,
+    GrpcReceiver: TraceService,
+    TraceServiceServer,
+    ExportTraceServiceRequest => ExportTraceServiceResponse
+);
 
 /// Spans over OTLP/gRPC to `addr` as `service`, no log lines.
 fn over_grpc(addr: std::net::SocketAddr, service: &str) -> TelemetryConfig {

@@ -8,7 +8,6 @@
 use std::time::Duration;
 
 use mcp_readiness::HubOptions;
-use mcp_readiness::ReadinessLayer;
 use mcp_readiness::{Config, Hub, Metrics, ToolCall};
 use tower::{Service as _, ServiceBuilder, ServiceExt as _};
 
@@ -35,13 +34,9 @@ async fn main() {
     .expect("a hub");
     hub.connect_all();
     let budget = config.readiness.budget;
-    for name in &names {
-        metrics.server(name).set_wait_budget(budget.wait());
-    }
-    let layer = ReadinessLayer::builder(hub.clone())
-        .budget(budget)
-        .metrics(metrics.clone())
-        .build();
+    let servers = names.iter().map(String::as_str);
+    let layer =
+        mcp_readiness_fixtures::agent_service::budgeted_layer(&hub, &metrics, budget, servers);
     let service = ServiceBuilder::new().layer(layer).service(hub.clone());
     eprintln!("otlp-agent: {} servers, pushing metrics", names.len());
     loop {

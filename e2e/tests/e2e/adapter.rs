@@ -13,9 +13,10 @@ use mcp_readiness::rmcp::transport::streamable_http_client::StreamableHttpClient
 use mcp_readiness::rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use mcp_readiness::state::CallOutcome;
 use mcp_readiness::{
-    Action, CallFailure, Hub, Inventory, Metrics, NotReady, ReadinessLayer, State, ToolCall,
+    Action, CallFailure, Hub, Inventory, Metrics, ReadinessLayer, State, ToolCall,
     client::RmcpConnector, supervise::Peers,
 };
+use mcp_readiness_fixtures::call::{failure, refusal};
 use mcp_readiness_fixtures::configure::http_fixture;
 use mcp_readiness_fixtures::process::signal;
 use mcp_readiness_fixtures::{Scratch, fixture, text};
@@ -57,6 +58,29 @@ fn pid_of(result: &mcp_readiness::rmcp::model::CallToolResult) -> u32 {
     text(result).trim().parse().expect("the fixture's pid")
 }
 
+/// Peers reporting to `metrics`, with the stdio fixture connected as `files`.
+async fn peers_with_files(metrics: &Metrics) -> Peers {
+    let peers = Peers::with_events(metrics.clone());
+    let files = stdio_client().await.unwrap();
+    peers.insert("files", files).await.unwrap();
+    peers
+}
+
+/// `inner` behind the readiness layer over `peers`, counting into `metrics`.
+fn behind_layer<S>(
+    peers: &Peers,
+    metrics: &Metrics,
+    inner: S,
+) -> <ReadinessLayer as tower::Layer<S>>::Service {
+    let layer = ReadinessLayer::builder(peers.clone()).metrics(metrics.clone());
+    tower::Layer::layer(&layer.build(), inner)
+}
+
+/// `exposition` has the line `series` (or any line containing it).
+fn assert_series(exposition: &str, series: &str) {
+    assert!(exposition.contains(series), "no {series}:\n{exposition}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sigkilled_server_is_absent_within_a_second_and_its_calls_are_refused_not_sent() {
     let metrics = Metrics::new();
@@ -64,13 +88,7 @@ async fn a_sigkilled_server_is_absent_within_a_second_and_its_calls_are_refused_
     peers.connecting("files");
     let running = stdio_client().await.expect("the handshake");
     assert!(peers.insert("files", running).await.expect("tools listed") > 5);
-    let tools = ServiceBuilder::new()
-        .layer(
-            ReadinessLayer::builder(peers.clone())
-                .metrics(metrics.clone())
-                .build(),
-        )
-        .service(peers.clone());
+    let tools = behind_layer(&peers, &metrics, peers.clone());
 
     let pid = pid_of(
         &tools
@@ -88,14 +106,7 @@ async fn a_sigkilled_server_is_absent_within_a_second_and_its_calls_are_refused_
 
     // The ready cache entry of `pid` was made before the drop: the change feed retires it.
     for _ in 0..3 {
-        let error = tools
-            .clone()
-            .oneshot(ToolCall::new("mcp__files__pid"))
-            .await
-            .unwrap_err();
-        let refused = error
-            .downcast_ref::<NotReady>()
-            .expect("refused by the layer, not sent");
+        let refused = refusal(&tools, "mcp__files__pid").await;
         assert_eq!(
             (refused.state(), refused.action()),
             (State::Absent, Action::AddConnection)
@@ -103,15 +114,13 @@ async fn a_sigkilled_server_is_absent_within_a_second_and_its_calls_are_refused_
         assert!(refused.to_string().contains("lost"), "{refused}");
     }
     let exposition = metrics.render();
-    assert!(
-        exposition.contains(r#"mcp_readiness_server_state{server="files",state="absent"} 1"#),
-        "{exposition}"
+    assert_series(
+        &exposition,
+        r#"mcp_readiness_server_state{server="files",state="absent"} 1"#,
     );
-    assert!(
-        exposition.contains(
-            r#"mcp_readiness_tool_calls_total{outcome="not_ready",server="files",tool="pid"} 3"#
-        ),
-        "{exposition}"
+    assert_series(
+        &exposition,
+        r#"mcp_readiness_tool_calls_total{outcome="not_ready",server="files",tool="pid"} 3"#,
     );
     assert!(
         !exposition.contains(r#"outcome="transport_error""#),
@@ -132,10 +141,7 @@ async fn a_server_answering_401_is_unauthenticated_and_refused_with_reauthorize(
     let tools = ServiceBuilder::new()
         .layer(ReadinessLayer::new(peers.clone()))
         .service(peers.clone());
-    let error = tools
-        .oneshot(ToolCall::new("mcp__github__echo"))
-        .await
-        .unwrap_err();
+    let error = failure(&tools, "mcp__github__echo").await;
     let failure = CallFailure::of(&error);
     assert_eq!(failure.outcome(), CallOutcome::NotReady);
     assert_eq!(failure.action(), Some(Action::Reauthorize));
@@ -151,22 +157,9 @@ async fn a_server_answering_401_is_unauthenticated_and_refused_with_reauthorize(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_json_rpc_error_is_a_tool_error_through_peers_and_through_a_bare_peer() {
     let metrics = Metrics::new();
-    let peers = Peers::with_events(metrics.clone());
-    peers
-        .insert("files", stdio_client().await.unwrap())
-        .await
-        .unwrap();
-    let through_peers = ServiceBuilder::new()
-        .layer(
-            ReadinessLayer::builder(peers.clone())
-                .metrics(metrics.clone())
-                .build(),
-        )
-        .service(peers.clone());
-    let error = through_peers
-        .oneshot(ToolCall::new("mcp__files__json_rpc_error"))
-        .await
-        .unwrap_err();
+    let peers = peers_with_files(&metrics).await;
+    let through_peers = behind_layer(&peers, &metrics, peers.clone());
+    let error = failure(&through_peers, "mcp__files__json_rpc_error").await;
     assert_eq!(CallFailure::of(&error).outcome(), CallOutcome::ToolError);
     assert_eq!(CallFailure::of(&error).state(), None, "the server is fine");
     assert_eq!(peers.state("files"), Some(State::Ready));
@@ -182,22 +175,13 @@ async fn a_json_rpc_error_is_a_tool_error_through_peers_and_through_a_bare_peer(
         }
     });
     let metrics_bare = Metrics::new();
-    let through_bare = ServiceBuilder::new()
-        .layer(
-            ReadinessLayer::builder(peers.clone())
-                .metrics(metrics_bare.clone())
-                .build(),
-        )
-        .service(bare);
-    let error = through_bare
-        .oneshot(ToolCall::new("mcp__files__json_rpc_error"))
-        .await
-        .unwrap_err();
+    let through_bare = behind_layer(&peers, &metrics_bare, bare);
+    let error = failure(&through_bare, "mcp__files__json_rpc_error").await;
     assert_eq!(CallFailure::of(&error).outcome(), CallOutcome::ToolError);
     for exposition in [metrics.render(), metrics_bare.render()] {
-        assert!(
-            exposition.contains(r#"mcp_readiness_tool_calls_total{outcome="tool_error",server="files",tool="json_rpc_error"} 1"#),
-            "{exposition}"
+        assert_series(
+            &exposition,
+            r#"mcp_readiness_tool_calls_total{outcome="tool_error",server="files",tool="json_rpc_error"} 1"#,
         );
     }
 }
@@ -207,11 +191,7 @@ async fn server_state_and_the_status_page_show_every_server_the_service_connecte
     let scratch = Scratch::new("adapter-fleet");
     let (_http, port) = http_fixture(&scratch, TOKEN).await;
     let metrics = Metrics::new();
-    let peers = Peers::with_events(metrics.clone());
-    peers
-        .insert("files", stdio_client().await.unwrap())
-        .await
-        .unwrap();
+    let peers = peers_with_files(&metrics).await;
     peers.set_network_transport("files", "pipe");
     peers
         .insert("web", http_client(port, TOKEN).await.unwrap())
@@ -221,6 +201,7 @@ async fn server_state_and_the_status_page_show_every_server_the_service_connecte
     peers.connecting("search");
 
     let exposition = metrics.render();
+    let page = mcp_readiness::exporter::status_page(&metrics);
     for (server, state) in [
         ("files", "ready"),
         ("web", "ready"),
@@ -233,30 +214,16 @@ async fn server_state_and_the_status_page_show_every_server_the_service_connecte
             )),
             "{server} {state}:\n{exposition}"
         );
+        mcp_readiness_fixtures::exposition::assert_status_row(&page, server, state);
     }
-    assert!(
-        exposition
-            .contains(r#"mcp_readiness_connects_total{result="unauthorized",server="github"} 1"#),
-        "{exposition}"
+    assert_series(
+        &exposition,
+        r#"mcp_readiness_connects_total{result="unauthorized",server="github"} 1"#,
     );
-    assert!(
-        exposition.contains(r#"mcp_readiness_server_tools{server="files"} 13"#),
-        "{exposition}"
+    assert_series(
+        &exposition,
+        r#"mcp_readiness_server_tools{server="files"} 13"#,
     );
-    let page = mcp_readiness::exporter::status_page(&metrics);
-    for (server, state) in [
-        ("files", "ready"),
-        ("web", "ready"),
-        ("github", "unauthenticated"),
-        ("search", "connecting"),
-    ] {
-        assert!(
-            page.contains(&format!(
-                r#"<tr data-server="{server}" data-state="{state}">"#
-            )),
-            "{server}:\n{page}"
-        );
-    }
     assert!(peers.remove("search"));
     assert!(!metrics.render().contains(r#"server="search""#));
 }

@@ -64,66 +64,45 @@ fn pages_served(scratch: &Scratch) -> usize {
     scratch.read("log").matches("tools/list page").count()
 }
 
+/// One server whose `tools/list` pages behave as `mode` (`FIXTURE_TOOL_PAGES`): its first failure
+/// names `cause` after `pages` pages were served; returns the failure's reason.
+async fn paging_fails(tag: &str, mode: &str, cause: &str, pages: usize) -> String {
+    let scratch = Scratch::new(tag);
+    let (hub, events) = one_server(&scratch, &[("FIXTURE_TOOL_PAGES", mode)]);
+    let reason = first_failure(&hub, &events).await;
+    assert!(reason.contains(cause), "{reason}");
+    assert_eq!(pages_served(&scratch), pages, "pages read before: {reason}");
+    hub.shutdown().await;
+    reason
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_list_whose_cursor_leads_back_to_its_first_page_is_a_protocol_error_at_the_repeat() {
-    let scratch = Scratch::new("pages-loop");
-    let (hub, events) = one_server(&scratch, &[("FIXTURE_TOOL_PAGES", "loop")]);
-    let reason = first_failure(&hub, &events).await;
     // The first page came without a cursor: `p1`, `p0`, then `p1` again on the third.
-    assert!(
-        reason.contains("returned a cursor it had already returned, after 3 page(s)"),
-        "{reason}"
-    );
+    let cause = "returned a cursor it had already returned, after 3 page(s)";
+    let reason = paging_fails("pages-loop", "loop", cause, 3).await;
     assert!(reason.starts_with("server `pages`: tools/list"), "{reason}");
-    assert_eq!(
-        pages_served(&scratch),
-        3,
-        "pages read before the repeat was seen"
-    );
-    hub.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_list_that_never_stops_paging_ends_at_the_page_cap() {
-    let scratch = Scratch::new("pages-endless");
-    let (hub, events) = one_server(&scratch, &[("FIXTURE_TOOL_PAGES", "endless")]);
-    let reason = first_failure(&hub, &events).await;
-    assert!(
-        reason.contains(&format!("still paging after {MAX_TOOL_PAGES} pages")),
-        "{reason}"
-    );
-    assert_eq!(pages_served(&scratch), MAX_TOOL_PAGES);
-    hub.shutdown().await;
+    let cause = format!("still paging after {MAX_TOOL_PAGES} pages");
+    paging_fails("pages-endless", "endless", &cause, MAX_TOOL_PAGES).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_list_of_more_tools_than_the_cap_ends_at_the_page_that_crosses_it() {
-    let scratch = Scratch::new("pages-wide");
-    let (hub, events) = one_server(&scratch, &[("FIXTURE_TOOL_PAGES", "wide")]);
-    let reason = first_failure(&hub, &events).await;
     // 4,000 tools a page: the third page crosses 10,000.
-    assert!(
-        reason.contains("more than 10000 tools in 3 page(s)"),
-        "{reason}"
-    );
-    assert_eq!(pages_served(&scratch), 3);
-    hub.shutdown().await;
+    paging_fails(
+        "pages-wide",
+        "wide",
+        "more than 10000 tools in 3 page(s)",
+        3,
+    )
+    .await;
 }
 
 // ---------------------------------------------------------------------------------------------
-
-/// Peak resident set size of a process in MiB (`VmHWM`).
-fn peak_rss_mib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .unwrap_or(0)
-        / 1024
-}
 
 /// `mcp_readiness_server_state{..., state="ready"}` by server.
 fn ready(metrics: &str) -> BTreeMap<String, bool> {
@@ -198,7 +177,7 @@ async fn servers_flooding_notifications_keep_the_exporter_small_and_ready() {
     )
     .await;
     until_all_ready(&addr, n, Duration::from_secs(30), &err).await;
-    let peak = peak_rss_mib(guard.pid());
+    let peak = mcp_readiness_fixtures::process::peak_rss_kib(guard.pid()) / 1024;
     eprintln!("peak RSS of serve with {n} servers flooding notifications: {peak} MiB");
     assert!(
         peak < 100,
@@ -206,34 +185,47 @@ async fn servers_flooding_notifications_keep_the_exporter_small_and_ready() {
     );
 }
 
+/// The fleet of the open-file limit tests.
+const NOFILE_FLEET: usize = 30;
+
+/// A scratch `tag` and `serve` over a fleet of [`NOFILE_FLEET`] fixtures, started under `prefix`
+/// (a shell `ulimit`); returns the scratch, serve's guard, its address and its stderr file.
+async fn fleet_under(
+    tag: &str,
+    prefix: &str,
+) -> (
+    Scratch,
+    mcp_readiness_fixtures::process::Guard,
+    String,
+    std::path::PathBuf,
+) {
+    let scratch = Scratch::new(tag);
+    let config = fleet(&scratch, NOFILE_FLEET, |_| Vec::new());
+    let (guard, addr, err) =
+        mcp_readiness_fixtures::serve::serve_under(&scratch, prefix, &config).await;
+    (scratch, guard, addr, err)
+}
+
 #[tokio::test]
 async fn the_soft_open_file_limit_is_raised_to_the_hard_one_so_a_fleet_fits() {
-    let scratch = Scratch::new("nofile-raised");
-    let n = 30;
-    let config = fleet(&scratch, n, |_| Vec::new());
     // 48 descriptors cannot hold 30 servers (about four each); the hard limit can.
-    let (_guard, addr, err) =
-        mcp_readiness_fixtures::serve::serve_under(&scratch, "ulimit -Sn 48 &&", &config).await;
-    until_all_ready(&addr, n, Duration::from_secs(90), &err).await;
+    let (_scratch, _guard, addr, err) = fleet_under("nofile-raised", "ulimit -Sn 48 &&").await;
+    until_all_ready(&addr, NOFILE_FLEET, Duration::from_secs(90), &err).await;
 }
 
 #[tokio::test]
 async fn running_out_of_file_descriptors_is_its_own_reason_not_a_missing_command() {
-    let scratch = Scratch::new("nofile-out");
-    let n = 30;
-    let config = fleet(&scratch, n, |_| Vec::new());
     // Soft and hard limit both 48: nothing to raise to.
-    let (_guard, _addr, err) =
-        mcp_readiness_fixtures::serve::serve_under(&scratch, "ulimit -n 48 &&", &config).await;
+    let (_scratch, _guard, _addr, err) = fleet_under("nofile-out", "ulimit -n 48 &&").await;
     let line = eventually(
         "a server refused for want of descriptors",
         Duration::from_secs(60),
         async || {
-            std::fs::read_to_string(&err)
-                .ok()?
+            let text = std::fs::read_to_string(&err).ok()?;
+            let line = text
                 .lines()
-                .find(|l| l.contains("ran out of file descriptors"))
-                .map(str::to_owned)
+                .find(|l| l.contains("ran out of file descriptors"));
+            line.map(str::to_owned)
         },
     )
     .await;

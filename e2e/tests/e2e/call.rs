@@ -1,8 +1,11 @@
 //! `mcp-readiness call`: one tool call through the layer and the Hub, against real fixture servers
 //! over stdio and HTTP, with the exit code and the state, action and result it prints.
 
+use std::path::PathBuf;
+
 use mcp_readiness_fixtures::Scratch;
 use mcp_readiness_fixtures::configure::{http_fixture, stdio_fixture, write_config};
+use mcp_readiness_fixtures::process::Guard;
 use mcp_readiness_fixtures::run::{Run, assert_no_panic, run};
 use serde_json::{Value, json};
 
@@ -14,24 +17,43 @@ async fn call(config: &std::path::Path, args: &[&str]) -> Run {
     run
 }
 
+/// The HTTP fixture at `port` as a config entry that sends `token`.
+fn web(port: u16, token: &str) -> Value {
+    json!({ "type": "http", "url": format!("http://127.0.0.1:{port}/mcp"),
+            "headers": { "Authorization": format!("Bearer {token}") } })
+}
+
+/// A scratch `tag` with the HTTP fixture (wanting `good-token`) and `mcp.json`: the stdio fixture
+/// `mail`, the HTTP fixture as `web` sent `token`, what `others` adds, a 10 s budget polled every
+/// 100 ms. Returns the scratch, the HTTP fixture's guard and the config's path.
+async fn mail_and_web(
+    tag: &str,
+    token: &str,
+    others: impl FnOnce(&Scratch) -> Value,
+) -> (Scratch, Guard, PathBuf) {
+    let scratch = Scratch::new(tag);
+    let (server, port) = http_fixture(&scratch, "good-token").await;
+    let mut servers = json!({
+        "mail": stdio_fixture(&scratch, "mail", &[]),
+        "web": web(port, token),
+    });
+    let more = others(&scratch);
+    servers
+        .as_object_mut()
+        .unwrap()
+        .extend(more.as_object().unwrap().clone());
+    let readiness = json!({ "budget": "10s", "poll": "100ms" });
+    let config = write_config(&scratch, "mcp.json", servers, readiness);
+    (scratch, server, config)
+}
+
 fn json_of(run: &Run) -> Value {
     serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
 }
 
 #[tokio::test]
 async fn a_ready_server_runs_the_call_and_prints_its_result_with_exit_0() {
-    let scratch = Scratch::new("call-ready");
-    let (_server, port) = http_fixture(&scratch, "good-token").await;
-    let config = write_config(
-        &scratch,
-        "mcp.json",
-        json!({
-            "mail": stdio_fixture(&scratch, "mail", &[]),
-            "web": { "type": "http", "url": format!("http://127.0.0.1:{port}/mcp"),
-                     "headers": { "Authorization": "Bearer good-token" } },
-        }),
-        json!({ "budget": "10s", "poll": "100ms" }),
-    );
+    let (scratch, _server, config) = mail_and_web("call-ready", "good-token", |_| json!({})).await;
     let text = call(
         &config,
         &["mcp__mail__echo", "--args", r#"{"text": "hello"}"#],
@@ -64,20 +86,13 @@ async fn a_ready_server_runs_the_call_and_prints_its_result_with_exit_0() {
 
 #[tokio::test]
 async fn a_tool_error_or_a_server_that_is_not_ready_exits_1_with_the_action() {
-    let scratch = Scratch::new("call-not-ready");
-    let (_server, port) = http_fixture(&scratch, "good-token").await;
-    let config = write_config(
-        &scratch,
-        "mcp.json",
+    let (_scratch, _server, config) = mail_and_web("call-not-ready", "stale-token", |scratch| {
         json!({
-            "mail": stdio_fixture(&scratch, "mail", &[]),
-            "slow": stdio_fixture(&scratch, "slow", &[("FIXTURE_STARTUP_DELAY_MS", "20000")]),
+            "slow": stdio_fixture(scratch, "slow", &[("FIXTURE_STARTUP_DELAY_MS", "20000")]),
             "gone": { "command": "/nonexistent/mcp-readiness-test/none" },
-            "web": { "type": "http", "url": format!("http://127.0.0.1:{port}/mcp"),
-                     "headers": { "Authorization": "Bearer stale-token" } },
-        }),
-        json!({ "budget": "10s", "poll": "100ms" }),
-    );
+        })
+    })
+    .await;
     let failed = call(&config, &["mcp__mail__fail", "--json"]).await;
     assert_eq!(failed.code, Some(1), "{}", failed.stderr);
     assert_eq!(json_of(&failed)["outcome"], "tool_error");

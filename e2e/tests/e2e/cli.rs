@@ -4,7 +4,7 @@
 
 use std::process::{Command, Stdio};
 
-use mcp_readiness_fixtures::configure::write_config;
+use mcp_readiness_fixtures::configure::{scratch_with_config, write_config};
 use mcp_readiness_fixtures::run::{assert_no_panic, assert_no_raw_controls, run};
 use mcp_readiness_fixtures::{Scratch, cli};
 use serde_json::json;
@@ -27,12 +27,18 @@ async fn names_and_step_ids_of_70000_characters_are_printed_without_a_panic() {
     assert!(run.stdout.contains(&long), "the table names the server");
 }
 
+/// `/dev/full`, open for writing: every write fails with `ENOSPC`.
+fn dev_full() -> std::fs::File {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap()
+}
+
 #[tokio::test]
 async fn output_that_cannot_be_written_is_a_clear_error_not_a_panic() {
-    let scratch = Scratch::new("dev-full");
-    let config = write_config(
-        &scratch,
-        "mcp.json",
+    let (scratch, config) = scratch_with_config(
+        "dev-full",
         json!({ "gone": { "command": "/nonexistent/mcp-readiness-test/none" } }),
         json!({ "budget": "1s", "poll": "100ms" }),
     );
@@ -43,12 +49,7 @@ async fn output_that_cannot_be_written_is_a_clear_error_not_a_panic() {
     ] {
         let output = Command::new(cli())
             .args(&args)
-            .stdout(
-                std::fs::OpenOptions::new()
-                    .write(true)
-                    .open("/dev/full")
-                    .unwrap(),
-            )
+            .stdout(dev_full())
             .output()
             .expect("run");
         let stderr = String::from_utf8_lossy(&output.stderr);
@@ -64,12 +65,7 @@ async fn output_that_cannot_be_written_is_a_clear_error_not_a_panic() {
     std::fs::write(&bad, "{").unwrap();
     let output = Command::new(cli())
         .args(["check", "--config", bad.to_str().unwrap()])
-        .stderr(
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open("/dev/full")
-                .unwrap(),
-        )
+        .stderr(dev_full())
         .output()
         .expect("run");
     assert_eq!(

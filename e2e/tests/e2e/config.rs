@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use mcp_readiness_fixtures::configure::write_config;
+use mcp_readiness_fixtures::configure::scratch_with_config;
 use mcp_readiness_fixtures::run::{assert_no_panic, assert_no_raw_controls, run};
 use mcp_readiness_fixtures::{Scratch, fixture};
 use serde_json::{Value, json};
@@ -115,10 +115,8 @@ async fn every_bad_file_or_flag_is_exit_2_with_a_message_that_names_the_problem(
 
 #[tokio::test]
 async fn a_cwd_that_does_not_exist_is_named_as_the_cause() {
-    let scratch = Scratch::new("cwd");
-    let config = write_config(
-        &scratch,
-        "mcp.json",
+    let (_scratch, config) = scratch_with_config(
+        "cwd",
         json!({ "lost": { "command": fixture().to_string_lossy(), "cwd": "/nonexistent/mcp-readiness-cwd" } }),
         json!({ "budget": "2s", "poll": "100ms" }),
     );

@@ -146,12 +146,7 @@ async fn demo_once_shows_all_four_states_while_it_runs_then_exits_0_leaving_no_c
     assert!(scrape.contains("mcp_readiness_wait_budget_seconds{server=\"warehouse\"} 10"));
     let page = get(&demo.addr, "/status").await.unwrap().ok_text();
     for (server, state) in &while_running {
-        assert!(
-            page.contains(&format!(
-                "<tr data-server=\"{server}\" data-state=\"{state}\">"
-            )),
-            "status page row for {server} in {state}:\n{page}"
-        );
+        mcp_readiness_fixtures::exposition::assert_status_row(&page, server, state);
     }
     // The same facts for programs: /status.json names every row of the page.
     let json: Value =
@@ -297,12 +292,7 @@ async fn headless_chromium_shows_every_demo_server_in_its_state_then_sigterm_sto
         ("tickets", "unauthenticated"),
         ("crm", "absent"),
     ] {
-        assert!(
-            dom.contains(&format!(
-                "<tr data-server=\"{server}\" data-state=\"{state}\">"
-            )),
-            "the browser's DOM has no {state} row for {server}:\n{dom}"
-        );
+        mcp_readiness_fixtures::exposition::assert_status_row(&dom, server, state);
     }
     assert!(
         dom.contains("<code>reauthorize</code>") && dom.contains("<code>add_connection</code>")

@@ -1,14 +1,15 @@
 //! The readiness layer in front of a real Hub and a real MCP server process: reconnect on use and
 //! absent commands. (Trace propagation has its own binary, `e2e/tests/trace_propagation.rs`.)
 
+use mcp_readiness_fixtures::call::{answer, refusal};
+use mcp_readiness_fixtures::configure::command;
 use mcp_readiness_fixtures::{eventually, stdio, text};
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use mcp_readiness::HubOptions;
-use mcp_readiness::{Budget, Hub, ServerSpec, State, ToolCall, TransportSpec};
-use mcp_readiness::{NotReady, ReadinessLayer};
+use mcp_readiness::ReadinessLayer;
+use mcp_readiness::{Budget, Hub, State, ToolCall};
 use tower::{ServiceBuilder, ServiceExt};
 
 #[tokio::test]
@@ -23,11 +24,7 @@ async fn a_child_that_died_between_calls_is_reconnected_by_the_next_call_through
         .build();
     let service = ServiceBuilder::new().layer(layer).service(hub.clone());
 
-    let first = service
-        .clone()
-        .oneshot(ToolCall::new("mcp__fx__pid"))
-        .await
-        .expect("first call");
+    let first = answer(&service, "mcp__fx__pid").await;
     let pid: i32 = text(&first)
         .trim()
         .parse()
@@ -48,10 +45,7 @@ async fn a_child_that_died_between_calls_is_reconnected_by_the_next_call_through
     )
     .await;
 
-    let second = service
-        .oneshot(ToolCall::new("mcp__fx__pid"))
-        .await
-        .expect("the next call reconnects");
+    let second = answer(&service, "mcp__fx__pid").await;
     let new_pid: i32 = text(&second).trim().parse().unwrap();
     assert_ne!(pid, new_pid, "a fresh child answered");
     assert!(hub.generation("fx") > generation);
@@ -60,26 +54,12 @@ async fn a_child_that_died_between_calls_is_reconnected_by_the_next_call_through
 
 #[tokio::test]
 async fn a_missing_command_is_refused_as_absent_naming_the_command_without_calling_it() {
-    let spec = ServerSpec {
-        name: "gone".into(),
-        transport: TransportSpec::Stdio {
-            command: "/nonexistent/mcp-server".into(),
-            args: Vec::new(),
-            env: BTreeMap::new(),
-            cwd: None,
-        },
-    };
+    let spec = command("gone", "/nonexistent/mcp-server", &[]);
     let hub = Hub::new(vec![spec], HubOptions::builder().health_interval(None)).unwrap();
     let service = ServiceBuilder::new()
         .layer(ReadinessLayer::new(hub.clone()))
         .service(hub.clone());
-    let err = service
-        .oneshot(ToolCall::new("mcp__gone__x"))
-        .await
-        .unwrap_err();
-    let not_ready = err
-        .downcast_ref::<NotReady>()
-        .expect("NotReady, not a transport error");
+    let not_ready = refusal(&service, "mcp__gone__x").await;
     assert_eq!(not_ready.state(), State::Absent);
     assert!(
         not_ready.to_string().contains("/nonexistent/mcp-server"),

@@ -302,6 +302,40 @@ async fn call_tool(addr: &str, tool: &str, arguments: &str) -> (u16, String) {
     (answer.status, answer.text())
 }
 
+/// The demo's `notes` (stdio) and `wiki` (HTTP) servers answer their search through the service at
+/// `addr` with a 200.
+async fn assert_notes_and_wiki_answer(addr: &str) {
+    for (tool, arguments, answer) in [
+        (
+            "mcp__notes__search_notes",
+            r#"{"query": "standup"}"#,
+            "notes answered search_notes",
+        ),
+        (
+            "mcp__wiki__search",
+            r#"{"query": "runbook"}"#,
+            "wiki answered search",
+        ),
+    ] {
+        let (status, body) = call_tool(addr, tool, arguments).await;
+        assert_eq!(status, 200, "{tool}: {body}");
+        assert!(body.contains(answer), "{tool}: {body}");
+    }
+}
+
+/// A call of `tool` through the service at `addr` is refused with a 503 naming `state` and
+/// `action`.
+async fn assert_refused(addr: &str, tool: &str, state: &str, action: &str) {
+    let (status, body) = call_tool(addr, tool, "{}").await;
+    assert_eq!(status, 503, "{tool}: {body}");
+    let refusal: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (refusal["state"].as_str(), refusal["action"].as_str()),
+        (Some(state), Some(action)),
+        "{body}"
+    );
+}
+
 /// How long a service has to stop after SIGTERM (a tenth of systemd's default
 /// `TimeoutStopSec`, a third of Kubernetes' default grace period).
 const GRACE: Duration = Duration::from_secs(10);
@@ -356,18 +390,14 @@ async fn the_hub_service_calls_tools_through_the_hub_and_on_sigterm_stops_with_i
     )
     .await;
 
-    let (status, body) =
-        call_tool(&addr, "mcp__notes__search_notes", r#"{"query": "standup"}"#).await;
-    assert_eq!(status, 200, "{body}");
-    assert!(body.contains("notes answered search_notes"), "{body}");
-    let (status, body) = call_tool(&addr, "mcp__wiki__search", r#"{"query": "runbook"}"#).await;
-    assert_eq!(status, 200, "{body}");
-    assert!(body.contains("wiki answered search"), "{body}");
-    let (status, body) = call_tool(&addr, "mcp__crm__update_contact", "{}").await;
-    assert_eq!(status, 503, "{body}");
-    let refusal: Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(refusal["state"], "absent", "{body}");
-    assert_eq!(refusal["action"], "add_connection", "{body}");
+    assert_notes_and_wiki_answer(&addr).await;
+    assert_refused(
+        &addr,
+        "mcp__crm__update_contact",
+        "absent",
+        "add_connection",
+    )
+    .await;
     let metrics = get(&addr, "/metrics").await.unwrap().ok_text();
     for (server, state) in [("notes", "ready"), ("wiki", "ready"), ("crm", "absent")] {
         let series =
@@ -414,13 +444,7 @@ async fn the_peers_service_calls_tools_through_its_own_connections_and_stops_on_
     )
     .await;
 
-    let (status, body) =
-        call_tool(&addr, "mcp__notes__search_notes", r#"{"query": "standup"}"#).await;
-    assert_eq!(status, 200, "{body}");
-    assert!(body.contains("notes answered search_notes"), "{body}");
-    let (status, body) = call_tool(&addr, "mcp__wiki__search", r#"{"query": "runbook"}"#).await;
-    assert_eq!(status, 200, "{body}");
-    assert!(body.contains("wiki answered search"), "{body}");
+    assert_notes_and_wiki_answer(&addr).await;
     for (tool, state, action) in [
         (
             "mcp__tickets__search_tickets",
@@ -429,14 +453,7 @@ async fn the_peers_service_calls_tools_through_its_own_connections_and_stops_on_
         ),
         ("mcp__crm__update_contact", "absent", "add_connection"),
     ] {
-        let (status, body) = call_tool(&addr, tool, "{}").await;
-        assert_eq!(status, 503, "{tool}: {body}");
-        let refusal: Value = serde_json::from_str(&body).unwrap();
-        assert_eq!(
-            (refusal["state"].as_str(), refusal["action"].as_str()),
-            (Some(state), Some(action)),
-            "{body}"
-        );
+        assert_refused(&addr, tool, state, action).await;
     }
     let page = get(&addr, "/status").await.unwrap().ok_text();
     assert_eq!(page.matches("<tr data-server=").count(), 4, "{page}");

@@ -199,8 +199,10 @@ fn key_of(store: &std::path::Path) -> String {
 #[tokio::test]
 async fn an_oauth_login_gets_a_dpop_bound_token_refreshed_with_proofs_and_the_next_login_rotates_the_key()
  {
-    let options = ["--access-ttl", "3", "--refresh-ttl", "86400", "--dpop"];
-    let Some((scratch, server)) = OAuthServer::for_test("oauth-dpop-login", &options).await else {
+    let options = ["--refresh-ttl", "86400", "--dpop"];
+    let Some((scratch, server)) =
+        OAuthServer::with_access_ttl("oauth-dpop-login", "3", &options).await
+    else {
         return;
     };
     let vault = json!({ "vault": { "type": "http", "url": server.url(),

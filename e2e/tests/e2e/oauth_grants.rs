@@ -34,8 +34,9 @@ fn store_json(path: &std::path::Path) -> Value {
 #[tokio::test]
 async fn a_url_only_entry_is_registered_by_one_login_reused_by_the_next_and_reads_unauthenticated_once_its_refresh_is_refused()
  {
-    let options = ["--access-ttl", "3", "--refresh-ttl", "86400", "--iss"];
-    let Some((scratch, server)) = OAuthServer::for_test("oauth-dcr", &options).await else {
+    let options = ["--refresh-ttl", "86400", "--iss"];
+    let Some((scratch, server)) = OAuthServer::with_access_ttl("oauth-dcr", "3", &options).await
+    else {
         return;
     };
     let port = server.port;
@@ -122,8 +123,9 @@ async fn a_url_only_entry_is_registered_by_one_login_reused_by_the_next_and_read
 async fn client_credentials_reach_the_server_with_nobody_logging_in_renew_themselves_and_a_rotated_secret_reads_unauthenticated()
  {
     let secret = "job-s3cret-9f8e7d6c";
-    let options = ["--access-ttl", "3", "--job-secret", secret];
-    let Some((scratch, server)) = OAuthServer::for_test("oauth-cc", &options).await else {
+    let options = ["--job-secret", secret];
+    let Some((scratch, server)) = OAuthServer::with_access_ttl("oauth-cc", "3", &options).await
+    else {
         return;
     };
     let mut oauth = client_credentials("tokens/job.json");
@@ -181,8 +183,9 @@ fn workload_jwt(exp: u64, jti: &str) -> String {
 #[tokio::test]
 async fn workload_identity_reaches_the_server_with_no_secret_rereads_the_rotated_token_at_each_renewal_and_reads_unauthenticated_when_refused_or_expired()
  {
-    let options = ["--access-ttl", "3", "--workload-subject", WORKLOAD];
-    let Some((scratch, server)) = OAuthServer::for_test("oauth-wif", &options).await else {
+    let options = ["--workload-subject", WORKLOAD];
+    let Some((scratch, server)) = OAuthServer::with_access_ttl("oauth-wif", "3", &options).await
+    else {
         return;
     };
     std::fs::create_dir_all(scratch.path("tokens")).unwrap();
@@ -269,8 +272,10 @@ async fn client_credentials_renew_across_an_hour_of_paused_time_and_the_server_a
  {
     let secret = "job-s3cret-hour-1234";
     // 60 s tokens (in the authorization server's real time, which hardly moves here).
-    let options = ["--access-ttl", "60", "--job-secret", secret];
-    let Some((scratch, server)) = OAuthServer::for_test("oauth-cc-hour", &options).await else {
+    let options = ["--job-secret", secret];
+    let Some((scratch, server)) =
+        OAuthServer::with_access_ttl("oauth-cc-hour", "60", &options).await
+    else {
         return;
     };
     let mut oauth = OAuthSpec::new(scratch.path("job.json"), Some("mcp-readiness-job".into()));

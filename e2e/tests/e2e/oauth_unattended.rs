@@ -22,8 +22,9 @@ use serde_json::{Value, json};
 #[tokio::test]
 async fn enterprise_managed_authorization_exchanges_the_id_token_at_the_identity_provider_renews_with_the_rotated_token_and_names_which_server_refused()
  {
-    let options = ["--access-ttl", "3", "--idp-subject", SUBJECT];
-    let Some((scratch, server)) = OAuthServer::for_test("oauth-ema", &options).await else {
+    let options = ["--idp-subject", SUBJECT];
+    let Some((scratch, server)) = OAuthServer::with_access_ttl("oauth-ema", "3", &options).await
+    else {
         return;
     };
     std::fs::create_dir_all(scratch.path("tokens")).unwrap();

@@ -4,16 +4,16 @@
 //! (`e2e/python/`). `scripts/test` creates `e2e/python/.venv` with the SDK.
 #![cfg(target_os = "linux")]
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use mcp_readiness::{
-    Hub, HubOptions, ServerSpec, TransportSpec, client::CallErrorKind, supervise::HubOptionsBuilder,
+    Hub, HubOptions, ServerSpec, client::CallErrorKind, supervise::HubOptionsBuilder,
 };
 use mcp_readiness::{Metrics, state::CallOutcome};
 use mcp_readiness::{State, ToolCall};
+use mcp_readiness_fixtures::call::failure;
 use mcp_readiness_fixtures::{Scratch, fixture, text};
 use serde_json::json;
 use tokio::time::Instant;
@@ -39,15 +39,7 @@ fn options() -> HubOptionsBuilder {
 }
 
 fn stdio(name: &str, command: &str, args: &[&str]) -> ServerSpec {
-    ServerSpec {
-        name: name.into(),
-        transport: TransportSpec::Stdio {
-            command: command.to_owned(),
-            args: args.iter().map(|a| (*a).to_owned()).collect(),
-            env: BTreeMap::new(),
-            cwd: None,
-        },
-    }
+    mcp_readiness_fixtures::configure::command(name, command, args)
 }
 
 fn python_stdio(name: &str, python: &std::path::Path, script: &str, args: &[&str]) -> ServerSpec {
@@ -61,17 +53,19 @@ fn http(name: &str, url: &str, token: Option<&str>) -> ServerSpec {
     mcp_readiness_fixtures::configure::http_spec(name, url, token)
 }
 
-/// A Python HTTP server started from `e2e/python/`; returns its guard and port.
+/// A Python HTTP server started from `e2e/python/`; returns its guard and MCP URL.
 async fn python_http(
     scratch: &Scratch,
     python: &std::path::Path,
     script: &str,
     args: &[&str],
-) -> (mcp_readiness_fixtures::process::Guard, u16) {
+) -> (mcp_readiness_fixtures::process::Guard, String) {
     let mut command = Command::new(python);
     command.arg(python_dir().join(script)).args(args);
     let out = scratch.path(&format!("{script}.out"));
-    mcp_readiness_fixtures::configure::serve_http(command, &out, "a Python HTTP server").await
+    let (guard, port) =
+        mcp_readiness_fixtures::configure::serve_http(command, &out, "a Python HTTP server").await;
+    (guard, format!("http://127.0.0.1:{port}/mcp"))
 }
 
 fn reason(hub: &Hub, server: &str) -> String {
@@ -125,8 +119,7 @@ async fn a_python_sdk_server_is_ready_on_2026_07_28_and_the_rmcp_fixture_falls_b
 {
     let Some(python) = python() else { return };
     let scratch = Scratch::new("protocol-both");
-    let (_guard, port) = python_http(&scratch, &python, "sdk_server.py", &["--http"]).await;
-    let py_url = format!("http://127.0.0.1:{port}/mcp");
+    let (_guard, py_url) = python_http(&scratch, &python, "sdk_server.py", &["--http"]).await;
     let (fixture_http, fixture_port) =
         mcp_readiness_fixtures::configure::http_fixture(&scratch, "tok-1").await;
     let metrics = Metrics::new();
@@ -216,7 +209,7 @@ async fn versions_we_do_not_speak_are_refused_with_a_reason_naming_both_lists() 
             options(),
         )
         .unwrap();
-        let error = hub.call(ToolCall::new("mcp__future__x")).await.unwrap_err();
+        let error = failure(&hub, "mcp__future__x").await;
         assert_eq!(hub.state("future"), Some(State::Absent), "{mode}");
         let why = reason(&hub, "future");
         assert!(why.contains("[2027-03-01]"), "{mode}: {why}");
@@ -362,27 +355,18 @@ async fn a_task_is_followed_to_its_end_and_failed_or_input_needing_tasks_have_th
     assert_eq!(text(&done), "done");
     assert_eq!(protocol(&hub, "jobs").as_deref(), Some("2026-07-28"));
 
-    let failed = hub
-        .call(ToolCall::new("mcp__jobs__task_fails"))
-        .await
-        .unwrap_err();
+    let failed = failure(&hub, "mcp__jobs__task_fails").await;
     assert_eq!(failed.kind(), CallErrorKind::TaskFailed, "{failed}");
     assert_eq!(failed.outcome(), CallOutcome::TaskFailed);
     assert_eq!(failed.error_type(), "task_failed");
     assert!(failed.message().contains("backend exploded"), "{failed}");
 
-    let input = hub
-        .call(ToolCall::new("mcp__jobs__task_needs_input"))
-        .await
-        .unwrap_err();
+    let input = failure(&hub, "mcp__jobs__task_needs_input").await;
     assert_eq!(input.kind(), CallErrorKind::InputRequired, "{input}");
     assert_eq!(input.outcome(), CallOutcome::InputRequired);
     assert_eq!(input.error_type(), "input_required");
 
-    let slow = hub
-        .call(ToolCall::new("mcp__jobs__task_never_ends"))
-        .await
-        .unwrap_err();
+    let slow = failure(&hub, "mcp__jobs__task_never_ends").await;
     assert_eq!(slow.kind(), CallErrorKind::Timeout, "{slow}");
     // The server stays ready throughout: these are answers, not a broken connection.
     assert_eq!(hub.state("jobs"), Some(State::Ready));
@@ -423,10 +407,7 @@ async fn an_input_required_result_ends_the_call_unattended_and_is_answered_and_r
 
     // Unattended (no hook): nobody answers, the call's outcome is `input_required`.
     let unattended = Hub::new(vec![spec()], options()).unwrap();
-    let input = unattended
-        .call(ToolCall::new("mcp__deploys__confirm"))
-        .await
-        .unwrap_err();
+    let input = failure(&unattended, "mcp__deploys__confirm").await;
     assert_eq!(input.kind(), CallErrorKind::InputRequired, "{input}");
     assert_eq!(input.outcome(), CallOutcome::InputRequired);
     assert_eq!(unattended.state("deploys"), Some(State::Ready));
@@ -478,8 +459,7 @@ async fn a_stale_session_answered_401_gets_one_fresh_initialize_before_the_serve
  {
     let Some(python) = python() else { return };
     let scratch = Scratch::new("protocol-stale");
-    let (_guard, port) = python_http(&scratch, &python, "spec_http_server.py", &["sessions"]).await;
-    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (_guard, url) = python_http(&scratch, &python, "spec_http_server.py", &["sessions"]).await;
     let hub = Hub::new(vec![http("s", &url, Some("good"))], options()).unwrap();
     hub.call(ToolCall::new("mcp__s__echo")).await.unwrap();
     hub.call(ToolCall::new("mcp__s__expire")).await.unwrap();
@@ -493,7 +473,7 @@ async fn a_stale_session_answered_401_gets_one_fresh_initialize_before_the_serve
 
     // A token that is really revoked: the fresh initialize is refused too.
     hub.call(ToolCall::new("mcp__s__revoke")).await.unwrap();
-    let error = hub.call(ToolCall::new("mcp__s__echo")).await.unwrap_err();
+    let error = failure(&hub, "mcp__s__echo").await;
     assert_eq!(hub.state("s"), Some(State::Unauthenticated), "{error}");
     assert_eq!(error.state(), State::Unauthenticated);
     assert!(!error.message().contains("good"), "{error}");
@@ -506,11 +486,10 @@ async fn throttling_with_retry_after_reads_connecting_and_heals_by_itself() {
     let scratch = Scratch::new("protocol-throttle");
     for status in ["429", "503"] {
         let mode = format!("throttle-{status}");
-        let (_guard, port) =
+        let (_guard, url) =
             python_http(&scratch, &python, "spec_http_server.py", &[mode.as_str()]).await;
-        let url = format!("http://127.0.0.1:{port}/mcp");
         let hub = Hub::new(vec![http("t", &url, Some("good"))], options()).unwrap();
-        let error = hub.call(ToolCall::new("mcp__t__echo")).await.unwrap_err();
+        let error = failure(&hub, "mcp__t__echo").await;
         assert_eq!(hub.state("t"), Some(State::Connecting), "{status}: {error}");
         assert_eq!(error.state(), State::Connecting);
         let why = reason(&hub, "t");
@@ -539,10 +518,9 @@ async fn a_401_is_unauthenticated_and_a_403_only_with_a_challenge() {
         ("forbidden-challenge", State::Unauthenticated),
         ("forbidden", State::Absent),
     ] {
-        let (_guard, port) = python_http(&scratch, &python, "spec_http_server.py", &[mode]).await;
-        let url = format!("http://127.0.0.1:{port}/mcp");
+        let (_guard, url) = python_http(&scratch, &python, "spec_http_server.py", &[mode]).await;
         let hub = Hub::new(vec![http("a", &url, Some("good"))], options()).unwrap();
-        let error = hub.call(ToolCall::new("mcp__a__echo")).await.unwrap_err();
+        let error = failure(&hub, "mcp__a__echo").await;
         assert_eq!(hub.state("a"), Some(want), "{mode}: {error}");
         hub.shutdown().await;
     }

@@ -461,23 +461,25 @@ async fn a_pushed_forecast_makes_prometheus_fire_the_credential_expires_before_n
 // A two-tier Prometheus: an agent-mode Prometheus next to the exporters remote-writes to a central
 // one that loads alerts/; the fleet rules and a state alert run on the central side.
 
-/// A Prometheus with `args` and `yml` as its configuration; waits until it is ready.
+/// A Prometheus in `mode` (a flag) with `yml` as its configuration and its storage (`tsdb` or
+/// `agent`) in `dir` of the scratch; waits until it is ready.
 async fn prometheus_with(
     binary: &std::path::Path,
     scratch: &Scratch,
     tag: &str,
     yml: String,
-    args: &[String],
+    mode: &str,
+    (storage, dir): (&str, &str),
 ) -> (Guard, String) {
     let config = scratch.path(&format!("{tag}.yml"));
     std::fs::write(&config, yml).unwrap();
     let flags = |addr: &str| {
-        let mut flags = vec![
+        vec![
             format!("--config.file={}", config.display()),
             format!("--web.listen-address={addr}"),
-        ];
-        flags.extend(args.iter().cloned());
-        flags
+            mode.to_string(),
+            format!("--storage.{storage}.path={}", scratch.path(dir).display()),
+        ]
     };
     start_daemon(
         scratch,
@@ -568,13 +570,8 @@ async fn an_agent_mode_prometheus_remote_writes_to_a_central_one_where_the_fleet
         &scratch,
         "central",
         central_yml,
-        &[
-            "--web.enable-remote-write-receiver".into(),
-            format!(
-                "--storage.tsdb.path={}",
-                scratch.path("central-tsdb").display()
-            ),
-        ],
+        "--web.enable-remote-write-receiver",
+        ("tsdb", "central-tsdb"),
     )
     .await;
     let agent_yml = format!(
@@ -589,13 +586,8 @@ async fn an_agent_mode_prometheus_remote_writes_to_a_central_one_where_the_fleet
         &scratch,
         "agent",
         agent_yml,
-        &[
-            "--enable-feature=agent".into(),
-            format!(
-                "--storage.agent.path={}",
-                scratch.path("agent-wal").display()
-            ),
-        ],
+        "--enable-feature=agent",
+        ("agent", "agent-wal"),
     )
     .await;
 

@@ -58,32 +58,10 @@ pub async fn start_metrics_http_receiver() -> (
     .await
 }
 
-struct GrpcMetricsReceiver(mpsc::UnboundedSender<ExportMetricsServiceRequest>);
-
-#[tonic::async_trait]
-impl MetricsService for GrpcMetricsReceiver {
-    async fn export(
-        &self,
-        request: tonic::Request<ExportMetricsServiceRequest>,
-    ) -> Result<tonic::Response<ExportMetricsServiceResponse>, tonic::Status> {
-        let _ = self.0.send(request.into_inner());
-        Ok(tonic::Response::new(ExportMetricsServiceResponse {
-            partial_success: None,
-        }))
-    }
-}
-
-/// Starts an OTLP/gRPC metrics receiver (tonic) on a free loopback port.
-pub async fn start_metrics_grpc_receiver() -> (
-    SocketAddr,
-    mpsc::UnboundedReceiver<ExportMetricsServiceRequest>,
-) {
-    let (addr, incoming) = mcp_readiness_fixtures::otlp::loopback_incoming().await;
-    let (tx, rx) = mpsc::unbounded_channel();
-    tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(MetricsServiceServer::new(GrpcMetricsReceiver(tx)))
-            .serve_with_incoming(incoming),
-    );
-    (addr, rx)
-}
+// Starts an OTLP/gRPC metrics receiver (tonic) on a free loopback port.
+crate::support::grpc::grpc_receiver!(
+    pub start_metrics_grpc_receiver,
+    GrpcMetricsReceiver: MetricsService,
+    MetricsServiceServer,
+    ExportMetricsServiceRequest => ExportMetricsServiceResponse
+);

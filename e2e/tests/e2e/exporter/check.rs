@@ -256,13 +256,7 @@ async fn check_exits_2_on_a_bad_config_or_a_poll_longer_than_the_budget() {
 
 #[tokio::test]
 async fn a_failed_push_is_printed_after_the_runs_own_output_and_is_exit_1() {
-    let scratch = Scratch::new("push-fails");
-    let config = write_config(
-        &scratch,
-        "mcp.json",
-        json!({ "ready": stdio_fixture(&scratch, "ready", &[]) }),
-        json!({}),
-    );
+    let (_scratch, config) = scratch_with_fixture("push-fails", "ready", &[], json!({}));
     // A port nothing listens on.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

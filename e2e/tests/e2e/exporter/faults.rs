@@ -10,7 +10,9 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_readiness_fixtures::configure::{started, stdio_fixture, write_config};
+use mcp_readiness_fixtures::configure::{
+    scratch_with_fixture, started, stdio_fixture, write_config,
+};
 use mcp_readiness_fixtures::eventually;
 use mcp_readiness_fixtures::exposition::assert_one_hot;
 use mcp_readiness_fixtures::process::{Guard, Reaper, signal};
@@ -118,13 +120,7 @@ async fn half_sent(addr: &str, n: usize) -> Vec<tokio::net::TcpStream> {
 
 #[tokio::test]
 async fn half_sent_requests_are_closed_by_the_header_timeout_and_scrapes_keep_working() {
-    let scratch = Scratch::new("idle");
-    let config = write_config(
-        &scratch,
-        "mcp.json",
-        json!({ "one": stdio_fixture(&scratch, "one", &[]) }),
-        json!({}),
-    );
+    let (scratch, config) = scratch_with_fixture("idle", "one", &[], json!({}));
     let serve = Serve::start(&scratch, &config, &[]).await;
     let mut idle = half_sent(&serve.addr, 60).await;
     // Scrapes are served meanwhile.
@@ -152,13 +148,7 @@ async fn half_sent_requests_are_closed_by_the_header_timeout_and_scrapes_keep_wo
 
 #[tokio::test]
 async fn with_few_file_descriptors_idle_clients_cannot_starve_child_restarts() {
-    let scratch = Scratch::new("fd-limit");
-    let config = write_config(
-        &scratch,
-        "mcp.json",
-        json!({ "one": stdio_fixture(&scratch, "one", &[]) }),
-        json!({ "ping": "off" }),
-    );
+    let (scratch, config) = scratch_with_fixture("fd-limit", "one", &[], json!({ "ping": "off" }));
     let (_serve, addr, err) =
         mcp_readiness_fixtures::serve::serve_under(&scratch, "ulimit -n 64 &&", &config).await;
     let first = eventually("the child to start", Duration::from_secs(20), async || {
@@ -249,13 +239,7 @@ async fn check_on_a_fifo_with_no_writer_exits_2_at_once_naming_it() {
 
 #[tokio::test]
 async fn a_sighup_while_the_config_is_a_fifo_is_a_refused_reload_and_serve_keeps_serving() {
-    let scratch = Scratch::new("fifo-reload");
-    let config = write_config(
-        &scratch,
-        "mcp.json",
-        json!({ "one": stdio_fixture(&scratch, "one", &[]) }),
-        json!({}),
-    );
+    let (scratch, config) = scratch_with_fixture("fifo-reload", "one", &[], json!({}));
     let mut serve = Serve::start(&scratch, &config, &[]).await;
     serve
         .scrape_until(Duration::from_secs(20), |body| {
@@ -354,9 +338,7 @@ async fn a_reload_with_entries_this_build_cannot_serve_applies_the_rest_and_thos
     )
     .unwrap();
     let reason = |server: &str| {
-        status["servers"]
-            .as_array()
-            .and_then(|s| s.iter().find(|s| s["server"] == server))
+        super::status_entry(&status, server)
             .and_then(|s| s["reason"].as_str())
             .unwrap_or_default()
             .to_owned()

@@ -15,7 +15,9 @@ mod serve;
 mod status_api;
 mod tls;
 
-use mcp_readiness_fixtures::configure::{started, stdio_fixture, write_config};
+use mcp_readiness_fixtures::configure::{
+    scratch_with_fixture, started, stdio_fixture, write_config,
+};
 use mcp_readiness_fixtures::process::{Guard, assert_all_gone, command_line, descendants, signal};
 use mcp_readiness_fixtures::run::Run;
 use mcp_readiness_fixtures::serve::Serve;
@@ -220,4 +222,12 @@ async fn settle(serve: &Serve, expected: &[(&str, &str)], limit: Duration) -> Sc
         Err(format!("{states:?}\nstderr:\n{}", serve.stderr()))
     })
     .await
+}
+
+/// The entry of `server` in a `/status.json` document, if it has one.
+fn status_entry<'a>(status: &'a Value, server: &str) -> Option<&'a Value> {
+    status["servers"]
+        .as_array()?
+        .iter()
+        .find(|s| s["server"] == server)
 }

@@ -94,10 +94,8 @@ fn unix_of(rfc3339: &Value) -> f64 {
 /// `mcp_readiness_server_next_attempt_timestamp_seconds`, when both say the same (to the
 /// millisecond /status.json prints), else what each says.
 fn next_attempts(json: &Value, scrape: &Scrape, server: &str) -> Result<Option<f64>, String> {
-    let entry = json["servers"]
-        .as_array()
-        .and_then(|servers| servers.iter().find(|s| s["server"] == server))
-        .ok_or_else(|| format!("{server} is not in /status.json"))?;
+    let entry =
+        status_entry(json, server).ok_or_else(|| format!("{server} is not in /status.json"))?;
     let in_json = (!entry["next_attempt_at"].is_null()).then(|| unix_of(&entry["next_attempt_at"]));
     let in_metrics = scrape.get(
         "mcp_readiness_server_next_attempt_timestamp_seconds",
@@ -128,14 +126,9 @@ async fn three_views_agree(serve: &Serve, expected: &[(&str, &str)]) -> Value {
         let states: Vec<(String, String, String)> = expected
             .iter()
             .map(|(server, _)| {
-                let in_json = json["servers"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .find(|s| s["server"] == *server)
-                    .map_or("missing".into(), |s| {
-                        s["state"].as_str().unwrap().to_owned()
-                    });
+                let in_json = status_entry(&json, server).map_or("missing".into(), |s| {
+                    s["state"].as_str().unwrap().to_owned()
+                });
                 let row = format!("<tr data-server=\"{server}\" data-state=\"");
                 let in_page = page.find(&row).map_or("missing".into(), |at| {
                     let rest = &page[at + row.len()..];
@@ -230,12 +223,7 @@ async fn status_json_the_status_page_and_metrics_agree_and_events_carry_a_killed
         ("gone", "absent"),
     ];
     let before = three_views_agree(&serve, &expected).await;
-    let authz = before["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["server"] == "authz")
-        .unwrap();
+    let authz = status_entry(&before, "authz").unwrap();
     assert_eq!(authz["action"], "reauthorize", "{before}");
     assert!(
         authz["reason"].as_str().is_some_and(|r| !r.is_empty()),
@@ -290,12 +278,7 @@ async fn status_json_the_status_page_and_metrics_agree_and_events_carry_a_killed
         after["last_event_id"].as_u64().unwrap() >= *ids.last().unwrap(),
         "{after}"
     );
-    let ready = after["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["server"] == "ready")
-        .unwrap();
+    let ready = status_entry(&after, "ready").unwrap();
     assert_eq!(ready["since"], seen.last().unwrap().1["at"], "{after}");
 
     // Credentials changed live: a reload gives `authz` the token its server accepts; the stream

@@ -83,30 +83,35 @@ fn phase<'a>(phases: &'a [(String, String)], name: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no phase {name} in {phases:?}"))
 }
 
+/// What `/probe?target=<target>&debug=true` of the exporter at `addr` answers (`target` URL-encoded):
+/// the probe's log, a blank line, its metrics.
+async fn debug_probe(addr: &str, target: &str) -> String {
+    let query = format!("/probe?target={target}&debug=true");
+    mcp_readiness_fixtures::http::get(addr, &query)
+        .await
+        .unwrap()
+        .ok_text()
+}
+
+/// The fixture over HTTPS with the certificate `cert` and its key `key` (both DER), wanting
+/// `RIGHT_TOKEN`.
+async fn https_fixture(scratch: &Scratch, cert: &Path, key: &Path) -> (Guard, u16) {
+    let env = [
+        ("FIXTURE_TLS_CERT", cert.to_str().unwrap()),
+        ("FIXTURE_TLS_KEY", key.to_str().unwrap()),
+    ];
+    mcp_readiness_fixtures::configure::http_fixture_with_env(scratch, RIGHT_TOKEN, &env).await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_https_mcp_server_is_explained_by_a_debug_probe_and_its_certificate_expiry_exported_for_probes_and_supervision()
  {
     let scratch = Scratch::new("tls-e2e");
     let pki = pki(&scratch);
-    let (_https, port) = mcp_readiness_fixtures::configure::http_fixture_with_env(
-        &scratch,
-        RIGHT_TOKEN,
-        &[
-            ("FIXTURE_TLS_CERT", pki.cert_der.to_str().unwrap()),
-            ("FIXTURE_TLS_KEY", pki.key_der.to_str().unwrap()),
-        ],
-    )
-    .await;
+    let (_https, port) = https_fixture(&scratch, &pki.cert_der, &pki.key_der).await;
     let expired_scratch = Scratch::new("tls-e2e-expired");
-    let (_expired, expired_port) = mcp_readiness_fixtures::configure::http_fixture_with_env(
-        &expired_scratch,
-        RIGHT_TOKEN,
-        &[
-            ("FIXTURE_TLS_CERT", pki.expired_der.to_str().unwrap()),
-            ("FIXTURE_TLS_KEY", pki.key_der.to_str().unwrap()),
-        ],
-    )
-    .await;
+    let (_expired, expired_port) =
+        https_fixture(&expired_scratch, &pki.expired_der, &pki.key_der).await;
     let plain_scratch = Scratch::new("tls-e2e-plain");
     let (_plain, plain_port) = http_fixture(&plain_scratch).await;
     let bearer = json!({ "Authorization": "Bearer ${MCP_RIGHT_TOKEN}" });
@@ -190,13 +195,7 @@ async fn an_https_mcp_server_is_explained_by_a_debug_probe_and_its_certificate_e
     // module, which sends no token: TLS is fine, the MCP server answers 401.
     let refused_url =
         mcp_readiness_fixtures::http::url_encode(&format!("https://127.0.0.1:{port}/mcp"));
-    let refused = mcp_readiness_fixtures::http::get(
-        &serve.addr,
-        &format!("/probe?target={refused_url}&debug=true"),
-    )
-    .await
-    .unwrap()
-    .ok_text();
+    let refused = debug_probe(&serve.addr, &refused_url).await;
     let (log, metrics) = refused.split_once("\n\n").unwrap();
     let found = phases(log);
     assert!(
@@ -229,13 +228,7 @@ async fn an_https_mcp_server_is_explained_by_a_debug_probe_and_its_certificate_e
     // (the alert's "has expired"), and the verdict is the handshake's own: absent.
     let expired_url =
         mcp_readiness_fixtures::http::url_encode(&format!("https://127.0.0.1:{expired_port}/mcp"));
-    let expired = mcp_readiness_fixtures::http::get(
-        &serve.addr,
-        &format!("/probe?target={expired_url}&debug=true"),
-    )
-    .await
-    .unwrap()
-    .ok_text();
+    let expired = debug_probe(&serve.addr, &expired_url).await;
     let (log, metrics) = expired.split_once("\n\n").unwrap();
     let tls = phase(&phases(log), "tls").to_owned();
     assert!(

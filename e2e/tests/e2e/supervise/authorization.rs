@@ -13,14 +13,14 @@ async fn a_401_is_unauthenticated_after_one_attempt_and_a_revoked_token_is_notic
     let hub = Hub::new(vec![http("gh", &url, Some("wrong-token-123"))], opts).unwrap();
     assert_eq!(hub.network_transport("gh"), Some("tcp"));
 
-    let error = hub.call(ToolCall::new("mcp__gh__echo")).await.unwrap_err();
+    let error = failure(&hub, "mcp__gh__echo").await;
     assert_eq!(
         error.kind(),
         CallErrorKind::NotConnected(NotConnected::Unauthenticated)
     );
     assert_eq!(hub.state("gh"), Some(State::Unauthenticated));
     for _ in 0..5 {
-        let again = hub.call(ToolCall::new("mcp__gh__echo")).await.unwrap_err();
+        let again = failure(&hub, "mcp__gh__echo").await;
         assert_eq!(
             again.kind(),
             CallErrorKind::NotConnected(NotConnected::Unauthenticated)
@@ -50,7 +50,7 @@ async fn a_401_is_unauthenticated_after_one_attempt_and_a_revoked_token_is_notic
     hub.call(ToolCall::new("mcp__gh__revoke_token"))
         .await
         .unwrap();
-    let revoked = hub.call(ToolCall::new("mcp__gh__echo")).await.unwrap_err();
+    let revoked = failure(&hub, "mcp__gh__echo").await;
     assert_eq!(
         revoked.kind(),
         CallErrorKind::NotConnected(NotConnected::Unauthenticated),
@@ -89,7 +89,7 @@ async fn an_http_server_that_goes_away_is_noticed_at_the_next_call_and_then_cool
     );
     assert_eq!(hub.state("web"), Some(State::Absent));
     assert_eq!(attempts(&events, ConnectResult::Refused), 1);
-    let fast = hub.call(ToolCall::new("mcp__web__pid")).await.unwrap_err();
+    let fast = failure(&hub, "mcp__web__pid").await;
     assert!(matches!(
         fast.kind(),
         CallErrorKind::NotConnected(NotConnected::CoolingDown { .. })

@@ -5,18 +5,10 @@ use super::*;
 
 #[tokio::test]
 async fn a_command_that_does_not_exist_is_absent_with_spawn_failed_naming_the_command() {
-    let spec = ServerSpec {
-        name: "ghost".into(),
-        transport: TransportSpec::Stdio {
-            command: "mcp-server-that-does-not-exist".into(),
-            args: vec![],
-            env: BTreeMap::new(),
-            cwd: None,
-        },
-    };
+    let spec = command("ghost", "mcp-server-that-does-not-exist", Vec::new());
     let (opts, events) = recording(options());
     let hub = Hub::new(vec![spec], opts).unwrap();
-    let error = hub.call(ToolCall::new("mcp__ghost__x")).await.unwrap_err();
+    let error = failure(&hub, "mcp__ghost__x").await;
     assert_eq!(error.connect_result(), Some(ConnectResult::SpawnFailed));
     assert_eq!(error.state(), State::Absent);
     assert!(
@@ -32,7 +24,7 @@ async fn a_non_http_url_is_that_servers_problem_alone() {
     let spec = http("files", "file:///etc/passwd", None);
     let hub = Hub::new(vec![spec], options()).unwrap();
     assert_eq!(hub.state("files"), Some(State::Absent));
-    let error = hub.call(ToolCall::new("mcp__files__x")).await.unwrap_err();
+    let error = failure(&hub, "mcp__files__x").await;
     assert!(error.to_string().contains("`url`"), "{error}");
     hub.add_server(http("x", "ws://127.0.0.1:1/mcp", None))
         .unwrap();
@@ -48,12 +40,7 @@ async fn a_server_that_writes_garbage_to_stdout_is_a_protocol_error_without_pani
         opts,
     )
     .unwrap();
-    let error = hub.call(ToolCall::new("mcp__noisy__x")).await.unwrap_err();
-    assert_eq!(
-        error.connect_result(),
-        Some(ConnectResult::ProtocolError),
-        "{error}"
-    );
+    let error = refused_with(&hub, "mcp__noisy__x", ConnectResult::ProtocolError).await;
     assert!(error.to_string().contains("not JSON-RPC"), "{error}");
     assert_eq!(attempts(&events, ConnectResult::ProtocolError), 1);
     assert_all_gone(&scratch.pids()).await;
@@ -69,12 +56,7 @@ async fn a_refused_http_connection_is_refused() {
         options(),
     )
     .unwrap();
-    let error = hub.call(ToolCall::new("mcp__down__x")).await.unwrap_err();
-    assert_eq!(
-        error.connect_result(),
-        Some(ConnectResult::Refused),
-        "{error}"
-    );
+    refused_with(&hub, "mcp__down__x", ConnectResult::Refused).await;
 }
 
 #[tokio::test]

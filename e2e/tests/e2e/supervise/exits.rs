@@ -49,9 +49,7 @@ async fn a_child_that_exits_while_a_background_helper_holds_its_stdout_is_notice
         options().reconnect_on_drop(false),
     )
     .unwrap();
-    let pid: u32 = text(&hub.call(ToolCall::new("mcp__mail__pid")).await.unwrap())
-        .parse()
-        .unwrap();
+    let pid = child_pid(&hub, "mail").await;
     let helper = logged(&scratch, "helper ")[0];
     assert!(alive(helper), "the helper holds the child's stdout");
     assert_eq!(hub.state("mail"), Some(State::Ready));

@@ -7,7 +7,9 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use mcp_readiness_fixtures::configure::{started, stdio_fixture, write_config};
+use mcp_readiness_fixtures::configure::{
+    scratch_with_fixture, started, stdio_fixture, write_config,
+};
 use mcp_readiness_fixtures::eventually;
 use mcp_readiness_fixtures::exposition::states;
 use mcp_readiness_fixtures::process::{Guard, Reaper, assert_all_gone, signal};
@@ -88,17 +90,9 @@ async fn check_stops_every_child_and_its_group_on_sigterm_sigint_and_sighup_and_
 #[tokio::test]
 async fn a_cooldown_of_u64_max_seconds_reads_absent_instead_of_panicking_a_worker() {
     use mcp_readiness::HubOptions;
-    use mcp_readiness::{Hub, ServerSpec, State, TransportSpec};
+    use mcp_readiness::{Hub, State};
 
-    let spec = ServerSpec {
-        name: "gone".into(),
-        transport: TransportSpec::Stdio {
-            command: "/nonexistent/mcp-readiness-test/none".into(),
-            args: Vec::new(),
-            env: Default::default(),
-            cwd: None,
-        },
-    };
+    let spec = super::command("gone", "/nonexistent/mcp-readiness-test/none", Vec::new());
     let hub = Hub::new(
         vec![spec],
         HubOptions::builder()
@@ -122,26 +116,13 @@ async fn a_cooldown_of_u64_max_seconds_reads_absent_instead_of_panicking_a_worke
     assert_eq!(state, State::Absent);
 }
 
-/// Peak resident set size of a process in KiB (`VmHWM` in `/proc/<pid>/status`).
-fn peak_rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 #[tokio::test]
 async fn a_child_flooding_stderr_without_a_newline_does_not_grow_the_exporter() {
-    let scratch = Scratch::new("flood");
     let mb = if soak() { "2048" } else { "256" };
-    let config = write_config(
-        &scratch,
-        "mcp.json",
-        json!({ "flood": stdio_fixture(&scratch, "flood", &[("FIXTURE_STDERR_FLOOD_MB", mb)]) }),
+    let (scratch, config) = scratch_with_fixture(
+        "flood",
+        "flood",
+        &[("FIXTURE_STDERR_FLOOD_MB", mb)],
         json!({ "connect_timeout": "120s" }),
     );
     let serve = Serve::start(&scratch, &config, &[("RUST_LOG", "debug")]).await;
@@ -156,7 +137,7 @@ async fn a_child_flooding_stderr_without_a_newline_does_not_grow_the_exporter() 
             states(body).get("flood").and_then(|s| s.get("ready")) == Some(&1.0)
         })
         .await;
-    let peak_mib = peak_rss_kib(serve.guard.pid()) / 1024;
+    let peak_mib = mcp_readiness_fixtures::process::peak_rss_kib(serve.guard.pid()) / 1024;
     eprintln!("peak RSS of serve after a {mb} MiB stderr flood: {peak_mib} MiB");
     assert!(
         peak_mib < 64,
@@ -166,11 +147,10 @@ async fn a_child_flooding_stderr_without_a_newline_does_not_grow_the_exporter() 
 
 #[tokio::test]
 async fn a_frozen_server_is_noticed_within_about_two_ping_intervals_not_the_call_timeout() {
-    let scratch = Scratch::new("frozen");
-    let config = write_config(
-        &scratch,
-        "mcp.json",
-        json!({ "frozen": stdio_fixture(&scratch, "frozen", &[]) }),
+    let (scratch, config) = scratch_with_fixture(
+        "frozen",
+        "frozen",
+        &[],
         json!({ "ping": "1s", "ping_timeout": "1s", "call_timeout": "60s" }),
     );
     let serve = Serve::start(&scratch, &config, &[]).await;
@@ -204,11 +184,10 @@ async fn a_frozen_server_is_noticed_within_about_two_ping_intervals_not_the_call
 
 #[tokio::test]
 async fn a_server_writing_garbage_to_stdout_is_absent_at_once_with_add_connection() {
-    let scratch = Scratch::new("garbage");
-    let config = write_config(
-        &scratch,
-        "mcp.json",
-        json!({ "garbled": stdio_fixture(&scratch, "garbled", &[("FIXTURE_GARBAGE", "1")]) }),
+    let (_scratch, config) = scratch_with_fixture(
+        "garbage",
+        "garbled",
+        &[("FIXTURE_GARBAGE", "1")],
         json!({ "budget": "15s", "poll": "500ms" }),
     );
     let start = Instant::now();

@@ -39,9 +39,7 @@ async fn a_hanging_server_hits_the_per_call_timeout_and_other_servers_are_unaffe
         "a slow answer is not a dead server"
     );
 
-    let pids = scratch.pids();
-    hub.shutdown().await;
-    assert_all_gone(&pids).await;
+    shut_down(&hub, &scratch).await;
 }
 
 #[tokio::test]
@@ -51,15 +49,7 @@ async fn fan_out_over_four_servers_with_one_dead_returns_three_results_and_one_d
         .iter()
         .map(|n| stdio(n, &scratch, &[]))
         .collect();
-    specs.push(ServerSpec {
-        name: "dead".into(),
-        transport: TransportSpec::Stdio {
-            command: "/nonexistent/mcp-server-dead".into(),
-            args: vec![],
-            env: BTreeMap::new(),
-            cwd: None,
-        },
-    });
+    specs.push(command("dead", "/nonexistent/mcp-server-dead", Vec::new()));
     let hub = Hub::new(specs, options()).unwrap();
     hub.connect_all();
     eventually("three servers ready", WAIT, async || {
@@ -95,9 +85,7 @@ async fn fan_out_over_four_servers_with_one_dead_returns_three_results_and_one_d
         "the calls did not run side by side: {took:?}"
     );
 
-    let pids = scratch.pids();
-    hub.shutdown().await;
-    assert_all_gone(&pids).await;
+    shut_down(&hub, &scratch).await;
 }
 
 #[tokio::test]
@@ -144,14 +132,9 @@ async fn a_health_ping_finds_a_hung_server_before_any_call() {
         .call_timeout(Duration::from_millis(500))
         .reconnect_on_drop(false);
     let hub = Hub::new(vec![stdio("fx", &scratch, &[])], opts).unwrap();
-    let pid: u32 = text(&hub.call(ToolCall::new("mcp__fx__pid")).await.unwrap())
-        .parse()
-        .unwrap();
+    let pid = child_pid(&hub, "fx").await;
     // Freeze the child: its pipe stays open, only a ping can tell.
-    std::process::Command::new("kill")
-        .args(["-STOP", &pid.to_string()])
-        .status()
-        .unwrap();
+    signal(pid, "-STOP");
     eventually("the health ping to drop the connection", WAIT, async || {
         hub.state("fx") == Some(State::Connecting)
     })

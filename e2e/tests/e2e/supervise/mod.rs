@@ -14,6 +14,7 @@ mod npm;
 mod restarts;
 mod streams;
 
+use mcp_readiness_fixtures::call::failure;
 use mcp_readiness_fixtures::configure::http_fixture_with_env;
 use mcp_readiness_fixtures::process::Guard;
 use mcp_readiness_fixtures::{Scratch, alive, eventually};
@@ -50,6 +51,45 @@ async fn assert_all_gone(pids: &[u32]) {
         Duration::from_secs(5),
     )
     .await;
+}
+
+/// Shuts the hub down and waits for every process the scratch's log saw started to exit.
+async fn shut_down(hub: &Hub, scratch: &Scratch) {
+    let pids = scratch.pids();
+    hub.shutdown().await;
+    assert_all_gone(&pids).await;
+}
+
+/// A stdio server that runs `command` with `args` and no environment.
+fn command(name: &str, command: &str, args: Vec<String>) -> ServerSpec {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    mcp_readiness_fixtures::configure::command(name, command, &args)
+}
+
+/// The pid of `server`'s child, as the fixture's `pid` tool answers through the hub.
+async fn child_pid(hub: &Hub, server: &str) -> u32 {
+    let call = ToolCall::new(format!("mcp__{server}__pid"));
+    text(&hub.call(call).await.unwrap()).parse().unwrap()
+}
+
+/// As [`failure`], and asserts the connect result the error carries.
+async fn refused_with(
+    hub: &Hub,
+    tool: &str,
+    result: ConnectResult,
+) -> mcp_readiness::client::CallError {
+    let error = failure(hub, tool).await;
+    assert_eq!(error.connect_result(), Some(result), "{error}");
+    error
+}
+
+/// Sends `signal` (`-9`, `-STOP`, …) to `pid`.
+fn signal(pid: u32, signal: &str) {
+    let status = std::process::Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill {signal} {pid}");
 }
 
 fn stdio(name: &str, scratch: &Scratch, env: &[(&str, &str)]) -> ServerSpec {

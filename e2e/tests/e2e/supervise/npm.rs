@@ -18,18 +18,14 @@ async fn the_hub_supervises_the_npm_filesystem_server() {
     }
     let scratch = Scratch::new("npm");
     std::fs::write(scratch.path("hello.txt"), "hello from the interop test").unwrap();
-    let spec = ServerSpec {
-        name: "files".into(),
-        transport: TransportSpec::Stdio {
-            command: "node".into(),
-            args: vec![
-                entry.to_string_lossy().into_owned(),
-                scratch.0.to_string_lossy().into_owned(),
-            ],
-            env: BTreeMap::new(),
-            cwd: None,
-        },
-    };
+    let spec = command(
+        "files",
+        "node",
+        vec![
+            entry.to_string_lossy().into_owned(),
+            scratch.0.to_string_lossy().into_owned(),
+        ],
+    );
     let (opts, events) = recording(options());
     let hub = Hub::new(vec![spec], opts).unwrap();
     hub.connect_all();

@@ -36,9 +36,7 @@ async fn the_child_dies_in_the_middle_of_a_read_and_the_same_call_still_succeeds
     assert_eq!(hub.state("imap"), Some(State::Ready));
     assert_eq!(hub.generation("imap"), Some(2));
 
-    let pids = scratch.pids();
-    hub.shutdown().await;
-    assert_all_gone(&pids).await;
+    shut_down(&hub, &scratch).await;
 }
 
 #[tokio::test]
@@ -51,13 +49,8 @@ async fn by_default_a_killed_child_is_restarted_in_the_background_and_never_read
         hub.state("mail") == Some(State::Ready)
     })
     .await;
-    let pid: u32 = text(&hub.call(ToolCall::new("mcp__mail__pid")).await.unwrap())
-        .parse()
-        .unwrap();
-    std::process::Command::new("kill")
-        .args(["-9", &pid.to_string()])
-        .status()
-        .unwrap();
+    let pid = child_pid(&hub, "mail").await;
+    signal(pid, "-9");
     eventually("the restart without any call", WAIT, async || {
         hub.generation("mail") == Some(2) && hub.state("mail") == Some(State::Ready)
     })
@@ -77,9 +70,7 @@ async fn by_default_a_killed_child_is_restarted_in_the_background_and_never_read
         [State::Ready, State::Connecting, State::Ready],
         "a drop is a `connecting` blip, never `absent`"
     );
-    let pids = scratch.pids();
-    hub.shutdown().await;
-    assert_all_gone(&pids).await;
+    shut_down(&hub, &scratch).await;
 }
 
 #[tokio::test]
@@ -87,15 +78,10 @@ async fn the_child_dies_between_calls_and_the_state_flips_without_any_call() {
     let scratch = Scratch::new("between");
     let (opts, events) = recording(options().reconnect_on_drop(false));
     let hub = Hub::new(vec![stdio("mail", &scratch, &[])], opts).unwrap();
-    let pid: u32 = text(&hub.call(ToolCall::new("mcp__mail__pid")).await.unwrap())
-        .parse()
-        .unwrap();
+    let pid = child_pid(&hub, "mail").await;
     assert_eq!(hub.state("mail"), Some(State::Ready));
 
-    std::process::Command::new("kill")
-        .args(["-9", &pid.to_string()])
-        .status()
-        .unwrap();
+    signal(pid, "-9");
     // Nothing failed yet and the next use reconnects: `connecting`, not `absent`.
     eventually("the drop to be noticed without a call", WAIT, async || {
         hub.state("mail") == Some(State::Connecting)
@@ -121,9 +107,7 @@ async fn the_child_dies_between_calls_and_the_state_flips_without_any_call() {
             .any(|e| matches!(e, ConnectionEvent::Reconnected { .. }))
     );
 
-    let pids = scratch.pids();
-    hub.shutdown().await;
-    assert_all_gone(&pids).await;
+    shut_down(&hub, &scratch).await;
 }
 
 #[tokio::test]
@@ -139,13 +123,8 @@ async fn sixty_four_concurrent_calls_during_a_reconnect_cause_one_handshake() {
         opts,
     )
     .unwrap();
-    let pid: u32 = text(&hub.call(ToolCall::new("mcp__mail__pid")).await.unwrap())
-        .parse()
-        .unwrap();
-    std::process::Command::new("kill")
-        .args(["-9", &pid.to_string()])
-        .status()
-        .unwrap();
+    let pid = child_pid(&hub, "mail").await;
+    signal(pid, "-9");
     eventually("the drop", WAIT, async || {
         hub.state("mail") == Some(State::Connecting)
     })
@@ -167,30 +146,24 @@ async fn sixty_four_concurrent_calls_during_a_reconnect_cause_one_handshake() {
     );
     assert_eq!(attempts(&events, ConnectResult::Ok), 2);
 
-    let pids = scratch.pids();
-    hub.shutdown().await;
-    assert_all_gone(&pids).await;
+    shut_down(&hub, &scratch).await;
 }
 
 #[tokio::test]
 async fn a_failed_connect_makes_calls_fail_in_under_a_millisecond_during_the_cooldown() {
     let scratch = Scratch::new("cooldown");
     let log = scratch.path("log");
-    let spec = ServerSpec {
-        name: "flaky".into(),
-        transport: TransportSpec::Stdio {
-            command: "sh".into(),
-            args: vec![
-                "-c".into(),
-                format!(
-                    "echo start $$ >> '{}'; echo 'fatal: MAIL_PASSWORD is not set' >&2; exit 1",
-                    log.display()
-                ),
-            ],
-            env: BTreeMap::new(),
-            cwd: None,
-        },
-    };
+    let spec = command(
+        "flaky",
+        "sh",
+        vec![
+            "-c".into(),
+            format!(
+                "echo start $$ >> '{}'; echo 'fatal: MAIL_PASSWORD is not set' >&2; exit 1",
+                log.display()
+            ),
+        ],
+    );
     // Nothing reconnects by itself: the next call after the wait makes the next attempt.
     let (opts, events) = recording(
         options()

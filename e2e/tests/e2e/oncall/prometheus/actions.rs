@@ -154,14 +154,11 @@ async fn on_a_live_prometheus_each_server_gets_its_one_action_and_every_dashboar
         "the slow server's description",
         Duration::from_secs(20),
         async || {
-            let data = prometheus.api("/api/v1/alerts").await?;
-            data["alerts"]
-                .as_array()
-                .into_iter()
-                .flatten()
+            let all = all_alerts(&prometheus).await?;
+            all.iter()
                 .find(|a| a["labels"]["server"] == "slow" && a["labels"]["job"] == "mcp-readiness")
                 .map(|a| a["annotations"].clone())
-                .ok_or_else(|| format!("{data}"))
+                .ok_or_else(|| format!("{all:?}"))
         },
     )
     .await;
@@ -190,11 +187,10 @@ async fn on_a_live_prometheus_each_server_gets_its_one_action_and_every_dashboar
     );
     // `stuck` never connected (its connect histogram exists at 0): no p95, no suggestion, and
     // its budget alert says so in words instead of quoting NaN.
-    let stuck = prometheus.api("/api/v1/alerts").await.unwrap();
-    let stuck = stuck["alerts"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let stuck = all_alerts(&prometheus)
+        .await
+        .unwrap()
+        .iter()
         .find(|a| a["labels"]["server"] == "stuck" && a["labels"]["job"] == "mcp-readiness-agent")
         .map(|a| {
             a["annotations"]["description"]

@@ -7,12 +7,9 @@ use super::*;
 async fn server_alerts(
     prometheus: &Prometheus,
 ) -> Result<BTreeMap<(String, String, String), (String, String)>, String> {
-    let data = prometheus.api("/api/v1/alerts").await?;
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-    Ok(data["alerts"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    Ok(all_alerts(prometheus)
+        .await?
+        .iter()
         .filter(|a| a["labels"]["server"].is_string())
         .map(|a| {
             let l = &a["labels"];
@@ -74,19 +71,7 @@ async fn an_agent_service_fleet_calling_tools_while_its_replicas_are_replaced_ke
     // 1. One page per cause, firing.
     let first = eventually("one page per cause", Duration::from_secs(90), async || {
         let now = server_alerts(&prometheus).await?;
-        let firing: BTreeMap<_, _> = pages
-            .iter()
-            .filter_map(|k| {
-                now.get(k)
-                    .filter(|(state, _)| state == "firing")
-                    .map(|v| (k.clone(), v.1.clone()))
-            })
-            .collect();
-        if firing.len() == pages.len() {
-            Ok(firing)
-        } else {
-            Err(format!("{now:?}"))
-        }
+        all_firing(&now, pages.iter().cloned())
     })
     .await;
     rig.progress(format_args!("oncall agents: one page per cause: {first:?}"));

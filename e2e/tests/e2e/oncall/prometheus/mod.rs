@@ -32,6 +32,59 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+/// Every alert Prometheus holds (`/api/v1/alerts`), pending or firing.
+async fn all_alerts(prometheus: &Prometheus) -> Result<Vec<Value>, String> {
+    let data = prometheus.api("/api/v1/alerts").await?;
+    Ok(data["alerts"].as_array().cloned().unwrap_or_default())
+}
+
+/// A JSON string's text, empty for anything else.
+fn text(v: &Value) -> String {
+    v.as_str().unwrap_or_default().to_owned()
+}
+
+/// An alert as the tests read it from `/api/v1/alerts`: its state, then its `activeAt`.
+trait Alert: std::fmt::Debug {
+    fn state(&self) -> &str;
+    fn active_at(&self) -> &str;
+}
+
+impl Alert for (String, String) {
+    fn state(&self) -> &str {
+        &self.0
+    }
+    fn active_at(&self) -> &str {
+        &self.1
+    }
+}
+
+impl Alert for (String, String, f64) {
+    fn state(&self) -> &str {
+        &self.0
+    }
+    fn active_at(&self) -> &str {
+        &self.1
+    }
+}
+
+/// The `activeAt` of each of `keys` once every one is firing in `now`; until then what `now`
+/// shows, for [`eventually`] to retry.
+fn all_firing<K: Ord + std::fmt::Debug, A: Alert>(
+    now: &BTreeMap<K, A>,
+    keys: impl IntoIterator<Item = K>,
+) -> Result<BTreeMap<K, String>, String> {
+    let mut firing = BTreeMap::new();
+    for key in keys {
+        match now.get(&key) {
+            Some(alert) if alert.state() == "firing" => {
+                firing.insert(key, alert.active_at().to_string());
+            }
+            _ => return Err(format!("{now:?}")),
+        }
+    }
+    Ok(firing)
+}
+
 fn label<'a>(series: &'a Value, name: &str) -> &'a str {
     series["metric"][name].as_str().unwrap_or_default()
 }

@@ -121,12 +121,9 @@ fn names(list: &[&str]) -> BTreeSet<String> {
 async fn job_alerts(
     prometheus: &Prometheus,
 ) -> Result<BTreeMap<(String, String), (String, String, f64)>, String> {
-    let data = prometheus.api("/api/v1/alerts").await?;
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-    Ok(data["alerts"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    Ok(all_alerts(prometheus)
+        .await?
+        .iter()
         .filter(|a| a["labels"]["job"] == JOB)
         .filter(|a| !a["labels"]["server"].is_string() || a["labels"]["server"] == "authz")
         .map(|a| {
@@ -310,19 +307,7 @@ async fn otlp_agents_through_vmagent_page_unauthenticated_and_when_killed_hold_t
         Duration::from_secs(90),
         async || {
             let now = job_alerts(&prometheus).await?;
-            let firing: BTreeMap<_, _> = pages
-                .iter()
-                .filter_map(|k| {
-                    now.get(k)
-                        .filter(|(state, ..)| state == "firing")
-                        .map(|v| (k.clone(), v.1.clone()))
-                })
-                .collect();
-            if firing.len() == pages.len() {
-                Ok(firing)
-            } else {
-                Err(format!("{now:?}"))
-            }
+            all_firing(&now, pages.iter().cloned())
         },
     )
     .await;

@@ -60,20 +60,12 @@ async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_
     // 1. Both pages fire once, from replicas a and b.
     let first = eventually("both pages firing", Duration::from_secs(60), async || {
         let now = pages(&prometheus).await?;
-        let firing: BTreeMap<_, _> = watched
-            .iter()
-            .filter_map(|(alert, server, _)| {
-                let key = (alert.to_string(), server.to_string());
-                now.get(&key)
-                    .filter(|(state, _)| state == "firing")
-                    .map(|v| (key, v.1.clone()))
-            })
-            .collect();
-        if firing.len() == watched.len() {
-            Ok(firing)
-        } else {
-            Err(format!("{now:?}"))
-        }
+        all_firing(
+            &now,
+            watched
+                .iter()
+                .map(|(alert, server, _)| (alert.to_string(), server.to_string())),
+        )
     })
     .await;
     let for_state = async || -> Result<BTreeMap<String, String>, String> {
@@ -146,10 +138,8 @@ async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_
     // The same activeAt in Prometheus' own record of the alerts' state.
     assert_eq!(for_state().await.unwrap(), active_since);
     // And the description names the replica that sees it now.
-    let data = prometheus.api("/api/v1/alerts").await.unwrap();
-    let description = data["alerts"]
-        .as_array()
-        .unwrap()
+    let all = all_alerts(&prometheus).await.unwrap();
+    let description = all
         .iter()
         .find(|a| {
             a["labels"]["alertname"] == "MCPServerUnauthenticated"
@@ -193,14 +183,11 @@ async fn replacing_every_serve_replica_one_after_the_other_then_losing_the_last_
 async fn pages(
     prometheus: &Prometheus,
 ) -> Result<BTreeMap<(String, String), (String, String)>, String> {
-    let data = prometheus.api("/api/v1/alerts").await?;
-    Ok(data["alerts"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    Ok(all_alerts(prometheus)
+        .await?
+        .iter()
         .filter(|a| a["labels"]["severity"] == "warning" && a["labels"]["server"].is_string())
         .map(|a| {
-            let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
             (
                 (
                     text(&a["labels"]["alertname"]),
