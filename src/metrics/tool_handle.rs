@@ -106,18 +106,17 @@ impl ToolMetrics {
     /// ));
     /// ```
     pub fn declare(&self) {
-        let inner = &*self.inner;
-        let core = &inner.core;
-        core.lazy(
-            &inner.absent,
-            &core.fam.tool_absent,
-            &[&core.name, &inner.tool],
-        );
+        self.absent_series();
     }
 
     /// Counts one call to this tool while its ready server does not offer it
     /// (`mcp_readiness_tool_absent_total`).
     pub fn observe_absent(&self) {
+        self.absent_series().inc();
+    }
+
+    /// This tool's `mcp_readiness_tool_absent_total` series, made on first use.
+    fn absent_series(&self) -> &IntCounter {
         let inner = &*self.inner;
         let core = &inner.core;
         core.lazy(
@@ -125,7 +124,6 @@ impl ToolMetrics {
             &core.fam.tool_absent,
             &[&core.name, &inner.tool],
         )
-        .inc();
     }
 
     /// Observes one MCP operation on this tool in `mcp_client_operation_duration_seconds`, with

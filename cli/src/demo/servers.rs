@@ -132,12 +132,7 @@ impl DemoServer {
                 require_bearer(expected.clone(), request, next)
             }));
         }
-        let listener = TcpListener::bind(addr)
-            .await
-            .map_err(|e| DemoServerError(format!("could not listen on {addr}: {e}")))?;
-        let addr = listener
-            .local_addr()
-            .map_err(|e| DemoServerError(format!("could not read the bound address: {e}")))?;
+        let (listener, addr) = listen(addr).await?;
         bound(addr);
         axum::serve(listener, router)
             .with_graceful_shutdown(stop)
@@ -241,12 +236,7 @@ impl DemoHttpServers {
                     }));
             router = router.nest(&format!("/{}", server.name), guarded);
         }
-        let listener = TcpListener::bind(addr)
-            .await
-            .map_err(|e| DemoServerError(format!("could not listen on {addr}: {e}")))?;
-        let addr = listener
-            .local_addr()
-            .map_err(|e| DemoServerError(format!("could not read the bound address: {e}")))?;
+        let (listener, addr) = listen(addr).await?;
         let (stop, stopped) = oneshot::channel::<()>();
         tokio::spawn(async move {
             let _ = axum::serve(listener, router)
@@ -267,6 +257,17 @@ impl DemoHttpServers {
     pub fn url(&self, name: &str) -> String {
         format!("http://{}/{name}/mcp", self.addr)
     }
+}
+
+/// A listener on `addr`, and the address it is bound to (the port, when `addr` asked for any).
+async fn listen(addr: SocketAddr) -> Result<(TcpListener, SocketAddr), DemoServerError> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|e| DemoServerError(format!("could not listen on {addr}: {e}")))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| DemoServerError(format!("could not read the bound address: {e}")))?;
+    Ok((listener, addr))
 }
 
 async fn require_bearer(

@@ -25,27 +25,39 @@ pub struct Scenario {
 
 /// Every scenario, in the order `simulate` prints them.
 pub const SCENARIOS: [Scenario; 4] = [
-    Scenario {
-        name: "three-states",
-        setup: "12 tools: 7 ready, 1 arrives on the 4th poll, 1 never ready, 3 need authorization",
-        variants: ["no-states", "three-states"],
-    },
-    Scenario {
-        name: "cache-grain",
-        setup: "4 servers x 3 tools: 2 ready, 1 up after 6 s, 1 still connecting at the end",
-        variants: ["by-tool", "by-server"],
-    },
-    Scenario {
-        name: "change-notified",
-        setup: "1 tool whose server comes up at 5.1 s, off the 2 s poll grid",
-        variants: ["polling", "notified"],
-    },
-    Scenario {
-        name: "concurrent-callers",
-        setup: "8 callers, 1 s apart, for tools of one server still connecting at the end",
-        variants: ["per-call", "single-flight"],
-    },
+    scenario(
+        "three-states",
+        "12 tools: 7 ready, 1 arrives on the 4th poll, 1 never ready, 3 need authorization",
+        ["no-states", "three-states"],
+    ),
+    scenario(
+        "cache-grain",
+        "4 servers x 3 tools: 2 ready, 1 up after 6 s, 1 still connecting at the end",
+        ["by-tool", "by-server"],
+    ),
+    scenario(
+        "change-notified",
+        "1 tool whose server comes up at 5.1 s, off the 2 s poll grid",
+        ["polling", "notified"],
+    ),
+    scenario(
+        "concurrent-callers",
+        "8 callers, 1 s apart, for tools of one server still connecting at the end",
+        ["per-call", "single-flight"],
+    ),
 ];
+
+const fn scenario(
+    name: &'static str,
+    setup: &'static str,
+    variants: [&'static str; 2],
+) -> Scenario {
+    Scenario {
+        name,
+        setup,
+        variants,
+    }
+}
 
 /// Runs every scenario, each variant on a fresh paused clock.
 pub fn run_all() -> std::io::Result<Vec<SimRow>> {
