@@ -3,10 +3,14 @@
 //!
 //! Run with `cargo bench --bench layer --bench layer_otel`.
 
+#[path = "support/attributes.rs"]
+mod attributes;
 #[path = "support/bare.rs"]
 mod bare;
 #[path = "support/layer_rows.rs"]
 mod layer_rows;
+#[path = "support/minimum.rs"]
+mod minimum;
 #[path = "support/rounds.rs"]
 mod rounds;
 #[path = "support/threads.rs"]
@@ -39,7 +43,8 @@ fn main() {
     tracing::subscriber::set_global_default(tracing_subscriber::registry().with(otel))
         .expect("no subscriber installed yet");
     let mut criterion = Criterion::default().configure_from_args();
-    layer_rows::bench_rows(&mut criterion, "registry+otel");
+    layer_rows::bench_rows(&mut criterion, "registry+otel", 1.2);
+    attributes::print_attribute_costs("registry+otel");
     criterion.final_summary();
     let _ = provider.shutdown();
 }
