@@ -102,7 +102,14 @@ impl Rounds {
     /// The goal's figures: what `readiness` adds over `bare` and what `minimum` adds, and their
     /// ratio (the median of per-round ratios) against `goal`; with the load average, since the
     /// machine's other work moves every row.
-    pub fn print_goal(&self, subscriber: &str, bare: usize, minimum: usize, readiness: usize, goal: f64) {
+    pub fn print_goal(
+        &self,
+        subscriber: &str,
+        bare: usize,
+        minimum: usize,
+        readiness: usize,
+        goal: f64,
+    ) {
         let added = |row, round| self.added(row, bare, round);
         let over_bare = self.per_round(&|r| added(readiness, r));
         let minimum_adds = self.per_round(&|r| added(minimum, r));
