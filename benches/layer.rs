@@ -10,6 +10,8 @@
 mod bare;
 #[path = "support/layer_rows.rs"]
 mod layer_rows;
+#[path = "support/minimum.rs"]
+mod minimum;
 #[path = "support/rounds.rs"]
 mod rounds;
 #[path = "support/threads.rs"]
@@ -26,6 +28,6 @@ fn main() {
     )
     .expect("no subscriber installed yet");
     let mut criterion = Criterion::default().configure_from_args();
-    layer_rows::bench_rows(&mut criterion, "registry");
+    layer_rows::bench_rows(&mut criterion, "registry", 1.0);
     criterion.final_summary();
 }

@@ -1,12 +1,17 @@
 //! The rows of `layer.rs` with OpenTelemetry export: a `Registry` + `tracing-opentelemetry`
-//! exporting through the SDK's batching processor to an exporter that drops each batch.
+//! exporting through the SDK's batching processor to an exporter that drops each batch; then what
+//! each attribute of the layer's span costs (`support/attributes.rs`).
 //!
 //! Run with `cargo bench --bench layer --bench layer_otel`.
 
+#[path = "support/attributes.rs"]
+mod attributes;
 #[path = "support/bare.rs"]
 mod bare;
 #[path = "support/layer_rows.rs"]
 mod layer_rows;
+#[path = "support/minimum.rs"]
+mod minimum;
 #[path = "support/rounds.rs"]
 mod rounds;
 #[path = "support/threads.rs"]
@@ -31,6 +36,8 @@ impl SpanExporter for DropExporter {
 }
 
 fn main() {
+    // The SDK's defaults, as a service installs it (a 2,048-span queue: past it, spans are
+    // dropped on the calling thread).
     let provider = SdkTracerProvider::builder()
         .with_batch_exporter(DropExporter)
         .build();
@@ -39,7 +46,19 @@ fn main() {
     tracing::subscriber::set_global_default(tracing_subscriber::registry().with(otel))
         .expect("no subscriber installed yet");
     let mut criterion = Criterion::default().configure_from_args();
-    layer_rows::bench_rows(&mut criterion, "registry+otel");
+    layer_rows::bench_rows(&mut criterion, "registry+otel", 1.2);
+    // The attributes' costs through an exporter that runs on the calling thread: each span's
+    // attributes are freed where they were made, so a row does not depend on how far the batch
+    // exporter's thread has got (which moves single attributes' figures by ±100 ns here).
+    let simple = SdkTracerProvider::builder()
+        .with_simple_exporter(DropExporter)
+        .build();
+    let dispatch = tracing::Dispatch::new(
+        tracing_subscriber::registry()
+            .with(tracing_opentelemetry::layer().with_tracer(simple.tracer("bench"))),
+    );
+    attributes::print_attribute_costs("registry+otel, simple exporter", dispatch);
+    let _ = simple.shutdown();
     criterion.final_summary();
     let _ = provider.shutdown();
 }

@@ -8,6 +8,8 @@
 
 #[path = "support/bare.rs"]
 mod bare;
+#[path = "support/minimum.rs"]
+mod minimum;
 #[path = "support/quiet_rows.rs"]
 mod quiet_rows;
 #[path = "support/rounds.rs"]

@@ -9,7 +9,7 @@ use futures::future::{Ready, ready};
 use mcp_readiness::{Metrics, Snapshot, StaticInventory, ToolCall, ToolName};
 use mcp_readiness::{ReadinessLayer, layer::ReadinessService};
 use rmcp::model::CallToolResult;
-use tower::{Layer, Service};
+use tower::{Layer, Service, ServiceExt};
 
 /// The bare inner service: answers at once.
 pub type Bare = tower::util::ServiceFn<fn(ToolCall) -> Ready<Result<CallToolResult, Infallible>>>;
@@ -36,8 +36,9 @@ where
     black_box(future.now_or_never());
 }
 
-/// The readiness layer (recording into a fresh [`Metrics`] when `metrics`) over the bare
-/// service; `tool` is a ready cache hit.
+/// The readiness layer over the bare service, built as a service builds it: a
+/// [`StaticInventory`] where `tool` is ready, a fresh [`Metrics::new()`] when `metrics`; its first
+/// call (inside a runtime, as in a service) resolves `tool`, so every later call is a ready hit.
 pub fn readiness_service(tool: &ToolName, metrics: bool) -> ReadinessService<Bare> {
     let inventory = StaticInventory::new(Snapshot::default().with_ready_tool(tool.as_str()));
     let builder = ReadinessLayer::builder(inventory);
@@ -46,12 +47,13 @@ pub fn readiness_service(tool: &ToolName, metrics: bool) -> ReadinessService<Bar
     } else {
         builder.build()
     };
-    let cache = layer.cache().clone();
+    let service = layer.layer(bare());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
         .expect("a runtime");
-    runtime.block_on(cache.resolve(tool));
-    assert!(cache.lookup(tool).is_some_and(|v| v.is_ready()));
-    layer.layer(bare())
+    runtime
+        .block_on(service.clone().oneshot(ToolCall::new(tool.clone())))
+        .expect("the first call goes through");
+    service
 }

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use std::thread::LocalKey;
 
 use arc_swap::ArcSwap;
+use tracing::Span;
 
+use super::span::otel_name;
 use crate::metrics::{Metrics, ServerMetrics, ToolMetrics};
 use crate::ready_path::{CallStart, CowMap, CowMapView, Map, Padded, Recycled, ShardedArc, Spares};
 use crate::resolve::{CapabilityCache, ToolSlot, Verdict};
@@ -34,6 +36,8 @@ pub(crate) struct ToolHandles {
     /// thread kept from a finished call, when it has one: see `ready_path/recycled.rs`).
     pub(crate) record: Option<ShardedArc<CallHandles>>,
     pub(crate) transport: Option<&'static str>,
+    /// The span's `otel.name` (`tools/call {tool}`), made once per tool rather than per call.
+    pub(crate) otel_name: Arc<str>,
 }
 
 /// What a call's recorder needs of its tool: its metrics, and its cache slot (a call that finds
@@ -77,7 +81,8 @@ pub(crate) struct ReadyHit {
     /// When the call started (the freshness check's clock read).
     pub(crate) start: CallStart,
     pub(crate) record: Option<Arc<Padded<CallHandles>>>,
-    pub(crate) transport: Option<&'static str>,
+    /// The call's span, opened from the tool's handles.
+    pub(crate) span: Span,
 }
 
 impl LayerShared {
@@ -96,16 +101,22 @@ impl LayerShared {
     }
 
     /// The ready path: with one probe of the handles map (through `view`, a view of this
-    /// layer's), a fresh ready verdict for `tool`, the call's start and this thread's references
-    /// to its handles. Never waits, allocates or locks.
+    /// layer's), a fresh ready verdict for `tool`, the call's start, this thread's references
+    /// to its handles and the span `span` opens from them. Never waits or locks, and allocates
+    /// only what `span` does.
     #[inline]
-    pub(crate) fn ready_hit(&self, view: &mut HandlesView, tool: &ToolName) -> Option<ReadyHit> {
+    pub(crate) fn ready_hit(
+        &self,
+        view: &mut HandlesView,
+        tool: &ToolName,
+        span: impl FnOnce(&ToolHandles) -> Span,
+    ) -> Option<ReadyHit> {
         view.with(tool.as_arc(), |handles| {
             let start = self.cache.ready_now(handles.slot.as_deref()?)?;
             Some(ReadyHit {
                 start,
                 record: handles.record.as_ref().map(CallHandles::take),
-                transport: handles.transport,
+                span: span(handles),
             })
         })
         .flatten()
@@ -128,6 +139,7 @@ impl LayerShared {
                 }),
                 slot,
                 transport: self.cache.inventory().network_transport(tool.server()),
+                otel_name: otel_name(tool),
             }
         };
         self.handles

@@ -55,10 +55,18 @@ where
         if let Some(ReadyHit {
             start,
             record,
-            transport,
-        }) = self.shared.ready_hit(&mut self.handles, &call.name)
+            span,
+        }) = self
+            .shared
+            .ready_hit(&mut self.handles, &call.name, |handles| {
+                call_span(
+                    &call.name,
+                    &handles.otel_name,
+                    handles.transport,
+                    Some(&Verdict::READY),
+                )
+            })
         {
-            let span = call_span(&call.name, transport, Some(&Verdict::READY));
             let recorder = Recorder::new(&call.name, record, self.on_outcome.clone(), start);
             inject_trace_context(&span, &mut call.meta);
             let future = {
@@ -70,10 +78,13 @@ where
 
         // Slow path: resolve (maybe wait), then call the inner service that poll_ready readied.
         let ToolHandles {
-            record, transport, ..
+            record,
+            transport,
+            otel_name,
+            ..
         } = self.shared.handles(&call.name);
         let record = record.as_ref().map(CallHandles::take);
-        let span = call_span(&call.name, transport, None);
+        let span = call_span(&call.name, &otel_name, transport, None);
         let absent_counter = record.clone();
         let start = CallStart::tokio_now();
         let recorder = Recorder::new(&call.name, record, self.on_outcome.clone(), start);

@@ -1,5 +1,7 @@
 //! The span of one tool call: OpenTelemetry MCP semantic-convention attributes plus ours.
 
+use std::sync::Arc;
+
 use tracing::Span;
 use tracing::field::Empty;
 
@@ -8,6 +10,37 @@ use crate::state::ToolName;
 
 /// The `target` of the spans the layer opens.
 pub const SPAN_TARGET: &str = "mcp_readiness::call";
+
+/// The span with the values already known at creation (recording later costs a by-name field
+/// lookup per field, so the ready path passes everything here): `$otel_name` is the span's
+/// `otel.name`, `$transport` an `Option<&'static str>`, `$ready` an `Option<&Verdict>`.
+macro_rules! tool_span {
+    ($tool:expr, $otel_name:expr, $transport:expr, $ready:expr) => {
+        tracing::info_span!(
+            target: SPAN_TARGET,
+            "tools/call",
+            otel.name = $otel_name,
+            otel.kind = "client",
+            otel.status_code = Empty,
+            mcp.method.name = "tools/call",
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = $tool.tool(),
+            network.transport = $transport,
+            mcp.protocol.version = Empty,
+            server.address = Empty,
+            server.port = Empty,
+            jsonrpc.request.id = Empty,
+            mcp.session.id = Empty,
+            error.type = Empty,
+            tool_error = Empty,
+            mcp_readiness.server = $tool.server(),
+            mcp_readiness.state = $ready.map(|v| v.state.as_str()),
+            mcp_readiness.waited_ms = $ready.map(waited_ms),
+            mcp_readiness.timed_out = $ready.map(|v| v.timed_out),
+            mcp_readiness.action = Empty,
+        )
+    };
+}
 
 /// Opens the span the readiness layer would open for a call to `tool`: named `tools/call`
 /// (exported to OpenTelemetry as `tools/call {tool}`), kind client, with every field of
@@ -26,35 +59,19 @@ pub const SPAN_TARGET: &str = "mcp_readiness::call";
 /// // ... calls through ReadinessService record their state on this span
 /// ```
 pub fn execute_tool_span(tool: &ToolName) -> Span {
-    tool_span(tool, None, None)
+    tool_span!(
+        tool,
+        tracing::field::display(format_args!("tools/call {}", tool.tool())),
+        None::<&str>,
+        None::<&Verdict>
+    )
 }
 
-/// The span with the values already known at creation. Recording later costs a by-name field
-/// lookup per field, so the ready path passes everything here.
-fn tool_span(tool: &ToolName, transport: Option<&'static str>, ready: Option<&Verdict>) -> Span {
-    tracing::info_span!(
-        target: SPAN_TARGET,
-        "tools/call",
-        otel.name = %format_args!("tools/call {}", tool.tool()),
-        otel.kind = "client",
-        otel.status_code = Empty,
-        mcp.method.name = "tools/call",
-        gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = tool.tool(),
-        network.transport = transport,
-        mcp.protocol.version = Empty,
-        server.address = Empty,
-        server.port = Empty,
-        jsonrpc.request.id = Empty,
-        mcp.session.id = Empty,
-        error.type = Empty,
-        tool_error = Empty,
-        mcp_readiness.server = tool.server(),
-        mcp_readiness.state = ready.map(|v| v.state.as_str()),
-        mcp_readiness.waited_ms = ready.map(waited_ms),
-        mcp_readiness.timed_out = ready.map(|v| v.timed_out),
-        mcp_readiness.action = Empty,
-    )
+/// `otel.name` of the spans for `tool`: `tools/call {tool}`. The layer makes it once per tool
+/// (it is in the tool's handles), so that a subscriber that records the name copies a string
+/// instead of formatting one on every call.
+pub(crate) fn otel_name(tool: &ToolName) -> Arc<str> {
+    Arc::from(format!("tools/call {}", tool.tool()))
 }
 
 /// The span for one call: the current span when it is an `execute_tool` span of ours (enriched),
@@ -62,6 +79,7 @@ fn tool_span(tool: &ToolName, transport: Option<&'static str>, ready: Option<&Ve
 #[inline]
 pub(crate) fn call_span(
     tool: &ToolName,
+    otel_name: &str,
     transport: Option<&'static str>,
     ready: Option<&Verdict>,
 ) -> Span {
@@ -71,12 +89,13 @@ pub(crate) fn call_span(
     if !tracing::level_enabled!(tracing::Level::INFO) {
         return Span::none();
     }
-    enabled_call_span(tool, transport, ready)
+    enabled_call_span(tool, otel_name, transport, ready)
 }
 
 /// [`call_span`] when `info` spans may be recorded.
 fn enabled_call_span(
     tool: &ToolName,
+    otel_name: &str,
     transport: Option<&'static str>,
     ready: Option<&Verdict>,
 ) -> Span {
@@ -85,7 +104,7 @@ fn enabled_call_span(
         dispatch.current_span().metadata().is_some_and(is_tool_span)
     });
     if !enclosing {
-        return tool_span(tool, transport, ready);
+        return tool_span!(tool, otel_name, transport, ready);
     }
     let current = Span::current();
     current.record("gen_ai.tool.name", tool.tool());
