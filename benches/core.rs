@@ -12,12 +12,13 @@ use std::time::Instant as BenchClock;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 
-#[path = "support/threads.rs"]
-mod threads;
+mod support;
+
 use mcp_readiness::{
     Snapshot, StaticInventory, ToolName,
     resolve::{CapabilityCache, classify},
 };
+use support::threads;
 
 fn parsing(c: &mut Criterion) {
     let mut group = c.benchmark_group("tool_name");

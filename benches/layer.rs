@@ -6,16 +6,9 @@
 //!
 //! Run with `cargo bench --bench layer --bench layer_otel`.
 
-#[path = "support/bare.rs"]
-mod bare;
-#[path = "support/layer_rows.rs"]
-mod layer_rows;
-#[path = "support/minimum.rs"]
-mod minimum;
-#[path = "support/rounds.rs"]
-mod rounds;
-#[path = "support/threads.rs"]
-mod threads;
+mod support;
+
+use support::layer_rows;
 
 use criterion::Criterion;
 use tracing_subscriber::filter::LevelFilter;

@@ -4,18 +4,9 @@
 //!
 //! Run with `cargo bench --bench layer --bench layer_otel`.
 
-#[path = "support/attributes.rs"]
-mod attributes;
-#[path = "support/bare.rs"]
-mod bare;
-#[path = "support/layer_rows.rs"]
-mod layer_rows;
-#[path = "support/minimum.rs"]
-mod minimum;
-#[path = "support/rounds.rs"]
-mod rounds;
-#[path = "support/threads.rs"]
-mod threads;
+mod support;
+
+use support::{attributes, layer_rows};
 
 use std::hint::black_box;
 

@@ -6,16 +6,9 @@
 //! Run with `cargo bench --bench layer_quiet` (add a criterion filter that matches no row, e.g.
 //! `-- summary-only`, to print only the interleaved summary).
 
-#[path = "support/bare.rs"]
-mod bare;
-#[path = "support/minimum.rs"]
-mod minimum;
-#[path = "support/quiet_rows.rs"]
-mod quiet_rows;
-#[path = "support/rounds.rs"]
-mod rounds;
-#[path = "support/threads.rs"]
-mod threads;
+mod support;
+
+use support::quiet_rows;
 
 use criterion::Criterion;
 use tracing_subscriber::filter::LevelFilter;

@@ -10,8 +10,9 @@ use mcp_readiness::resolve::Verdict;
 use mcp_readiness::state::CallOutcome;
 use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, Opts};
 
-#[path = "support/fleet.rs"]
-mod fleet;
+mod support;
+
+use support::fleet;
 
 fn render(c: &mut Criterion) {
     let mut group = c.benchmark_group("render");

@@ -2,8 +2,9 @@
 //! takes: `cargo bench --bench metrics_fleet_memory` (a program, not a criterion bench). Reads `VmRSS` from
 //! `/proc/self/status` (Linux).
 
-#[path = "support/fleet.rs"]
-mod fleet;
+mod support;
+
+use support::fleet;
 
 fn rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;

@@ -11,13 +11,6 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use mcp_readiness::probe::{ProbeConfig, ProbeRequest, Prober};
-use rmcp::model::{
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-};
-use rmcp::service::{RequestContext, RoleServer};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ErrorData, ServerHandler};
 
 /// Resident memory of this process (`VmRSS`), in bytes (Linux; 0 elsewhere).
 fn rss_bytes() -> usize {
@@ -31,37 +24,10 @@ fn rss_bytes() -> usize {
         .map_or(0, |kib| kib * 1024)
 }
 
-#[derive(Clone)]
-struct Fixture;
-
-impl ServerHandler for Fixture {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        let schema: Arc<serde_json::Map<String, serde_json::Value>> = Arc::new(
-            [("type".to_owned(), serde_json::Value::from("object"))]
-                .into_iter()
-                .collect(),
-        );
-        Ok(ListToolsResult::with_all_items(vec![
-            Tool::new("lookup", "Look something up", schema.clone()),
-            Tool::new("summarize", "Summarize", schema),
-        ]))
-    }
-}
-
+/// The probe fixture (`lookup`, `summarize`) over streamable HTTP, the one the library's tests
+/// probe; returns its URL.
 async fn ready_server() -> String {
-    let service: StreamableHttpService<Fixture, LocalSessionManager> = StreamableHttpService::new(
-        || Ok(Fixture),
-        Default::default(),
-        StreamableHttpServerConfig::default().with_sse_keep_alive(None),
-    );
+    let service = mcp_readiness_fixtures::mcp::http_service(mcp_readiness_fixtures::mcp::PROBE);
     let app = axum::Router::new().nest_service("/mcp", service);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

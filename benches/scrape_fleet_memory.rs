@@ -6,9 +6,9 @@
 //! scrapes through the `/metrics` endpoint (half of them accepting gzip), which share one render;
 //! then 20 renders at once, which is what 20 scrapes cost before they shared one.
 
-#[path = "support/fleet.rs"]
-#[allow(dead_code)]
-mod fleet;
+mod support;
+
+use support::fleet;
 
 use std::time::Duration;
 

@@ -1,5 +1,5 @@
 //! The layer's hot-path state: what every clone of a layer and its services share, and the
-//! per-tool handles (cache slot, metrics, transport) the ready path finds with one probe.
+//! per-tool handles (cache slot, metrics, transport) the ready path finds with one lookup.
 //! [`LayerShared::ready_hit`] is where the ready path enters; what it calls is fenced in
 //! `ready_path/` (its module doc holds the rules and names the bench that guards them).
 
@@ -26,7 +26,7 @@ pub(crate) struct LayerShared {
 }
 
 /// Per-tool: the cache slot of its verdicts, its metrics handle (resolved once, so the hot path
-/// does no label hashing) and the transport of its server. One probe of the handles map finds
+/// does no label hashing) and the transport of its server. One lookup of the handles map finds
 /// everything the ready path needs.
 #[derive(Clone)]
 pub(crate) struct ToolHandles {
@@ -59,9 +59,9 @@ impl Recycled for CallHandles {
     }
 }
 
-/// A service's own view of its layer's handles map: the ready path's probe costs one atomic load
+/// A service's own view of its layer's handles map: the ready path's lookup costs one atomic load
 /// (is the map it read last still the map?) and the lookup, and calling the tool it called last
-/// again skips the hash probe (see [`CowMapView`]).
+/// again skips the hash lookup (see [`CowMapView`]).
 pub(crate) type HandlesView = CowMapView<SharedHandles, ToolHandles>;
 
 /// How a [`HandlesView`] reaches the handles map of the layer it came from.
@@ -100,7 +100,7 @@ impl LayerShared {
         CowMapView::new(SharedHandles(self.clone()))
     }
 
-    /// The ready path: with one probe of the handles map (through `view`, a view of this
+    /// The ready path: with one lookup of the handles map (through `view`, a view of this
     /// layer's), a fresh ready verdict for `tool`, the call's start, this thread's references
     /// to its handles and the span `span` opens from them. Never waits or locks, and allocates
     /// only what `span` does.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use arc_swap::cache::Cache;
 
-/// A fast, DoS-resistant (randomly seeded) hasher: the map is probed on every call.
+/// A fast, DoS-resistant (randomly seeded) hasher: the map is read on every call.
 type Hasher = foldhash::fast::RandomState;
 
 /// The entries of a [`CowMap`] in the order they were added, and an index by key. Entries are
@@ -48,7 +48,7 @@ impl<V> Map<V> {
 }
 
 /// A map read on every call and written rarely: reads are lock-free and allocation-free (one
-/// `arc-swap` load, one probe), a write copies the map. Bounded: past `cap` keys, new keys are
+/// `arc-swap` load, one lookup), a write copies the map. Bounded: past `cap` keys, new keys are
 /// not stored, so callers that invent names cannot grow it without bound.
 pub(crate) struct CowMap<V> {
     map: ArcSwap<Map<V>>,
@@ -110,7 +110,7 @@ impl<V: Clone> CowMap<V> {
 /// One holder's view of a [`CowMap`] (`A` leads to the map's [`CowMap::storage`]): it keeps the
 /// map it read last and re-reads only when the map was replaced, so a read costs one atomic
 /// load instead of an `arc-swap` load; and it remembers where the key it read last is, so reading
-/// that key again (the same name, or the same text) skips the probe. A holder that is not read for
+/// that key again (the same name, or the same text) skips the lookup. A holder that is not read for
 /// a while keeps the map it last read alive until its next read.
 #[derive(Clone)]
 pub(crate) struct CowMapView<A, V> {

@@ -11,7 +11,7 @@
 //!
 //! The path, in the order a call takes it:
 //!
-//! 1. `layer/handles.rs` `LayerShared::ready_hit`: one probe of the layer's handles map through
+//! 1. `layer/handles.rs` `LayerShared::ready_hit`: one lookup of the layer's handles map through
 //!    the service's own view of it ([`CowMapView`], `cow_map.rs`), which yields the tool's cache
 //!    slot and its metrics handles together;
 //! 2. `resolve/cache.rs` `CapabilityCache::ready_now`: the slot's [`Deadline`] (`deadline.rs`),
@@ -37,7 +37,7 @@
 //!   (the counter, or the OS clock through the vDSO where the counter is not stable); no reference
 //!   count that moves in steady state. (While tokio's clock is paused its reads take tokio's
 //!   test clock lock: the cost of tests and `simulate`, never of a service.)
-//! - a hit reads at most: one atomic load for "same map", the map probe (skipped for the tool
+//! - a hit reads at most: one atomic load for "same map", the map lookup (skipped for the tool
 //!   called last), two atomic loads of the slot (its deadline and generation), the inventory's
 //!   generation, one clock read; atomics are `Relaxed` except the deadline (`Release` when
 //!   written, `Acquire` when read, so a reader that sees a deadline sees its generation);
