@@ -35,6 +35,8 @@ impl<P: Provider> Exporting<P> {
         }
     }
 
+    /// The provider, while it exports (read by the OTLP metrics export, `otel-metrics`).
+    #[cfg_attr(not(feature = "otel-metrics"), allow(dead_code))]
     pub(super) fn provider(&self) -> Option<&P> {
         self.provider.as_ref()
     }

@@ -171,49 +171,53 @@ async fn run_variant(scenario: &'static str, variant: &'static str) -> SimRow {
     }
 }
 
+/// A simulated fleet: each server's name, tools and behaviour.
+type Fleet<'a> = &'a [(&'static str, &'a [&'static str], Behaviour)];
+
+fn fleet(servers: Fleet<'_>) -> Vec<SimServer> {
+    let server = |&(name, tools, behaviour): &(&'static str, &[&'static str], Behaviour)| {
+        SimServer::new(name, tools, behaviour)
+    };
+    servers.iter().map(server).collect()
+}
+
 fn three_states_fleet() -> Vec<SimServer> {
-    vec![
-        SimServer::new(
+    let after_6s = Behaviour::ReadyAfter(Duration::from_secs(6));
+    fleet(&[
+        (
             "files",
             &["read", "write", "list", "stat"],
             Behaviour::Ready,
         ),
-        SimServer::new(
+        (
             "calendar",
             &["events", "create", "free_busy"],
             Behaviour::Ready,
         ),
-        SimServer::new(
-            "drive",
-            &["search"],
-            Behaviour::ReadyAfter(Duration::from_secs(6)),
-        ),
-        SimServer::new("search", &["query"], Behaviour::NeverReady),
-        SimServer::new("analytics", &["query"], Behaviour::NeedsAuth),
-        SimServer::new("chat", &["send"], Behaviour::NeedsAuth),
-        SimServer::new("storage", &["put"], Behaviour::NeedsAuth),
-    ]
+        ("drive", &["search"], after_6s),
+        ("search", &["query"], Behaviour::NeverReady),
+        ("analytics", &["query"], Behaviour::NeedsAuth),
+        ("chat", &["send"], Behaviour::NeedsAuth),
+        ("storage", &["put"], Behaviour::NeedsAuth),
+    ])
 }
 
 fn cache_grain_fleet() -> Vec<SimServer> {
-    vec![
-        SimServer::new("files", &["read", "write", "list"], Behaviour::Ready),
-        SimServer::new(
+    let after_6s = Behaviour::ReadyAfter(Duration::from_secs(6));
+    fleet(&[
+        ("files", &["read", "write", "list"], Behaviour::Ready),
+        (
             "calendar",
             &["events", "create", "free_busy"],
             Behaviour::Ready,
         ),
-        SimServer::new(
-            "drive",
-            &["search", "get", "export"],
-            Behaviour::ReadyAfter(Duration::from_secs(6)),
-        ),
-        SimServer::new(
+        ("drive", &["search", "get", "export"], after_6s),
+        (
             "search",
             &["query", "suggest", "similar"],
             Behaviour::NeverReady,
         ),
-    ]
+    ])
 }
 
 fn all_tools(servers: &[SimServer]) -> Vec<ToolName> {
