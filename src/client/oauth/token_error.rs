@@ -116,11 +116,14 @@ impl TokenErrorAnswer {
                 .ok()
                 .filter(|s| (100..600).contains(s))
         });
-        let code = text.find('{').and_then(|at| {
-            let mut values =
-                serde_json::Deserializer::from_str(&text[at..]).into_iter::<serde_json::Value>();
-            values.next()?.ok().and_then(|json| code_of(&json))
-        });
+        let code = text
+            .find('{')
+            .and_then(|at| {
+                let mut values = serde_json::Deserializer::from_str(&text[at..])
+                    .into_iter::<serde_json::Value>();
+                values.next()?.ok().and_then(|json| code_of(&json))
+            })
+            .or_else(|| code_after_prefix(text));
         (status.is_some() || code.is_some()).then_some(TokenErrorAnswer { status, code })
     }
 
@@ -144,6 +147,28 @@ impl TokenErrorAnswer {
             (None, None) => "no error code".to_owned(),
         }
     }
+}
+
+/// Where rmcp's text puts the `error` code it parsed: after oauth2's "Server returned error
+/// response: " (a client secret's request) or right after "Token exchange failed: " (a signed
+/// assertion's). Only a code this client knows counts: a word in that place that is not one is
+/// not taken for a code.
+const CODE_PREFIXES: [&str; 2] = [
+    "Server returned error response: ",
+    "Token exchange failed: ",
+];
+
+fn code_after_prefix(text: &str) -> Option<TokenErrorCode> {
+    CODE_PREFIXES.iter().find_map(|prefix| {
+        let rest = &text[text.find(prefix)? + prefix.len()..];
+        let word = rest
+            .split(|c: char| !(c.is_ascii_lowercase() || c == '_'))
+            .next()?;
+        match TokenErrorCode::parse(word) {
+            TokenErrorCode::Other(_) => None,
+            known => Some(known),
+        }
+    })
 }
 
 fn code_of(json: &serde_json::Value) -> Option<TokenErrorCode> {
@@ -208,6 +233,24 @@ mod tests {
         assert!(code_only.is_refusal());
         let other = TokenErrorAnswer::from_rmcp_text(r#"{"error":"temporarily_unavailable"}"#);
         assert!(!other.unwrap().is_refusal());
+        // rmcp's two texts for a refused client-credentials request: a client secret's (through
+        // oauth2) and a signed assertion's.
+        for text in [
+            "Token exchange failed: Server returned error response: invalid_client: Client \
+             authentication failed",
+            "Token exchange failed: invalid_client: bad assertion",
+        ] {
+            let answer = TokenErrorAnswer::from_rmcp_text(text).unwrap();
+            assert_eq!(answer.code, Some(TokenErrorCode::InvalidClient), "{text}");
+            assert!(answer.is_refusal(), "{text}");
+        }
+        // Not a code in that place: an outage.
+        for text in [
+            "Token exchange failed: Request failed",
+            "Token exchange failed: Server returned error response: temporarily_unavailable",
+        ] {
+            assert_eq!(TokenErrorAnswer::from_rmcp_text(text), None, "{text}");
+        }
     }
 
     #[test]
