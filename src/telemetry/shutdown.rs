@@ -106,11 +106,7 @@ pub(super) type EndpointCase = (Vec<(String, String)>, Option<super::config::Otl
 /// generic endpoint gets the signal's path over HTTP only; the signal's own variables win and are
 /// used as they are (the other signal's are not read); the standard switches turn it off (tests).
 #[cfg(test)]
-pub(super) fn endpoint_cases(
-    signal: &str,
-    other: &str,
-    path: &str,
-) -> Vec<EndpointCase> {
+pub(super) fn endpoint_cases(signal: &str, other: &str, path: &str) -> Vec<EndpointCase> {
     use super::config::OtlpConfig;
     let env = |vars: &[(&str, &str)]| -> Vec<(String, String)> {
         vars.iter()

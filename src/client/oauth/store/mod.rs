@@ -429,12 +429,7 @@ impl FileStore {
         .await
         .map_err(|_| "writing the credential store was cancelled".to_owned())?;
         *self.inner.seen.lock_unpoisoned() = written?;
-        let problem = file
-            .credentials
-            .token_response
-            .is_none()
-            .then_some(Problem::Empty);
-        self.record(Some(&file), problem);
+        self.record(Some(&file), empty(&file));
         Ok(())
     }
 }
@@ -477,17 +472,20 @@ impl FileStore {
     }
 }
 
+/// [`Problem::Empty`] for a file that holds no token.
+fn empty(file: &StoreFile) -> Option<Problem> {
+    file.credentials
+        .token_response
+        .is_none()
+        .then_some(Problem::Empty)
+}
+
 #[async_trait]
 impl CredentialStore for FileStore {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
         match self.read_file().await {
             Ok(Some(file)) => {
-                let problem = file
-                    .credentials
-                    .token_response
-                    .is_none()
-                    .then_some(Problem::Empty);
-                self.record(Some(&file), problem);
+                self.record(Some(&file), empty(&file));
                 Ok(Some(file.credentials))
             }
             Ok(None) => {
@@ -820,19 +818,21 @@ mod tests {
             )
             .unwrap()
         };
-        let login = FileStore::new(dir.join("login.json"));
-        login.save(token()).await.unwrap();
-        login.save_step_up("admin").await.unwrap();
-        let words = login.problem("run `mcp-readiness oauth login`").unwrap();
+        // The reason a store asking for `admin` gives: a login's, or a renewing grant's.
+        let step_up = |store: FileStore| async move {
+            store.save(token()).await.unwrap();
+            store.save_step_up("admin").await.unwrap();
+            let words = store.problem("run `mcp-readiness oauth login`").unwrap();
+            (store, words)
+        };
+        let (_login, words) = step_up(FileStore::new(dir.join("login.json"))).await;
         assert!(
             words.contains("re-authorize") && words.contains("oauth login"),
             "{words}"
         );
 
-        let machine = FileStore::with_renewal(dir.join("machine.json"), true);
-        machine.save(token()).await.unwrap();
-        machine.save_step_up("admin").await.unwrap();
-        let words = machine.problem("run `mcp-readiness oauth login`").unwrap();
+        let (_machine, words) =
+            step_up(FileStore::with_renewal(dir.join("machine.json"), true)).await;
         assert!(
             words.contains("grant this client those scopes") && words.contains("no login needed"),
             "{words}"
