@@ -299,16 +299,7 @@ class ClientCredentials:
             body += message.get("body", b"")
             if not message.get("more_body"):
                 break
-        sent = False
-
-        async def replay():
-            nonlocal sent
-            if sent:
-                return {"type": "http.disconnect"}
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        request = StarletteRequest(scope, replay)
+        request = StarletteRequest(scope, replaying(body))
         form = await request.form()
         if form.get("grant_type") == "urn:ietf:params:oauth:grant-type:jwt-bearer":
             response = self.jwt_bearer(form, request.headers.get("authorization", ""))
@@ -699,25 +690,21 @@ def main() -> None:
         provider.issued.append(jag)
         return JSONResponse({"access_token": jag, **answer})
 
-    @server.custom_route("/admin/idp-refuse", methods=["POST"])
-    async def idp_refuse(request: Request):
-        provider.idp_refuses = True
-        return JSONResponse({"refusing": True})
+    def admin_switch(path, field, value, answer):
+        """`POST path` sets the provider's `field` to `value` and answers `answer`."""
 
-    @server.custom_route("/admin/idp-accept", methods=["POST"])
-    async def idp_accept(request: Request):
-        provider.idp_refuses = False
-        return JSONResponse({"refusing": False})
+        @server.custom_route(path, methods=["POST"])
+        async def switch(request: Request):
+            setattr(provider, field, value)
+            return JSONResponse(answer)
 
-    @server.custom_route("/admin/distrust-idp", methods=["POST"])
-    async def distrust_idp(request: Request):
-        provider.idp_trusted = False
-        return JSONResponse({"distrusted": True})
-
-    @server.custom_route("/admin/distrust-workload", methods=["POST"])
-    async def distrust(request: Request):
-        provider.workload_subject = None
-        return JSONResponse({"distrusted": True})
+    for path, field, value, answer in [
+        ("/admin/idp-refuse", "idp_refuses", True, {"refusing": True}),
+        ("/admin/idp-accept", "idp_refuses", False, {"refusing": False}),
+        ("/admin/distrust-idp", "idp_trusted", False, {"distrusted": True}),
+        ("/admin/distrust-workload", "workload_subject", None, {"distrusted": True}),
+    ]:
+        admin_switch(path, field, value, answer)
 
     @server.custom_route("/admin/rotate-job-secret", methods=["POST"])
     async def rotate(request: Request):

@@ -399,43 +399,13 @@ mod tests {
     }
 
     #[test]
-    fn the_generic_endpoint_gets_the_traces_path_only_over_http() {
-        let http = from(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318/")]).unwrap();
-        assert_eq!(http.otlp, Some(OtlpConfig::http("http://c:4318/v1/traces")));
-        let grpc = from(&[
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4317"),
-            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
-        ])
-        .unwrap();
-        assert_eq!(grpc.otlp, Some(OtlpConfig::grpc("http://c:4317")));
-    }
-
-    #[test]
-    fn signal_specific_variables_win_and_are_used_as_is() {
-        let config = from(&[
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://generic:4317"),
-            (
-                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-                "http://traces:9999/custom",
-            ),
-            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
-            ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf"),
-        ])
-        .unwrap();
-        assert_eq!(
-            config.otlp,
-            Some(OtlpConfig::http("http://traces:9999/custom"))
-        );
-    }
-
-    #[test]
-    fn the_exporter_can_be_switched_off_by_the_standard_variables() {
-        for off in [
-            ("OTEL_SDK_DISABLED", "true"),
-            ("OTEL_TRACES_EXPORTER", "none"),
-        ] {
-            let config = from(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"), off]).unwrap();
-            assert_eq!(config.otlp, None, "{off:?}");
+    fn the_standard_variables_choose_the_traces_endpoint() {
+        for (vars, expected) in
+            crate::telemetry::shutdown::endpoint_cases("TRACES", "METRICS", "/v1/traces")
+        {
+            let vars: Vec<(&str, &str)> =
+                vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            assert_eq!(from(&vars).unwrap().otlp, expected, "{vars:?}");
         }
     }
 

@@ -244,44 +244,13 @@ mod tests {
     }
 
     #[test]
-    fn the_generic_endpoint_gets_the_metrics_path_only_over_http() {
-        let http = from(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318/")]).unwrap();
-        assert_eq!(
-            http.otlp,
-            Some(OtlpConfig::http("http://c:4318/v1/metrics"))
-        );
-        let grpc = from(&[
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4317"),
-            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
-        ])
-        .unwrap();
-        assert_eq!(grpc.otlp, Some(OtlpConfig::grpc("http://c:4317")));
-    }
-
-    #[test]
-    fn metrics_variables_win_over_the_generic_ones_and_are_used_as_is() {
-        let config = from(&[
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://generic:4317"),
-            (
-                "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
-                "http://m:9999/custom",
-            ),
-            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
-            ("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "http/protobuf"),
-            ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc"),
-        ])
-        .unwrap();
-        assert_eq!(config.otlp, Some(OtlpConfig::http("http://m:9999/custom")));
-    }
-
-    #[test]
-    fn the_exporter_can_be_switched_off_and_the_interval_set() {
-        for off in [
-            ("OTEL_SDK_DISABLED", "true"),
-            ("OTEL_METRICS_EXPORTER", "none"),
-        ] {
-            let config = from(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"), off]).unwrap();
-            assert_eq!(config.otlp, None, "{off:?}");
+    fn the_standard_variables_choose_the_metrics_endpoint_and_the_interval() {
+        for (vars, expected) in
+            crate::telemetry::shutdown::endpoint_cases("METRICS", "TRACES", "/v1/metrics")
+        {
+            let vars: Vec<(&str, &str)> =
+                vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            assert_eq!(from(&vars).unwrap().otlp, expected, "{vars:?}");
         }
         let on = from(&[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),

@@ -97,6 +97,54 @@ pub(super) fn env_of(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> +
     move |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
 }
 
+/// An environment, and the OTLP endpoint it must give (tests).
+#[cfg(test)]
+pub(super) type EndpointCase = (Vec<(String, String)>, Option<super::config::OtlpConfig>);
+
+/// How the standard variables choose the OTLP endpoint of `signal` (`TRACES`, `METRICS`), whose
+/// HTTP path is `path` (`/v1/traces`): each environment with the `OtlpConfig` it must give. The
+/// generic endpoint gets the signal's path over HTTP only; the signal's own variables win and are
+/// used as they are (the other signal's are not read); the standard switches turn it off (tests).
+#[cfg(test)]
+pub(super) fn endpoint_cases(signal: &str, other: &str, path: &str) -> Vec<EndpointCase> {
+    use super::config::OtlpConfig;
+    let env = |vars: &[(&str, &str)]| -> Vec<(String, String)> {
+        vars.iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    };
+    let generic = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318/");
+    let endpoint = format!("OTEL_EXPORTER_OTLP_{signal}_ENDPOINT");
+    let protocol = format!("OTEL_EXPORTER_OTLP_{signal}_PROTOCOL");
+    let others = format!("OTEL_EXPORTER_OTLP_{other}_PROTOCOL");
+    let exporter = format!("OTEL_{signal}_EXPORTER");
+    vec![
+        (
+            env(&[generic]),
+            Some(OtlpConfig::http(format!("http://c:4318{path}"))),
+        ),
+        (
+            env(&[
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4317"),
+                ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+            ]),
+            Some(OtlpConfig::grpc("http://c:4317")),
+        ),
+        (
+            env(&[
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://generic:4317"),
+                (&endpoint, "http://signal:9999/custom"),
+                ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+                (&protocol, "http/protobuf"),
+                (&others, "grpc"),
+            ]),
+            Some(OtlpConfig::http("http://signal:9999/custom")),
+        ),
+        (env(&[generic, ("OTEL_SDK_DISABLED", "true")]), None),
+        (env(&[generic, (&exporter, "none")]), None),
+    ]
+}
+
 /// Runs `shutdown` (a provider's: it flushes what is pending, and blocks) from a `Drop`: on a
 /// current-thread runtime on a thread of its own (blocking there would stall the runtime the
 /// export needs), on a multi-thread runtime in `block_in_place`, outside a runtime directly. A

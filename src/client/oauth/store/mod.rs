@@ -429,12 +429,7 @@ impl FileStore {
         .await
         .map_err(|_| "writing the credential store was cancelled".to_owned())?;
         *self.inner.seen.lock_unpoisoned() = written?;
-        let problem = file
-            .credentials
-            .token_response
-            .is_none()
-            .then_some(Problem::Empty);
-        self.record(Some(&file), problem);
+        self.record(Some(&file), empty(&file));
         Ok(())
     }
 }
@@ -477,17 +472,20 @@ impl FileStore {
     }
 }
 
+/// [`Problem::Empty`] for a file that holds no token.
+fn empty(file: &StoreFile) -> Option<Problem> {
+    file.credentials
+        .token_response
+        .is_none()
+        .then_some(Problem::Empty)
+}
+
 #[async_trait]
 impl CredentialStore for FileStore {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
         match self.read_file().await {
             Ok(Some(file)) => {
-                let problem = file
-                    .credentials
-                    .token_response
-                    .is_none()
-                    .then_some(Problem::Empty);
-                self.record(Some(&file), problem);
+                self.record(Some(&file), empty(&file));
                 Ok(Some(file.credentials))
             }
             Ok(None) => {
@@ -550,6 +548,14 @@ mod tests {
         dir
     }
 
+    /// A store at `file` in a fresh scratch directory `name`, and its status feed.
+    fn store_in(name: &str, file: &str) -> (PathBuf, FileStore, watch::Receiver<CredentialState>) {
+        let dir = dir(name);
+        let store = FileStore::new(dir.join(file));
+        let status = store.subscribe();
+        (dir, store, status)
+    }
+
     fn credentials(refresh: &str, received_at: u64, extra: &str) -> StoredCredentials {
         serde_json::from_str(&format!(
             r#"{{"client_id":"cid","token_received_at":{received_at},"token_response":
@@ -608,9 +614,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_saved_store_is_private_and_its_expiries_are_the_token_responses() {
-        let dir = dir("saved");
-        let store = FileStore::new(dir.join("sub/vault.json"));
-        let status = store.subscribe();
+        let (dir, store, status) = store_in("saved", "sub/vault.json");
         store
             .save(credentials(
                 "RT-1",
@@ -640,9 +644,7 @@ mod tests {
     #[tokio::test]
     async fn a_refresh_that_keeps_the_refresh_token_keeps_its_known_lifetime_and_a_new_one_forgets_it()
      {
-        let dir = dir("kept");
-        let store = FileStore::new(dir.join("vault.json"));
-        let status = store.subscribe();
+        let (dir, store, status) = store_in("kept", "vault.json");
         store
             .save(credentials(
                 "RT-1",
@@ -745,9 +747,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_refused_refresh_token_is_the_reason_until_the_store_holds_another() {
-        let dir = dir("refused");
-        let store = FileStore::new(dir.join("vault.json"));
-        let status = store.subscribe();
+        let (dir, store, status) = store_in("refused", "vault.json");
         let first = credentials("RT-1", 1_000, "");
         store.save(first.clone()).await.unwrap();
         assert_eq!(store.problem("run `login`"), None);
@@ -776,9 +776,7 @@ mod tests {
     /// whose grant lacks the scope changes nothing; one that carries it clears the step-up.
     #[tokio::test]
     async fn a_renewal_without_the_step_up_scope_is_not_a_reauthorization_and_one_with_it_is() {
-        let dir = dir("step-up-renewal");
-        let store = FileStore::new(dir.join("job.json"));
-        let status = store.subscribe();
+        let (dir, store, status) = store_in("step-up-renewal", "job.json");
         let granted = |access: &str, scopes: &[&str]| {
             let mut creds: StoredCredentials = serde_json::from_str(&format!(
                 r#"{{"client_id":"cid","token_received_at":1000,"token_response":
@@ -820,19 +818,21 @@ mod tests {
             )
             .unwrap()
         };
-        let login = FileStore::new(dir.join("login.json"));
-        login.save(token()).await.unwrap();
-        login.save_step_up("admin").await.unwrap();
-        let words = login.problem("run `mcp-readiness oauth login`").unwrap();
+        // The reason a store asking for `admin` gives: a login's, or a renewing grant's.
+        let step_up = |store: FileStore| async move {
+            store.save(token()).await.unwrap();
+            store.save_step_up("admin").await.unwrap();
+            let words = store.problem("run `mcp-readiness oauth login`").unwrap();
+            (store, words)
+        };
+        let (_login, words) = step_up(FileStore::new(dir.join("login.json"))).await;
         assert!(
             words.contains("re-authorize") && words.contains("oauth login"),
             "{words}"
         );
 
-        let machine = FileStore::with_renewal(dir.join("machine.json"), true);
-        machine.save(token()).await.unwrap();
-        machine.save_step_up("admin").await.unwrap();
-        let words = machine.problem("run `mcp-readiness oauth login`").unwrap();
+        let (_machine, words) =
+            step_up(FileStore::with_renewal(dir.join("machine.json"), true)).await;
         assert!(
             words.contains("grant this client those scopes") && words.contains("no login needed"),
             "{words}"
