@@ -299,14 +299,15 @@ class ClientCredentials:
             body += message.get("body", b"")
             if not message.get("more_body"):
                 break
-        request = StarletteRequest(scope, replaying(body))
+        replay = replaying(body)
+        request = StarletteRequest(scope, replay)
         form = await request.form()
         if form.get("grant_type") == "urn:ietf:params:oauth:grant-type:jwt-bearer":
             response = self.jwt_bearer(form, request.headers.get("authorization", ""))
             return await response(scope, replay, send)
         if form.get("grant_type") != "client_credentials":
-            sent = False
-            return await self.app(scope, replay, send)
+            # The form was read: the app gets the body replayed afresh.
+            return await self.app(scope, replaying(body), send)
         try:
             client = await ClientAuthenticator(self.provider).authenticate_request(request)
         except AuthenticationError as e:
