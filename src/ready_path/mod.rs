@@ -33,9 +33,10 @@
 //! On a hit (everything above but the writes of `Deadline::at` and `CowMap`'s inserts, which
 //! happen off the hit, when a verdict or a new tool name is stored):
 //!
-//! - no lock, no allocation, no system call, no waiting; one clock read at each end of the call
-//!   (the counter, or the OS clock through the vDSO where the counter is not stable); no reference
-//!   count that moves in steady state. (While tokio's clock is paused its reads take tokio's
+//! - no lock, no allocation (with no subscriber or under a `Registry`: counted by
+//!   `tests/library/layer/allocations.rs`), no system call, no waiting; one clock read at each end
+//!   of the call (the counter, or the OS clock through the vDSO where the counter is not stable);
+//!   no reference count that moves in steady state. (While tokio's clock is paused its reads take tokio's
 //!   test clock lock: the cost of tests and `simulate`, never of a service.)
 //! - a hit reads at most: one atomic load for "same map", the map lookup (skipped for the tool
 //!   called last), two atomic loads of the slot (its deadline and generation), the inventory's

@@ -1,7 +1,9 @@
 //! The readiness layer's room: spans, outcomes, metrics and hooks per state ([`outcomes`]), the
-//! ready path's cached verdict ([`ready_path`]) and any inner service ([`inner_service`]), with a
-//! capturing subscriber and tokio's paused clock. The shared world: four servers, one per state.
+//! ready path's cached verdict ([`ready_path`]) and what a ready call allocates ([`allocations`]),
+//! and any inner service ([`inner_service`]), with a capturing subscriber and tokio's paused clock.
+//! The shared world: four servers, one per state.
 
+mod allocations;
 mod inner_service;
 mod outcomes;
 mod ready_path;
