@@ -92,10 +92,17 @@ async fn on_a_live_prometheus_each_server_gets_its_one_action_and_every_dashboar
                 })
                 .map(|(key, _)| key)
                 .collect();
-            if missing.is_empty() {
-                Ok(alerts)
-            } else {
+            // `gone` under the agent is called and refused: its critical twin (written by a
+            // later rule than the warning) must be there too before the snapshot is checked.
+            let agent_gone = severities(&alerts, "mcp-readiness-agent", "gone");
+            if !missing.is_empty() {
                 Err(format!("missing {missing:?}; have {alerts:?}"))
+            } else if !agent_gone.contains("critical") {
+                Err(format!(
+                    "no critical twin for the agent's `gone` yet; have {alerts:?}"
+                ))
+            } else {
+                Ok(alerts)
             }
         },
     )
@@ -118,22 +125,16 @@ async fn on_a_live_prometheus_each_server_gets_its_one_action_and_every_dashboar
     }
     // Severity: `gone` under the agent is called and refused (a critical twin beside the
     // warning); under `serve` nobody calls it (warning only).
-    let severities = |job: &str, server: &str| -> BTreeSet<String> {
-        alerts[&(job.to_owned(), server.to_owned())]
-            .iter()
-            .map(|(_, _, _, severity)| severity.clone())
-            .collect()
-    };
     assert_eq!(
-        severities("mcp-readiness-agent", "gone"),
+        severities(&alerts, "mcp-readiness-agent", "gone"),
         BTreeSet::from(["critical".to_owned(), "warning".to_owned()])
     );
     assert_eq!(
-        severities("mcp-readiness", "gone"),
+        severities(&alerts, "mcp-readiness", "gone"),
         BTreeSet::from(["warning".to_owned()])
     );
     assert_eq!(
-        severities("mcp-readiness", "slow"),
+        severities(&alerts, "mcp-readiness", "slow"),
         BTreeSet::from(["info".to_owned()])
     );
     for server in ["ready", "stuck"] {
@@ -239,4 +240,14 @@ async fn on_a_live_prometheus_each_server_gets_its_one_action_and_every_dashboar
     agent.stop().await;
     drop(prometheus);
     drop(serve);
+}
+
+/// The severities of the alerts about `server` under `job` (none when it has no alert).
+fn severities(alerts: &AlertsByServer, job: &str, server: &str) -> BTreeSet<String> {
+    alerts
+        .get(&(job.to_owned(), server.to_owned()))
+        .into_iter()
+        .flatten()
+        .map(|(_, _, _, severity)| severity.clone())
+        .collect()
 }
