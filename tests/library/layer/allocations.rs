@@ -49,15 +49,11 @@ fn allocations_of(mut call: impl FnMut()) -> u64 {
     .count_total
 }
 
-/// Allocations of ready calls of `mcp__files__read` through the layer with metrics, built as a
-/// service builds it, under this thread's default subscriber.
+/// Allocations of ready calls of `mcp__files__read` through this room's layer (the four-state
+/// world, with metrics), under this thread's default subscriber.
 fn allocations_of_ready_calls() -> u64 {
     let tool = ToolName::parse("mcp__files__read");
-    let inventory = StaticInventory::new(Snapshot::default().with_ready_tool(tool.as_str()));
-    let layer = ReadinessLayer::builder(inventory)
-        .metrics(Metrics::new())
-        .build();
-    let mut service = layer.layer(answering());
+    let mut service = layer(&Metrics::new()).layer(answering());
     // The first call resolves the tool (inside a runtime, as in a service); the later calls are
     // ready hits and need none.
     tokio::runtime::Builder::new_current_thread()
