@@ -4,6 +4,8 @@
 //!
 //! - `bare`: the inner `service_fn` alone (`ToolCall` in, `CallToolResult` out);
 //! - `minimum`: the hand-built minimum of the goals (`minimum.rs`) around the bare service;
+//! - `contract`: the minimum with the layer's span contract written by hand (`contract.rs`): every
+//!   field of the layer's span, `traceparent` into `_meta`, the span entered twice;
 //! - `readiness`: `ReadinessLayer` (with metrics) around the bare service, ready cache hit, built
 //!   as a service builds it (`bare.rs`);
 //! - `bare_http` / `trace_layer`: an http `service_fn` alone and inside tower-http's `TraceLayer`
@@ -30,6 +32,7 @@ use tower_http::classify::{ServerErrorsAsFailures, SharedClassifier};
 use tower_http::trace::{Trace, TraceLayer};
 
 use super::bare::{Bare, bare, call_once, readiness_service};
+use super::contract;
 use super::minimum::Minimum;
 use super::rounds::{Measured, Rounds, bench_criterion, index, thread_cpu_time};
 use super::threads::Workers;
@@ -53,12 +56,20 @@ fn bare_http() -> BareHttp {
 enum Row {
     Bare(Bare),
     Minimum(Bare, Minimum),
+    Contract(Bare, Minimum),
     Readiness(ReadinessService<Bare>),
     BareHttp(BareHttp),
     TraceLayer(Trace<BareHttp, SharedClassifier<ServerErrorsAsFailures>>),
 }
 
-const ROWS: [&str; 5] = ["bare", "minimum", "readiness", "bare_http", "trace_layer"];
+const ROWS: [&str; 6] = [
+    "bare",
+    "minimum",
+    "contract",
+    "readiness",
+    "bare_http",
+    "trace_layer",
+];
 
 /// Runs `iters` calls of the row on this thread; returns the CPU time it took.
 fn run((row, tool): &mut (Row, ToolName), iters: u64) -> Duration {
@@ -72,6 +83,11 @@ fn run((row, tool): &mut (Row, ToolName), iters: u64) -> Duration {
         Row::Minimum(service, minimum) => {
             for _ in 0..iters {
                 minimum.call(service, tool);
+            }
+        }
+        Row::Contract(service, minimum) => {
+            for _ in 0..iters {
+                contract::call(minimum, service, tool);
             }
         }
         Row::Readiness(service) => {
@@ -112,6 +128,7 @@ pub fn bench_rows(c: &mut Criterion, subscriber: &str, goal: f64) {
                         let row = match name {
                             "bare" => Row::Bare(bare()),
                             "minimum" => Row::Minimum(bare(), minimum.clone()),
+                            "contract" => Row::Contract(bare(), minimum.clone()),
                             "readiness" => Row::Readiness(readiness.clone()),
                             "bare_http" => Row::BareHttp(bare_http()),
                             _ => Row::TraceLayer(TraceLayer::new_for_http().layer(bare_http())),
@@ -121,11 +138,7 @@ pub fn bench_rows(c: &mut Criterion, subscriber: &str, goal: f64) {
                     run,
                 )
             };
-            Measured {
-                name,
-                one: on(1),
-                two: Some(on(2)),
-            }
+            Measured::on_one_and_two(name, on)
         })
         .collect();
 
@@ -147,6 +160,16 @@ fn print_ratios(subscriber: &str, rows: &[Measured], goal: f64) {
     );
     measured.print_goal(subscriber, bare, minimum, readiness, goal);
     let added = |row, base, round| measured.added(row, base, round);
+    let contract = index(rows, "contract");
+    let contract_ratio =
+        measured.per_round(&|r| added(contract, bare, r) / added(minimum, bare, r));
+    let layer_ratio = measured.per_round(&|r| added(readiness, bare, r) / added(contract, bare, r));
+    let beyond_contract = measured.per_round(&|r| added(readiness, contract, r));
+    println!(
+        "  CONTRACT {subscriber}: the span contract by hand adds {contract_ratio:.2}x what the \
+         minimum adds; readiness adds {layer_ratio:.2}x what the contract by hand adds \
+         ({beyond_contract:.1} ns beyond it)"
+    );
     let vs_trace = measured.per_round(&|r| added(readiness, bare, r) / added(trace, bare_http, r));
     println!("  readiness adds {vs_trace:.2}x what TraceLayer adds");
 }

@@ -43,16 +43,26 @@ impl Minimum {
         }
     }
 
+    /// Whether the tool is callable: the readiness check.
+    pub fn is_ready(&self) -> bool {
+        self.state.load(Ordering::Acquire) == READY
+    }
+
+    /// The end of a call that `began`: its duration observed, the call counted.
+    pub fn observe(&self, began: Instant) {
+        self.histogram.observe(began.elapsed().as_secs_f64());
+        self.counter.inc();
+    }
+
     /// One call of `tool` through `service`, traced, timed and counted.
     pub fn call(&self, service: &mut Bare, tool: &ToolName) {
-        if self.state.load(Ordering::Acquire) != READY {
+        if !self.is_ready() {
             return;
         }
         let span = tracing::info_span!("tools/call", gen_ai.tool.name = tool.tool());
         let _entered = span.enter();
         let began = Instant::now();
         call_once(service, ToolCall::new(tool.clone()));
-        self.histogram.observe(began.elapsed().as_secs_f64());
-        self.counter.inc();
+        self.observe(began);
     }
 }

@@ -238,11 +238,7 @@ pub fn bench_rows(c: &mut Criterion, subscriber: &str) {
                     run,
                 )
             };
-            Measured {
-                name,
-                one: on(1),
-                two: Some(on(2)),
-            }
+            Measured::on_one_and_two(name, on)
         })
         .collect();
     let group = format!("quiet/{subscriber}");

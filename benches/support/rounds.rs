@@ -16,6 +16,17 @@ pub struct Measured {
     pub two: Option<Workers>,
 }
 
+impl Measured {
+    /// The row `name` on 1 and on 2 threads, each started by `on(threads)`.
+    pub fn on_one_and_two(name: &'static str, on: impl Fn(usize) -> Workers) -> Measured {
+        Measured {
+            name,
+            one: on(1),
+            two: Some(on(2)),
+        }
+    }
+}
+
 /// ns per call per thread of every round: `ns[row][threads - 1][round]`.
 pub struct Rounds {
     pub ns: Vec<[Vec<f64>; 2]>,

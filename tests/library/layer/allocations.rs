@@ -1,6 +1,8 @@
 //! What a ready call allocates: nothing (`src/ready_path/`'s rule "no allocation") with no
 //! subscriber and under a `Registry`; under OpenTelemetry, no more than the same span and trace
-//! propagation written by hand (docs/benchmarks.md, "What a ready call allocates").
+//! propagation written by hand (docs/benchmarks.md, "What a ready call allocates"); and that the
+//! span written by hand (the fixtures' `span_contract`, also the layer benches' `contract` row)
+//! declares what the layer's span declares.
 //!
 //! Counted on the calling thread by `allocation-counter` (this test binary's global allocator),
 //! after a first call that resolves the tool and warm-up calls that fill the subscriber's
@@ -11,6 +13,7 @@ use std::convert::Infallible;
 use std::sync::atomic::AtomicU64;
 
 use futures::future::{Ready, ready};
+use mcp_readiness_fixtures::span_contract::{self, ready_call_span};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
@@ -78,27 +81,15 @@ fn allocations_of_ready_calls() -> u64 {
 }
 
 /// Allocations of the same calls without the layer, traced by hand as the span contract asks:
-/// a `tools/call` span with the values the layer records on a ready call (its name, kind, the
-/// semantic-convention attributes and ours), entered once around the call, and the trace context
-/// written into the call's `_meta`.
+/// the fixtures' `tools/call` span with the values the layer records on a ready call (its name,
+/// kind, the semantic-convention attributes and ours; this room's world knows no transport),
+/// entered once around the call, and the trace context written into the call's `_meta`.
 fn allocations_of_calls_traced_by_hand() -> u64 {
     let tool = ToolName::parse("mcp__files__read");
     let otel_name = format!("tools/call {}", tool.tool());
     let mut inner = answering();
     allocations_of(|| {
-        let span = tracing::info_span!(
-            target: "mcp_readiness::call",
-            "tools/call",
-            otel.name = otel_name.as_str(),
-            otel.kind = "client",
-            mcp.method.name = "tools/call",
-            gen_ai.operation.name = "execute_tool",
-            gen_ai.tool.name = tool.tool(),
-            mcp_readiness.server = tool.server(),
-            mcp_readiness.state = "ready",
-            mcp_readiness.waited_ms = 0_i64,
-            mcp_readiness.timed_out = false,
-        );
+        let span = ready_call_span(tool.server(), tool.tool(), &otel_name, None);
         let mut call = ToolCall::new(tool.clone());
         let mut meta = serde_json::Map::new();
         mcp_readiness::telemetry::inject_trace_context(&span, &mut meta);
@@ -107,6 +98,32 @@ fn allocations_of_calls_traced_by_hand() -> u64 {
         let answered = inner.call(call).now_or_never();
         assert!(matches!(answered, Some(Ok(_))));
     })
+}
+
+/// The target, name and field names of `span` (sorted), opened under a `Registry`.
+fn shape_of(
+    open: impl FnOnce() -> tracing::Span,
+) -> (&'static str, &'static str, Vec<&'static str>) {
+    tracing::subscriber::with_default(registry(), || {
+        let span = open();
+        let metadata = span
+            .metadata()
+            .expect("an info span is enabled under the registry");
+        let mut fields: Vec<_> = metadata.fields().iter().map(|field| field.name()).collect();
+        fields.sort_unstable();
+        (metadata.target(), metadata.name(), fields)
+    })
+}
+
+/// The span written by hand is compared with the layer's (here and in the layer benches'
+/// `contract` row), so it must stay the layer's span: the same target, name and fields.
+#[test]
+fn the_span_written_by_hand_declares_what_the_layers_span_declares() {
+    let tool = ToolName::parse("mcp__files__read");
+    let by_hand = shape_of(|| ready_call_span(tool.server(), tool.tool(), "tools/call read", None));
+    let layers = shape_of(|| mcp_readiness::layer::execute_tool_span(&tool));
+    assert_eq!(by_hand, layers);
+    assert_eq!(span_contract::TARGET, mcp_readiness::layer::SPAN_TARGET);
 }
 
 /// A `Registry` as services install it, with a layer (here a pass-everything filter, as in
