@@ -13,7 +13,7 @@ use mcp_readiness::ToolName;
 use mcp_readiness::layer::SPAN_TARGET;
 use tracing::field::Empty;
 
-use super::rounds::{Measured, Rounds, load_average, thread_cpu_time};
+use super::rounds::{Measured, Rounds, load_average, timed};
 use super::threads::Workers;
 
 type SpanRow = fn(&ToolName);
@@ -131,11 +131,7 @@ fn run(
     (row, tool, _default): &mut (SpanRow, ToolName, tracing::dispatcher::DefaultGuard),
     iters: u64,
 ) -> Duration {
-    let start = thread_cpu_time();
-    for _ in 0..iters {
-        row(tool);
-    }
-    thread_cpu_time().saturating_sub(start)
+    timed(iters, || row(tool))
 }
 
 /// Measures every row in interleaved rounds, each worker under `dispatch` (its thread's default),

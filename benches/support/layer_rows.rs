@@ -34,7 +34,7 @@ use tower_http::trace::{Trace, TraceLayer};
 use super::bare::{Bare, bare, call_once, readiness_service};
 use super::contract;
 use super::minimum::Minimum;
-use super::rounds::{Measured, Rounds, bench_criterion, index, thread_cpu_time};
+use super::rounds::{Measured, Rounds, bench_criterion, index, timed};
 use super::threads::Workers;
 
 type BareHttp = tower::util::ServiceFn<
@@ -73,40 +73,18 @@ const ROWS: [&str; 6] = [
 
 /// Runs `iters` calls of the row on this thread; returns the CPU time it took.
 fn run((row, tool): &mut (Row, ToolName), iters: u64) -> Duration {
-    let start = thread_cpu_time();
     match row {
-        Row::Bare(service) => {
-            for _ in 0..iters {
-                call_once(service, ToolCall::new(tool.clone()));
-            }
-        }
-        Row::Minimum(service, minimum) => {
-            for _ in 0..iters {
-                minimum.call(service, tool);
-            }
-        }
-        Row::Contract(service, minimum) => {
-            for _ in 0..iters {
-                contract::call(minimum, service, tool);
-            }
-        }
-        Row::Readiness(service) => {
-            for _ in 0..iters {
-                call_once(service, ToolCall::new(tool.clone()));
-            }
-        }
-        Row::BareHttp(service) => {
-            for _ in 0..iters {
-                call_once(service, http::Request::new(String::new()));
-            }
-        }
-        Row::TraceLayer(service) => {
-            for _ in 0..iters {
-                call_once(service, http::Request::new(String::new()));
-            }
-        }
+        Row::Bare(service) => timed(iters, || call_once(service, ToolCall::new(tool.clone()))),
+        Row::Minimum(service, minimum) => timed(iters, || minimum.call(service, tool)),
+        Row::Contract(service, minimum) => timed(iters, || contract::call(minimum, service, tool)),
+        Row::Readiness(service) => timed(iters, || call_once(service, ToolCall::new(tool.clone()))),
+        Row::BareHttp(service) => timed(iters, || {
+            call_once(service, http::Request::new(String::new()))
+        }),
+        Row::TraceLayer(service) => timed(iters, || {
+            call_once(service, http::Request::new(String::new()))
+        }),
     }
-    thread_cpu_time().saturating_sub(start)
 }
 
 /// Benchmarks every row on 1 and 2 threads, in the group `layer/{subscriber}`; then prints the

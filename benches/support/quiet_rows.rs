@@ -42,7 +42,7 @@ use tracing::Span;
 
 use super::bare::{Bare, bare, call_once, readiness_service};
 use super::minimum::Minimum;
-use super::rounds::{Measured, Rounds, bench_criterion, index, thread_cpu_time};
+use super::rounds::{Measured, Rounds, bench_criterion, index, timed};
 use super::threads::Workers;
 
 /// One read of tokio's clock around the bare call: what [`CapabilityCache::lookup`] reads beyond
@@ -147,35 +147,15 @@ enum Row {
 
 /// Runs `iters` calls of the row on this thread; returns the CPU time it took.
 fn run((row, tool): &mut (Row, ToolName), iters: u64) -> Duration {
-    let start = thread_cpu_time();
     match row {
-        Row::Bare(service) => {
-            for _ in 0..iters {
-                call_once(service, ToolCall::new(tool.clone()));
-            }
-        }
-        Row::TokioRead(service) => {
-            for _ in 0..iters {
-                tokio_read(service, tool);
-            }
-        }
-        Row::Minimum(service, minimum) => {
-            for _ in 0..iters {
-                minimum.call(service, tool);
-            }
-        }
-        Row::Parts(service, parts, upto) => {
-            for _ in 0..iters {
-                parts.call(*upto, service, tool);
-            }
-        }
+        Row::Bare(service) => timed(iters, || call_once(service, ToolCall::new(tool.clone()))),
+        Row::TokioRead(service) => timed(iters, || tokio_read(service, tool)),
+        Row::Minimum(service, minimum) => timed(iters, || minimum.call(service, tool)),
+        Row::Parts(service, parts, upto) => timed(iters, || parts.call(*upto, service, tool)),
         Row::Readiness(service) | Row::NoMetrics(service) => {
-            for _ in 0..iters {
-                call_once(service, ToolCall::new(tool.clone()));
-            }
+            timed(iters, || call_once(service, ToolCall::new(tool.clone())))
         }
     }
-    thread_cpu_time().saturating_sub(start)
 }
 
 /// What the rows are made from; each worker thread makes its own row from a clone.

@@ -147,6 +147,16 @@ impl Rounds {
     }
 }
 
+/// Runs `call` `iters` times on this thread; returns the thread CPU time it took (a row's run).
+#[inline(always)]
+pub fn timed(iters: u64, mut call: impl FnMut()) -> Duration {
+    let start = thread_cpu_time();
+    for _ in 0..iters {
+        call();
+    }
+    thread_cpu_time().saturating_sub(start)
+}
+
 /// This thread's CPU time: the layer benches time their rows in it, so that whatever else runs
 /// on a shared machine (preempting this thread) does not count.
 pub fn thread_cpu_time() -> Duration {
