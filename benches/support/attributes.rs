@@ -13,6 +13,7 @@ use mcp_readiness::ToolName;
 use mcp_readiness::layer::SPAN_TARGET;
 use tracing::field::Empty;
 
+use super::bare::OTEL_NAME;
 use super::rounds::{Measured, Rounds, load_average, timed};
 use super::threads::Workers;
 
@@ -21,10 +22,6 @@ type SpanRow = fn(&ToolName);
 /// `mcp.method.name` as a `String` rather than a `&'static str` (tracing-opentelemetry copies
 /// both into a new `String`: its visitor sees a `&str`).
 static METHOD: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| "tools/call".to_owned());
-
-/// `otel.name` made once, as the layer keeps it in the tool's handles.
-static OTEL_NAME: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| "tools/call read_file".to_owned());
 
 /// A row: a `tools/call` span with `fields` (which may use the tool's name, `$tool`), entered
 /// once.

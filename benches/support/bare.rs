@@ -11,6 +11,11 @@ use mcp_readiness::{ReadinessLayer, layer::ReadinessService};
 use rmcp::model::CallToolResult;
 use tower::{Layer, Service, ServiceExt};
 
+/// `otel.name` of the benches' tool (`mcp__files__read_file`), made once, as the layer keeps it
+/// in the tool's handles.
+pub static OTEL_NAME: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| "tools/call read_file".to_owned());
+
 /// The bare inner service: answers at once.
 pub type Bare = tower::util::ServiceFn<fn(ToolCall) -> Ready<Result<CallToolResult, Infallible>>>;
 

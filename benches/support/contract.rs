@@ -19,12 +19,8 @@ use mcp_readiness::{ToolCall, ToolName};
 use mcp_readiness_fixtures::span_contract::ready_call_span;
 use tower::Service;
 
-use super::bare::Bare;
+use super::bare::{Bare, OTEL_NAME};
 use super::minimum::Minimum;
-
-/// `otel.name`, made once per tool as the layer keeps it.
-static OTEL_NAME: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| "tools/call read_file".to_owned());
 
 /// One call of `tool` through `service` with the layer's span contract, timed and counted.
 pub fn call(minimum: &Minimum, service: &mut Bare, tool: &ToolName) {
