@@ -13,10 +13,14 @@ pub(crate) fn chain<'a>(
     std::iter::successors(Some(error), |e: &&'a (dyn StdError + 'static)| cause(*e))
 }
 
-/// The error below `error`: its `source()`, or for rmcp's handshake errors, which keep their
-/// cause in fields `source()` does not return, that cause (the transport's error; the legacy
-/// fallback's failure).
+/// The error below `error`: its `source()`, or for rmcp's errors that keep their cause in fields
+/// `source()` does not return, that cause (the transport's error; the legacy fallback's failure;
+/// the HTTP client's error, where a refused connection or a timeout is).
 fn cause<'a>(error: &'a (dyn StdError + 'static)) -> Option<&'a (dyn StdError + 'static)> {
+    #[cfg(feature = "hub")]
+    if let Some(client) = http_client_error(error) {
+        return Some(client);
+    }
     match error.downcast_ref::<ClientInitializeError>() {
         Some(ClientInitializeError::TransportError { error, .. }) => Some(error),
         Some(ClientInitializeError::LegacyFallbackFailed { fallback, .. }) => {
@@ -24,6 +28,26 @@ fn cause<'a>(error: &'a (dyn StdError + 'static)) -> Option<&'a (dyn StdError + 
         }
         _ => error.source(),
     }
+}
+
+/// The HTTP client's own error inside rmcp's `StreamableHttpError::Client` (whose `source()` is
+/// `None`), for the clients the crate's connections use.
+#[cfg(feature = "hub")]
+fn http_client_error<'a>(
+    error: &'a (dyn StdError + 'static),
+) -> Option<&'a (dyn StdError + 'static)> {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    if let Some(StreamableHttpError::Client(client)) =
+        error.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+    {
+        return Some(client);
+    }
+    if let Some(StreamableHttpError::Client(client)) =
+        error.downcast_ref::<StreamableHttpError<std::io::Error>>()
+    {
+        return Some(client);
+    }
+    None
 }
 
 #[cfg(feature = "hub")]

@@ -104,11 +104,15 @@ pub(crate) fn explain(error: &(dyn StdError + 'static)) -> String {
         if let Some(answer) = not_mcp_answer(error) {
             return format!("the MCP server: {answer}");
         }
-        let first = explain(discover.as_ref());
-        return if said_nothing(discover.as_ref()) {
+        // A JSON-RPC error to `server/discover` (method not found) is how a server older than
+        // 2026-07-28 says so: it is why `initialize` followed, not what went wrong.
+        let legacy_signal = matches!(discover.as_ref(), ClientInitializeError::JsonRpcError(_));
+        return if said_nothing(discover.as_ref())
+            || (legacy_signal && !said_nothing(fallback.as_ref()))
+        {
             explain(fallback.as_ref())
         } else {
-            first
+            explain(discover.as_ref())
         };
     }
     if let Some(answer) = not_mcp_answer(error) {
@@ -379,10 +383,72 @@ fn known_words(level: &(dyn StdError + 'static)) -> Option<String> {
                 clean_remote(&data.message, REMOTE_TEXT_MAX)
             )),
             ClientInitializeError::TransportError { .. } => None,
-            _ => Some(clean_remote(&e.to_string(), 300)),
+            other => Some(handshake_words(other)),
         };
     }
     None
+}
+
+/// Words for a handshake the server answered wrongly: what it answered, as the JSON it sent (cut),
+/// never rmcp's `Debug` of it (`Some(EmptyResult(EmptyObject))`).
+fn handshake_words(error: &ClientInitializeError) -> String {
+    /// What the server sent, as the JSON it sent, cut to a short quote.
+    fn quoted<T: serde::Serialize>(answer: &T) -> String {
+        let json = serde_json::to_string(answer).unwrap_or_default();
+        format!("`{}`", clean_remote(&json, 80))
+    }
+    fn versions(versions: &[rmcp::model::ProtocolVersion]) -> String {
+        if versions.is_empty() {
+            return "none".into();
+        }
+        let listed = versions
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        clean_remote(&listed, 120)
+    }
+    match error {
+        ClientInitializeError::ExpectedInitResponse(None)
+        | ClientInitializeError::ExpectedInitResult(None) => {
+            "it never answered the handshake".into()
+        }
+        ClientInitializeError::ExpectedInitResponse(Some(message)) => format!(
+            "it answered the handshake with a message that is not a response ({})",
+            quoted(message)
+        ),
+        ClientInitializeError::ExpectedInitResult(Some(result)) => format!(
+            "it answered the handshake with a result that is not a handshake result ({})",
+            quoted(result)
+        ),
+        ClientInitializeError::ConflictInitResponseId(expected, received) => format!(
+            "it answered handshake request {} with the id of another request ({}), which \
+             JSON-RPC does not allow",
+            clean_remote(&expected.to_string(), 40),
+            clean_remote(&received.to_string(), 40)
+        ),
+        ClientInitializeError::UncorrelatedErrorResponse { expected, received } => format!(
+            "it answered handshake request {} with an error for another request ({}), which \
+             JSON-RPC does not allow",
+            clean_remote(&expected.to_string(), 40),
+            clean_remote(&received.to_string(), 40)
+        ),
+        ClientInitializeError::NoCompatibleProtocolVersion {
+            client_supported,
+            server_supported,
+        } => format!(
+            "it speaks no protocol version this client speaks (it offers {}; this client {}): \
+             upgrade the MCP server or mcp-readiness",
+            versions(server_supported),
+            versions(client_supported)
+        ),
+        ClientInitializeError::NoPreferredProtocolVersion => {
+            "this client offered no protocol version to the MCP server (a defect in \
+             mcp-readiness: please report it)"
+                .into()
+        }
+        other => clean_remote(&other.to_string(), 300),
+    }
 }
 
 fn http_words<E: StdError + Send + Sync + 'static>(
@@ -437,8 +503,9 @@ fn service_words(error: &ServiceError) -> Option<String> {
 /// by its kind (an HTML page is reduced to its title or text) and cut.
 pub(crate) fn remote_response(text: &str) -> String {
     let text = text.trim();
+    // A status line's reason phrase has no colon; an empty body leaves one at the end.
     let (status, body) = match text.strip_prefix("HTTP ") {
-        Some(rest) => match rest.split_once(": ") {
+        Some(rest) => match rest.split_once(':') {
             Some((status, body)) => (Some(status), body),
             None => (Some(rest), ""),
         },
@@ -731,6 +798,42 @@ mod tests {
         ]
     }
 
+    /// The handshakes a server can answer wrongly (rmcp's `Debug` of what it answered is in
+    /// their Display).
+    fn handshake_errors() -> Vec<ClientInitializeError> {
+        use rmcp::model::{NumberOrString, ProtocolVersion, ServerJsonRpcMessage, ServerResult};
+        let result = |json| serde_json::from_value::<ServerResult>(json).expect("a result");
+        let message =
+            |json| serde_json::from_value::<ServerJsonRpcMessage>(json).expect("a message");
+        vec![
+            ClientInitializeError::ExpectedInitResult(Some(result(serde_json::json!({})))),
+            ClientInitializeError::ExpectedInitResult(Some(result(serde_json::json!({
+                "tools": [{"name": "x".repeat(500), "inputSchema": {"type": "object"}}]
+            })))),
+            ClientInitializeError::ExpectedInitResult(None),
+            ClientInitializeError::ExpectedInitResponse(Some(message(serde_json::json!({
+                "jsonrpc": "2.0", "id": 7, "method": "ping"
+            })))),
+            ClientInitializeError::ExpectedInitResponse(None),
+            ClientInitializeError::ConflictInitResponseId(
+                NumberOrString::Number(0),
+                NumberOrString::String("<script>".into()),
+            ),
+            ClientInitializeError::UncorrelatedErrorResponse {
+                expected: NumberOrString::Number(1),
+                received: NumberOrString::Number(9),
+            },
+            ClientInitializeError::NoCompatibleProtocolVersion {
+                client_supported: vec![
+                    ProtocolVersion::V_2026_07_28,
+                    ProtocolVersion::V_2025_11_25,
+                ],
+                server_supported: vec![ProtocolVersion::V_2024_11_05],
+            },
+            ClientInitializeError::NoPreferredProtocolVersion,
+        ]
+    }
+
     /// The errors a connection of the crate can end with, as rmcp hands them over: each HTTP
     /// error while sending, during the handshake (both requests of the discover fallback), and
     /// on a call; and rmcp's own service errors.
@@ -771,6 +874,18 @@ mod tests {
                 .into_iter()
                 .map(|e| Box::new(e) as Box<dyn StdError + Send + Sync>),
         );
+        for i in 0..handshake_errors().len() {
+            let e = || handshake_errors().swap_remove(i);
+            errors.push(Box::new(ClientInitializeError::LegacyFallbackFailed {
+                discover: Box::new(ClientInitializeError::JsonRpcError(ErrorData::new(
+                    rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                    "Method not found",
+                    None,
+                ))),
+                fallback: Box::new(e()),
+            }));
+            errors.push(Box::new(e()));
+        }
         errors.push(Box::new(ServiceError::TransportClosed));
         errors.push(Box::new(ServiceError::UnexpectedResponse));
         errors.push(Box::new(ServiceError::Cancelled { reason: None }));
@@ -802,10 +917,83 @@ mod tests {
             !without_addresses.contains("::") && !reason.contains('<'),
             "a Rust type name or markup in: {reason}"
         );
+        assert_eq!(debug_form(reason), None, "a Rust `Debug` form in: {reason}");
         assert!(
             reason.chars().count() <= 600,
             "{} characters: {reason}",
             reason.chars().count()
+        );
+    }
+
+    /// The first `Name(` or `Name {` in `text` whose name is a Rust type's (`Some(`,
+    /// `EmptyResult(`, `JsonRpcRequest {`): an uppercase letter, then letters and digits with a
+    /// lowercase one among them.
+    fn debug_form(text: &str) -> Option<String> {
+        let mut words = text.char_indices().peekable();
+        while let Some((start, c)) = words.next() {
+            let at_word_start = text[..start]
+                .chars()
+                .next_back()
+                .is_none_or(|p| !p.is_ascii_alphanumeric() && p != '_');
+            if !(c.is_ascii_uppercase() && at_word_start) {
+                continue;
+            }
+            let mut end = start + 1;
+            while let Some(&(i, n)) = words.peek() {
+                if !n.is_ascii_alphanumeric() {
+                    break;
+                }
+                end = i + 1;
+                words.next();
+            }
+            let name = &text[start..end];
+            let rest = &text[end..];
+            if name.chars().any(|c| c.is_ascii_lowercase())
+                && (rest.starts_with('(') || rest.starts_with(" {"))
+            {
+                return Some(format!("{name}{}", &rest[..1]));
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn a_remote_status_with_an_empty_body_is_the_status_alone() {
+        assert_eq!(
+            remote_response("HTTP 404 Not Found: "),
+            "it answered HTTP 404 Not Found"
+        );
+        assert_eq!(
+            remote_response("HTTP 404 Not Found"),
+            "it answered HTTP 404 Not Found"
+        );
+        assert_eq!(
+            remote_response("HTTP 400 Bad Request: {\"error\":\"invalid_grant\"}"),
+            "it answered HTTP 400 Bad Request with {\"error\":\"invalid_grant\"}"
+        );
+    }
+
+    #[test]
+    fn a_debug_form_is_told_from_words() {
+        assert_eq!(
+            debug_form("received: Some(EmptyResult(EmptyObject))").as_deref(),
+            Some("Some(")
+        );
+        assert_eq!(
+            debug_form("got JsonRpcRequest { id: 1 }").as_deref(),
+            Some("JsonRpcRequest ")
+        );
+        assert_eq!(
+            debug_form("versions [ProtocolVersion(\"2024-11-05\")]").as_deref(),
+            Some("ProtocolVersion(")
+        );
+        assert_eq!(
+            debug_form("its registration endpoint (Dynamic Client Registration) failed: HTTP 502"),
+            None
+        );
+        assert_eq!(
+            debug_form("it answered JSON-RPC error -32601 (Method not found)"),
+            None
         );
     }
 

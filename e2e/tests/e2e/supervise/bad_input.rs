@@ -46,6 +46,61 @@ async fn a_server_that_writes_garbage_to_stdout_is_a_protocol_error_without_pani
     assert_all_gone(&scratch.pids()).await;
 }
 
+/// A server that answers every request of the handshake wrongly reads `absent` at once (not
+/// `connecting` until the budget runs out), and its reason says what it answered, in words, as
+/// the JSON it sent: never rmcp's `Debug` of it (`Some(EmptyResult(EmptyObject))`).
+#[tokio::test]
+async fn a_server_that_answers_the_handshake_wrongly_is_a_protocol_error_that_quotes_its_answer() {
+    let scratch = Scratch::new("lying-handshake");
+    let modes = [
+        // Every request, `server/discover` and then `initialize`, answered `{}`.
+        (
+            "empty",
+            "with a result that is not a handshake result (`{}`)",
+        ),
+        // An older server's "method not found" to `server/discover` is why `initialize`
+        // followed, not the diagnosis: the answer to `initialize` is.
+        (
+            "legacy-empty",
+            "with a result that is not a handshake result (`{}`)",
+        ),
+        ("wrong-id", "with the id of another request"),
+    ];
+    let specs = modes
+        .iter()
+        .map(|(mode, _)| stdio(mode, &scratch, &[("FIXTURE_HANDSHAKE_ANSWER", mode)]))
+        .collect();
+    let hub = Hub::new(specs, options()).unwrap();
+    for (mode, answered) in modes {
+        let started = Instant::now();
+        let error = refused_with(
+            &hub,
+            &format!("mcp__{mode}__x"),
+            ConnectResult::ProtocolError,
+        )
+        .await;
+        let reason = error.to_string();
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{mode}: {:?}",
+            started.elapsed()
+        );
+        assert_eq!(error.state(), State::Absent, "{mode}: {reason}");
+        assert!(
+            reason.contains(&format!("it answered the handshake {answered}"))
+                || reason.contains(&format!("it answered handshake request 0 {answered}")),
+            "{mode}: {reason}"
+        );
+        assert!(
+            !reason.contains("Some(")
+                && !reason.contains("EmptyResult")
+                && !reason.contains("Method not found"),
+            "{mode}: {reason}"
+        );
+    }
+    shut_down(&hub, &scratch).await;
+}
+
 #[tokio::test]
 async fn a_refused_http_connection_is_refused() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -56,7 +111,14 @@ async fn a_refused_http_connection_is_refused() {
         options(),
     )
     .unwrap();
-    refused_with(&hub, "mcp__down__x", ConnectResult::Refused).await;
+    let error = refused_with(&hub, "mcp__down__x", ConnectResult::Refused).await;
+    // The root cause, from below the HTTP client's error: not its "error sending request".
+    assert!(
+        error
+            .to_string()
+            .contains("the MCP server is unreachable: connection refused"),
+        "{error}"
+    );
 }
 
 #[tokio::test]
