@@ -29,14 +29,15 @@ pub enum PushError {
     #[error("--push-job: the job name must not be empty")]
     Job,
     /// The gateway could not be reached or refused the push.
-    #[error(
-        "pushing to the Pushgateway at {url} failed: {detail}; check that it runs and is reachable"
-    )]
+    #[error("pushing to the Pushgateway at {url} failed: {detail}; {next_step}")]
     Push {
         /// The gateway's URL (without credentials).
         url: String,
-        /// What happened.
+        /// What happened, in words (`connection refused`, `it answered HTTP 404 Not Found`).
         detail: String,
+        /// What to check: that it runs and is reachable (no answer), or that the URL is its base
+        /// URL (it answered, but refused the push).
+        next_step: &'static str,
     },
 }
 
@@ -178,38 +179,73 @@ pub async fn push(
     if let Some(run) = run {
         body.push_str(&run_record_text(run, SystemTime::now()));
     }
-    let failed = |detail: String| PushError::Push {
-        url: crate::secret::redact(&target.url, &[]),
-        detail,
+    let url = crate::secret::redact(&target.url, &[]);
+    let unreachable = |error: reqwest::Error| PushError::Push {
+        url: url.clone(),
+        detail: crate::secret::redact(
+            &crate::client::reasons::reason::request_failure(&error.without_url()),
+            &[],
+        ),
+        next_step: "check that it runs and is reachable",
     };
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
         .build()
-        .map_err(|e| failed(e.without_url().to_string()))?;
+        .map_err(unreachable)?;
     let response = client
         .put(target.endpoint())
         .header("content-type", "text/plain; version=0.0.4; charset=utf-8")
         .body(body)
         .send()
         .await
-        .map_err(|e| failed(e.without_url().to_string()))?;
+        .map_err(unreachable)?;
     let status = response.status();
     if status.is_success() {
         return Ok(());
     }
     let text = response.text().await.unwrap_or_default();
-    Err(failed(format!(
-        "HTTP {status}: {}",
-        crate::secret::escape_controls(text.trim())
-            .chars()
-            .take(300)
-            .collect::<String>()
-    )))
+    Err(PushError::Push {
+        detail: refusal(status, &text),
+        url,
+        next_step: "check that the URL is the Pushgateway's base URL (without `/metrics`) and \
+                    that it accepts pushes",
+    })
+}
+
+/// A gateway's refusal in words: the status, and the body by its kind (an HTML page by its
+/// title), cut; redacted.
+fn refusal(status: reqwest::StatusCode, body: &str) -> String {
+    crate::secret::redact(
+        &crate::client::reasons::reason::remote_response(&format!("HTTP {status}: {body}")),
+        &[],
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refusal_names_the_status_and_an_html_page_by_its_title() {
+        let page = "<!DOCTYPE HTML>\n<html lang=\"en\">\n<head><title>Error response</title>\
+                    </head><body><h1>Error response</h1><p>Unsupported method ('PUT').</p>\
+                    </body></html>";
+        assert_eq!(
+            refusal(reqwest::StatusCode::NOT_IMPLEMENTED, page),
+            "it answered HTTP 501 Not Implemented with an HTML page: Error response"
+        );
+        assert_eq!(
+            refusal(reqwest::StatusCode::NOT_FOUND, ""),
+            "it answered HTTP 404 Not Found"
+        );
+        let long = "x".repeat(5000);
+        assert!(
+            refusal(reqwest::StatusCode::BAD_REQUEST, &long)
+                .chars()
+                .count()
+                < 300
+        );
+    }
 
     #[test]
     fn every_grouping_value_is_one_base64url_segment() {

@@ -310,6 +310,13 @@ fn quotes_server_error(text: &str) -> bool {
 
 /// The root cause in words: the deepest level that says something, without the levels that
 /// wrap it.
+/// The root cause of a failed request of the crate's own HTTP client (not an MCP request: a push
+/// to the Pushgateway), in words: `connection refused`, `timed out`, what the name lookup said.
+pub(crate) fn request_failure(error: &(dyn StdError + 'static)) -> String {
+    let levels: Vec<&(dyn StdError + 'static)> = chain(error).collect();
+    root_words(&levels)
+}
+
 fn root_words(levels: &[&(dyn StdError + 'static)]) -> String {
     for level in levels.iter().rev() {
         if let Some(words) = known_words(*level) {

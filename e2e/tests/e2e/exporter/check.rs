@@ -284,4 +284,65 @@ async fn a_failed_push_is_printed_after_the_runs_own_output_and_is_exit_1() {
         error > table && both[error..].lines().count() == 1,
         "the push error is the last line, after the run's output:\n{both}"
     );
+    // The root cause in words, and what to check.
+    assert!(
+        both[error..].contains("failed: connection refused; check that it runs and is reachable"),
+        "{both}"
+    );
+}
+
+/// A `--push` URL that answers, but is not a Pushgateway's base URL (a proxy's error page, a
+/// path with `/metrics` already in it): the status and the page's title, and what to check.
+#[tokio::test]
+async fn a_push_the_url_refuses_names_its_status_and_page_and_says_to_check_the_url() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (_scratch, config) = scratch_with_fixture("push-refused", "ready", &[], json!({}));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let page = format!(
+        "<!DOCTYPE html><html><head><title>Not a Pushgateway</title></head><body>{}</body></html>",
+        "<p>nothing here</p>".repeat(500)
+    );
+    let answering = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        // Read until the client has sent its headers; the answer does not wait for the body.
+        let mut seen = Vec::new();
+        let mut buffer = [0u8; 4096];
+        while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = socket.read(&mut buffer).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buffer[..n]);
+        }
+        let answer = format!(
+            "HTTP/1.1 404 Not Found\r\ncontent-type: text/html\r\ncontent-length: {}\r\n\
+             connection: close\r\n\r\n{page}",
+            page.len()
+        );
+        socket.write_all(answer.as_bytes()).await.unwrap();
+        let _ = socket.shutdown().await;
+    });
+    let output = tokio::process::Command::new(mcp_readiness_fixtures::cli())
+        .args(["check", "--config", config.to_str().unwrap()])
+        .args(["--push", &format!("http://127.0.0.1:{port}/metrics")])
+        .env("RUST_LOG", "off")
+        .output()
+        .await
+        .unwrap();
+    answering.await.unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("error: pushing to the Pushgateway"))
+        .unwrap_or_else(|| panic!("no push error:\n{stderr}"));
+    assert!(
+        line.contains(
+            "failed: it answered HTTP 404 Not Found with an HTML page: Not a Pushgateway; check \
+             that the URL is the Pushgateway's base URL (without `/metrics`)"
+        ),
+        "{line}"
+    );
+    assert!(line.chars().count() < 500, "{line}");
 }
