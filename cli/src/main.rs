@@ -103,8 +103,12 @@ fn main() -> ExitCode {
             Command::Oauth(args) => commands::oauth::run(args).await,
             Command::Simulate(_) | Command::DemoServer(_) => ExitCode::SUCCESS,
         };
-        if let Some(guard) = telemetry {
-            let _ = guard.shutdown().await;
+        // The run's spans are exported last: a collector that cannot take them is said, not
+        // hidden (the exit code stays the run's).
+        if let Some(guard) = telemetry
+            && let Err(err) = guard.shutdown().await
+        {
+            err_line!("warning: {err}");
         }
         code
     })

@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use opentelemetry::KeyValue;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{SpanExporter, WithExportConfig};
@@ -14,6 +16,7 @@ use tracing_subscriber::{EnvFilter, fmt};
 
 use super::config::{Protocol, TelemetryConfig};
 use super::error::TelemetryError;
+use super::export_failures::{ExportFailures, ReportingExporter};
 use super::redaction::{RedactingExporter, SafeStderr};
 use super::shutdown::{Exporting, Provider};
 
@@ -60,6 +63,8 @@ fn is_exporter_internal(target: &str) -> bool {
 pub struct Telemetry {
     config: TelemetryConfig,
     provider: Option<SdkTracerProvider>,
+    /// What the exporter could not deliver, for the guard to report.
+    failures: Arc<ExportFailures>,
 }
 
 impl TelemetryConfig {
@@ -70,6 +75,7 @@ impl TelemetryConfig {
             filter: self.filter.clone(),
             message: e.to_string(),
         })?;
+        let failures = Arc::new(ExportFailures::default());
         let provider = match &self.otlp {
             None => None,
             Some(otlp) => {
@@ -77,7 +83,10 @@ impl TelemetryConfig {
                 let resource = resource(&self.service_name, &self.resource_attributes);
                 Some(
                     SdkTracerProvider::builder()
-                        .with_batch_exporter(RedactingExporter(exporter))
+                        .with_batch_exporter(ReportingExporter::new(
+                            RedactingExporter(exporter),
+                            failures.clone(),
+                        ))
                         .with_sampler(self.sampler.to_sampler())
                         .with_resource(resource)
                         .build(),
@@ -87,6 +96,7 @@ impl TelemetryConfig {
         Ok(Telemetry {
             config: self,
             provider,
+            failures,
         })
     }
 }
@@ -209,6 +219,7 @@ impl Telemetry {
                 // Only reached after a failed export; the message is redacted.
                 "OTLP exporter shut down with an error: some spans may be lost",
             ),
+            failures: self.failures,
         }
     }
 }
@@ -224,17 +235,34 @@ impl Telemetry {
 #[must_use = "dropping the guard shuts the exporter down: keep it for the life of the program"]
 pub struct TelemetryGuard {
     provider: Exporting<SdkTracerProvider>,
+    failures: Arc<ExportFailures>,
 }
 
 impl TelemetryGuard {
-    /// Exports every span ended so far, without shutting down.
+    /// Exports every span ended so far, without shutting down. An error when the exporter failed,
+    /// or when spans could not be delivered since the last `flush` (how many, and the last error).
     pub async fn flush(&self) -> Result<(), TelemetryError> {
-        self.provider.flush().await
+        self.provider.flush().await?;
+        self.undelivered()
     }
 
     /// Exports every span ended so far and shuts the exporter down, without blocking the runtime.
+    /// An error as for [`flush`](Self::flush): spans the collector did not take are said.
     pub async fn shutdown(self) -> Result<(), TelemetryError> {
-        self.provider.shutdown().await
+        let failures = self.failures.clone();
+        self.provider.shutdown().await?;
+        Self::undelivered_from(&failures)
+    }
+
+    fn undelivered(&self) -> Result<(), TelemetryError> {
+        Self::undelivered_from(&self.failures)
+    }
+
+    fn undelivered_from(failures: &ExportFailures) -> Result<(), TelemetryError> {
+        match failures.take() {
+            None => Ok(()),
+            Some(message) => Err(TelemetryError::Exporter { message }),
+        }
     }
 }
 

@@ -92,6 +92,8 @@ mod config;
 #[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
 mod error;
 #[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
+mod export_failures;
+#[cfg(any(feature = "otlp-grpc", feature = "otlp-http"))]
 mod install;
 #[cfg(all(
     feature = "otel-metrics",

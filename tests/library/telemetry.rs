@@ -195,6 +195,45 @@ async fn dropping_the_guard_on_a_multi_thread_runtime_flushes_the_last_spans() {
     check_exported_span(&received, &meta, "readiness-drop-test");
 }
 
+/// A collector that is not there: the guard says how many spans were lost and why, instead of
+/// an `Ok` over spans that went nowhere (what `mcp-readiness check` prints as a warning).
+#[tokio::test]
+async fn spans_the_collector_did_not_take_are_counted_in_the_guards_error() {
+    // Ports nothing listens on.
+    let dead = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+    };
+    let (http, grpc) = (dead(), dead());
+    for (protocol, otlp) in [
+        ("http", OtlpConfig::http(format!("http://{http}/v1/traces"))),
+        ("grpc", OtlpConfig::grpc(format!("http://{grpc}"))),
+    ] {
+        let telemetry = TelemetryConfig {
+            otlp: Some(otlp),
+            fmt: false,
+            ..TelemetryConfig::default()
+        }
+        .build()
+        .expect("telemetry builds");
+        let subscriber = telemetry.subscriber();
+        let guard = telemetry.into_guard();
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::callsite::rebuild_interest_cache();
+            emit_tool_call_span();
+        });
+        match guard.shutdown().await {
+            Err(TelemetryError::Exporter { message }) => assert!(
+                message.starts_with("1 span in 1 batch could not be exported (the last error: "),
+                "{protocol}: {message}"
+            ),
+            other => panic!("{protocol}: the lost span is said, got {other:?}"),
+        }
+    }
+}
+
 #[test]
 fn without_an_endpoint_nothing_is_exported_and_nothing_is_injected() {
     let telemetry = TelemetryConfig::from_env_with(|name| {
