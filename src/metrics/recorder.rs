@@ -459,8 +459,8 @@ impl Metrics {
         self.inner.board.subscribe(Some(id))
     }
 
-    /// How many subscribers follow the readiness changes now.
-    #[cfg(test)]
+    /// How many subscribers follow the readiness changes now (read by `/events`' tests).
+    #[cfg(all(test, feature = "http"))]
     pub(crate) fn state_change_subscribers(&self) -> usize {
         self.inner.board.subscribers()
     }

@@ -68,7 +68,8 @@ impl ExportFailures {
 fn exporter_message(error: &OTelSdkError) -> String {
     let text = match error {
         OTelSdkError::InternalFailure(message) => message.clone(),
-        OTelSdkError::Timeout(after) => format!("no answer within {}", crate::util::Human(*after)),
+        // `Duration`'s own form: `10s`, `1.5s`.
+        OTelSdkError::Timeout(after) => format!("no answer within {after:?}"),
         other => other.to_string(),
     };
     let text = redact_everywhere(text.trim());
