@@ -263,19 +263,8 @@ async fn a_failed_push_is_printed_after_the_runs_own_output_and_is_exit_1() {
         .local_addr()
         .unwrap()
         .port();
-    // stdout and stderr into one pipe, in the order they were written.
-    let output = tokio::process::Command::new("sh")
-        .arg("-c")
-        .arg(r#"exec "$0" "$@" 2>&1"#)
-        .arg(mcp_readiness_fixtures::cli())
-        .args(["check", "--config", config.to_str().unwrap()])
-        .args(["--push", &format!("http://127.0.0.1:{port}")])
-        .env("RUST_LOG", "off")
-        .output()
-        .await
-        .unwrap();
-    let both = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(output.status.code(), Some(1), "{both}");
+    let (code, both) = check_pushing_to(&config, &format!("http://127.0.0.1:{port}")).await;
+    assert_eq!(code, Some(1), "{both}");
     let table = both.find("ready").expect("the run's table");
     let error = both
         .find("error: pushing to the Pushgateway")
@@ -323,20 +312,13 @@ async fn a_push_the_url_refuses_names_its_status_and_page_and_says_to_check_the_
         socket.write_all(answer.as_bytes()).await.unwrap();
         let _ = socket.shutdown().await;
     });
-    let output = tokio::process::Command::new(mcp_readiness_fixtures::cli())
-        .args(["check", "--config", config.to_str().unwrap()])
-        .args(["--push", &format!("http://127.0.0.1:{port}/metrics")])
-        .env("RUST_LOG", "off")
-        .output()
-        .await
-        .unwrap();
+    let (code, both) = check_pushing_to(&config, &format!("http://127.0.0.1:{port}/metrics")).await;
     answering.await.unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{stderr}");
-    let line = stderr
+    assert_eq!(code, Some(1), "{both}");
+    let line = both
         .lines()
         .find(|l| l.starts_with("error: pushing to the Pushgateway"))
-        .unwrap_or_else(|| panic!("no push error:\n{stderr}"));
+        .unwrap_or_else(|| panic!("no push error:\n{both}"));
     assert!(
         line.contains(
             "failed: it answered HTTP 404 Not Found with an HTML page: Not a Pushgateway; check \
@@ -345,4 +327,23 @@ async fn a_push_the_url_refuses_names_its_status_and_page_and_says_to_check_the_
         "{line}"
     );
     assert!(line.chars().count() < 500, "{line}");
+}
+
+/// `mcp-readiness check --config config --push url`: its exit code, and its stdout and stderr in
+/// one text, in the order they were written.
+async fn check_pushing_to(config: &std::path::Path, url: &str) -> (Option<i32>, String) {
+    let output = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(r#"exec "$0" "$@" 2>&1"#)
+        .arg(mcp_readiness_fixtures::cli())
+        .args(["check", "--config", config.to_str().unwrap()])
+        .args(["--push", url])
+        .env("RUST_LOG", "off")
+        .output()
+        .await
+        .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
 }
