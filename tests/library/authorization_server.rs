@@ -183,6 +183,39 @@ async fn an_authorization_server_that_refuses_connections_reads_connecting_and_u
     hub.shutdown().await;
 }
 
+/// `oauth login` for a server that is down: discovery starts at the MCP server (its challenge,
+/// its protected resource metadata), so the MCP server is named, not an authorization server
+/// nobody has reached yet.
+#[tokio::test]
+async fn a_login_to_a_server_that_is_down_names_the_mcp_server_not_an_authorization_server() {
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let spec = spec_for(
+        format!("http://127.0.0.1:{closed}/mcp"),
+        "mcp-readiness-login-down",
+        None,
+    );
+    let error = mcp_readiness::client::authorize(&spec, 0, |url| {
+        panic!("no authorization URL without a server: {url}")
+    })
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.contains(
+            "the MCP server is unreachable (the discovery of its OAuth metadata): connection \
+             refused"
+        ),
+        "{error}"
+    );
+    assert!(
+        !error.contains("authorization server unreachable"),
+        "{error}"
+    );
+}
+
 #[tokio::test]
 async fn a_registration_refused_with_an_html_error_page_is_cut_to_its_status_and_title() {
     let url = protected_server(None, None).await;

@@ -68,7 +68,7 @@ pub(crate) async fn metadata(
         .await
         .map_err(|e| {
             format!(
-                "authorization server discovery failed: {}",
+                "OAuth discovery failed: {}",
                 crate::client::reasons::reason::explain(&e)
             )
         })?;

@@ -226,6 +226,19 @@ fn authorization_server(
     if let Some(unusable) = authorization_server_unusable(auth) {
         return format!("its authorization server cannot be used: {unusable}");
     }
+    // Discovery starts at the MCP server: an unauthenticated request for its challenge, then its
+    // protected resource metadata (RFC 9728). When one of those fails, the MCP server (or the way
+    // to it) is at fault, not an authorization server nobody has reached yet.
+    if let A::DiscoveryRequestFailed { url, .. } = auth
+        && !is_authorization_server_metadata(url.path())
+    {
+        let step = "the discovery of its OAuth metadata";
+        return if unreachable(levels) || looks_unreachable(&auth.to_string()) {
+            format!("the MCP server is unreachable ({step}): {what}")
+        } else {
+            format!("the MCP server failed {step}: {what}")
+        };
+    }
     let step = match auth {
         A::CredentialStoreError(text) => {
             return format!("the credential store: {}", clean_remote(text, 300));
@@ -259,6 +272,13 @@ fn authorization_server(
     } else {
         format!("its authorization server failed {step}: {what}")
     }
+}
+
+/// Whether a discovery request's path is an authorization server's metadata (RFC 8414, OpenID
+/// Connect discovery; at the root, inserted before the issuer's path, or appended to it).
+fn is_authorization_server_metadata(path: &str) -> bool {
+    path.contains("/.well-known/oauth-authorization-server")
+        || path.contains("/.well-known/openid-configuration")
 }
 
 /// Whether the chain says the other side could not be reached (refused, reset, timed out, no
