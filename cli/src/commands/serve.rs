@@ -97,13 +97,15 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         }
     };
     hub.connect_all();
+    // An address and bare paths, not a URL: log lines have every URL path redacted (a path may
+    // carry a token), and `http://…/[redacted]` would hide our own `/metrics`.
     tracing::info!(
         target: "mcp_readiness::serve",
-        "serving http://{}/metrics for {} server(s) from {}{}",
+        "serving /metrics and /status on {} for {} server(s) from {}{}",
         server.local_addr(),
         config.servers.len(),
         args.config.display(),
-        if prober.is_enabled() { ", and /probe?target=URL for the targets of readiness.probe" } else { "" }
+        if prober.is_enabled() { ", and /probe?target= for the targets of readiness.probe" } else { "" }
     );
     // Printed on stdout too, so scripts (and tests) can find the bound port.
     if let Err(code) = print_stdout(&format!(

@@ -204,6 +204,12 @@ async fn listening_on_a_non_loopback_address_logs_a_warning() {
         stderr.contains("WARN") && stderr.contains("other machines can reach"),
         "{stderr}"
     );
+    // The start-up line names its own paths: log redaction leaves them alone.
+    assert!(
+        stderr.contains("serving /metrics and /status on 0.0.0.0:")
+            && !stderr.contains("[redacted]"),
+        "{stderr}"
+    );
 }
 
 /// Makes a FIFO (named pipe) at `path`, with no writer.
