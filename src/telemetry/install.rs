@@ -243,7 +243,7 @@ impl TelemetryGuard {
     /// or when spans could not be delivered since the last `flush` (how many, and the last error).
     pub async fn flush(&self) -> Result<(), TelemetryError> {
         self.provider.flush().await?;
-        self.undelivered()
+        undelivered(&self.failures)
     }
 
     /// Exports every span ended so far and shuts the exporter down, without blocking the runtime.
@@ -251,18 +251,15 @@ impl TelemetryGuard {
     pub async fn shutdown(self) -> Result<(), TelemetryError> {
         let failures = self.failures.clone();
         self.provider.shutdown().await?;
-        Self::undelivered_from(&failures)
+        undelivered(&failures)
     }
+}
 
-    fn undelivered(&self) -> Result<(), TelemetryError> {
-        Self::undelivered_from(&self.failures)
-    }
-
-    fn undelivered_from(failures: &ExportFailures) -> Result<(), TelemetryError> {
-        match failures.take() {
-            None => Ok(()),
-            Some(message) => Err(TelemetryError::Exporter { message }),
-        }
+/// What the exporter could not deliver since it was last asked, as the guard's error.
+fn undelivered(failures: &ExportFailures) -> Result<(), TelemetryError> {
+    match failures.take() {
+        None => Ok(()),
+        Some(message) => Err(TelemetryError::Exporter { message }),
     }
 }
 

@@ -276,6 +276,7 @@ fn authorization_server(
 
 /// Whether a discovery request's path is an authorization server's metadata (RFC 8414, OpenID
 /// Connect discovery; at the root, inserted before the issuer's path, or appended to it).
+#[cfg(feature = "oauth")]
 fn is_authorization_server_metadata(path: &str) -> bool {
     path.contains("/.well-known/oauth-authorization-server")
         || path.contains("/.well-known/openid-configuration")
