@@ -1,11 +1,17 @@
-//! Spans the collector did not take are said, not lost in silence: the span exporter counts the
-//! batches it could not deliver, logs the first failure of a run of them (once, until an export
-//! succeeds again), and the guard's `flush` / `shutdown` returns what failed since it last asked.
+//! What the collector did not take is said, not lost in silence: the span exporter and the metric
+//! exporter count the exports they could not deliver, log the first failure of a run of them
+//! (once, until an export succeeds again), and their handle's `flush` / `shutdown` returns what
+//! failed since it last asked, with the exporter's own words (the SDK's flush error says only
+//! `InternalFailure("Failed to flush")`).
 
 use std::sync::{Arc, Mutex};
 
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
+#[cfg(feature = "otel-metrics")]
+use opentelemetry_sdk::metrics::{
+    Temporality, data::ResourceMetrics, exporter::PushMetricExporter,
+};
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};
 
 use crate::secret::redact_everywhere;
@@ -14,9 +20,23 @@ use crate::util::MutexExt as _;
 /// The longest exporter message kept: its errors can quote a whole response body.
 const MESSAGE_MAX: usize = 300;
 
-/// What the span exporter could not deliver since the guard last asked.
-#[derive(Debug, Default)]
-pub(crate) struct ExportFailures(Mutex<Failed>);
+/// What an exporter could not deliver since its handle last asked.
+#[derive(Debug)]
+pub(crate) struct ExportFailures {
+    /// What one export carries, for the words.
+    carried: Carried,
+    failed: Mutex<Failed>,
+}
+
+/// What one export of an exporter carries.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Carried {
+    /// A batch of spans: counted by span.
+    Spans,
+    /// One collection of every metric.
+    #[cfg_attr(not(feature = "otel-metrics"), allow(dead_code))]
+    Metrics,
+}
 
 #[derive(Debug, Default)]
 struct Failed {
@@ -29,11 +49,18 @@ struct Failed {
 }
 
 impl ExportFailures {
-    /// Counts a batch of `spans` spans the exporter could not deliver; `true` when it is the first
-    /// failure since an export succeeded (or since the start).
+    pub(crate) fn new(carried: Carried) -> Self {
+        ExportFailures {
+            carried,
+            failed: Mutex::default(),
+        }
+    }
+
+    /// Counts an export of `spans` spans (0 for metrics) the exporter could not deliver; `true`
+    /// when it is the first failure since an export succeeded (or since the start).
     fn failed(&self, spans: usize, error: &OTelSdkError) -> (bool, String) {
         let message = exporter_message(error);
-        let mut failed = self.0.lock_unpoisoned();
+        let mut failed = self.failed.lock_unpoisoned();
         failed.batches += 1;
         failed.spans += spans as u64;
         failed.last = Some(message.clone());
@@ -42,25 +69,58 @@ impl ExportFailures {
     }
 
     fn succeeded(&self) {
-        self.0.lock_unpoisoned().failing = false;
+        self.failed.lock_unpoisoned().failing = false;
     }
 
-    /// What failed since the last call, in words; `None` when every batch was delivered.
+    /// What failed since the last call, in words; `None` when every export was delivered.
     pub(crate) fn take(&self) -> Option<String> {
-        let mut failed = self.0.lock_unpoisoned();
+        let mut failed = self.failed.lock_unpoisoned();
         if failed.batches == 0 {
             return None;
         }
         let taken = std::mem::take(&mut *failed);
         failed.failing = taken.failing;
+        let plural =
+            |n: u64, one: &'static str, many: &'static str| if n == 1 { one } else { many };
+        let what = match self.carried {
+            Carried::Spans => format!(
+                "{} {} in {} {}",
+                taken.spans,
+                plural(taken.spans, "span", "spans"),
+                taken.batches,
+                plural(taken.batches, "batch", "batches")
+            ),
+            Carried::Metrics => format!(
+                "{} {} of the metrics",
+                taken.batches,
+                plural(taken.batches, "export", "exports")
+            ),
+        };
         Some(format!(
-            "{} span{} in {} batch{} could not be exported (the last error: {})",
-            taken.spans,
-            if taken.spans == 1 { "" } else { "s" },
-            taken.batches,
-            if taken.batches == 1 { "" } else { "es" },
+            "{what} could not be exported (the last error: {})",
             taken.last.unwrap_or_default()
         ))
+    }
+
+    /// Counts the `result` of an export of `spans` spans (0 for metrics), and logs the first
+    /// failure of a run of them.
+    fn count(&self, spans: usize, result: &OTelSdkResult) {
+        let Err(error) = result else {
+            self.succeeded();
+            return;
+        };
+        let (first, message) = self.failed(spans, error);
+        if first {
+            let what = match self.carried {
+                Carried::Spans => "spans",
+                Carried::Metrics => "metrics",
+            };
+            tracing::warn!(
+                "{what} could not be exported to the OTLP collector: {message}; check \
+                 OTEL_EXPORTER_OTLP_ENDPOINT and that the collector is reachable (said once until \
+                 an export succeeds again)"
+            );
+        }
     }
 }
 
@@ -79,7 +139,8 @@ fn exporter_message(error: &OTelSdkError) -> String {
     }
 }
 
-/// A span exporter that counts what `E` could not deliver into an [`ExportFailures`].
+/// An exporter (of spans, or of metrics with `otel-metrics`) that counts what `E` could not
+/// deliver into an [`ExportFailures`].
 #[derive(Debug)]
 pub(crate) struct ReportingExporter<E> {
     inner: E,
@@ -96,19 +157,7 @@ impl<E: SpanExporter> SpanExporter for ReportingExporter<E> {
     async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
         let spans = batch.len();
         let result = self.inner.export(batch).await;
-        match &result {
-            Ok(()) => self.failures.succeeded(),
-            Err(error) => {
-                let (first, message) = self.failures.failed(spans, error);
-                if first {
-                    tracing::warn!(
-                        "spans could not be exported to the OTLP collector: {message}; check \
-                         OTEL_EXPORTER_OTLP_ENDPOINT and that the collector is reachable (said \
-                         once until an export succeeds again)"
-                    );
-                }
-            }
-        }
+        self.failures.count(spans, &result);
         result
     }
 
@@ -125,13 +174,34 @@ impl<E: SpanExporter> SpanExporter for ReportingExporter<E> {
     }
 }
 
+#[cfg(feature = "otel-metrics")]
+impl<E: PushMetricExporter> PushMetricExporter for ReportingExporter<E> {
+    async fn export(&self, metrics: &ResourceMetrics) -> OTelSdkResult {
+        let result = self.inner.export(metrics).await;
+        self.failures.count(0, &result);
+        result
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.inner.force_flush()
+    }
+
+    fn shutdown_with_timeout(&self, timeout: std::time::Duration) -> OTelSdkResult {
+        self.inner.shutdown_with_timeout(timeout)
+    }
+
+    fn temporality(&self) -> Temporality {
+        self.inner.temporality()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn failures_are_counted_said_once_per_run_of_them_and_taken_once() {
-        let failures = ExportFailures::default();
+        let failures = ExportFailures::new(Carried::Spans);
         assert_eq!(failures.take(), None);
         let refused = OTelSdkError::InternalFailure(format!(
             "connection refused to https://user:secret@collector.example/v1/traces {}",
@@ -163,6 +233,13 @@ mod tests {
             Some(
                 "2 spans in 2 batches could not be exported (the last error: no answer within 10s)"
             )
+        );
+        let metrics = ExportFailures::new(Carried::Metrics);
+        metrics.failed(0, &refused);
+        let taken = metrics.take().expect("what failed");
+        assert!(
+            taken.starts_with("1 export of the metrics could not be exported (the last error: "),
+            "{taken}"
         );
     }
 }

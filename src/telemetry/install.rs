@@ -16,7 +16,7 @@ use tracing_subscriber::{EnvFilter, fmt};
 
 use super::config::{Protocol, TelemetryConfig};
 use super::error::TelemetryError;
-use super::export_failures::{ExportFailures, ReportingExporter};
+use super::export_failures::{Carried, ExportFailures, ReportingExporter};
 use super::redaction::{RedactingExporter, SafeStderr};
 use super::shutdown::{Exporting, Provider};
 
@@ -75,7 +75,7 @@ impl TelemetryConfig {
             filter: self.filter.clone(),
             message: e.to_string(),
         })?;
-        let failures = Arc::new(ExportFailures::default());
+        let failures = Arc::new(ExportFailures::new(Carried::Spans));
         let provider = match &self.otlp {
             None => None,
             Some(otlp) => {

@@ -3,6 +3,7 @@
 //! standard `OTEL_*` variables, for a service that pushes metrics and has no scrape endpoint.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use opentelemetry::InstrumentationScope;
@@ -13,6 +14,7 @@ use opentelemetry_sdk::metrics::{Instrument, PeriodicReader, SdkMeterProvider, S
 
 use super::config::{OtlpConfig, Protocol, Signal, otlp_from_env, resource_from_env};
 use super::error::TelemetryError;
+use super::export_failures::{Carried, ExportFailures, ReportingExporter};
 use super::install::resource;
 use super::shutdown::{Exporting, Provider};
 
@@ -118,11 +120,12 @@ impl MetricsExportConfig {
     /// exporter must be built inside a Tokio runtime, which must keep running while metrics are
     /// exported; the reader exports from a thread of its own.
     pub fn build(self) -> Result<OtlpMetrics, TelemetryError> {
+        let failures = Arc::new(ExportFailures::new(Carried::Metrics));
         let Some(otlp) = &self.otlp else {
-            return Ok(OtlpMetrics::exporting(None));
+            return Ok(OtlpMetrics::exporting(None, failures));
         };
         let exporter = otlp_exporter!(MetricExporter, otlp, MetricExporter);
-        let reader = PeriodicReader::builder(exporter)
+        let reader = PeriodicReader::builder(ReportingExporter::new(exporter, failures.clone()))
             .with_interval(self.interval)
             .build();
         let provider = SdkMeterProvider::builder()
@@ -139,7 +142,7 @@ impl MetricsExportConfig {
                     .flatten()
             })
             .build();
-        Ok(OtlpMetrics::exporting(Some(provider)))
+        Ok(OtlpMetrics::exporting(Some(provider), failures))
     }
 }
 
@@ -169,6 +172,8 @@ pub fn init_metrics() -> Result<OtlpMetrics, TelemetryError> {
 #[must_use = "dropping it shuts the exporter down: keep it for the life of the program"]
 pub struct OtlpMetrics {
     provider: Exporting<SdkMeterProvider>,
+    /// What the exporter could not deliver, in its own words (the SDK's flush error has none).
+    failures: Arc<ExportFailures>,
 }
 
 impl fmt::Debug for OtlpMetrics {
@@ -180,13 +185,14 @@ impl fmt::Debug for OtlpMetrics {
 }
 
 impl OtlpMetrics {
-    fn exporting(provider: Option<SdkMeterProvider>) -> Self {
+    fn exporting(provider: Option<SdkMeterProvider>, failures: Arc<ExportFailures>) -> Self {
         OtlpMetrics {
             provider: Exporting::new(
                 provider,
                 |message| TelemetryError::MetricExporter { message },
                 "OTLP metric exporter shut down with an error: the last interval may be lost",
             ),
+            failures,
         }
     }
 
@@ -207,14 +213,32 @@ impl OtlpMetrics {
         self.provider.provider()
     }
 
-    /// Collects and exports now, without shutting down.
+    /// Collects and exports now, without shutting down. An error when an export since the last
+    /// `flush` (this one, or a periodic one) could not be delivered: how many, and the exporter's
+    /// last error.
     pub async fn flush(&self) -> Result<(), TelemetryError> {
-        self.provider.flush().await
+        let flushed = self.provider.flush().await;
+        in_words(flushed, &self.failures)
     }
 
-    /// Exports a last time and shuts the exporter down, without blocking the runtime.
+    /// Exports a last time and shuts the exporter down, without blocking the runtime. An error
+    /// as for [`flush`](Self::flush).
     pub async fn shutdown(self) -> Result<(), TelemetryError> {
-        self.provider.shutdown().await
+        let failures = self.failures.clone();
+        let shut = self.provider.shutdown().await;
+        in_words(shut, &failures)
+    }
+}
+
+/// The result of a flush or shutdown, with what the exporter could not deliver in its own words
+/// (the SDK's error only says `InternalFailure("Failed to flush")`).
+fn in_words(
+    result: Result<(), TelemetryError>,
+    failures: &ExportFailures,
+) -> Result<(), TelemetryError> {
+    match (failures.take(), result) {
+        (Some(message), _) => Err(TelemetryError::MetricExporter { message }),
+        (None, result) => result,
     }
 }
 

@@ -16,7 +16,7 @@ use mcp_readiness::state::{
     CallOutcome, ConnectResult, ConnectionEvent, CredentialExpiry, CredentialKind, EventSink,
     ServerEndpoint, ServerIdentity,
 };
-use mcp_readiness::telemetry::{MetricsExportConfig, OtlpConfig, OtlpMetrics};
+use mcp_readiness::telemetry::{MetricsExportConfig, OtlpConfig, OtlpMetrics, TelemetryError};
 use mcp_readiness::{
     Metrics,
     metrics::{ManualClock, ServerMetrics},
@@ -678,4 +678,40 @@ fn without_a_meter_the_recorder_is_the_prometheus_one() {
     record_everything(&with);
     record_everything(&without);
     assert_eq!(with.render(), without.render());
+}
+
+/// A collector that is not there: `flush` and `shutdown` say how many exports were lost and the
+/// exporter's own words, not the SDK's `InternalFailure("Failed to flush")`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exports_the_collector_did_not_take_are_said_in_the_exporters_words() {
+    let dead = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+    };
+    let (http, grpc) = (dead(), dead());
+    for otlp in [
+        OtlpConfig::http(format!("http://{http}/v1/metrics")),
+        OtlpConfig::grpc(format!("http://{grpc}")),
+    ] {
+        let otlp = config(otlp, "metrics-dead-test").build().unwrap();
+        let metrics = Metrics::builder().meter(otlp.meter()).build().unwrap();
+        record_everything(&metrics);
+        for (when, result) in [
+            ("flush", otlp.flush().await),
+            ("shutdown", otlp.shutdown().await),
+        ] {
+            let message = match result {
+                Err(TelemetryError::MetricExporter { message }) => message,
+                other => panic!("{when}: the lost export is said, got {other:?}"),
+            };
+            assert!(
+                message
+                    .starts_with("1 export of the metrics could not be exported (the last error: ")
+                    && !message.contains("InternalFailure"),
+                "{when}: {message}"
+            );
+        }
+    }
 }
