@@ -168,10 +168,7 @@ async fn an_issuer_mismatch_is_unauthenticated_naming_the_authorization_server_a
 
 #[tokio::test]
 async fn an_authorization_server_that_refuses_connections_reads_connecting_and_unreachable() {
-    let closed = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap().port()
-    };
+    let closed = crate::support::dead_addr().port();
     let url = protected_server(Some(format!("http://127.0.0.1:{closed}")), None).await;
     let hub = hub_for(url, "mcp-readiness-as-outage");
     let reason = refused_call(&hub, ConnectResult::Refused, State::Connecting).await;
@@ -188,10 +185,7 @@ async fn an_authorization_server_that_refuses_connections_reads_connecting_and_u
 /// nobody has reached yet.
 #[tokio::test]
 async fn a_login_to_a_server_that_is_down_names_the_mcp_server_not_an_authorization_server() {
-    let closed = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap().port()
-    };
+    let closed = crate::support::dead_addr().port();
     let spec = spec_for(
         format!("http://127.0.0.1:{closed}/mcp"),
         "mcp-readiness-login-down",

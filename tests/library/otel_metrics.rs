@@ -684,13 +684,7 @@ fn without_a_meter_the_recorder_is_the_prometheus_one() {
 /// exporter's own words, not the SDK's `InternalFailure("Failed to flush")`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exports_the_collector_did_not_take_are_said_in_the_exporters_words() {
-    let dead = || {
-        std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-    };
-    let (http, grpc) = (dead(), dead());
+    let (http, grpc) = (crate::support::dead_addr(), crate::support::dead_addr());
     for otlp in [
         OtlpConfig::http(format!("http://{http}/v1/metrics")),
         OtlpConfig::grpc(format!("http://{grpc}")),

@@ -199,14 +199,7 @@ async fn dropping_the_guard_on_a_multi_thread_runtime_flushes_the_last_spans() {
 /// an `Ok` over spans that went nowhere (what `mcp-readiness check` prints as a warning).
 #[tokio::test]
 async fn spans_the_collector_did_not_take_are_counted_in_the_guards_error() {
-    // Ports nothing listens on.
-    let dead = || {
-        std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-    };
-    let (http, grpc) = (dead(), dead());
+    let (http, grpc) = (crate::support::dead_addr(), crate::support::dead_addr());
     for (protocol, otlp) in [
         ("http", OtlpConfig::http(format!("http://{http}/v1/traces"))),
         ("grpc", OtlpConfig::grpc(format!("http://{grpc}"))),
