@@ -32,8 +32,9 @@ fn io_kind_in_chain(error: &(dyn StdError + 'static)) -> Option<ErrorKind> {
 }
 
 /// The whole chain as lowercase text, for classification only (never shown: it may contain URLs).
-/// rmcp keeps the HTTP client's error as a field without `source()`, so its `Debug` form (which
-/// includes the OS error, e.g. `ConnectionRefused`) is appended.
+/// rmcp keeps the HTTP client's error as a field without `source()`: [`chain`] walks into it for
+/// the crate's own clients, and the `Debug` form (which includes the OS error, e.g.
+/// `ConnectionRefused`) is appended for any other.
 fn text_of_chain(error: &(dyn StdError + 'static)) -> String {
     let mut text = chain(error)
         .map(|e| e.to_string())
