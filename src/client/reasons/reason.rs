@@ -58,14 +58,41 @@ pub(crate) fn not_mcp_answer(error: &(dyn StdError + 'static)) -> Option<String>
         }
         let response = response?;
         let body = response
-            .strip_prefix("could not parse JSON response as ServerJsonRpcMessage:")
-            .map(|rest| rest.rsplit_once(": ").map_or(rest, |(_, body)| body))?;
+            .strip_prefix("could not parse JSON response as ServerJsonRpcMessage: ")
+            .map(body_after_parse_error)?;
         Some(format!(
             "it answered a JSON body that is not JSON-RPC ({}): check that the URL is the MCP \
              endpoint",
             clean_remote(body.trim(), 80)
         ))
     })
+}
+
+/// The body rmcp quotes after its parse error (`{serde error}: {body}`). serde's message may hold
+/// `": "` itself (`invalid type: map, ...`) and so may the body (`{"status": "ok"}`): the body
+/// starts after the error's position (`... at line 1 column 16: `), the first such mark.
+fn body_after_parse_error(rest: &str) -> &str {
+    const LINE: &str = " at line ";
+    let mut from = 0;
+    while let Some(at) = rest[from..].find(LINE).map(|i| from + i) {
+        let after = &rest[at + LINE.len()..];
+        let digits =
+            |text: &str| text.len() - text.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let line_digits = digits(after);
+        if line_digits > 0
+            && let Some(column) = after[line_digits..].strip_prefix(" column ")
+        {
+            let column_digits = digits(column);
+            if column_digits > 0
+                && let Some(body) = column[column_digits..].strip_prefix(": ")
+            {
+                return body;
+            }
+        }
+        from = at + LINE.len();
+    }
+    // No position (serde gives none for some errors): the body follows the first separator.
+    rest.split_once(": ").map_or(rest, |(_, body)| body)
 }
 
 /// The content type an rmcp HTTP error says the endpoint answered, or the text of an
@@ -983,6 +1010,34 @@ mod tests {
             }
         }
         None
+    }
+
+    #[test]
+    fn a_json_body_that_is_not_json_rpc_is_quoted_whole_however_it_is_spaced() {
+        // What rmcp says, from what serde says of each body (its message may hold ": " too).
+        for body in [
+            r#"{"status":"ok"}"#,
+            r#"{"status": "ok"}"#,
+            r#"{"a": 1, "b": {"c": "deep value"}, "d": [1,2]}"#,
+            r#"[1, 2]"#,
+            r#""at line 1 column 2: not this""#,
+        ] {
+            let serde = serde_json::from_str::<rmcp::model::ServerJsonRpcMessage>(body)
+                .expect_err("not JSON-RPC");
+            let said =
+                format!("could not parse JSON response as ServerJsonRpcMessage: {serde}: {body}");
+            let error: IoHttpError = StreamableHttpError::UnexpectedServerResponse(said.into());
+            let answer = not_mcp_answer(&error).expect("a JSON body");
+            assert_eq!(
+                answer,
+                format!(
+                    "it answered a JSON body that is not JSON-RPC ({}): check that the URL is \
+                     the MCP endpoint",
+                    clean_remote(body, 80)
+                ),
+                "serde said: {serde}"
+            );
+        }
     }
 
     #[test]

@@ -52,8 +52,9 @@ async fn an_sso_page_and_a_health_endpoint_are_protocol_errors_that_say_what_the
              the MCP endpoint",
         ),
         (
-            answering("application/json", r#"{"status":"ok"}"#.into()).await,
-            "it answered a JSON body that is not JSON-RPC",
+            // Spaced as most servers write JSON: quoted whole, not from its last ": ".
+            answering("application/json", r#"{"status": "ok"}"#.into()).await,
+            r#"it answered a JSON body that is not JSON-RPC ({"status": "ok"})"#,
         ),
     ];
     let prober = prober(ProbeConfig::allowing(loopback()));
