@@ -1,7 +1,7 @@
 //! How the supervisor's [`ConnectionEvent`]s drive the server series.
 
 use super::recorder::Metrics;
-use crate::state::{ConnectionEvent, EventSink};
+use crate::state::{ConnectionEvent, EventSink, State};
 use crate::util::RwLockExt as _;
 
 /// When each event fires, what it records:
@@ -9,7 +9,7 @@ use crate::util::RwLockExt as _;
 /// | event | series |
 /// |---|---|
 /// | `ServerAdded` | all four `mcp_readiness_server_state` series (one-hot on the initial state), the state-change time, and the zeroed connect (and `connect_duration_seconds{result="ok"}`), reconnect, cooldown, tools and four state-change series |
-/// | `StateChanged` | one-hot moves to `to` (a scrape never sees two states or none); state-change time = now; `mcp_readiness_server_state_changes_total{state=to}` + 1 |
+/// | `StateChanged` | one-hot moves to `to` (a scrape never sees two states or none); state-change time = now; `mcp_readiness_server_state_changes_total{state=to}` + 1; `mcp_readiness_server_tools` = 0 when `to` is not `ready` |
 /// | `ConnectAttempt` | `mcp_readiness_connects_total{result}` + 1, `mcp_readiness_connect_duration_seconds{result}` observes the duration |
 /// | `Reconnected` | `mcp_readiness_reconnects_total` + 1 |
 /// | `StreamReopened` | `mcp_readiness_stream_reopens_total` + 1 |
@@ -54,6 +54,11 @@ impl EventSink for Metrics {
                 handle.set_state(*to, self.now_unix_seconds());
                 if from != to {
                     handle.state_entered(*to);
+                }
+                // A server that is not ready offers no tools now (the status page's rule too);
+                // its next live connection lists them again.
+                if *to != State::Ready {
+                    handle.set_tools(0);
                 }
             }
             ConnectionEvent::ConnectAttempt {

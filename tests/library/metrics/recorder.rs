@@ -280,3 +280,34 @@ async fn a_storm_of_refused_calls_avoids_one_shared_wait_not_a_budget_per_call()
         "{later} s after a minute of calls"
     );
 }
+
+#[test]
+fn a_server_that_is_not_ready_offers_no_tools_until_its_next_live_connection_lists_them() {
+    let metrics = Metrics::new();
+    let tools = |metrics: &Metrics| {
+        value(
+            &parse(&metrics.render()),
+            names::SERVER_TOOLS,
+            &[("server", "crashloop")],
+        )
+    };
+    metrics.on_event(&added("crashloop", State::Connecting));
+    metrics.on_event(&changed("crashloop", State::Connecting, State::Ready));
+    metrics.on_event(&ConnectionEvent::ToolsChanged {
+        server: "crashloop".into(),
+        count: 13,
+    });
+    assert_eq!(tools(&metrics), Some(13.0));
+    // Its process exited: absent, and the 13 tools went with it (the status page says 0 too).
+    metrics.on_event(&changed("crashloop", State::Ready, State::Absent));
+    assert_eq!(tools(&metrics), Some(0.0));
+    metrics.on_event(&changed("crashloop", State::Absent, State::Connecting));
+    assert_eq!(tools(&metrics), Some(0.0));
+    // The next live connection lists them again.
+    metrics.on_event(&changed("crashloop", State::Connecting, State::Ready));
+    metrics.on_event(&ConnectionEvent::ToolsChanged {
+        server: "crashloop".into(),
+        count: 13,
+    });
+    assert_eq!(tools(&metrics), Some(13.0));
+}

@@ -141,6 +141,11 @@ pub(crate) fn scenario() -> Metrics {
     metrics.on_event(&handshake("files", "2026-07-28"));
     clock.advance(Duration::from_millis(250));
     metrics.on_event(&changed("files", State::Connecting, State::Ready));
+    // Its new connection lists its tools again (while it was connecting it offered none).
+    metrics.on_event(&ConnectionEvent::ToolsChanged {
+        server: "files".into(),
+        count: 3,
+    });
 
     for server in ["files", "github", "slow", "gone"] {
         metrics.server(server).set_wait_budget(BUDGET);
