@@ -57,7 +57,7 @@ impl Hub {
         let removed = self.inner.servers.write_unpoisoned().remove(server);
         match removed {
             Some(supervisor) => {
-                supervisor.stop();
+                supervisor.retire();
                 self.inner
                     .shared
                     .events
@@ -95,7 +95,7 @@ impl Hub {
             spec.name.clone(),
             &fresh,
             State::Connecting,
-            "configuration changed; connects at `connect_all` or the next use",
+            "its configuration changed; reconnecting with the new one",
         );
         match &problem {
             Some(problem) => fresh.unservable(problem),
@@ -154,7 +154,7 @@ impl Hub {
             return;
         };
         let from = old.observe().state;
-        old.stop();
+        old.retire();
         if from == to {
             self.inner.feed().bump();
         } else {

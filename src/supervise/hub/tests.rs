@@ -119,7 +119,18 @@ fn hub_recording_events() -> (Hub, Arc<Mutex<Vec<ConnectionEvent>>>) {
 async fn removing_a_server_emits_server_removed_and_the_hub_answers_absent() {
     let (hub, events) = hub_recording_events();
     hub.call(read()).await.unwrap();
+    let before_removal = events.lock().unwrap().len();
     assert!(hub.remove_server("mail"));
+    // It left the configuration; it did not go absent: `ServerRemoved` alone, no "shut down"
+    // state change that the status stream would show as a server to repair.
+    assert!(
+        matches!(
+            &events.lock().unwrap()[before_removal..],
+            [ConnectionEvent::ServerRemoved { .. }]
+        ),
+        "{:?}",
+        &events.lock().unwrap()[before_removal..]
+    );
     assert!(!hub.remove_server("mail"));
     assert!(hub.snapshot().await.connected_servers.is_empty());
     let events = events.lock().unwrap();
@@ -263,6 +274,31 @@ async fn a_reload_to_an_entry_this_build_cannot_serve_makes_that_server_absent_a
     hub.replace_server(http_spec("files", "https://example.test/mcp"))
         .unwrap();
     assert_eq!(hub.state("files"), Some(State::Connecting));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reload_that_changes_a_ready_server_says_so_in_one_state_change() {
+    let (hub, events) = hub_recording_events();
+    hub.call(read()).await.unwrap();
+    let before_reload = events.lock().unwrap().len();
+    hub.replace_server(http_spec("mail", "https://example.test/mcp"))
+        .unwrap();
+    // Not "shut down" (ready → absent) and then a change from `ready` again: one change, from
+    // the state it was in, that says why.
+    let events = events.lock().unwrap();
+    let [
+        ConnectionEvent::StateChanged {
+            from, to, reason, ..
+        },
+    ] = &events[before_reload..]
+    else {
+        panic!("{:?}", &events[before_reload..]);
+    };
+    assert_eq!((*from, *to), (State::Ready, State::Connecting));
+    assert_eq!(
+        reason.as_deref(),
+        Some("its configuration changed; reconnecting with the new one")
+    );
 }
 
 fn reason_of(hub: &Hub, server: &str) -> String {

@@ -168,6 +168,16 @@ impl Supervisor {
         self.update(Machine::stop);
     }
 
+    /// Stops the server for good without announcing it, as [`Supervisor::stop`] does otherwise:
+    /// a reload removed or replaced it, and the caller announces that instead (`ServerRemoved`,
+    /// or the replacement's state). The stop's own `StateChanged` ("shut down") would tell every
+    /// sink, and the status stream, that the server went absent: it left the configuration.
+    pub(crate) fn retire(&self) {
+        let mut machine = self.lock();
+        machine.stop();
+        drop(machine.take_events());
+    }
+
     /// What the last renewal ahead of the next run found, if one was due.
     pub(crate) fn renewal(&self) -> Option<crate::client::connector::Renewal> {
         self.renewal.lock_unpoisoned().clone()
