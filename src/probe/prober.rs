@@ -506,7 +506,12 @@ fn check_module(name: &str, module: &ProbeModule) -> Result<(), ProbeSetupError>
         Ok(_) => {}
         Err(SpecError::Header { header, .. }) => {
             return Err(problem(format!(
-                "header `{header}` is not a valid HTTP header (or one rmcp sets itself); fix `headers`"
+                "header `{header}` is not a valid HTTP header; fix `headers`"
+            )));
+        }
+        Err(SpecError::ReservedHeader { header, .. }) => {
+            return Err(problem(format!(
+                "header `{header}` is one the MCP client sets itself; remove it from `headers`"
             )));
         }
         Err(e) => return Err(problem(e.to_string())),

@@ -199,7 +199,7 @@ fn probe_modules(config: &mcp_readiness::Config) -> usize {
 
 /// SIGHUP: added servers start, removed ones stop (their series go away), changed ones are
 /// replaced (new credentials let an unauthenticated server try again). An entry this build
-/// cannot serve (a URL that is not http(s), a header rmcp sets itself, an `oauth` block without
+/// cannot serve (a URL that is not http(s), a header the MCP client sets itself, an `oauth` block without
 /// the feature) is that server's problem alone, as at start: it reads `absent` with a reason
 /// naming the key or feature, and the rest of the file applies. A file that cannot be read or
 /// parsed, bad `readiness` options or a bad probe configuration refuse the whole reload: nothing

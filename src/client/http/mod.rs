@@ -20,6 +20,7 @@ use crate::client::handshake;
 use crate::client::handshake::generations::{ProtocolGenerations, handshake_offering};
 use crate::client::http::session_id::SessionIdClient;
 use crate::client::http::stream_pacing::StreamPacer;
+use crate::client::reasons::chain::chain;
 use crate::client::reasons::reason::explain;
 use crate::client::reasons::rmcp_errors::{classify_init_error, truncate};
 use crate::client::session::RmcpSession;
@@ -105,6 +106,17 @@ pub(crate) fn check_url(server: &Arc<str>, url: &str) -> Result<(), SpecError> {
     Ok(())
 }
 
+/// The status of the answer that carried a handshake's `WWW-Authenticate` challenge: rmcp keeps
+/// a 403's challenge (insufficient scope) apart from a 401's.
+fn challenge_status(e: &rmcp::service::ClientInitializeError) -> &'static str {
+    use rmcp::transport::streamable_http_client::InsufficientScopeError;
+    if chain(e).any(|level| level.is::<InsufficientScopeError>()) {
+        "HTTP 403 Forbidden"
+    } else {
+        "HTTP 401 Unauthorized"
+    }
+}
+
 impl HttpConnector {
     /// A connector for `url` with `headers`. Fails on a URL that is not `http(s)://` with a host
     /// ([`SpecError::UrlScheme`], [`SpecError::Url`]) or a header that is not valid HTTP; the
@@ -122,7 +134,7 @@ impl HttpConnector {
             if ["accept", "mcp-session-id", "last-event-id"]
                 .contains(&name.to_ascii_lowercase().as_str())
             {
-                return Err(SpecError::Header {
+                return Err(SpecError::ReservedHeader {
                     server: server.clone(),
                     header: truncate(name.clone(), 40),
                 });
@@ -329,7 +341,11 @@ impl HttpConnector {
             _ => "check that the URL is an MCP streamable-HTTP endpoint",
         };
         let detail = match e.auth_challenge() {
-            Some(challenge) => format!("HTTP 401/403, challenge: {challenge}"),
+            Some(challenge) => format!(
+                "the MCP server answered {} with the challenge `{}`",
+                challenge_status(e),
+                truncate(challenge.to_owned(), 200)
+            ),
             None => explain(e),
         };
         let detail = redact(&detail, &self.secrets);

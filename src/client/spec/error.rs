@@ -44,6 +44,17 @@ pub enum SpecError {
         /// The header name.
         header: String,
     },
+    /// A header the MCP client sets itself (`Accept`, `Mcp-Session-Id`, `Last-Event-ID`): the
+    /// protocol needs its own value there.
+    #[error(
+        "server `{server}`: header `{header}` is one the MCP client sets itself (the protocol needs its own value); remove it from `headers` in the configuration"
+    )]
+    ReservedHeader {
+        /// The server.
+        server: Arc<str>,
+        /// The header name, as written.
+        header: String,
+    },
     /// A stdio server without a command.
     #[error("server `{server}`: `command` is empty; set the program to run")]
     EmptyCommand {

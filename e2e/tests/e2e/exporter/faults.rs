@@ -350,7 +350,11 @@ async fn a_reload_with_entries_this_build_cannot_serve_applies_the_rest_and_thos
             .to_owned()
     };
     assert!(reason("wiki").contains("fix `url`"), "{status}");
-    assert!(reason("docs").contains("fix `headers`"), "{status}");
+    assert!(
+        reason("docs").contains("header `Accept` is one the MCP client sets itself")
+            && reason("docs").contains("remove it from `headers`"),
+        "{status}"
+    );
 
     std::fs::write(&config, "{ \"mcpServers\": ").unwrap();
     signal(serve.guard.pid(), "HUP");
