@@ -21,7 +21,7 @@ use crate::client::handshake::generations::{ProtocolGenerations, handshake_offer
 use crate::client::http::session_id::SessionIdClient;
 use crate::client::http::stream_pacing::StreamPacer;
 use crate::client::reasons::chain::chain;
-use crate::client::reasons::reason::explain;
+use crate::client::reasons::reason::{answered_status, explain};
 use crate::client::reasons::rmcp_errors::{classify_init_error, truncate};
 use crate::client::session::RmcpSession;
 use crate::client::session::handler::{Answerer, SupervisorClient};
@@ -336,6 +336,11 @@ impl HttpConnector {
         let next = match result {
             ConnectResult::Unauthorized => {
                 "the credentials were rejected; re-authorize and update its headers"
+            }
+            // It answered: it is reachable, and failing.
+            _ if answered_status(e).is_some_and(|status| status >= 500) => {
+                "it is reachable but answers with a server error: check the MCP server's own \
+                 logs, or the proxy in front of it"
             }
             ConnectResult::Refused => "check that the server is running and reachable",
             _ => "check that the URL is an MCP streamable-HTTP endpoint",

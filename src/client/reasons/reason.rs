@@ -506,12 +506,37 @@ fn handshake_words(error: &ClientInitializeError) -> String {
     }
 }
 
+/// `500 Internal Server Error`: the code and its reason phrase (rmcp keeps no more of a 429 or
+/// 5xx answer: no body, no page title).
+fn status_line(status: u16) -> String {
+    match http::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|code| code.canonical_reason())
+    {
+        Some(phrase) => format!("{status} {phrase}"),
+        None => status.to_string(),
+    }
+}
+
+/// The status of an HTTP error answer somewhere in `error`'s chain, when the MCP server (or what
+/// stands in front of it) answered with a 429 or 5xx status rmcp reports as such.
+pub(crate) fn answered_status(error: &(dyn StdError + 'static)) -> Option<u16> {
+    use rmcp::transport::streamable_http_client::StreamableHttpError as H;
+    chain(error).find_map(|level| match level.downcast_ref::<HttpError>() {
+        Some(H::HttpStatus(status)) => Some(status.status),
+        _ => match level.downcast_ref::<IoHttpError>() {
+            Some(H::HttpStatus(status)) => Some(status.status),
+            _ => None,
+        },
+    })
+}
+
 fn http_words<E: StdError + Send + Sync + 'static>(
     error: &rmcp::transport::streamable_http_client::StreamableHttpError<E>,
 ) -> Option<String> {
     use rmcp::transport::streamable_http_client::StreamableHttpError as H;
     Some(match error {
-        H::HttpStatus(status) => format!("it answered HTTP {}", status.status),
+        H::HttpStatus(status) => format!("it answered HTTP {}", status_line(status.status)),
         H::UnexpectedServerResponse(text) => remote_response(text),
         H::UnexpectedEndOfStream => "its event stream ended mid-answer".into(),
         H::TransportChannelClosed => "the connection closed".into(),

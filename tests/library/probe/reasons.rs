@@ -181,9 +181,46 @@ async fn a_health_ping_that_fails_reads_the_root_cause_not_the_transport_type() 
     .expect("the failed ping is noticed");
     assert!(reason.contains("health ping failed"), "{reason}");
     assert!(
-        reason.contains("health ping failed: the MCP server: it answered HTTP 500"),
+        reason.contains(
+            "health ping failed: the MCP server: it answered HTTP 500 Internal Server Error"
+        ),
         "{reason}"
     );
     assert_readable(&reason);
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_answers_the_handshake_with_a_server_error_is_reachable_and_failing() {
+    let url = failing_server(Arc::new(AtomicBool::new(true))).await;
+    let spec = crate::support::hub::http_server("down", url, None);
+    let hub = crate::support::hub::one(spec, crate::support::hub::options());
+    let error = hub
+        .call(ToolCall::new("mcp__down__lookup"))
+        .await
+        .unwrap_err();
+    let reason = hub
+        .servers()
+        .into_iter()
+        .find(|s| &*s.name == "down")
+        .and_then(|s| s.reason)
+        .unwrap_or_default();
+    // Its status in words, and a next step that does not send anyone to check it is running:
+    // it answered.
+    assert!(
+        reason.contains("it answered HTTP 500 Internal Server Error"),
+        "{reason}"
+    );
+    assert!(
+        reason
+            .contains("reachable but answers with a server error: check the MCP server's own logs"),
+        "{reason}"
+    );
+    assert!(
+        !reason.contains("check that the server is running"),
+        "{reason}"
+    );
+    assert_readable(&reason);
+    assert_readable(error.message());
     hub.shutdown().await;
 }
