@@ -18,6 +18,7 @@ use crate::util::RwLockExt as _;
 /// | `Endpoint` | `mcp_readiness_tls_certificate_expiry_timestamp_seconds` = the connection's leaf certificate's notAfter (no series when it is not over TLS); over OTLP, `network.transport`, `server.address` and `server.port` of the server's later `mcp.client.operation.duration` series |
 /// | `Handshake` | `mcp_readiness_server_info{protocol_version, server_name, server_version}` = 1; the server's earlier series goes; over OTLP, `mcp.protocol.version` of its later operation series |
 /// | `CredentialsExpire` | `mcp_readiness_credential_expiry_timestamp_seconds{credential, renewable}`: one series per known expiry; the server's others go away |
+/// | `ReasonChanged` | no series: the status page's reason |
 /// | `NextAttempt` | `mcp_readiness_server_next_attempt_timestamp_seconds` = now + `after`; the series goes away with `None` |
 /// | `ServerRemoved` | every series labelled with the server goes away, tool-labelled ones included |
 ///
@@ -75,6 +76,8 @@ impl EventSink for Metrics {
             ConnectionEvent::CooldownRejection { server } => {
                 self.configured_server(server).cooldown_rejection()
             }
+            // The status page's reason only (the board above); no series.
+            ConnectionEvent::ReasonChanged { .. } => {}
             ConnectionEvent::ToolsChanged { server, count } => {
                 self.configured_server(server).set_tools(*count)
             }

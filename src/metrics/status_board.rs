@@ -125,6 +125,17 @@ impl StatusBoard {
                     }
                 }
             }
+            ConnectionEvent::ReasonChanged {
+                server,
+                state,
+                reason,
+            } => {
+                if let Some(row) = rows.get_mut(server)
+                    && row.state == *state
+                {
+                    row.reason = reason.clone();
+                }
+            }
             ConnectionEvent::ConnectAttempt {
                 server,
                 result,
@@ -264,6 +275,42 @@ mod tests {
             (State::Ready, 11.0, 3, 1)
         );
         assert_eq!(row.history[0].duration, Duration::from_millis(40));
+    }
+
+    #[test]
+    fn a_reason_change_replaces_the_reason_of_the_state_it_names_and_is_no_state_change() {
+        let board = StatusBoard::default();
+        board.apply(&added("t", State::Connecting), 10.0);
+        let throttled = |state| ConnectionEvent::ReasonChanged {
+            server: "t".into(),
+            state,
+            reason: Some("server `t` is throttling (HTTP 429 with Retry-After: 2m)".into()),
+        };
+        board.apply(&throttled(State::Connecting), 12.0);
+        let (rows, last_change) = board.snapshot_with_last_change();
+        let row = &rows[0].1;
+        assert_eq!(
+            row.reason.as_deref(),
+            Some("server `t` is throttling (HTTP 429 with Retry-After: 2m)")
+        );
+        // In its state since it was added; nothing on the stream of changes.
+        assert_eq!(
+            (row.state, row.since_unix, last_change),
+            (State::Connecting, 10.0, 0)
+        );
+        // A late reason for a state the row has left changes nothing.
+        board.apply(
+            &ConnectionEvent::StateChanged {
+                server: "t".into(),
+                from: State::Connecting,
+                to: State::Ready,
+                reason: None,
+            },
+            13.0,
+        );
+        board.apply(&throttled(State::Connecting), 14.0);
+        let row = board.snapshot().remove(0).1;
+        assert_eq!((row.state, row.reason), (State::Ready, None));
     }
 
     #[test]

@@ -99,6 +99,18 @@ pub enum ConnectionEvent {
         /// Why, in words a human can act on; never contains secrets.
         reason: Option<Arc<str>>,
     },
+    /// The reason for the server's state changed while the state did not: a `connecting` server
+    /// that is throttled (`Retry-After`) or tries again after a failure, an `absent` one whose
+    /// next attempt failed another way. The status page, `/status.json` and `Hub::servers` show
+    /// the new reason; it is not a state change (not on `/events`, not counted).
+    ReasonChanged {
+        /// The server.
+        server: Arc<str>,
+        /// The state it is (still) in.
+        state: State,
+        /// Why, in words a human can act on; never contains secrets.
+        reason: Option<Arc<str>>,
+    },
     /// One connection attempt ended.
     ConnectAttempt {
         /// The server.
@@ -175,6 +187,7 @@ impl ConnectionEvent {
             ConnectionEvent::ServerAdded { server, .. }
             | ConnectionEvent::ServerRemoved { server }
             | ConnectionEvent::StateChanged { server, .. }
+            | ConnectionEvent::ReasonChanged { server, .. }
             | ConnectionEvent::ConnectAttempt { server, .. }
             | ConnectionEvent::Reconnected { server }
             | ConnectionEvent::CooldownRejection { server }

@@ -127,6 +127,8 @@ impl Session for ScriptedSession {
 pub(super) enum ConnectStep {
     Ok,
     Fail(ConnectResult),
+    /// Refused with a `Retry-After` of this long (an HTTP 429 / 503).
+    Throttle(Duration),
     Hang,
 }
 
@@ -192,6 +194,13 @@ impl Connector for ScriptedConnector {
                         result,
                         format!("scripted {}", result.as_str()),
                     ));
+                }
+                ConnectStep::Throttle(after) => {
+                    return Err(ConnectError::new(
+                        ConnectResult::Refused,
+                        "scripted throttling (HTTP 429)",
+                    )
+                    .with_retry_after(after));
                 }
                 ConnectStep::Hang => futures::future::pending().await,
             }

@@ -1236,7 +1236,10 @@ mod tests {
                 context: "send initialize request".into(),
             }),
         };
-        assert_eq!(explain(&status), "the MCP server: it answered HTTP 502");
+        assert_eq!(
+            explain(&status),
+            "the MCP server: it answered HTTP 502 Bad Gateway"
+        );
     }
 
     #[test]

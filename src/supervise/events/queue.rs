@@ -106,6 +106,7 @@ impl EventQueue {
 fn moves_inventory(event: &ConnectionEvent) -> bool {
     match event {
         ConnectionEvent::StateChanged { .. }
+        | ConnectionEvent::ReasonChanged { .. }
         | ConnectionEvent::ToolsChanged { .. }
         | ConnectionEvent::ServerAdded { .. }
         | ConnectionEvent::ServerRemoved { .. } => true,

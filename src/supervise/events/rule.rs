@@ -6,7 +6,7 @@
 //! |---|---|
 //! | a server first heard of | `ServerAdded` with its state |
 //! | an attempt ended (made by the hub, or reported to `Peers`) | `ConnectAttempt` with its result, before the transition it leads to |
-//! | any transition | `StateChanged` when, and only when, the readiness state differs |
+//! | any transition | `StateChanged` when, and only when, the readiness state differs; otherwise `ReasonChanged` when the reason differs |
 //! | a new live connection | its `StateChanged` (if it was not ready), `Endpoint` (where known), `Handshake` (when the session knows who answered), `ToolsChanged`, then `Reconnected` unless it is the first |
 //! | a new tool list on the live connection | `ToolsChanged` |
 
@@ -73,7 +73,8 @@ impl Transitions {
     }
 
     /// The readiness-change rule: `state` becomes `next` and `reason` becomes the recorded reason;
-    /// `StateChanged` is queued when, and only when, the readiness state differs. Returns the
+    /// `StateChanged` is queued when, and only when, the readiness state differs, and
+    /// `ReasonChanged` when the state stays and the reason does not. Returns the
     /// state left (a live connection in it is the caller's to shut down).
     pub(crate) fn transition<S: Readiness>(
         &mut self,
@@ -91,6 +92,7 @@ impl Transitions {
             "connection state"
         );
         let left = std::mem::replace(state, next);
+        let same_reason = *recorded == reason;
         recorded.clone_from(&reason);
         let to = state.readiness();
         if from != to {
@@ -98,6 +100,14 @@ impl Transitions {
                 server: self.server.clone(),
                 from,
                 to,
+                reason,
+            });
+        } else if !same_reason {
+            // The same state for another reason (throttled, trying again after a failure): the
+            // status page must not keep the old one.
+            self.events.push(ConnectionEvent::ReasonChanged {
+                server: self.server.clone(),
+                state: to,
                 reason,
             });
         }

@@ -257,8 +257,22 @@ impl Machine {
     }
 
     /// Idle / CoolingDown (expired) / BackingOff (expired) → Connecting, with `attempt` in flight.
+    /// A retry keeps what happened before it (a failed attempt, a throttling answer, a lost
+    /// connection) in its reason, so the evidence stays on the status page while it connects.
     pub(crate) fn start_connecting(&mut self, attempt: Attempt, abort: AbortHandle) {
-        let reason = format!("server `{}` is connecting", self.server);
+        let reason = match self.reason.as_deref() {
+            Some(before) if !matches!(self.state, ConnState::Connecting { .. }) => {
+                // "...; next attempt in 4s" was true until now.
+                let before = before
+                    .split_once("; next attempt in")
+                    .map_or(before, |(before, _)| before);
+                format!(
+                    "server `{}` is connecting again (before this attempt: {before})",
+                    self.server
+                )
+            }
+            _ => format!("server `{}` is connecting", self.server),
+        };
         self.transition(
             ConnState::Connecting { attempt, abort },
             Some(reason.into()),

@@ -677,3 +677,63 @@ async fn credentials_rejected_mid_session_read_what_the_connector_knows() {
     );
     assert_eq!(hub.servers()[0].reason.as_deref(), Some(why.as_str()));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_keeps_what_the_last_attempt_ran_into_in_its_reason() {
+    // Refused, then an attempt that hangs: while it is in flight the server reads `connecting`,
+    // and its reason still says what the last attempt ran into.
+    let script =
+        Script::starting_with([ConnectStep::Fail(ConnectResult::Refused), ConnectStep::Hang]);
+    let (events, sink) = recorder();
+    let hub = hub_with(ScriptedConnector::new(&script), quiet().event_sink(sink));
+    hub.connect_all();
+    settle().await;
+    assert_eq!(hub.state("mail"), Some(State::Absent));
+    let failed = reason(&hub);
+    tokio::time::advance(Duration::from_secs(1)).await;
+    settle().await;
+    assert_eq!(connects(&script), 2);
+    assert_eq!(hub.state("mail"), Some(State::Connecting));
+    let retrying = reason(&hub);
+    let before = failed.split_once("; next attempt in").unwrap().0;
+    assert_eq!(
+        retrying,
+        format!("server `mail` is connecting again (before this attempt: {before})"),
+    );
+    // A state change, so the status page's reason follows without a `ReasonChanged`.
+    assert!(events.lock().unwrap().iter().any(|e| matches!(
+        e,
+        ConnectionEvent::StateChanged { to: State::Connecting, reason: Some(r), .. } if **r == *retrying
+    )));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_throttled_server_stays_connecting_and_says_why_in_a_reason_change() {
+    let script = Script::starting_with([ConnectStep::Throttle(Duration::from_secs(120))]);
+    let (events, sink) = recorder();
+    let hub = hub_with(ScriptedConnector::new(&script), quiet().event_sink(sink));
+    hub.connect_all();
+    settle().await;
+    // It was `connecting` before the attempt and is after it: no state change, but the reason
+    // changed, and every sink (the status page) hears of it.
+    assert_eq!(hub.state("mail"), Some(State::Connecting));
+    let why = reason(&hub);
+    assert!(why.contains("scripted throttling (HTTP 429)"), "{why}");
+    let changes = events_of(&events, |e| match e {
+        ConnectionEvent::ReasonChanged {
+            state: State::Connecting,
+            reason: Some(reason),
+            ..
+        } => Some(reason.to_string()),
+        _ => None,
+    });
+    assert_eq!(changes.last(), Some(&why), "{changes:?}");
+    assert!(
+        events_of(&events, |e| match e {
+            ConnectionEvent::StateChanged { from, to, .. } => Some((*from, *to)),
+            _ => None,
+        })
+        .is_empty(),
+        "no state change: it never stopped connecting"
+    );
+}
