@@ -164,19 +164,25 @@ pub struct HttpAnswer {
     /// What came back: the content type of a message (`application/json`,
     /// `text/event-stream`), `accepted` (202 or 204, no body), or what failed.
     pub answer: String,
+    /// Whether a `None` status was a 2xx (rmcp hides the code of an answer it took, and of a
+    /// 2xx it could not use); otherwise, with no status, no answer came (or its code is not known).
+    pub(crate) answered_2xx: bool,
 }
 
 impl fmt::Display for HttpAnswer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.status {
-            Some(status) => write!(f, "{} -> HTTP {status}", self.request)?,
-            None => write!(f, "{} -> HTTP 2xx", self.request)?,
-        }
-        if self.answer.is_empty() {
-            Ok(())
+        let status = match self.status {
+            Some(status) => format!("HTTP {status}"),
+            None if self.answered_2xx => "HTTP 2xx".into(),
+            // No answer, or one whose status rmcp did not keep: say nothing of a status.
+            None => String::new(),
+        };
+        let separator = if status.is_empty() || self.answer.is_empty() {
+            ""
         } else {
-            write!(f, " {}", self.answer)
-        }
+            " "
+        };
+        write!(f, "{} -> {status}{separator}{}", self.request, self.answer)
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
-use rmcp::model::ClientJsonRpcMessage;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
@@ -58,14 +58,18 @@ impl<C> SessionIdClient<C> {
     ) {
         if let Some(events) = &self.events {
             events.http_answered(|| {
-                let (status, answer) = match result {
-                    Ok(ok) => answer(ok),
+                let (status, answer, answered_2xx) = match result {
+                    Ok(ok) => {
+                        let (status, answer) = answer(ok);
+                        (status, answer, true)
+                    }
                     Err(error) => failed_answer(error),
                 };
                 HttpAnswer {
                     request: request(),
                     status,
                     answer,
+                    answered_2xx,
                 }
             });
         }
@@ -93,6 +97,23 @@ fn truncate_method(method: &str) -> String {
 fn post_answer(response: &StreamableHttpPostResponse) -> (Option<u16>, String) {
     match response {
         StreamableHttpPostResponse::Accepted => (None, "accepted (202 or 204, no body)".into()),
+        // A 4xx to `server/discover` is the mark of a server older than 2026-07-28: rmcp turns
+        // it into a JSON-RPC error whose message keeps the status.
+        StreamableHttpPostResponse::Json(ServerJsonRpcMessage::Error(error), _) => {
+            match error
+                .error
+                .message
+                .strip_prefix("server/discover rejected with HTTP ")
+                .and_then(|rest| rest.get(..3))
+                .and_then(|code| code.parse::<u16>().ok())
+            {
+                Some(status) => (
+                    Some(status),
+                    "(taken as: this server predates server/discover)".into(),
+                ),
+                None => (None, "application/json (a JSON-RPC error)".into()),
+            }
+        }
         StreamableHttpPostResponse::Json(..) => (None, "application/json".into()),
         StreamableHttpPostResponse::Sse(..) => (None, "text/event-stream".into()),
         // rmcp may add kinds of answer: said without guessing.
@@ -105,19 +126,22 @@ fn post_answer(response: &StreamableHttpPostResponse) -> (Option<u16>, String) {
 /// content type that was refused; never a URL, a header value or a body.
 fn failed_answer<E: std::error::Error + Send + Sync + 'static>(
     error: &StreamableHttpError<E>,
-) -> (Option<u16>, String) {
-    match error {
+) -> (Option<u16>, String, bool) {
+    let (status, answer, answered_2xx) = match error {
         StreamableHttpError::AuthRequired(_) => {
-            (Some(401), "with a WWW-Authenticate challenge".into())
+            (Some(401), "with a WWW-Authenticate challenge".into(), false)
         }
-        StreamableHttpError::InsufficientScope(_) => {
-            (Some(403), "with an insufficient_scope challenge".into())
-        }
-        StreamableHttpError::HttpStatus(status) => (Some(status.status), String::new()),
-        StreamableHttpError::SessionExpired => (Some(404), "(session expired)".into()),
+        StreamableHttpError::InsufficientScope(_) => (
+            Some(403),
+            "with an insufficient_scope challenge".into(),
+            false,
+        ),
+        StreamableHttpError::HttpStatus(status) => (Some(status.status), String::new(), false),
+        StreamableHttpError::SessionExpired => (Some(404), "(session expired)".into(), false),
         StreamableHttpError::ServerDoesNotSupportSse => {
-            (Some(405), "(no event stream offered)".into())
+            (Some(405), "(no event stream offered)".into(), false)
         }
+        // rmcp checks the status first: a content type it refuses came with a 2xx.
         StreamableHttpError::UnexpectedContentType(content_type) => (
             None,
             match content_type {
@@ -127,23 +151,40 @@ fn failed_answer<E: std::error::Error + Send + Sync + 'static>(
                 ),
                 None => "without a content type (refused)".into(),
             },
+            true,
         ),
+        // "HTTP 404 Not Found: <body>" (any other status it refused), or a 2xx JSON body that
+        // is not JSON-RPC.
+        StreamableHttpError::UnexpectedServerResponse(text) => {
+            match text
+                .strip_prefix("HTTP ")
+                .and_then(|rest| rest.get(..3))
+                .and_then(|code| code.parse::<u16>().ok())
+            {
+                Some(status) => (Some(status), "(not MCP)".into(), false),
+                None if text.starts_with("could not parse JSON response") => {
+                    (None, "a JSON body that is not JSON-RPC".into(), true)
+                }
+                None => (None, "an answer that is not MCP".into(), false),
+            }
+        }
         StreamableHttpError::Client(inner) => {
             let reqwest =
                 (inner as &(dyn std::error::Error + 'static)).downcast_ref::<reqwest::Error>();
             match reqwest.and_then(reqwest::Error::status) {
-                Some(status) => (Some(status.as_u16()), String::new()),
+                Some(status) => (Some(status.as_u16()), String::new(), false),
                 None if reqwest.is_some_and(reqwest::Error::is_connect) => {
-                    (None, "no answer: the connection failed".into())
+                    (None, "no answer: the connection failed".into(), false)
                 }
                 None if reqwest.is_some_and(reqwest::Error::is_timeout) => {
-                    (None, "no answer: timed out".into())
+                    (None, "no answer: timed out".into(), false)
                 }
-                None => (None, "no answer: the HTTP request failed".into()),
+                None => (None, "no answer: the HTTP request failed".into(), false),
             }
         }
-        _ => (None, "an answer rmcp could not use".into()),
-    }
+        _ => (None, "an answer rmcp could not use".into(), false),
+    };
+    (status, answer, answered_2xx)
 }
 
 type SseStream = BoxStream<'static, Result<Sse, SseError>>;
@@ -337,11 +378,12 @@ mod tests {
         use rmcp::transport::streamable_http_client::{AuthRequiredError, HttpStatusError};
         type Failed = StreamableHttpError<std::io::Error>;
         let shown = |error: Failed| {
-            let (status, answer) = failed_answer(&error);
+            let (status, answer, answered_2xx) = failed_answer(&error);
             HttpAnswer {
                 request: "POST initialize".into(),
                 status,
                 answer,
+                answered_2xx,
             }
             .to_string()
         };
@@ -367,6 +409,22 @@ mod tests {
         assert_eq!(
             shown(Failed::SessionExpired),
             "POST initialize -> HTTP 404 (session expired)"
+        );
+        // A status rmcp refused with its body: the status, never "2xx", never the body.
+        assert_eq!(
+            shown(Failed::UnexpectedServerResponse(
+                "HTTP 404 Not Found: <html><title>Not here</title></html>".into()
+            )),
+            "POST initialize -> HTTP 404 (not MCP)"
+        );
+        // No answer at all: no status is claimed.
+        assert_eq!(
+            shown(Failed::Client(std::io::Error::other("refused"))),
+            "POST initialize -> no answer: the HTTP request failed"
+        );
+        assert_eq!(
+            shown(Failed::TransportChannelClosed),
+            "POST initialize -> an answer rmcp could not use"
         );
     }
 

@@ -142,3 +142,35 @@ async fn a_debug_probe_follows_the_allow_list_like_any_other() {
     let (status, _, _) = get_probe(server.local_addr(), "target=x&debug=maybe").await;
     assert_eq!(status, 400);
 }
+
+#[tokio::test]
+async fn a_debug_probe_claims_no_2xx_for_an_answer_that_was_not_one_or_never_came() {
+    // A 404 page where the MCP endpoint should be, and a port nothing listens on.
+    let app = axum::Router::new().fallback(|| async {
+        (
+            axum::http::StatusCode::NOT_FOUND,
+            [(axum::http::header::CONTENT_TYPE, "text/html")],
+            "<html><head><title>Not Found</title></head></html>",
+        )
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let not_found = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let dead = format!("http://{}/mcp", crate::support::dead_addr());
+    let server = probe_endpoint(prober(ProbeConfig::allowing(loopback()))).await;
+    for (target, said) in [
+        (&not_found, "-> HTTP 404 (not MCP)"),
+        (&dead, "-> no answer: the connection failed"),
+    ] {
+        let (status, _, body) = get_probe(
+            server.local_addr(),
+            &format!("target={}&debug=true", encode(target)),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        let http: Vec<&str> = body.lines().filter(|l| l.starts_with("http ")).collect();
+        assert!(!http.is_empty(), "{body}");
+        assert!(http.iter().all(|l| !l.contains("2xx")), "{body}");
+        assert!(http.iter().any(|l| l.ends_with(said)), "{body}");
+    }
+}
