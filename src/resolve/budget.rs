@@ -31,6 +31,13 @@ pub enum BudgetError {
         /// The wait budget that came with it.
         wait: Duration,
     },
+    /// A poll shorter than [`Budget::MIN_POLL`] only costs CPU: a change wakes a waiting
+    /// resolution at once, whatever the poll.
+    #[error("poll interval {} is shorter than 1ms: a waiting resolution wakes at once on a change, so a shorter poll only costs CPU; use e.g. 500ms", humantime::format_duration(*.poll))]
+    PollTooShort {
+        /// The poll interval.
+        poll: Duration,
+    },
     /// A poll longer than the wait would never poll.
     #[error("poll interval {} is longer than the wait budget {}: use a poll no longer than the budget", humantime::format_duration(*.poll), humantime::format_duration(*.wait))]
     PollLongerThanWait {
@@ -47,11 +54,18 @@ impl Budget {
     /// The default poll interval: 2 s.
     pub const DEFAULT_POLL: Duration = Duration::from_secs(2);
 
-    /// A budget of `wait` polled every `poll`. Refuses a zero poll, and a poll longer than the wait
-    /// (so a zero wait is refused too).
+    /// The shortest poll interval: 1 ms (tokio's timer does not wake sooner, and a change wakes a
+    /// waiting resolution at once anyway).
+    pub const MIN_POLL: Duration = Duration::from_millis(1);
+
+    /// A budget of `wait` polled every `poll`. Refuses a zero poll, a poll shorter than
+    /// [`Budget::MIN_POLL`], and a poll longer than the wait (so a zero wait is refused too).
     pub fn try_new(wait: Duration, poll: Duration) -> Result<Budget, BudgetError> {
         if poll.is_zero() {
             return Err(BudgetError::ZeroPoll { wait });
+        }
+        if poll < Self::MIN_POLL {
+            return Err(BudgetError::PollTooShort { poll });
         }
         if poll > wait {
             return Err(BudgetError::PollLongerThanWait { wait, poll });

@@ -52,9 +52,10 @@ pub async fn resolve_with<I: Inventory + ?Sized>(
         if state != State::Connecting {
             return verdict(tool, &snapshot, state, now - start, false);
         }
-        // Stay on the poll grid even when a change woke us early.
-        while next_poll <= now {
-            next_poll += budget.poll();
+        // Stay on the poll grid even when a change woke us early (or a slow snapshot made us
+        // late): the first grid point after now, in one step.
+        if next_poll <= now {
+            next_poll = next_on_grid(next_poll, now, budget.poll());
         }
         // Would the next poll overrun the budget? Then stop here.
         if next_poll > deadline {
@@ -99,5 +100,42 @@ pub(super) fn verdict(
         timed_out,
         scope,
         reason,
+    }
+}
+
+/// The first point of the grid `from + k * poll` (k ≥ 1) after `now` (`from <= now`).
+fn next_on_grid(from: Instant, now: Instant, poll: std::time::Duration) -> Instant {
+    let poll_nanos = poll.as_nanos().max(1);
+    let steps = (now - from).as_nanos() / poll_nanos + 1;
+    let ahead = std::time::Duration::from_nanos(
+        u64::try_from(steps.saturating_mul(poll_nanos)).unwrap_or(u64::MAX),
+    );
+    crate::util::later(from, ahead)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn the_next_grid_point_is_found_in_one_step_however_far_behind() {
+        let from = Instant::now();
+        let poll = Duration::from_millis(2);
+        let at = |ms| from + Duration::from_millis(ms);
+        assert_eq!(next_on_grid(from, from, poll), at(2));
+        assert_eq!(next_on_grid(from, at(1), poll), at(2));
+        // On a grid point: the next one.
+        assert_eq!(next_on_grid(from, at(2), poll), at(4));
+        assert_eq!(next_on_grid(from, at(3), poll), at(4));
+        // Far behind (a slow snapshot, a busy runtime): one step, not one per missed point.
+        assert_eq!(next_on_grid(from, at(60_001), poll), at(60_002));
+        // The shortest poll over an hour: still one step.
+        let hour = from + Duration::from_secs(3600);
+        assert_eq!(
+            next_on_grid(from, hour, Budget::MIN_POLL),
+            hour + Budget::MIN_POLL
+        );
     }
 }
