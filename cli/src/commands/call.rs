@@ -99,6 +99,13 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         .get(&server)
         .and_then(|s| s.budget)
         .unwrap_or(config.readiness.budget);
+    if args.budget.is_some_and(|budget| budget < Budget::MIN_POLL) {
+        err_line!(
+            "error: --budget: must be at least 1ms (how long the call may wait for a server that \
+             is still connecting): use e.g. 10s"
+        );
+        return ExitCode::from(EXIT_INVALID);
+    }
     let budget = match Budget::try_new(
         args.budget.unwrap_or(configured.wait()),
         configured
@@ -133,10 +140,15 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         Err(code) => return code,
     };
     hub.connect_all();
-    let layer = ReadinessLayer::builder(hub.clone())
+    let mut layer = ReadinessLayer::builder(hub.clone())
         .budget(budget)
-        .metrics(metrics)
-        .build();
+        .metrics(metrics);
+    if args.budget.is_some() {
+        // `--budget` wins over the server's own budget from the file (which the Hub offers, and
+        // which would otherwise win over the layer's default).
+        layer = layer.server_budget(server.as_str(), budget);
+    }
+    let layer = layer.build();
     let service = ServiceBuilder::new().layer(layer).service(hub.clone());
     let mut call = ToolCall::new(request.tool.clone());
     call.arguments = request.arguments;

@@ -132,6 +132,31 @@ async fn a_tool_error_or_a_server_that_is_not_ready_exits_1_with_the_action() {
 }
 
 #[tokio::test]
+async fn budget_on_the_command_line_wins_over_the_servers_budget_in_the_file() {
+    let scratch = Scratch::new("call-budget");
+    let servers = json!({
+        "slow": stdio_fixture(&scratch, "slow", &[("FIXTURE_STARTUP_DELAY_MS", "20000")]),
+    });
+    let readiness =
+        json!({ "budget": "10s", "poll": "100ms", "servers": { "slow": { "budget": "3s" } } });
+    let config = write_config(&scratch, "mcp.json", servers, readiness);
+    for (args, at_least, below) in [
+        (vec!["--budget", "1s"], 1_000, 2_000),
+        (vec![], 3_000, 4_000),
+    ] {
+        let mut all = vec!["mcp__slow__echo", "--json"];
+        all.extend(args.iter().copied());
+        let run = call(&config, &all).await;
+        let record = json_of(&run);
+        let waited = record["waited_ms"].as_u64().unwrap();
+        assert!(
+            (at_least..below).contains(&waited) && record["timed_out"] == true,
+            "{args:?}: {record}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn bad_input_exits_2_with_what_to_write() {
     let scratch = Scratch::new("call-bad-input");
     let config = write_config(&scratch, "mcp.json", json!({}), json!({}));
@@ -140,6 +165,10 @@ async fn bad_input_exits_2_with_what_to_write() {
         (vec!["mcp__a__b", "--args", "[1]"], "expected a JSON object"),
         (vec!["mcp__a__b", "--args", "{"], "not valid JSON"),
         (vec!["mcp__a__b", "--budget", "soon"], "not a duration"),
+        (
+            vec!["mcp__a__b", "--budget", "0s"],
+            "--budget: must be at least 1ms",
+        ),
     ] {
         let run = call(&config, &args).await;
         assert_eq!(run.code, Some(2), "{args:?}: {}", run.stderr);
