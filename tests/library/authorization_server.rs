@@ -453,3 +453,23 @@ async fn dpop_asked_for_where_the_authorization_server_takes_no_es256_proofs_is_
     }
     hub.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_oauth_server_that_is_down_reads_absent_like_any_server_that_is_down() {
+    // Discovery starts at the MCP server; when it cannot be reached, no authorization server is
+    // at fault: `absent`, refused, backed off as any failed connect, never `connecting` for a
+    // whole budget.
+    let closed = crate::support::dead_addr().port();
+    let hub = hub_for(
+        format!("http://127.0.0.1:{closed}/mcp"),
+        "mcp-readiness-oauth-down",
+    );
+    let reason = refused_call(&hub, ConnectResult::Refused, State::Absent).await;
+    assert!(
+        reason.contains("the MCP server is unreachable (the discovery of its OAuth metadata)")
+            && reason.contains("check that the server is running and reachable"),
+        "{reason}"
+    );
+    assert!(!reason.contains("heals when"), "{reason}");
+    hub.shutdown().await;
+}

@@ -249,7 +249,9 @@ impl OAuthCredentials {
     /// invalid metadata: waiting will not fix it), `refused` with a retry when it could not be
     /// reached (it heals when it answers again).
     fn discovery_failed(&self, e: &rmcp::transport::AuthError) -> ConnectError {
-        use crate::client::reasons::reason::{authorization_server_unusable, explain};
+        use crate::client::reasons::reason::{
+            authorization_server_unusable, discovery_failed_at_the_mcp_server, explain,
+        };
         use crate::client::transport::retry_after::AUTHORIZATION_SERVER_RETRY;
         if let Some(unusable) = authorization_server_unusable(e) {
             return ConnectError::new(
@@ -265,6 +267,29 @@ impl OAuthCredentials {
             );
         }
         let detail = redact(&explain(e), &self.known());
+        // Discovery starts at the MCP server: when that is where it failed, this is the MCP
+        // server's failure, read as it is without OAuth (`absent`, backed off like any failed
+        // connect), not an authorization server that will answer again.
+        if let Some(unreachable) = discovery_failed_at_the_mcp_server(e) {
+            let (result, next) = if unreachable {
+                (
+                    ConnectResult::Refused,
+                    "check that the server is running and reachable",
+                )
+            } else {
+                (
+                    ConnectResult::ProtocolError,
+                    "check that the URL is the MCP server's endpoint",
+                )
+            };
+            return ConnectError::new(
+                result,
+                format!(
+                    "server `{}`: connecting failed ({detail}); {next}",
+                    self.server
+                ),
+            );
+        }
         ConnectError::new(
             ConnectResult::Refused,
             format!(

@@ -301,6 +301,24 @@ fn authorization_server(
     }
 }
 
+/// Whether an OAuth discovery failed at the MCP server itself (its challenge, its protected
+/// resource metadata), not at an authorization server: `Some(true)` when it could not be reached
+/// at all, `Some(false)` when it answered something discovery could not use, `None` when the
+/// failure is not there.
+#[cfg(feature = "oauth")]
+pub(crate) fn discovery_failed_at_the_mcp_server(
+    auth: &rmcp::transport::auth::AuthError,
+) -> Option<bool> {
+    let rmcp::transport::auth::AuthError::DiscoveryRequestFailed { url, .. } = auth else {
+        return None;
+    };
+    if is_authorization_server_metadata(url.path()) {
+        return None;
+    }
+    let levels: Vec<&(dyn StdError + 'static)> = chain(auth).collect();
+    Some(unreachable(&levels) || looks_unreachable(&auth.to_string()))
+}
+
 /// Whether a discovery request's path is an authorization server's metadata (RFC 8414, OpenID
 /// Connect discovery; at the root, inserted before the issuer's path, or appended to it).
 #[cfg(feature = "oauth")]
