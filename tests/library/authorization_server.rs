@@ -473,3 +473,31 @@ async fn an_oauth_server_that_is_down_reads_absent_like_any_server_that_is_down(
     assert!(!reason.contains("heals when"), "{reason}");
     hub.shutdown().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_login_to_a_server_that_never_answers_ends_with_a_reason_not_a_hang() {
+    // Accepts every connection and never answers (a hung server, or a proxy holding it open).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let spec = spec_for(
+        format!("http://127.0.0.1:{port}/mcp"),
+        "mcp-readiness-login-hang",
+        None,
+    );
+    let error = mcp_readiness::client::authorize(&spec, 0, |url| {
+        panic!("no authorization URL from a server that never answers: {url}")
+    })
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.contains("did not answer within 30s") && error.contains("the MCP server"),
+        "{error}"
+    );
+}

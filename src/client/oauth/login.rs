@@ -23,6 +23,29 @@ use crate::secret::{Secret, redact};
 /// How long the login waits for the browser to come back.
 const CALLBACK_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// How long each request before the browser opens may take (the MCP server's challenge and
+/// metadata, the authorization server's metadata, registration): a server that accepts the
+/// connection and never answers ends the login with a reason, not a silent hang.
+const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// `step` within [`DISCOVERY_TIMEOUT`], or a reason that names `who` did not answer.
+async fn within<T>(
+    server: &str,
+    who: &str,
+    step: impl std::future::Future<Output = Result<T, String>>,
+) -> Result<T, String> {
+    tokio::time::timeout(DISCOVERY_TIMEOUT, step)
+        .await
+        .unwrap_or_else(|_| {
+            Err(format!(
+                "server `{server}`: {who} did not answer within {}; check that it is up and \
+                 answering (a proxy that holds the connection open without answering looks the \
+                 same)",
+                crate::util::Human(DISCOVERY_TIMEOUT)
+            ))
+        })
+}
+
 /// A login that did not end with tokens in the store. The message names the server and what to
 /// do; it never contains a token, code or secret.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -121,11 +144,23 @@ async fn login(
     manager.set_credential_store(store.clone());
     let http = crate::client::transport::http_client::default_http_client(server)
         .map_err(|e| e.message)?;
-    let challenge = crate::client::oauth::discovery::challenge(&http, url.expose()).await;
-    let metadata =
-        crate::client::oauth::discovery::metadata(&manager, url.expose(), challenge.as_deref())
-            .await
-            .map_err(|e| format!("server `{server}`: {}", redact(&e, &known)))?;
+    let challenge = within(
+        server,
+        "the MCP server (asked for its OAuth challenge)",
+        async { Ok(crate::client::oauth::discovery::challenge(&http, url.expose()).await) },
+    )
+    .await?;
+    let metadata = within(
+        server,
+        "the OAuth discovery (the MCP server's protected resource metadata, then its \
+         authorization server's metadata)",
+        async {
+            crate::client::oauth::discovery::metadata(&manager, url.expose(), challenge.as_deref())
+                .await
+                .map_err(|e| format!("server `{server}`: {}", redact(&e, &known)))
+        },
+    )
+    .await?;
     manager.set_metadata(metadata.clone());
     // With DPoP, the same discovery through the client that adds proofs to token requests; the
     // tokens of this login are bound to a new key (the store's key rotates with its tokens).
@@ -145,10 +180,12 @@ async fn login(
         .await
         .map_err(|e| fail("preparing OAuth", &e))?;
         manager.set_credential_store(store.clone());
-        let again =
+        let again = within(server, "the OAuth discovery (again, for DPoP)", async {
             crate::client::oauth::discovery::metadata(&manager, url.expose(), challenge.as_deref())
                 .await
-                .map_err(|e| format!("server `{server}`: {}", redact(&e, &known)))?;
+                .map_err(|e| format!("server `{server}`: {}", redact(&e, &known)))
+        })
+        .await?;
         manager.set_metadata(again);
     }
 
@@ -164,16 +201,23 @@ async fn login(
             }
         }
     }
-    let client = crate::client::oauth::registration::client(
-        &mut manager,
-        &metadata,
-        spec,
-        &store,
-        &redirect,
-        &scopes,
+    let client = within(
+        server,
+        "its authorization server's registration endpoint",
+        async {
+            crate::client::oauth::registration::client(
+                &mut manager,
+                &metadata,
+                spec,
+                &store,
+                &redirect,
+                &scopes,
+            )
+            .await
+            .map_err(|e| format!("server `{server}`: {}", redact(&e, &known)))
+        },
     )
-    .await
-    .map_err(|e| format!("server `{server}`: {}", redact(&e, &known)))?;
+    .await?;
     tracing::debug!(server, client = %client.how, "OAuth login");
     let mut request = AuthorizationRequest::new(redirect.clone())
         .with_preregistered_client(client.id.clone())
