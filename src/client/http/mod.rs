@@ -333,10 +333,9 @@ impl HttpConnector {
                 ),
             );
         }
+        let rejected = self.credentials_rejected_next_step();
         let next = match result {
-            ConnectResult::Unauthorized => {
-                "the credentials were rejected; re-authorize and update its headers"
-            }
+            ConnectResult::Unauthorized => rejected.as_str(),
             // It answered: it is reachable, and failing.
             _ if answered_status(e).is_some_and(|status| status >= 500) => {
                 "it is reachable but answers with a server error: check the MCP server's own \
@@ -368,6 +367,28 @@ impl HttpConnector {
             result,
             format!("server `{server}`: connecting failed ({detail}); {next}"),
         )
+    }
+}
+
+impl HttpConnector {
+    /// What to do when the server rejected what this connection sent: OAuth tokens are renewed
+    /// by a login, a header by the configuration, and with neither the server wants credentials
+    /// that were never configured.
+    fn credentials_rejected_next_step(&self) -> String {
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &self.oauth {
+            return format!(
+                "the OAuth tokens were rejected; re-authorize: {}",
+                oauth.reauthorize_command()
+            );
+        }
+        if self.headers.is_empty() {
+            "it wants credentials and none are configured: add them to its `headers` (e.g. \
+             `\"Authorization\": \"Bearer ${TOKEN}\"`) or configure `oauth`"
+                .into()
+        } else {
+            "the credentials were rejected; re-authorize and update its headers".into()
+        }
     }
 }
 
@@ -534,6 +555,38 @@ impl Connector for HttpConnector {
 #[cfg(test)]
 mod tests {
     use crate::client::http::endpoint;
+
+    #[test]
+    fn rejected_credentials_say_what_renews_them_headers_a_login_or_none_configured() {
+        use std::collections::BTreeMap;
+
+        use crate::client::http::HttpConnector;
+        use crate::secret::Secret;
+        let url = Secret::new("http://127.0.0.1:1/mcp");
+        let bare = HttpConnector::new("bare", url.clone(), &BTreeMap::new()).unwrap();
+        assert!(bare.credentials_rejected_next_step().starts_with(
+            "it wants credentials and none are configured: add them to its `headers`"
+        ));
+        let headers = BTreeMap::from([("Authorization".to_owned(), Secret::new("Bearer x"))]);
+        let with_header = HttpConnector::new("h", url.clone(), &headers).unwrap();
+        assert_eq!(
+            with_header.credentials_rejected_next_step(),
+            "the credentials were rejected; re-authorize and update its headers"
+        );
+        #[cfg(feature = "oauth")]
+        {
+            let mut spec = crate::client::OAuthSpec::new(std::env::temp_dir().join("s.json"), None);
+            spec.reauthorize = Some("mcp-readiness oauth login --server o".into());
+            let oauth = HttpConnector::new("o", url, &BTreeMap::new())
+                .unwrap()
+                .oauth(spec);
+            assert_eq!(
+                oauth.credentials_rejected_next_step(),
+                "the OAuth tokens were rejected; re-authorize: run `mcp-readiness oauth login \
+                 --server o`"
+            );
+        }
+    }
 
     /// A URL the hub cannot use names `url` and what is wrong, never the URL itself.
     #[test]

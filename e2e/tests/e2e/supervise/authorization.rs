@@ -77,6 +77,22 @@ async fn a_401_is_unauthenticated_after_one_attempt_and_a_revoked_token_is_notic
         assert!(!status.reason.unwrap_or_default().contains(token));
     }
     hub.shutdown().await;
+
+    // No credentials configured at all: the next step says to configure some, not to update
+    // headers that do not exist.
+    let bare = Hub::new(vec![http("bare", &url, None)], options().build().unwrap()).unwrap();
+    let error = failure(&bare, "mcp__bare__echo").await;
+    assert_eq!(
+        error.kind(),
+        CallErrorKind::NotConnected(NotConnected::Unauthenticated)
+    );
+    let reason = bare.servers()[0].reason.clone().unwrap_or_default();
+    assert!(
+        reason.contains("it wants credentials and none are configured")
+            && !reason.contains("update its headers"),
+        "{reason}"
+    );
+    bare.shutdown().await;
     server.kill();
 }
 
