@@ -95,7 +95,15 @@ fn describe(status: std::process::ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt as _;
     match (status.code(), status.signal()) {
         (Some(code), _) => format!("its process exited with status {code}"),
-        (None, Some(signal)) => format!("its process was killed by signal {signal}"),
+        (None, Some(signal)) => match signal {
+            9 => "its process was killed by signal 9 (SIGKILL: the out-of-memory killer, or \
+                  someone killed it)"
+                .into(),
+            15 => "its process was stopped by signal 15 (SIGTERM)".into(),
+            6 => "its process aborted (signal 6, SIGABRT)".into(),
+            11 => "its process crashed (signal 11, SIGSEGV)".into(),
+            _ => format!("its process was killed by signal {signal}"),
+        },
         (None, None) => "its process ended".into(),
     }
 }

@@ -89,6 +89,7 @@ impl RmcpSession {
         // A stdio child's own exit ends the session even while something else (a helper it
         // started in the background) keeps its stdout open.
         let child_exit = child.as_ref().map(ChildGuard::exited);
+        let has_child = child_exit.is_some();
         tokio::spawn(async move {
             let child_exit = async move {
                 match child_exit {
@@ -96,9 +97,18 @@ impl RmcpSession {
                     None => std::future::pending().await,
                 }
             };
+            tokio::pin!(child_exit);
             let reason: Arc<str> = tokio::select! {
-                how = child_exit => format!("the server process ended: {how}").into(),
+                how = &mut child_exit => format!("the server process ended: {how}").into(),
                 quit = running.waiting() => match quit {
+                    // A child's stdout closes as it dies: its exit status, when it follows at
+                    // once, says how (an exit code, a kill) where "closed" says nothing.
+                    Ok(QuitReason::Closed) if has_child => {
+                        match tokio::time::timeout(EXIT_STATUS_GRACE, &mut child_exit).await {
+                            Ok(how) => format!("the server process ended: {how}").into(),
+                            Err(_) => "the server closed the connection".into(),
+                        }
+                    }
                     Ok(QuitReason::Closed) => "the server closed the connection".into(),
                     Ok(QuitReason::Cancelled) => "the connection was cancelled".into(),
                     Ok(_) | Err(_) => "the connection task ended unexpectedly".into(),
@@ -157,6 +167,9 @@ pub(crate) fn closed_reason(
         }
     })
 }
+
+/// How long a stdio session whose pipe closed waits for its child's exit status, to name it.
+const EXIT_STATUS_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// How many times a `subscriptions/listen` stream that the server ended gracefully (or that lagged)
 /// is re-opened before the session gives up on it; health pings still run.

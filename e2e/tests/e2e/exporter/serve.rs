@@ -184,6 +184,15 @@ async fn a_killed_child_is_reconnected_at_once(fleet: &Fleet) {
         "the drop is logged:\n{}",
         fleet.serve.stderr()
     );
+    // The log names how the child ended, not only that its pipe closed.
+    assert!(
+        fleet
+            .serve
+            .stderr()
+            .contains("its process was killed by signal 9 (SIGKILL"),
+        "the kill is named:\n{}",
+        fleet.serve.stderr()
+    );
 }
 
 /// Step 4: SIGHUP: `stuck` removed (its child stopped, its series gone), `added` started, and
