@@ -188,8 +188,11 @@ pub async fn push(
         ),
         next_step: "check that it runs and is reachable",
     };
+    // A Pushgateway never redirects a push: a redirect is an answer to name (an SSO front, a
+    // moved URL), not one to follow and then blame the configured URL for.
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(unreachable)?;
     let response = client
@@ -200,7 +203,14 @@ pub async fn push(
         .await
         .map_err(unreachable)?;
     let status = response.status();
-    if status.is_success() {
+    let html = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().contains("html"));
+    // A Pushgateway answers a push with no page: a 2xx HTML page is something else at that URL
+    // (a login page in front of it, a web server), and nothing was pushed.
+    if status.is_success() && !html {
         return Ok(());
     }
     let text = response.text().await.unwrap_or_default();

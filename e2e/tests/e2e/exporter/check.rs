@@ -286,47 +286,65 @@ async fn a_failed_push_is_printed_after_the_runs_own_output_and_is_exit_1() {
 async fn a_push_the_url_refuses_names_its_status_and_page_and_says_to_check_the_url() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let (_scratch, config) = scratch_with_fixture("push-refused", "ready", &[], json!({}));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let page = format!(
-        "<!DOCTYPE html><html><head><title>Not a Pushgateway</title></head><body>{}</body></html>",
-        "<p>nothing here</p>".repeat(500)
-    );
-    let answering = tokio::spawn(async move {
-        let (mut socket, _) = listener.accept().await.unwrap();
-        // Read until the client has sent its headers; the answer does not wait for the body.
-        let mut seen = Vec::new();
-        let mut buffer = [0u8; 4096];
-        while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
-            let n = socket.read(&mut buffer).await.unwrap();
-            if n == 0 {
-                break;
-            }
-            seen.extend_from_slice(&buffer[..n]);
-        }
-        let answer = format!(
-            "HTTP/1.1 404 Not Found\r\ncontent-type: text/html\r\ncontent-length: {}\r\n\
-             connection: close\r\n\r\n{page}",
-            page.len()
-        );
-        socket.write_all(answer.as_bytes()).await.unwrap();
-        let _ = socket.shutdown().await;
-    });
-    let (code, both) = check_pushing_to(&config, &format!("http://127.0.0.1:{port}/metrics")).await;
-    answering.await.unwrap();
-    assert_eq!(code, Some(1), "{both}");
-    let line = both
-        .lines()
-        .find(|l| l.starts_with("error: pushing to the Pushgateway"))
-        .unwrap_or_else(|| panic!("no push error:\n{both}"));
-    assert!(
-        line.contains(
+    let page = |title: &str| {
+        format!(
+            "<!DOCTYPE html><html><head><title>{title}</title></head><body>{}</body></html>",
+            "<p>nothing here</p>".repeat(500)
+        )
+    };
+    // A page where the gateway should be; a login page that answers 200 (nothing was pushed);
+    // a redirect (not followed: the configured URL is what answered).
+    for (head, body, said) in [
+        (
+            "404 Not Found\r\ncontent-type: text/html",
+            page("Not a Pushgateway"),
             "failed: it answered HTTP 404 Not Found with an HTML page: Not a Pushgateway; check \
-             that the URL is the Pushgateway's base URL (without `/metrics`)"
+             that the URL is the Pushgateway's base URL (without `/metrics`)",
         ),
-        "{line}"
-    );
-    assert!(line.chars().count() < 500, "{line}");
+        (
+            "200 OK\r\ncontent-type: text/html; charset=utf-8",
+            page("Sign in"),
+            "failed: it answered HTTP 200 OK with an HTML page: Sign in; check that the URL is \
+             the Pushgateway's base URL",
+        ),
+        (
+            "302 Found\r\nlocation: http://127.0.0.1:9/login",
+            String::new(),
+            "failed: it answered HTTP 302 Found; check that the URL is the Pushgateway's base URL",
+        ),
+    ] {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let answering = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            // Read until the client has sent its headers; the answer does not wait for the body.
+            let mut seen = Vec::new();
+            let mut buffer = [0u8; 4096];
+            while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = socket.read(&mut buffer).await.unwrap();
+                if n == 0 {
+                    break;
+                }
+                seen.extend_from_slice(&buffer[..n]);
+            }
+            let answer = format!(
+                "HTTP/1.1 {head}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            socket.write_all(answer.as_bytes()).await.unwrap();
+            let _ = socket.shutdown().await;
+        });
+        let (code, both) =
+            check_pushing_to(&config, &format!("http://127.0.0.1:{port}/metrics")).await;
+        answering.await.unwrap();
+        assert_eq!(code, Some(1), "{both}");
+        let line = both
+            .lines()
+            .find(|l| l.starts_with("error: pushing to the Pushgateway"))
+            .unwrap_or_else(|| panic!("no push error:\n{both}"));
+        assert!(line.contains(said), "{line}");
+        assert!(line.chars().count() < 500, "{line}");
+    }
 }
 
 /// `mcp-readiness check --config config --push url`: its exit code, and its stdout and stderr in
