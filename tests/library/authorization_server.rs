@@ -501,3 +501,40 @@ async fn a_login_to_a_server_that_never_answers_ends_with_a_reason_not_a_hang() 
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn a_login_to_a_url_that_answers_a_page_or_an_error_says_what_it_answered() {
+    for (status, content_type, said) in [
+        (
+            StatusCode::OK,
+            "text/html; charset=utf-8",
+            "the MCP server answered HTTP 200 OK with an HTML page (a login page?)",
+        ),
+        (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "text/plain",
+            "the MCP server answered HTTP 500 Internal Server Error",
+        ),
+    ] {
+        let app = axum::Router::new().fallback(move || async move {
+            (
+                status,
+                [(header::CONTENT_TYPE, content_type)],
+                "<html><head><title>Sign in</title></head></html>",
+            )
+        });
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let spec = spec_for(url, "mcp-readiness-login-page", None);
+        let error = mcp_readiness::client::authorize(&spec, 0, |url| {
+            panic!("no authorization URL from a page: {url}")
+        })
+        .await
+        .unwrap_err()
+        .to_string();
+        let said = said.replace("the MCP server answered", "answered");
+        assert!(error.contains(&said), "{error}");
+        assert!(error.len() < 800, "{error}");
+    }
+}

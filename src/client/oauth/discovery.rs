@@ -22,11 +22,22 @@ const PROBES: &[(&str, &str)] = &[
     ),
 ];
 
+/// What an unauthenticated first request to the MCP server found.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Challenge {
+    /// The `WWW-Authenticate` challenge of a 401 (or 403), when it answered with one.
+    pub(crate) header: Option<String>,
+    /// Otherwise what it answered, in words (`HTTP 200 OK with an HTML page (a login page?)`),
+    /// when it answered at all.
+    pub(crate) answered: Option<String>,
+}
+
 /// The `WWW-Authenticate` challenge of an unauthenticated first request to `url`
-/// (`server/discover`, then `initialize`), when the server answers 401 (or 403) with one; `None`
-/// when it answers neither with a challenge or cannot be reached (the discovery that follows
+/// (`server/discover`, then `initialize`), when the server answers 401 (or 403) with one;
+/// otherwise what it answered, or nothing when it cannot be reached (the discovery that follows
 /// says what is wrong).
-pub(crate) async fn challenge(http: &reqwest::Client, url: &str) -> Option<String> {
+pub(crate) async fn challenge(http: &reqwest::Client, url: &str) -> Challenge {
+    let mut answered = None;
     for (version, body) in PROBES {
         let Ok(response) = http
             .post(url)
@@ -37,23 +48,50 @@ pub(crate) async fn challenge(http: &reqwest::Client, url: &str) -> Option<Strin
             .send()
             .await
         else {
-            return None;
+            break;
         };
-        if !matches!(response.status().as_u16(), 401 | 403) {
-            continue;
+        let status = response.status();
+        if matches!(status.as_u16(), 401 | 403) {
+            let found = response
+                .headers()
+                .get_all(http::header::WWW_AUTHENTICATE)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .find(|v| v.trim_start().to_ascii_lowercase().starts_with("bearer"))
+                .map(str::to_owned);
+            if found.is_some() {
+                return Challenge {
+                    header: found,
+                    answered: None,
+                };
+            }
         }
-        let found = response
-            .headers()
-            .get_all(http::header::WWW_AUTHENTICATE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .find(|v| v.trim_start().to_ascii_lowercase().starts_with("bearer"))
-            .map(str::to_owned);
-        if found.is_some() {
-            return found;
+        if answered.is_none() {
+            answered = Some(answer_in_words(&response));
         }
     }
-    None
+    Challenge {
+        header: None,
+        answered,
+    }
+}
+
+/// A response that carried no challenge, in words: its status, and a page or a redirect named.
+fn answer_in_words(response: &reqwest::Response) -> String {
+    let status = response.status();
+    let html = response
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().contains("html"));
+    let what = if status.is_redirection() {
+        " (a redirect: the URL may be behind a login, or moved)"
+    } else if html {
+        " with an HTML page (a login page?)"
+    } else {
+        ""
+    };
+    format!("HTTP {status}{what}")
 }
 
 /// The authorization server metadata of `url`'s server, discovered from `challenge` first.
@@ -61,19 +99,25 @@ pub(crate) async fn challenge(http: &reqwest::Client, url: &str) -> Option<Strin
 pub(crate) async fn metadata(
     manager: &AuthorizationManager,
     url: &str,
-    challenge: Option<&str>,
+    challenge: &Challenge,
 ) -> Result<AuthorizationMetadata, String> {
+    let said = |what: &str| match &challenge.answered {
+        Some(answered) => {
+            format!("{what} (the MCP server answered {answered} to an unauthenticated request)")
+        }
+        None => what.to_owned(),
+    };
     let resolution = manager
-        .resolve_metadata_from_challenge(challenge)
+        .resolve_metadata_from_challenge(challenge.header.as_deref())
         .await
         .map_err(|e| {
-            format!(
+            said(&format!(
                 "OAuth discovery failed: {}",
                 crate::client::reasons::reason::explain(&e)
-            )
+            ))
         })?;
     if resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback {
-        return Err(no_metadata(challenge.is_some(), has_path(url)));
+        return Err(no_metadata(challenge, has_path(url)));
     }
     Ok(resolution.metadata)
 }
@@ -85,7 +129,7 @@ fn has_path(url: &str) -> bool {
 
 /// The message of a discovery that found nothing: the places tried, by well-known path (the
 /// server's URL itself may carry a credential in its path, so it is not repeated).
-fn no_metadata(challenged: bool, path_based: bool) -> String {
+fn no_metadata(challenge: &Challenge, path_based: bool) -> String {
     let tried = |suffix: &str| {
         if path_based {
             format!("`/.well-known/{suffix}/<the URL's path>`, then `/.well-known/{suffix}`")
@@ -98,10 +142,11 @@ fn no_metadata(challenged: bool, path_based: bool) -> String {
          {} of the server's origin, and no authorization server metadata at {} or {} (RFC 8414 / \
          OpenID Connect). The server may not use OAuth (remove `oauth`, or give it an \
          `Authorization` header), or its URL is wrong",
-        if challenged {
-            "its 401 challenge named no `resource_metadata`"
-        } else {
-            "it answered without a 401 challenge"
+        match (&challenge.header, &challenge.answered) {
+            (Some(_), _) => "its 401 challenge named no `resource_metadata`".to_owned(),
+            (None, Some(answered)) =>
+                format!("it answered {answered} to an unauthenticated request, not a 401 challenge"),
+            (None, None) => "it answered without a 401 challenge".to_owned(),
         },
         tried("oauth-protected-resource"),
         tried("oauth-authorization-server"),
@@ -111,13 +156,17 @@ fn no_metadata(challenged: bool, path_based: bool) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{has_path, no_metadata};
+    use super::{Challenge, has_path, no_metadata};
 
     #[test]
     fn the_message_names_the_path_based_well_known_urls_before_the_root_ones() {
         assert!(has_path("https://h.example/mcp/v1?x=1"));
         assert!(!has_path("http://127.0.0.1:9/"));
-        let message = no_metadata(true, true);
+        let challenged = Challenge {
+            header: Some("Bearer realm=\"x\"".into()),
+            answered: None,
+        };
+        let message = no_metadata(&challenged, true);
         assert!(
             message.contains(
                 "`/.well-known/oauth-protected-resource/<the URL's path>`, then \
@@ -129,6 +178,14 @@ mod tests {
             message.contains("`/.well-known/openid-configuration"),
             "{message}"
         );
-        assert!(no_metadata(false, false).contains("without a 401 challenge"));
+        assert!(no_metadata(&Challenge::default(), false).contains("without a 401 challenge"));
+        let login_page = Challenge {
+            header: None,
+            answered: Some("HTTP 200 OK with an HTML page (a login page?)".into()),
+        };
+        assert!(no_metadata(&login_page, false).contains(
+            "it answered HTTP 200 OK with an HTML page (a login page?) to an \
+                 unauthenticated request, not a 401 challenge"
+        ));
     }
 }

@@ -155,7 +155,7 @@ async fn login(
         "the OAuth discovery (the MCP server's protected resource metadata, then its \
          authorization server's metadata)",
         async {
-            crate::client::oauth::discovery::metadata(&manager, url.expose(), challenge.as_deref())
+            crate::client::oauth::discovery::metadata(&manager, url.expose(), &challenge)
                 .await
                 .map_err(|e| format!("server `{server}`: {}", redact(&e, &known)))
         },
@@ -181,7 +181,7 @@ async fn login(
         .map_err(|e| fail("preparing OAuth", &e))?;
         manager.set_credential_store(store.clone());
         let again = within(server, "the OAuth discovery (again, for DPoP)", async {
-            crate::client::oauth::discovery::metadata(&manager, url.expose(), challenge.as_deref())
+            crate::client::oauth::discovery::metadata(&manager, url.expose(), &challenge)
                 .await
                 .map_err(|e| format!("server `{server}`: {}", redact(&e, &known)))
         })
