@@ -250,6 +250,9 @@ impl Report {
                             report.state = state.to_string();
                         }
                         report.action = failure.action().map(|a| a.as_str());
+                        // The call reached the server and failed there (it crashed, hung up,
+                        // timed out): the action's next step, as for a server that was not ready.
+                        report.next_step = failure.action().map(|a| a.next_step(&report.server));
                         report.reason = Some(err.to_string());
                     }
                 }

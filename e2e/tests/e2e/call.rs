@@ -157,6 +157,22 @@ async fn budget_on_the_command_line_wins_over_the_servers_budget_in_the_file() {
 }
 
 #[tokio::test]
+async fn a_server_that_crashes_during_the_call_says_what_to_do_next() {
+    let scratch = Scratch::new("call-crash");
+    let servers = json!({
+        "crash": stdio_fixture(&scratch, "crash", &[("FIXTURE_CRASH_ON_CALL", "1")]),
+    });
+    let config = write_config(&scratch, "mcp.json", servers, json!({}));
+    let run = call(&config, &["mcp__crash__echo", "--json"]).await;
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let record = json_of(&run);
+    assert_eq!(record["outcome"], "transport_error", "{record}");
+    // An action comes with its next step, whatever failed.
+    assert!(record["action"].is_string(), "{record}");
+    assert!(record["next_step"].is_string(), "{record}");
+}
+
+#[tokio::test]
 async fn bad_input_exits_2_with_what_to_write() {
     let scratch = Scratch::new("call-bad-input");
     let config = write_config(&scratch, "mcp.json", json!({}), json!({}));
