@@ -170,6 +170,13 @@ async fn a_server_that_crashes_during_the_call_says_what_to_do_next() {
     // An action comes with its next step, whatever failed.
     assert!(record["action"].is_string(), "{record}");
     assert!(record["next_step"].is_string(), "{record}");
+    // How the child ended, not only that its pipe closed.
+    assert!(
+        record["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("its process exited with status 3")),
+        "{record}"
+    );
 }
 
 #[tokio::test]

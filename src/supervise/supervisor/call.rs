@@ -19,6 +19,10 @@ use crate::client::session::task::{TaskEnd, task_end};
 use crate::state::ToolCall;
 use crate::util::Human;
 
+/// How long a call whose pipe died waits for its session to say how it ended (a stdio child's
+/// exit status follows its pipe's end within milliseconds).
+const SESSION_END_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
+
 impl Supervisor {
     /// Routes one call: ensure a connection, call with the per-call timeout, and when the pipe
     /// died, reconnect once and (for idempotent calls only) retry once.
@@ -172,6 +176,12 @@ impl Supervisor {
             None => {}
         }
         if is_pipe_dead(&error) {
+            // The session knows how it ended (a child's exit status: "exited with status 3",
+            // "killed by signal 9"); the call's own error only that the pipe closed.
+            let detail = match tokio::time::timeout(SESSION_END_GRACE, session.closed()).await {
+                Ok(how) => self.shared.redact(&how),
+                Err(_) => detail,
+            };
             self.connection_lost(
                 generation,
                 &format!("the pipe died during `{tool}` ({detail})"),
