@@ -222,9 +222,9 @@ impl Prober {
             .map_err(|e| ProbeRefusal::BadRequest(e.to_string()))?;
         if !module.targets.iter().any(|p| p.allows(&target)) {
             return Err(ProbeRefusal::NotAllowed(format!(
-                "target {} is not on the allow-list of {}: no connection was made; add a pattern \
-                 to `{}` if it should be probed",
-                target.shown(),
+                "target {} (its path aside) is not on the allow-list of {}: no connection was \
+                 made; add a pattern to `{}` if it should be probed",
+                target.origin(),
                 describe(module_name),
                 match module_name {
                     None => "readiness.probe.targets".to_owned(),

@@ -85,14 +85,15 @@ impl std::str::FromStr for TargetPattern {
     fn from_str(text: &str) -> Result<TargetPattern, PatternError> {
         let err = |m: &str| PatternError(m.to_owned());
         let (scheme, rest) = text.split_once("://").ok_or_else(|| {
-            err("expected a URL pattern like \"https://*.example.com/mcp\", found no scheme")
+            // No path in the examples: log lines redact every URL's path, these included.
+            err("expected a URL pattern such as https://*.example.com (scheme://host, then :port and /path where needed), found no scheme")
         })?;
         if scheme != "http" && scheme != "https" {
             return Err(err("expected the scheme `http` or `https`"));
         }
         if rest.contains(['?', '#']) || rest.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(err(
-                "a pattern has no query, fragment, spaces or control characters: write scheme://host[:port][/path]",
+                "a pattern has no query, fragment, spaces or control characters: write scheme://host, then :port and /path where needed",
             ));
         }
         let (authority, path) = match rest.find('/') {
@@ -236,6 +237,17 @@ impl ProbeTarget {
             self.url.host_str().unwrap_or_default(),
             self.port(),
             self.url.path()
+        )
+    }
+
+    /// `scheme://host:port`, without the path: what a log line may show of a target (log lines
+    /// redact URL paths, and a configured URL as a whole).
+    pub(crate) fn origin(&self) -> String {
+        format!(
+            "{}://{}:{}",
+            self.url.scheme(),
+            self.url.host_str().unwrap_or_default(),
+            self.port()
         )
     }
 

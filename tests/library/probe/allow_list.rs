@@ -47,6 +47,13 @@ async fn a_target_off_the_allow_list_is_a_403_with_a_reason_and_no_connection_is
             "{body}"
         );
         assert!(body.contains("no connection was made"), "{body}");
+        // Its origin, never its path (the same words go to the log, which redacts URL paths and
+        // configured URLs whole: a path would leave on-call with "target [redacted]").
+        assert!(
+            body.starts_with("target http://") && body.contains(" (its path aside) "),
+            "{body}"
+        );
+        assert!(!body.contains("/mcp") && !body.contains("/other"), "{body}");
     }
     // Credentials in the target are refused before the allow-list is even read.
     let (status, _, body) = get_probe(
