@@ -72,7 +72,7 @@ pub(crate) fn render(rows: &[(std::sync::Arc<str>, ServerRow)], now_unix: f64) -
     page.push_str("</p>\n");
     let _ = writeln!(
         page,
-        "<p class=\"muted\">Updated {} UTC; this page reloads every {STATUS_REFRESH_SECONDS} s. \
+        "<p class=\"muted\">Updated {}; this page reloads every {STATUS_REFRESH_SECONDS} s. \
          Raw figures: <a href=\"/metrics\">/metrics</a>.</p>",
         utc(now_unix)
     );
@@ -114,7 +114,7 @@ pub(crate) fn render(rows: &[(std::sync::Arc<str>, ServerRow)], now_unix: f64) -
             let _ = write!(
                 reason,
                 "<br><span class=\"muted next-attempt\" data-next-attempt=\"{at}\">next attempt \
-                 {} UTC (in {})</span>",
+                 {} (in {})</span>",
                 utc(at),
                 since(left)
             );
@@ -251,8 +251,14 @@ fn millis(d: Duration) -> String {
     format!("{} ms", d.as_millis())
 }
 
+/// `2026-12-04 16:40:07 UTC`: a time as a person reads it (the JSON keeps RFC 3339).
 fn utc(unix: f64) -> String {
-    humantime::format_rfc3339_seconds(super::status_json::system_time(unix)).to_string()
+    let rfc3339 =
+        humantime::format_rfc3339_seconds(super::status_json::system_time(unix)).to_string();
+    format!(
+        "{} UTC",
+        rfc3339.trim_end_matches('Z').replacen('T', " ", 1)
+    )
 }
 
 #[cfg(test)]
@@ -293,7 +299,8 @@ mod tests {
         down.next_attempt_at = Some(1_004.0);
         let page = render(&[(Arc::from("down"), down)], 1_000.0);
         assert!(
-            page.contains("data-next-attempt=\"1004\"") && page.contains("(in 4 s)"),
+            page.contains("data-next-attempt=\"1004\"")
+                && page.contains("next attempt 1970-01-01 00:16:44 UTC (in 4 s)"),
             "{page}"
         );
         let page = render(&[(Arc::from("up"), row(State::Ready, None))], 1_000.0);
@@ -328,12 +335,12 @@ mod tests {
         ];
         let page = render(&rows, 1_200.0);
         assert!(
-            page.contains("access token 1970-01-01T00:21:40Z (in 1 min 40 s, renews itself)"),
+            page.contains("access token 1970-01-01 00:21:40 UTC (in 1 min 40 s, renews itself)"),
             "{page}"
         );
-        assert!(page.contains(r#"data-credential="refresh_token" data-renewable="false" data-expires="26200">refresh token 1970-01-01T07:16:40Z (in 6 h 56 min)"#), "{page}");
+        assert!(page.contains(r#"data-credential="refresh_token" data-renewable="false" data-expires="26200">refresh token 1970-01-01 07:16:40 UTC (in 6 h 56 min)"#), "{page}");
         assert!(
-            page.contains("bearer token 1970-01-01T00:18:20Z (expired 1 min 40 s ago)"),
+            page.contains("bearer token 1970-01-01 00:18:20 UTC (expired 1 min 40 s ago)"),
             "{page}"
         );
         assert!(page.contains("<th>Credentials expire</th>"));

@@ -129,7 +129,8 @@ async fn an_oauth_server_stays_ready_across_token_expiry_and_a_refused_refresh_r
         "{page}"
     );
     assert!(
-        page.contains(r#"data-credential="bearer_token""#) && page.contains("2030-01-01T00:00:00Z"),
+        page.contains(r#"data-credential="bearer_token""#)
+            && page.contains("2030-01-01 00:00:00 UTC"),
         "{page}"
     );
 
