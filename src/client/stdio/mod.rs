@@ -190,7 +190,18 @@ impl StdioConnector {
             let mut look = tokio::time::interval(Duration::from_millis(100));
             loop {
                 tokio::select! {
-                    result = &mut serve => return Handshake::Done(result),
+                    result = &mut serve => {
+                        // The pipe closes as the child dies, usually just before its exit status
+                        // is known: the status says how it ended where "closed" says nothing.
+                        if let Err(e) = &result
+                            && classify_init_error(e, 0) == ConnectResult::Closed
+                            && let Ok(how) =
+                                tokio::time::timeout(EXIT_STATUS_GRACE, &mut exited).await
+                        {
+                            return Handshake::Exited(how);
+                        }
+                        return Handshake::Done(result);
+                    }
                     how = &mut exited => return Handshake::Exited(how),
                     _ = look.tick() => {
                         if garbage.load(Ordering::Relaxed) == 0 {
@@ -381,6 +392,9 @@ impl Connector for StdioConnector {
 /// dropped by rmcp (and the call it answered times out), so a server that never writes a newline
 /// costs at most this much memory (rmcp's own default is 16 MiB).
 pub const MAX_STDOUT_LINE: usize = 4 * 1024 * 1024;
+
+/// How long a handshake that failed on a closed pipe waits for the child's exit status.
+const EXIT_STATUS_GRACE: Duration = Duration::from_millis(200);
 
 /// How long a server that wrote lines that are not JSON-RPC to stdout may still take to complete
 /// the handshake before it is a protocol error.

@@ -179,6 +179,13 @@ async fn a_failed_connect_makes_calls_fail_in_under_a_millisecond_during_the_coo
         first.to_string().contains("MAIL_PASSWORD is not set"),
         "the child's stderr explains: {first}"
     );
+    // And how it ended: its exit status, not only that its pipe closed.
+    assert!(
+        first
+            .to_string()
+            .contains("ended during the MCP handshake: its process exited with status 1"),
+        "{first}"
+    );
     let mut took = Vec::new();
     for _ in 0..100 {
         let started = Instant::now();
