@@ -55,6 +55,7 @@ pub(crate) async fn run(
     app: Router,
     mut stop: watch::Receiver<bool>,
 ) -> io::Result<()> {
+    let app = ending_streams_at(app, stop.clone());
     let permits = Arc::new(Semaphore::new(connection_cap()));
     let mut connections = tokio::task::JoinSet::new();
     loop {
@@ -94,6 +95,34 @@ pub(crate) async fn run(
     .await;
     connections.abort_all();
     Ok(())
+}
+
+/// `app` whose event streams (`text/event-stream`: `/events`) end when `stop` says so. A stream
+/// never ends by itself, and a graceful shutdown waits for the answers in flight: with a client
+/// on `/events`, every stop took the whole [`SHUTDOWN_GRACE`]. Ended, the client sees the end of
+/// its stream and reconnects (with `Last-Event-ID`) to whatever serves next.
+fn ending_streams_at(app: Router, stop: watch::Receiver<bool>) -> Router {
+    use axum::body::Body;
+    use axum::response::Response;
+    use futures::StreamExt as _;
+    app.layer(axum::middleware::map_response(move |response: Response| {
+        let mut stop = stop.clone();
+        async move {
+            let streaming = response
+                .headers()
+                .get(axum::http::header::CONTENT_TYPE)
+                .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+            if !streaming {
+                return response;
+            }
+            let (parts, body) = response.into_parts();
+            let stopped = async move {
+                let _ = stop.wait_for(|stopped| *stopped).await;
+            };
+            let body = body.into_data_stream().take_until(stopped);
+            Response::from_parts(parts, Body::from_stream(body))
+        }
+    }))
 }
 
 async fn serve_connection(

@@ -283,6 +283,20 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_stopping_server_ends_the_streams_it_serves_instead_of_waiting_for_them() {
+        let (metrics, server) = served().await;
+        let mut client = Client::connect(server.local_addr(), None).await;
+        change(&metrics, "files", State::Ready, State::Absent);
+        assert_eq!(client.next().await.unwrap().id, Some(1));
+        // Stopped with a reader attached: its stream ends (the reader sees the end, and can
+        // reconnect to whatever serves next) rather than holding the stop for its whole grace.
+        let stopping = tokio::spawn(server.shutdown());
+        assert!(client.next().await.is_none(), "the stream ended");
+        let stopped = tokio::time::timeout(Duration::from_secs(2), stopping).await;
+        assert!(stopped.is_ok(), "the stop waited for the stream");
+    }
+
+    #[tokio::test]
     async fn last_event_id_resumes_after_its_change_and_from_beyond_the_history_reads_one_reset() {
         let (metrics, server) = served().await;
         flap(&metrics, "files", 5);
