@@ -32,7 +32,7 @@ pub(crate) struct Args {
     args: Option<String>,
     /// How long to wait for the server while it is still connecting (overrides the file's
     /// budget for this server).
-    #[arg(long, value_name = "D", value_parser = parse_duration)]
+    #[arg(long, value_name = "D", value_parser = parse_duration, allow_hyphen_values = true)]
     budget: Option<Duration>,
     /// Print one JSON object instead of text.
     #[arg(long)]

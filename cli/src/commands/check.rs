@@ -15,7 +15,8 @@ use mcp_readiness::{Budget, resolve::CapabilityCache};
 use mcp_readiness::secret::escape_controls;
 
 use super::common::{
-    EXIT_INVALID, hub_options, load_config, parse_duration, print_stdout, start_hub, with_progress,
+    EXIT_INVALID, hub_options, load_config, parse_duration, parse_positive_duration, print_stdout,
+    start_hub, with_progress,
 };
 use super::signals::{StopSignals, run_until_stop_signal};
 
@@ -26,10 +27,10 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE")]
     config: PathBuf,
     /// How long to wait for servers still connecting (overrides `readiness.budget`).
-    #[arg(long, value_name = "D", value_parser = parse_duration)]
+    #[arg(long, value_name = "D", value_parser = parse_duration, allow_hyphen_values = true)]
     budget: Option<Duration>,
     /// How often to look again while waiting (overrides `readiness.poll`).
-    #[arg(long, value_name = "D", value_parser = parse_duration)]
+    #[arg(long, value_name = "D", value_parser = parse_duration, allow_hyphen_values = true)]
     poll: Option<Duration>,
     /// Print the JSON run record instead of the table and hand-off note.
     #[arg(long)]
@@ -53,7 +54,7 @@ pub(crate) struct Args {
     /// stays what the run decides), credentials the hub renews whose access token would expire
     /// before it are renewed now (a refused renewal reads `unauthenticated`), and `--push`
     /// pushes when it is due.
-    #[arg(long, value_name = "D", value_parser = parse_duration)]
+    #[arg(long, value_name = "D", value_parser = parse_positive_duration, allow_hyphen_values = true)]
     next_run_in: Option<Duration>,
 }
 

@@ -29,6 +29,18 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(duration)
 }
 
+/// [`parse_duration`] of a time that must be in the future (`--next-run-in`): zero is refused,
+/// as `readiness.schedule.every` refuses it.
+pub(crate) fn parse_positive_duration(text: &str) -> Result<Duration, String> {
+    let duration = parse_duration(text)?;
+    if duration.is_zero() {
+        return Err(format!(
+            "`{text}` is not after now: the next run is in the future; write e.g. 1h or 24h"
+        ));
+    }
+    Ok(duration)
+}
+
 /// Writes `text` to stdout (locked, flushed). When stdout cannot be written (`> /dev/full`, a
 /// closed pipe) it says so on stderr and returns the exit code to end with ([`EXIT_OUTPUT`]),
 /// instead of panicking as `print!` does.

@@ -248,6 +248,17 @@ async fn check_exits_2_on_a_bad_config_or_a_poll_longer_than_the_budget() {
     let run = check(&good, &["--budget", "1s", "--poll", "2s"]).await;
     assert_eq!(run.code, Some(2), "{}", run.stderr);
     assert!(run.stderr.contains("poll"), "{}", run.stderr);
+    // A poll of nanoseconds (it spun a core and overran the budget), a negative duration (read
+    // as a duration, not as a flag), a next run that is not in the future.
+    for (args, says) in [
+        (vec!["--poll", "1ns"], "shorter than 1ms"),
+        (vec!["--budget", "-1s"], "`-1s` is not a duration"),
+        (vec!["--next-run-in", "0s"], "the next run is in the future"),
+    ] {
+        let run = check(&good, &args).await;
+        assert_eq!(run.code, Some(2), "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains(says), "{args:?}: {}", run.stderr);
+    }
     assert!(
         started(&scratch, "one").is_empty(),
         "invalid input starts no server"
