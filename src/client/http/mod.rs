@@ -605,7 +605,7 @@ mod tests {
             ),
             (
                 "example.com/mcp",
-                "must start with http:// or https:// (found scheme ``)",
+                "must start with http:// or https:// (found no scheme)",
             ),
             ("https:///mcp", "has no host after `https://`"),
             ("http://tok@:80/", "has no host after `http://`"),

@@ -16,8 +16,9 @@ pub(crate) const OAUTH_FEATURE_MISSING: &str = "its `oauth` block needs the `oau
 pub enum SpecError {
     /// The URL of an HTTP server is not `http://` or `https://`.
     #[error(
-        "server `{server}`: the url must start with http:// or https:// (found scheme `{scheme}`); \
-         fix `url` in the configuration"
+        "server `{server}`: the url must start with http:// or https:// ({}); fix `url` in the \
+         configuration",
+        if scheme.is_empty() { "found no scheme".to_owned() } else { format!("found scheme `{scheme}`") }
     )]
     UrlScheme {
         /// The server.
