@@ -22,7 +22,7 @@ pub enum PushError {
     Url(String),
     /// A grouping label is not `name=value` with a Prometheus label name (not `job`).
     #[error(
-        "--push-label: `{0}` is not NAME=VALUE with a label name of letters, digits and `_` (not starting with a digit, not `job`)"
+        "--push-label: `{0}` is not NAME=VALUE with a label name of letters, digits and `_` (not starting with a digit or `__`, not `job`, each name once)"
     )]
     Label(String),
     /// The job name is empty.
@@ -77,7 +77,10 @@ impl PushTarget {
             .chars()
             .enumerate()
             .all(|(i, c)| c == '_' || c.is_ascii_alphabetic() || (i > 0 && c.is_ascii_digit()));
-        if name.is_empty() || !valid || name == "job" || name.starts_with("__") {
+        // A name given twice would put two values for one label in the grouping key, which the
+        // Pushgateway refuses at push time; it is refused here, with the other bad input.
+        let repeated = self.labels.iter().any(|(given, _)| given == name);
+        if name.is_empty() || !valid || name == "job" || name.starts_with("__") || repeated {
             return Err(PushError::Label(pair.to_owned()));
         }
         self.labels.push((name.to_owned(), value.to_owned()));
@@ -289,6 +292,10 @@ mod tests {
                 "{bad}"
             );
         }
+        // One name, one value in a grouping key.
+        let once = target.clone().label("instance=x").unwrap();
+        let twice = once.label("instance=y").unwrap_err().to_string();
+        assert!(twice.contains("each name once"), "{twice}");
         let message = PushTarget::try_new("ftp://user:secret@x", "j")
             .unwrap_err()
             .to_string();
