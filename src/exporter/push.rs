@@ -206,11 +206,7 @@ pub async fn push(
         .await
         .map_err(unreachable)?;
     let status = response.status();
-    let html = response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.to_ascii_lowercase().contains("html"));
+    let html = crate::client::reasons::reason::answered_html(&response);
     // A Pushgateway answers a push with no page: a 2xx HTML page is something else at that URL
     // (a login page in front of it, a web server), and nothing was pushed.
     if status.is_success() && !html {

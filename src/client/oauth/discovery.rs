@@ -79,11 +79,7 @@ pub(crate) async fn challenge(http: &reqwest::Client, url: &str) -> Challenge {
 /// A response that carried no challenge, in words: its status, and a page or a redirect named.
 fn answer_in_words(response: &reqwest::Response) -> String {
     let status = response.status();
-    let html = response
-        .headers()
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.to_ascii_lowercase().contains("html"));
+    let html = crate::client::reasons::reason::answered_html(response);
     let what = if status.is_redirection() {
         " (a redirect: the URL may be behind a login, or moved)"
     } else if html {

@@ -634,6 +634,16 @@ pub(crate) fn remote_response(text: &str) -> String {
     }
 }
 
+/// Whether an HTTP answer says it is a page (`text/html`, `application/xhtml+xml`): an SSO front,
+/// a web server, never what an MCP server or a Pushgateway answers.
+pub(crate) fn answered_html(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().contains("html"))
+}
+
 fn looks_like_html(body: &str) -> bool {
     let head = body.get(..body.len().min(512)).unwrap_or(body);
     let head = head.to_ascii_lowercase();
