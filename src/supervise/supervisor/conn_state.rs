@@ -165,6 +165,10 @@ pub(crate) enum Lost {
     BackingOff(Duration),
 }
 
+/// The reason of a server nothing has tried to connect yet.
+const NOT_CONNECTED_YET: &str = "not connected yet; it connects when the service starts its \
+                                 servers, or at its first use";
+
 impl Machine {
     /// A machine for `server`, reached at `endpoint`, that has never connected: `Idle`,
     /// generation 0.
@@ -175,9 +179,7 @@ impl Machine {
             endpoint,
             state: ConnState::Idle,
             generation: 0,
-            reason: Some(
-                "not connected yet; connects at start (`connect_all`) or first use".into(),
-            ),
+            reason: Some(NOT_CONNECTED_YET.into()),
             short_lives: 0,
             longest_short_life: Duration::ZERO,
             connect_failures: 0,
@@ -261,7 +263,11 @@ impl Machine {
     /// connection) in its reason, so the evidence stays on the status page while it connects.
     pub(crate) fn start_connecting(&mut self, attempt: Attempt, abort: AbortHandle) {
         let reason = match self.reason.as_deref() {
-            Some(before) if !matches!(self.state, ConnState::Connecting { .. }) => {
+            // A first attempt has nothing before it to keep.
+            Some(before)
+                if before != NOT_CONNECTED_YET
+                    && !matches!(self.state, ConnState::Connecting { .. }) =>
+            {
                 // "...; next attempt in 4s" was true until now.
                 let before = before
                     .split_once("; next attempt in")
