@@ -209,7 +209,8 @@ impl CapabilityCache {
     /// assert_eq!(cache.budget_for("warehouse").wait(), Duration::from_secs(45));
     /// assert_eq!(cache.budget_for("search").wait(), Duration::from_secs(20));
     /// let verdict = cache.resolve(&ToolName::parse("mcp__warehouse__query")).await;
-    /// assert_eq!(verdict.waited, Duration::from_secs(44)); // the last poll that fits in 45 s
+    /// // The whole budget: past the last poll that fits (44 s), a change would still wake it.
+    /// assert_eq!(verdict.waited, Duration::from_secs(45));
     /// # }
     /// ```
     pub fn with_server_budget(mut self, server: impl Into<Arc<str>>, budget: Budget) -> Self {

@@ -6,7 +6,8 @@
 //! Only `connecting` heals with time. A resolver that waits on anything missing spends its whole
 //! budget on `unauthenticated` and `absent` tools that will never arrive, and that time is taken from
 //! steps that would have succeeded. [`resolve`] returns `unauthenticated` and `absent` at once and
-//! waits on `connecting` until the next poll would overrun the budget.
+//! waits on `connecting` until the next poll would overrun the budget (with a change feed, until
+//! the budget ends: a change wakes it at once, so waiting costs nothing).
 
 pub(crate) mod budget;
 mod cache;

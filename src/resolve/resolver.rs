@@ -10,7 +10,9 @@ use crate::state::{State, ToolName};
 /// `ready`, `unauthenticated` and `absent` return at once, without waiting. `connecting` is polled
 /// on a fixed grid (every `budget.poll()` from the start) until the next poll would overrun the
 /// budget; then the verdict is `connecting` with `timed_out`. When the inventory offers a
-/// [`ChangeFeed`](super::ChangeFeed), a change wakes the resolution at once, off the grid.
+/// [`ChangeFeed`](super::ChangeFeed), a change wakes the resolution at once, off the grid, and
+/// the rest of the budget after the last poll that fits is spent waiting for one: the wait ends
+/// at the budget (a 3 s budget polled every 2 s waits 3 s, not 2 s), never past it.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -57,18 +59,24 @@ pub async fn resolve_with<I: Inventory + ?Sized>(
         if next_poll <= now {
             next_poll = next_on_grid(next_poll, now, budget.poll());
         }
-        // Would the next poll overrun the budget? Then stop here.
-        if next_poll > deadline {
-            return verdict(tool, &snapshot, state, now - start, true);
-        }
-        match (inventory.changes(), generation) {
-            (Some(feed), Some(seen)) => {
+        // Would the next poll overrun the budget? Without a change feed, stop here (the seed's
+        // rule). With one, the rest of the budget costs nothing to wait: a change wakes the
+        // resolution at once, so it waits for one until the budget ends, never past it, and a
+        // server ready in the budget's last second is still caught.
+        let feed = inventory.changes().zip(generation);
+        let wake_at = match (next_poll > deadline, &feed) {
+            (false, _) => next_poll,
+            (true, Some(_)) if now < deadline => deadline,
+            (true, _) => return verdict(tool, &snapshot, state, now - start, true),
+        };
+        match feed {
+            Some((feed, seen)) => {
                 tokio::select! {
-                    _ = tokio::time::sleep_until(next_poll) => {}
+                    _ = tokio::time::sleep_until(wake_at) => {}
                     _ = feed.changed_since(seen) => {}
                 }
             }
-            _ => tokio::time::sleep_until(next_poll).await,
+            None => tokio::time::sleep_until(wake_at).await,
         }
     }
 }

@@ -43,6 +43,27 @@ async fn the_last_poll_is_the_one_that_still_fits_in_the_budget() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn with_change_notifications_the_wait_ends_at_the_budget_not_at_the_last_poll_that_fits() {
+    // 3 s budget, 2 s poll: the poll at 4 s would overrun, but a change wakes the resolution at
+    // once, so it waits for one until 3 s (never past it) instead of giving up at 2 s.
+    let budget = Budget::try_new(MS(3000), MS(2000)).unwrap();
+    let late = LateServer::new("x", &["a"], Some(MS(2500))).notifying();
+    let verdict = resolve::resolve(&*late, &tool("mcp__x__a"), budget).await;
+    assert_eq!(waited(&verdict), (State::Ready, MS(2500)));
+
+    let never = LateServer::new("x", &["a"], None).notifying();
+    let verdict = resolve::resolve(&*never, &tool("mcp__x__a"), budget).await;
+    assert_eq!(timed(&verdict), (State::Connecting, MS(3000), true));
+    assert_eq!(never.polls(), 3, "polls at 0 and 2 s, a last look at 3 s");
+
+    // A whole number of polls ends where it did: the budget is the last poll.
+    let whole = LateServer::new("x", &["a"], None).notifying();
+    let verdict = resolve::resolve(&*whole, &tool("mcp__x__a"), Budget::default()).await;
+    assert_eq!(timed(&verdict), (State::Connecting, MS(20_000), true));
+    assert_eq!(whole.polls(), 11);
+}
+
+#[tokio::test(start_paused = true)]
 async fn with_change_notifications_a_tool_arriving_at_5_1_s_returns_at_5_1_s() {
     let inventory = LateServer::new("x", &["a"], Some(MS(5100))).notifying();
     let verdict = resolve::resolve(&inventory, &tool("mcp__x__a"), Budget::default()).await;

@@ -146,7 +146,18 @@ async fn three_views_agree(serve: &Serve, expected: &[(&str, &str)]) -> Value {
         let attempts_agree = expected
             .iter()
             .all(|(server, _)| next_attempts(&json, &scrape, server).is_ok());
-        if agree && attempts_agree {
+        // So does the time in state: a server that retries (absent → connecting → absent) between
+        // two reads keeps its state and changes its `since`.
+        let since_agree = expected.iter().all(|(server, _)| {
+            let changed = scrape.get(
+                "mcp_readiness_server_state_changed_timestamp_seconds",
+                &[("server", server)],
+            );
+            status_entry(&json, server)
+                .zip(changed)
+                .is_some_and(|(entry, changed)| (unix_of(&entry["since"]) - changed).abs() < 0.01)
+        });
+        if agree && attempts_agree && since_agree {
             Ok((json, page, scrape))
         } else {
             Err(format!("json/page/metrics states {states:?}"))
