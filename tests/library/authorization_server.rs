@@ -538,3 +538,27 @@ async fn a_login_to_a_url_that_answers_a_page_or_an_error_says_what_it_answered(
         assert!(error.len() < 800, "{error}");
     }
 }
+
+#[tokio::test]
+async fn an_oauth_server_that_answers_discovery_with_a_server_error_says_so_once() {
+    let app = axum::Router::new()
+        .fallback(|| async { (StatusCode::INTERNAL_SERVER_ERROR, "upstream down") });
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let hub = hub_for(url, "mcp-readiness-oauth-500");
+    let error = hub
+        .call(ToolCall::new("mcp__vault__search"))
+        .await
+        .unwrap_err();
+    let reason = reason(&hub);
+    assert_eq!(hub.state("vault"), Some(State::Absent), "{error}");
+    assert!(
+        reason.contains("HTTP 500 Internal Server Error")
+            && reason.contains("reachable but answers with a server error"),
+        "{reason}"
+    );
+    assert!(!reason.contains("[redacted]"), "{reason}");
+    assert_eq!(reason.matches("failed").count(), 1, "{reason}");
+    hub.shutdown().await;
+}

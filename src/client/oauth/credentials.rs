@@ -251,6 +251,7 @@ impl OAuthCredentials {
     fn discovery_failed(&self, e: &rmcp::transport::AuthError) -> ConnectError {
         use crate::client::reasons::reason::{
             authorization_server_unusable, discovery_failed_at_the_mcp_server, explain,
+            oauth_http_status,
         };
         use crate::client::transport::retry_after::AUTHORIZATION_SERVER_RETRY;
         if let Some(unusable) = authorization_server_unusable(e) {
@@ -275,6 +276,12 @@ impl OAuthCredentials {
                 (
                     ConnectResult::Refused,
                     "check that the server is running and reachable",
+                )
+            } else if oauth_http_status(e).is_some_and(|status| status >= 500) {
+                (
+                    ConnectResult::Refused,
+                    "it is reachable but answers with a server error: check the MCP server's own \
+                     logs, or the proxy in front of it",
                 )
             } else {
                 (

@@ -97,11 +97,12 @@ pub(crate) async fn metadata(
     url: &str,
     challenge: &Challenge,
 ) -> Result<AuthorizationMetadata, String> {
+    // What the unauthenticated request got, unless the failure already says what was answered.
     let said = |what: &str| match &challenge.answered {
-        Some(answered) => {
+        Some(answered) if !what.contains("it answered HTTP") => {
             format!("{what} (the MCP server answered {answered} to an unauthenticated request)")
         }
-        None => what.to_owned(),
+        _ => what.to_owned(),
     };
     let resolution = manager
         .resolve_metadata_from_challenge(challenge.header.as_deref())

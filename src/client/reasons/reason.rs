@@ -263,7 +263,7 @@ fn authorization_server(
         return if unreachable(levels) || looks_unreachable(&auth.to_string()) {
             format!("the MCP server is unreachable ({step}): {what}")
         } else {
-            format!("the MCP server failed {step}: {what}")
+            format!("{step} at the MCP server: {what}")
         };
     }
     let step = match auth {
@@ -390,7 +390,26 @@ fn root_words(levels: &[&(dyn StdError + 'static)]) -> String {
         }
     }
     let root = levels.last().map(|e| e.to_string()).unwrap_or_default();
+    // rmcp's OAuth client: "unexpected HTTP status 500 Internal Server Error".
+    if let Some(status) = root.strip_prefix(OAUTH_UNEXPECTED_STATUS) {
+        return format!("it answered HTTP {}", clean_remote(status, 60));
+    }
     clean_remote(&root, 300)
+}
+
+/// How rmcp's OAuth client says a discovery request got a status it could not use.
+const OAUTH_UNEXPECTED_STATUS: &str = "unexpected HTTP status ";
+
+/// The status an OAuth discovery request got, when that is why it failed (a 5xx, 408, 429).
+#[cfg(feature = "oauth")]
+pub(crate) fn oauth_http_status(auth: &rmcp::transport::auth::AuthError) -> Option<u16> {
+    chain(auth).find_map(|level| {
+        level
+            .to_string()
+            .strip_prefix(OAUTH_UNEXPECTED_STATUS)
+            .and_then(|status| status.get(..3))
+            .and_then(|code| code.parse().ok())
+    })
 }
 
 /// Words for the errors whose Display is a type name, a whole body, or says nothing by itself.
@@ -439,7 +458,9 @@ fn known_words(level: &(dyn StdError + 'static)) -> Option<String> {
             | A::MetadataError(text)
             | A::AuthorizationFailed(text)
             | A::OAuthError(text) => Some(remote_response(text)),
-            A::HttpError(_) => None,
+            // Its own text is "... failed for <url>": what it ran into (a status, a refused
+            // connection) is below it.
+            A::HttpError(_) | A::DiscoveryRequestFailed { .. } => None,
             other => Some(clean_remote(&other.to_string(), 300)),
         };
     }
