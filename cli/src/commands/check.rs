@@ -82,7 +82,14 @@ pub(crate) async fn run(args: Args) -> ExitCode {
     ) {
         Ok(budget) => budget,
         Err(err) => {
-            err_line!("error: --budget/--poll: {err}");
+            // Name what was given: the flags, or the file's values they were checked against.
+            let given = match (args.budget.is_some(), args.poll.is_some()) {
+                (true, true) => "--budget/--poll".to_owned(),
+                (true, false) => "--budget (with readiness.poll)".to_owned(),
+                (false, true) => "--poll (with readiness.budget)".to_owned(),
+                (false, false) => format!("{}: readiness", args.config.display()),
+            };
+            err_line!("error: {given}: {err}");
             return ExitCode::from(EXIT_INVALID);
         }
     };
