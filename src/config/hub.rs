@@ -86,9 +86,7 @@ mod tests {
         assert_eq!(hub.state("files"), Some(State::Connecting));
         assert_eq!(hub.state("github"), Some(State::Absent));
         let reason = hub
-            .servers()
-            .into_iter()
-            .find(|s| &*s.name == "github")
+            .server("github")
             .and_then(|s| s.reason)
             .unwrap_or_default();
         assert!(reason.contains("`oauth` feature"), "{reason}");
@@ -107,9 +105,7 @@ mod tests {
         let hub = config.hub(|options| options).expect("the hub starts");
         assert_eq!(hub.state("files"), Some(State::Connecting));
         let reason = |server: &str| {
-            hub.servers()
-                .into_iter()
-                .find(|s| &*s.name == server)
+            hub.server(server)
                 .and_then(|s| s.reason)
                 .unwrap_or_default()
         };

@@ -142,9 +142,7 @@ async fn refused_call(hub: &Hub, result: ConnectResult, state: State) -> String 
 }
 
 fn reason(hub: &Hub) -> String {
-    hub.servers()
-        .into_iter()
-        .find(|s| &*s.name == "vault")
+    hub.server("vault")
         .and_then(|s| s.reason)
         .unwrap_or_default()
 }

@@ -69,26 +69,19 @@ async fn python_http(
 }
 
 fn reason(hub: &Hub, server: &str) -> String {
-    hub.servers()
-        .into_iter()
-        .find(|s| &*s.name == server)
+    hub.server(server)
         .and_then(|s| s.reason)
         .unwrap_or_default()
 }
 
 fn protocol(hub: &Hub, server: &str) -> Option<String> {
-    hub.servers()
-        .into_iter()
-        .find(|s| &*s.name == server)
+    hub.server(server)
         .and_then(|s| s.identity)
         .map(|i| i.protocol_version)
 }
 
 fn tools(hub: &Hub, server: &str) -> usize {
-    hub.servers()
-        .into_iter()
-        .find(|s| &*s.name == server)
-        .map_or(0, |s| s.tools)
+    hub.server(server).map_or(0, |s| s.tools)
 }
 
 async fn until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) -> Duration {

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use super::Hub;
 use crate::state::State;
+use crate::supervise::supervisor::Supervisor;
 
 /// One server as [`Hub::servers`] reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,24 +29,26 @@ pub struct ServerStatus {
 impl Hub {
     /// Every server, its state, why, how many tools, and its transport.
     pub fn servers(&self) -> Vec<ServerStatus> {
-        self.supervisors()
-            .into_iter()
-            .map(|s| {
-                let observed = s.observe();
-                ServerStatus {
-                    name: s.name().clone(),
-                    state: observed.state,
-                    reason: observed.reason.map(|r| r.to_string()),
-                    tools: observed.tools.len(),
-                    transport: s.network_transport(),
-                    identity: observed.identity,
-                    next_attempt_at: observed.next_attempt.map(|until| {
-                        std::time::SystemTime::now()
-                            + until.saturating_duration_since(tokio::time::Instant::now())
-                    }),
-                }
-            })
-            .collect()
+        self.supervisors().iter().map(|s| status_of(s)).collect()
+    }
+
+    /// One server's status (its state, why, tools, transport), if configured: what
+    /// [`Hub::servers`] says of it.
+    ///
+    /// ```
+    /// use mcp_readiness::{Hub, HubOptions, ServerSpec, State, TransportSpec};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let files = ServerSpec::new("files", TransportSpec::stdio("files-mcp"));
+    /// let hub = Hub::new(vec![files], HubOptions::default()).unwrap();
+    /// let files = hub.server("files").unwrap();
+    /// assert_eq!(files.state, State::Connecting); // configured, not connected yet
+    /// assert!(files.reason.unwrap().starts_with("not connected yet"));
+    /// assert!(hub.server("nope").is_none());
+    /// # }
+    /// ```
+    pub fn server(&self, server: &str) -> Option<ServerStatus> {
+        self.supervisor(server).map(|s| status_of(&s))
     }
 
     /// The readiness state of one server, if configured.
@@ -73,5 +76,22 @@ impl Hub {
     /// The OpenTelemetry `network.transport` of a server: `pipe` (stdio) or `tcp` (HTTP).
     pub fn network_transport(&self, server: &str) -> Option<&'static str> {
         self.supervisor(server).map(|s| s.network_transport())
+    }
+}
+
+/// What a supervisor's server looks like from outside, now.
+fn status_of(supervisor: &Supervisor) -> ServerStatus {
+    let observed = supervisor.observe();
+    ServerStatus {
+        name: supervisor.name().clone(),
+        state: observed.state,
+        reason: observed.reason.map(|r| r.to_string()),
+        tools: observed.tools.len(),
+        transport: supervisor.network_transport(),
+        identity: observed.identity,
+        next_attempt_at: observed.next_attempt.map(|until| {
+            std::time::SystemTime::now()
+                + until.saturating_duration_since(tokio::time::Instant::now())
+        }),
     }
 }

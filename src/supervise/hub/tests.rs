@@ -96,6 +96,12 @@ async fn the_inventory_reports_ready_tools_pending_and_unauthenticated_servers()
         statuses.iter().find(|s| &*s.name == "files").unwrap().tools,
         2
     );
+    // One server's status is what the list says of it.
+    assert_eq!(
+        hub.server("files").map(|s| (s.state, s.tools)),
+        Some((State::Ready, 2))
+    );
+    assert!(hub.server("nope").is_none());
     assert_eq!(hub.network_transport("files"), Some("pipe"));
     assert_eq!(hub.network_transport("nope"), None);
 
@@ -197,11 +203,7 @@ async fn an_entry_this_build_cannot_serve_reads_absent_naming_its_key_and_the_ot
 
     for (server, key) in [("files", "url"), ("github", "oauth.client_id")] {
         assert_eq!(hub.state(server), Some(State::Absent), "{server}");
-        let status = hub
-            .servers()
-            .into_iter()
-            .find(|s| &*s.name == server)
-            .unwrap();
+        let status = hub.server(server).unwrap();
         let reason = status.reason.unwrap_or_default();
         assert!(reason.contains(&format!("`{key}`")), "{server}: {reason}");
         assert!(
@@ -302,9 +304,7 @@ async fn a_reload_that_changes_a_ready_server_says_so_in_one_state_change() {
 }
 
 fn reason_of(hub: &Hub, server: &str) -> String {
-    hub.servers()
-        .into_iter()
-        .find(|s| &*s.name == server)
+    hub.server(server)
         .and_then(|s| s.reason)
         .unwrap_or_default()
 }

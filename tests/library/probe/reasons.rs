@@ -104,11 +104,7 @@ async fn a_supervised_server_behind_an_sso_page_reads_absent_with_the_page_named
         .unwrap_err();
     let result = error.connect_result();
     assert_eq!(result, Some(ConnectResult::ProtocolError), "{error}");
-    let status = hub
-        .servers()
-        .into_iter()
-        .find(|s| &*s.name == "sso")
-        .unwrap();
+    let status = hub.server("sso").unwrap();
     let reason = status.reason.unwrap_or_default();
     assert!(reason.contains("answered HTML"), "{reason}");
     assert!(!reason.contains("channel closed"), "{reason}");
@@ -168,11 +164,7 @@ async fn a_health_ping_that_fails_reads_the_root_cause_not_the_transport_type() 
             feed.changed_since(seen).await;
             seen = feed.generation();
             if hub.state("rot") != Some(State::Ready) {
-                let status = hub
-                    .servers()
-                    .into_iter()
-                    .find(|s| &*s.name == "rot")
-                    .unwrap();
+                let status = hub.server("rot").unwrap();
                 return status.reason.unwrap_or_default();
             }
         }
@@ -200,9 +192,7 @@ async fn a_server_that_answers_the_handshake_with_a_server_error_is_reachable_an
         .await
         .unwrap_err();
     let reason = hub
-        .servers()
-        .into_iter()
-        .find(|s| &*s.name == "down")
+        .server("down")
         .and_then(|s| s.reason)
         .unwrap_or_default();
     // Its status in words, and a next step that does not send anyone to check it is running:

@@ -20,12 +20,7 @@ async fn a_401_is_unauthenticated_after_one_attempt_and_a_revoked_token_is_notic
     );
     assert_eq!(hub.state("gh"), Some(State::Unauthenticated));
     // The reason names the system that refused and what it answered, never "401/403".
-    let reason = hub
-        .servers()
-        .into_iter()
-        .find(|s| &*s.name == "gh")
-        .and_then(|s| s.reason)
-        .unwrap_or_default();
+    let reason = hub.server("gh").and_then(|s| s.reason).unwrap_or_default();
     assert!(
         reason.contains("the MCP server answered HTTP 401 Unauthorized with the challenge `Bearer")
             && reason.contains("re-authorize"),
