@@ -294,7 +294,7 @@ mod tests {
     fn a_server_waiting_for_its_next_attempt_shows_when_it_is_due() {
         let mut down = row(
             State::Absent,
-            Some("connection refused; next attempt in 4s"),
+            Some("connection refused; next attempt at 05:01:00 UTC, after a wait of 4s"),
         );
         down.next_attempt_at = Some(1_004.0);
         let page = render(&[(Arc::from("down"), down)], 1_000.0);

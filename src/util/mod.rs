@@ -16,7 +16,7 @@ pub use fd_limit::{OpenFileLimit, raise_open_file_limit};
 #[allow(unused_imports)] // see form_decode
 pub(crate) use form::form_decode;
 #[cfg(feature = "hub")]
-pub(crate) use human::Human;
+pub(crate) use human::{Human, NextAttempt};
 pub(crate) use lock::{MutexExt, RwLockExt};
 
 use std::time::Duration;

@@ -33,7 +33,7 @@ use crate::client::transport::http_client;
 use crate::client::transport::retry_after;
 use crate::secret::{Secret, redact};
 use crate::state::ConnectResult;
-use crate::util::Human;
+use crate::util::{Human, NextAttempt};
 
 /// Connects to a streamable-HTTP MCP endpoint with the configured headers (e.g. a bearer token).
 ///
@@ -432,8 +432,10 @@ impl HttpConnector {
                     ConnectResult::Refused,
                     format!(
                         "server `{server}`: {detail}; the stored credentials are kept and this \
-                         heals when the authorization server answers again (next attempt in {})",
-                        Human(crate::client::transport::retry_after::AUTHORIZATION_SERVER_RETRY)
+                         heals when the authorization server answers again ({})",
+                        NextAttempt(
+                            crate::client::transport::retry_after::AUTHORIZATION_SERVER_RETRY
+                        )
                     ),
                 )
                 .with_retry_after(crate::client::transport::retry_after::AUTHORIZATION_SERVER_RETRY)
@@ -689,13 +691,18 @@ mod tests {
                 crate::client::transport::retry_after::AUTHORIZATION_SERVER_RETRY,
                 Duration::from_secs(10)
             );
+            let (message, next) = error
+                .message
+                .split_once(" (next attempt at ")
+                .unwrap_or_else(|| panic!("{}", error.message));
             assert_eq!(
-                error.message,
+                message,
                 "server `vault`: authorization server unreachable (the refresh of its access \
                  token): error sending request for url (http://127.0.0.1:9/[redacted]): \
                  connection refused; the stored credentials are kept and this heals when the \
-                 authorization server answers again (next attempt in 10s)"
+                 authorization server answers again"
             );
+            assert!(next.ends_with(" UTC, after a wait of 10s)"), "{next}");
             assert_no_type_dump(&error.message);
         }
 

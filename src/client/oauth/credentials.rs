@@ -301,10 +301,9 @@ impl OAuthCredentials {
             ConnectResult::Refused,
             format!(
                 "server `{}`: the discovery of its OAuth authorization server failed ({detail}); \
-                 this heals when the server and its authorization server answer again (next \
-                 attempt in {})",
+                 this heals when the server and its authorization server answer again ({})",
                 self.server,
-                crate::util::Human(AUTHORIZATION_SERVER_RETRY)
+                crate::util::NextAttempt(AUTHORIZATION_SERVER_RETRY)
             ),
         )
         .with_retry_after(AUTHORIZATION_SERVER_RETRY)

@@ -15,7 +15,7 @@ use super::conn_state::{Attempt, AttemptOutcome, ConnState, Lost, Machine};
 use crate::client::connector::{ConnectError, Session};
 use crate::client::error::{CallError, CallErrorKind, NotConnected};
 use crate::state::{ConnectResult, ConnectionEvent};
-use crate::util::Human;
+use crate::util::{Human, NextAttempt};
 
 /// How [`Supervisor::ensure_connected`] admits a caller, decided under the lock.
 enum Admission {
@@ -330,11 +330,15 @@ impl Supervisor {
                     } else {
                         String::new()
                     };
+                    // The reason stays shown until the next attempt: it names when, not "in 4s".
+                    let next = NextAttempt(delay);
                     let reason = if options.reconnect_on_drop {
-                        format!("{}; next attempt in {}{in_a_row}", error.message, Human(delay))
+                        format!("{}; {next}{in_a_row}", error.message)
                     } else {
+                        let until = next.at().unwrap_or_else(|| "much later".to_owned());
                         format!(
-                            "{}; calls fail fast for {}, then the next call tries again{in_a_row}",
+                            "{}; calls fail fast until {until} (a wait of {}), then the next call \
+                             tries again{in_a_row}",
                             error.message,
                             Human(delay)
                         )

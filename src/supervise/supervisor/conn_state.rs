@@ -16,7 +16,7 @@ use crate::state::State;
 use crate::state::{ConnectResult, ConnectionEvent, ServerEndpoint};
 use crate::supervise::events::{Announce, Readiness, Transitions};
 use crate::supervise::hub::options::CrashPolicy;
-use crate::util::Human;
+use crate::util::{Human, NextAttempt};
 
 /// What a connection attempt yields to everyone who awaited it: the generation and session, or
 /// the classified failure.
@@ -268,9 +268,9 @@ impl Machine {
                 if before != NOT_CONNECTED_YET
                     && !matches!(self.state, ConnState::Connecting { .. }) =>
             {
-                // "...; next attempt in 4s" was true until now.
+                // "...; next attempt at 05:01:00 UTC, ..." was true until now.
                 let before = before
-                    .split_once("; next attempt in")
+                    .split_once("; next attempt ")
                     .map_or(before, |(before, _)| before);
                 format!(
                     "server `{}` is connecting again (before this attempt: {before})",
@@ -366,11 +366,11 @@ impl Machine {
         if let Some(delay) = policy.delay(self.short_lives) {
             let reason = format!(
                 "server `{}` keeps exiting: it exited {} times in a row within {} after its \
-                 handshake (last: {why}); next attempt in {}",
+                 handshake (last: {why}); {}",
                 self.server,
                 self.short_lives,
                 Human(self.longest_short_life),
-                Human(delay)
+                NextAttempt(delay)
             );
             let until = crate::util::later(now, delay);
             self.transition(ConnState::BackingOff { until }, Some(reason.into()));

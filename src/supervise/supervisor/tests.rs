@@ -23,8 +23,12 @@ async fn calls_during_the_cooldown_fail_fast_and_one_attempt_follows_it() {
     assert_eq!(first.connect_result(), Some(ConnectResult::Refused));
     assert_eq!(connects(&script), 1);
 
-    // The first failure waits 1 s (the connect backoff), not the whole cooldown.
-    assert!(first.to_string().contains("next attempt in 1s"), "{first}");
+    // The first failure waits 1 s (the connect backoff), not the whole cooldown; a call's own error
+    // says how long is left, at the moment it is made.
+    assert!(
+        first.to_string().contains("until the next attempt in 1s"),
+        "{first}"
+    );
     tokio::time::advance(Duration::from_millis(999)).await;
     let started = Instant::now();
     let during = hub.call(read()).await.unwrap_err();
@@ -71,7 +75,7 @@ async fn failed_connects_back_off_from_one_second_doubling_up_to_the_cooldown() 
     assert_eq!(connects(&script), 1);
     assert_eq!(hub.state("mail"), Some(State::Absent));
     assert!(
-        reason(&hub).ends_with("next attempt in 1s"),
+        reason(&hub).ends_with("after a wait of 1s"),
         "{}",
         reason(&hub)
     );
@@ -96,7 +100,7 @@ async fn failed_connects_back_off_from_one_second_doubling_up_to_the_cooldown() 
         if i + 2 <= 6 {
             let next = waits[i + 1];
             assert!(
-                reason(&hub).contains(&format!("next attempt in {next}s")),
+                reason(&hub).contains(&format!("after a wait of {next}s")),
                 "{}",
                 reason(&hub)
             );
@@ -508,7 +512,7 @@ async fn a_server_that_keeps_exiting_after_its_handshake_is_backed_off_with_a_gr
                 && why.contains(&format!(
                     "exited {exits} times in a row within 300ms after its handshake"
                 ))
-                && why.contains(&format!("next attempt in {}s", delay_ms / 1000)),
+                && why.contains(&format!("after a wait of {}s", delay_ms / 1000)),
             "{why}"
         );
         // A call meanwhile fails at once, saying so.
@@ -698,7 +702,7 @@ async fn a_retry_keeps_what_the_last_attempt_ran_into_in_its_reason() {
     assert_eq!(connects(&script), 2);
     assert_eq!(hub.state("mail"), Some(State::Connecting));
     let retrying = reason(&hub);
-    let before = failed.split_once("; next attempt in").unwrap().0;
+    let before = failed.split_once("; next attempt at").unwrap().0;
     assert_eq!(
         retrying,
         format!("server `mail` is connecting again (before this attempt: {before})"),

@@ -115,7 +115,7 @@ async fn a_server_that_exits_soon_after_each_handshake_is_backed_off_and_reads_a
     assert!(
         stderr.contains("keeps exiting: it exited 2 times in a row within")
             && stderr.contains("after its handshake")
-            && stderr.contains("next attempt in 1s"),
+            && stderr.contains("after a wait of 1s"),
         "{stderr}"
     );
     let page = mcp_readiness_fixtures::http::get(&serve.addr, "/status")
