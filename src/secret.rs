@@ -143,6 +143,24 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// How many characters of a name a caller gave (a tool's or a server's) a message repeats.
+const ECHO_MAX: usize = 120;
+
+/// A name a caller gave, as a message repeats it: control characters escaped
+/// ([`escape_controls`]) and cut to 120 characters, with how long it was, so a hostile or
+/// generated name cannot reach a terminal raw or make an error megabytes long.
+pub(crate) fn echo(text: &str) -> Cow<'_, str> {
+    let escaped = escape_controls(text);
+    match escaped.char_indices().nth(ECHO_MAX) {
+        Some((at, _)) => Cow::Owned(format!(
+            "{}… ({} characters)",
+            &escaped[..at],
+            text.chars().count()
+        )),
+        None => escaped,
+    }
+}
+
 /// `scheme://authority/anything?query#fragment` → `scheme://authority/[redacted]`.
 fn redact_url_paths(text: &str) -> String {
     rewrite_after_schemes(text, |tail, out| {

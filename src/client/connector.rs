@@ -397,13 +397,17 @@ fn connect_error_of(server: &str, error: &(dyn StdError + Send + Sync + 'static)
     // kept after the root cause when they say something more and hold no type name. rmcp's own
     // wrappers ("Send message error, when send initialize request: ...") are not kept: the
     // explanation already says what they wrap.
-    let top = error.to_string();
+    let raw_top = error.to_string();
+    let max = crate::client::reasons::reason::REMOTE_TEXT_MAX;
+    // Compared and kept as every reason keeps text: control characters gone (a caller's error
+    // may carry a terminal escape), so the same words are not kept twice.
+    let top = crate::client::reasons::reason::clean_remote(&raw_top, max);
     let from_rmcp =
         chain().any(|e| e.is::<ClientInitializeError>() || e.is::<rmcp::ServiceError>());
     if !from_rmcp
-        && top.chars().count() <= crate::client::reasons::reason::REMOTE_TEXT_MAX
-        && !top.contains("::")
-        && !top.contains('<')
+        && raw_top.chars().count() <= max
+        && !raw_top.contains("::")
+        && !raw_top.contains('<')
         && !detail.contains(top.as_str())
     {
         detail = format!("{detail}; {top}");

@@ -89,6 +89,10 @@ pub struct CallError {
     message: String,
     connect_result: Option<ConnectResult>,
     json_rpc: Option<ErrorData>,
+    /// The full name of the tool called (`mcp__server__tool`), when the error came from a call.
+    tool: Option<Arc<str>>,
+    /// A dead connection the hub re-makes by itself (not one the service must connect again).
+    reconnects: bool,
     /// The live session's credentials were rejected and the session was dropped: one fresh
     /// handshake with the same credentials is due before the server is called unauthenticated.
     pub(crate) fresh_handshake_due: bool,
@@ -102,8 +106,22 @@ impl CallError {
             message,
             connect_result: None,
             json_rpc: None,
+            tool: None,
+            reconnects: false,
             fresh_handshake_due: false,
         }
+    }
+
+    /// The error of a call to `tool` (its full name, `mcp__server__tool`).
+    pub(crate) fn for_tool(mut self, tool: &crate::state::ToolName) -> Self {
+        self.tool = Some(tool.as_arc().clone());
+        self
+    }
+
+    /// A dead connection the hub re-makes by itself: the server reads `connecting`, not `absent`.
+    pub(crate) fn reconnecting(mut self) -> Self {
+        self.reconnects = true;
+        self
     }
 
     pub(crate) fn with_connect_result(mut self, result: ConnectResult) -> Self {
@@ -121,17 +139,27 @@ impl CallError {
         &self.server
     }
 
+    /// The full name of the tool the call was for (`mcp__server__tool`); `None` when the error
+    /// did not come from a call.
+    pub fn tool(&self) -> Option<&str> {
+        self.tool.as_deref()
+    }
+
     /// What kind of failure this is.
     pub fn kind(&self) -> CallErrorKind {
         self.kind
     }
 
     /// The readiness state the failure implies for the server: `unauthenticated` or `absent` for
-    /// [`CallErrorKind::NotConnected`], `absent` for a dead pipe, `ready` otherwise (the server is
-    /// live; it answered with an error or was slow).
+    /// [`CallErrorKind::NotConnected`]; for a dead pipe `connecting` through the `Hub` (it re-makes
+    /// the connection) and `absent` through `Peers` (the service connects it again); `ready`
+    /// otherwise (the server is live; it answered with an error or was slow).
     pub fn state(&self) -> State {
         match self.kind {
             CallErrorKind::NotConnected(n) => n.state(),
+            // The hub re-makes a dropped connection (it reads `connecting` meanwhile); a
+            // connection the service owns (`Peers`) is absent until the service connects it.
+            CallErrorKind::Transport if self.reconnects => State::Connecting,
             CallErrorKind::Transport => State::Absent,
             CallErrorKind::Timeout
             | CallErrorKind::Protocol

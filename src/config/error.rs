@@ -8,7 +8,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum ConfigError {
     /// The file could not be read.
-    #[error("{}: cannot read the configuration file: {source}: check the path given to --config", file.display())]
+    #[error("{}: cannot read the configuration file: {source}: check the path (`--config` on the command line)", file.display())]
     Read {
         /// The file.
         file: PathBuf,
@@ -18,7 +18,7 @@ pub enum ConfigError {
     },
     /// The path is not a regular file (a FIFO, a device, a directory, a socket): reading it could
     /// block for ever or never end, so it is refused before anything is read.
-    #[error("{}: the configuration path is {kind}, not a regular file: point --config at a regular file (copy a pipe's or a device's contents into one)", file.display())]
+    #[error("{}: the configuration path is {kind}, not a regular file: copy a pipe's or a device's contents into a regular file and give its path (`--config` on the command line)", file.display())]
     NotAFile {
         /// The path.
         file: PathBuf,
@@ -27,7 +27,7 @@ pub enum ConfigError {
     },
     /// The file is larger than [`MAX_FILE_BYTES`](super::MAX_FILE_BYTES) (`/dev/zero`, a log
     /// file given by mistake).
-    #[error("{}: the configuration file is larger than {limit} bytes: check the path given to --config", file.display())]
+    #[error("{}: the configuration file is larger than {limit} bytes: check the path (`--config` on the command line)", file.display())]
     TooLarge {
         /// The file.
         file: PathBuf,

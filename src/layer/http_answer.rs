@@ -76,7 +76,8 @@ impl IntoResponse for HttpFailure {
 
 impl IntoResponse for NotReady {
     fn into_response(self) -> Response {
-        let retry_after = (self.state() == State::Connecting).then_some(CONNECTING_RETRY_AFTER);
+        let retry_after = (self.state() == State::Connecting)
+            .then(|| self.retry_after().unwrap_or(CONNECTING_RETRY_AFTER));
         answer(
             StatusCode::SERVICE_UNAVAILABLE,
             retry_after,
@@ -99,12 +100,17 @@ impl IntoResponse for CallFailure<'_> {
         let call_error = self.call_error();
         let state = self.state();
         let outcome = self.outcome();
+        // A connection that died during the call failed this call, whatever the server reads
+        // now: the tool may have run, so it is not an invitation to retry.
+        let died = call_error.is_some_and(|e| e.kind() == CallErrorKind::Transport);
         let status = match (state, outcome) {
+            _ if died => StatusCode::BAD_GATEWAY,
             (Some(_), _) => StatusCode::SERVICE_UNAVAILABLE,
             (None, CallOutcome::Timeout) => StatusCode::GATEWAY_TIMEOUT,
             (None, _) => StatusCode::BAD_GATEWAY,
         };
         let retry_after = match call_error.map(|e| e.kind()) {
+            _ if died => None,
             Some(CallErrorKind::NotConnected(NotConnected::Throttled { left })) => Some(left),
             _ if state == Some(State::Connecting) => Some(CONNECTING_RETRY_AFTER),
             _ => None,
@@ -116,7 +122,7 @@ impl IntoResponse for CallFailure<'_> {
                 state,
                 reason: self.to_string(),
                 server: call_error.map(|e| e.server()),
-                tool: None,
+                tool: call_error.and_then(|e| e.tool()),
                 outcome,
             },
         )

@@ -99,7 +99,11 @@ where
             let verdict = shared.cache.resolve(&call.name).await;
             shared.observe_resolution(&call.name, &verdict);
             record_verdict(&call_span, &verdict);
-            if let Some(not_ready) = NotReady::from_verdict(&call.name, &verdict) {
+            if let Some(mut not_ready) = NotReady::from_verdict(&call.name, &verdict) {
+                if not_ready.state == State::Connecting {
+                    not_ready.retry_after =
+                        shared.cache.inventory().next_attempt(call.name.server());
+                }
                 if not_ready.state == State::Absent
                     && not_ready.scope == Scope::Tool
                     && let Some(tool) = absent_counter.as_ref().and_then(|r| r.metrics.as_ref())

@@ -51,6 +51,14 @@ pub trait Inventory: Send + Sync + 'static {
         let _ = server;
         None
     }
+
+    /// How long until `server`'s next connection attempt, when one is scheduled (the `Hub`: a
+    /// failed connect's backoff, a crash loop's, or the `Retry-After` a throttling server sent).
+    /// A `connecting` refusal answers HTTP with it as `Retry-After` (feature `http`).
+    fn next_attempt(&self, server: &str) -> Option<std::time::Duration> {
+        let _ = server;
+        None
+    }
 }
 
 impl<T: Inventory + ?Sized> Inventory for Arc<T> {
@@ -68,6 +76,9 @@ impl<T: Inventory + ?Sized> Inventory for Arc<T> {
     }
     fn wait_budget(&self, server: &str) -> Option<super::Budget> {
         (**self).wait_budget(server)
+    }
+    fn next_attempt(&self, server: &str) -> Option<std::time::Duration> {
+        (**self).next_attempt(server)
     }
 }
 

@@ -22,6 +22,11 @@ pub(super) enum CallStep {
     JsonRpcError,
     Drop,
     Hang,
+    /// Never answered; the pipe dies when the supervisor shuts the connection down (as a stdio
+    /// child's does when its process group is killed).
+    HangUntilShutDown,
+    /// A JSON-RPC error with this message.
+    JsonRpcErrorSaying(String),
     Delay(Duration),
 }
 
@@ -38,6 +43,8 @@ pub(super) struct ScriptedSession {
     pub(super) tools: Vec<String>,
     /// Whether the supervisor shut this connection down.
     pub(super) shut_down: std::sync::atomic::AtomicBool,
+    /// Woken when the supervisor shuts this connection down.
+    pub(super) shut_down_notify: Arc<tokio::sync::Notify>,
 }
 
 impl ScriptedSession {
@@ -59,8 +66,19 @@ impl Session for ScriptedSession {
             .unwrap()
             .pop_front()
             .unwrap_or(self.default_step.clone());
+        let shut_down = self.shut_down_notify.clone();
+        let already_shut_down = self.shut_down.load(Ordering::SeqCst);
         Box::pin(async move {
             match step {
+                CallStep::HangUntilShutDown => {
+                    if !already_shut_down {
+                        shut_down.notified().await;
+                    }
+                    Err(ServiceError::TransportClosed)
+                }
+                CallStep::JsonRpcErrorSaying(message) => Err(ServiceError::McpError(
+                    ErrorData::internal_error(message, None),
+                )),
                 CallStep::Ok => Ok(CallToolResult::success(vec![ContentBlock::text(
                     params.name.to_string(),
                 )])),
@@ -120,6 +138,7 @@ impl Session for ScriptedSession {
 
     fn shutdown(&self) {
         self.shut_down.store(true, Ordering::SeqCst);
+        self.shut_down_notify.notify_waiters();
     }
 }
 
@@ -214,6 +233,7 @@ impl Connector for ScriptedConnector {
                 frozen: Default::default(),
                 tools: self.tools.clone(),
                 shut_down: Default::default(),
+                shut_down_notify: Default::default(),
             });
             self.script.sessions.lock().unwrap().push(session.clone());
             Ok(session as Arc<dyn Session>)

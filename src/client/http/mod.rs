@@ -103,6 +103,12 @@ pub(crate) fn check_url(server: &Arc<str>, url: &str) -> Result<(), SpecError> {
     if url.chars().any(char::is_whitespace) {
         return Err(problem("has spaces or line breaks in it".into()));
     }
+    // What the HTTP client would refuse at every attempt (a port past 65535, a broken IPv6
+    // address, ...), refused here once, naming what is wrong (the parser's words never quote
+    // the URL).
+    if let Err(error) = reqwest::Url::parse(url) {
+        return Err(problem(format!("cannot be used: {error}")));
+    }
     Ok(())
 }
 
@@ -612,6 +618,14 @@ mod tests {
             ("https:///mcp", "has no host after `https://`"),
             ("http://tok@:80/", "has no host after `http://`"),
             ("http://h/a b", "has spaces or line breaks in it"),
+            (
+                "https://alice:pw@127.0.0.1:99999/mcp",
+                "cannot be used: invalid port number",
+            ),
+            (
+                "http://alice:pw@[::1/mcp",
+                "cannot be used: invalid IPv6 address",
+            ),
         ] {
             assert_eq!(
                 check(url),

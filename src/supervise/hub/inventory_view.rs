@@ -45,6 +45,15 @@ impl Hub {
     }
 }
 
+/// Why a server the hub does not have reads `absent`: `server `x` is not configured; add it to
+/// the configuration`.
+pub(super) fn not_configured_reason(server: &str) -> String {
+    format!(
+        "server `{}` is not configured; add it to the configuration",
+        crate::secret::echo(server)
+    )
+}
+
 impl Inventory for Hub {
     fn snapshot(&self) -> BoxFuture<'_, Snapshot> {
         let snapshot = self.build_snapshot(None);
@@ -55,10 +64,14 @@ impl Inventory for Hub {
     /// nobody called it) and one whose cooldown or crash-loop backoff is over start connecting now, so resolution through
     /// the readiness layer reconnects on use instead of reporting the server absent.
     fn server_snapshot<'a>(&'a self, server: &'a str) -> BoxFuture<'a, Snapshot> {
-        if let Some(supervisor) = self.supervisor(server) {
-            supervisor.connect_now();
+        let configured = self
+            .supervisor(server)
+            .inspect(|supervisor| supervisor.connect_now());
+        let mut snapshot = self.build_snapshot(Some(server));
+        // Absent because nobody configured it: say so, as `Hub::call` does.
+        if configured.is_none() {
+            snapshot = snapshot.with_reason(server, not_configured_reason(server));
         }
-        let snapshot = self.build_snapshot(Some(server));
         Box::pin(std::future::ready(snapshot))
     }
 
@@ -72,5 +85,10 @@ impl Inventory for Hub {
 
     fn wait_budget(&self, server: &str) -> Option<crate::resolve::Budget> {
         self.server_budget(server)
+    }
+
+    fn next_attempt(&self, server: &str) -> Option<std::time::Duration> {
+        let until = self.supervisor(server)?.observe().next_attempt?;
+        Some(until.saturating_duration_since(tokio::time::Instant::now()))
     }
 }

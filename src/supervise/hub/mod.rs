@@ -242,10 +242,12 @@ impl Hub {
                     &server,
                     CallErrorKind::NotConnected(NotConnected::Absent),
                     format!(
-                        "server `{server}` is not configured; add it to the configuration to call `{}`",
-                        call.name
+                        "{} to call `{}`",
+                        inventory_view::not_configured_reason(&server),
+                        crate::secret::echo(call.name.as_str())
                     ),
-                ))
+                )
+                .for_tool(&call.name))
             }
         }
     }

@@ -12,7 +12,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, RequestMetaObject};
 use super::Peers;
 use crate::client::connector::Session;
 use crate::client::error::{CallError, CallErrorKind, NotConnected};
-use crate::client::reasons::reason::explain;
+use crate::client::reasons::reason::{REMOTE_TEXT_MAX, clean_remote, explain};
 use crate::client::reasons::rmcp_errors::{is_auth_failure, is_pipe_dead};
 use crate::secret::redact;
 use crate::state::{ConnectResult, State, ToolCall};
@@ -23,6 +23,13 @@ impl Peers {
     /// Routes one call to its server's live connection (see the `tower::Service` impl). A server
     /// without one fails at once with [`CallErrorKind::NotConnected`]; nothing is sent.
     pub async fn call(&self, call: ToolCall) -> Result<CallToolResult, CallError> {
+        let name = call.name.clone();
+        self.call_routed(call)
+            .await
+            .map_err(|error| error.for_tool(&name))
+    }
+
+    async fn call_routed(&self, call: ToolCall) -> Result<CallToolResult, CallError> {
         let server: Arc<str> = call.name.server().into();
         let (live, state, reason) = {
             let servers = self.inner.lock();
@@ -38,8 +45,9 @@ impl Peers {
         let Some((generation, session)) = live else {
             return Err(not_connected(&server, &call, state, reason.as_deref()));
         };
-        let tool = call.name.tool().to_owned();
-        let mut params = CallToolRequestParams::new(tool.clone());
+        let mut params = CallToolRequestParams::new(call.name.tool().to_owned());
+        // For the messages: the caller's name, escaped and cut.
+        let tool = crate::secret::echo(call.name.tool()).into_owned();
         params.arguments = call.arguments;
         params.meta = call.meta.map(|m| RequestMetaObject(m.into()));
         let timeout = self.inner.call_timeout();
@@ -94,7 +102,8 @@ impl Peers {
                 format!("server `{server}` did not answer `{tool}` in time ({detail})"),
             ),
             ServiceError::McpError(mut data) => {
-                data.message = redact(&data.message, &[]).into();
+                // The server's own words: redacted, cut and with control characters gone.
+                data.message = clean_remote(&redact(&data.message, &[]), REMOTE_TEXT_MAX).into();
                 data.data = None;
                 CallError::new(
                     &server,

@@ -354,6 +354,14 @@ impl Supervisor {
         })
     }
 
+    /// The supervisor ends the connection of `generation` itself (its health ping went
+    /// unanswered): [`Supervisor::connection_lost`], with `why` kept for the calls in flight on
+    /// it, whose pipe only says it was killed.
+    pub(crate) fn end_connection(self: &Arc<Self>, generation: u64, why: &str) {
+        self.update(|machine| machine.ending(generation, why));
+        self.connection_lost(generation, why);
+    }
+
     /// The connection of generation `generation` died (drop watcher, failed call, failed ping).
     ///
     /// - ended normally (or the first short life in a row) → Idle, and with `reconnect_on_drop`

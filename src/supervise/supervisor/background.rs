@@ -92,7 +92,7 @@ impl Supervisor {
                             "health ping failed: {}",
                             supervisor.shared.redact(&explain(&e))
                         );
-                        supervisor.connection_lost(generation, &why);
+                        supervisor.end_connection(generation, &why);
                         return;
                     }
                     Err(_) => {
@@ -100,7 +100,7 @@ impl Supervisor {
                             "no answer to the health ping within {}, nor to tools/list",
                             Human(timeout)
                         );
-                        supervisor.connection_lost(generation, &why);
+                        supervisor.end_connection(generation, &why);
                         return;
                     }
                 }

@@ -9,9 +9,10 @@ use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, RequestMetaObject};
 
 use super::Supervisor;
+use super::conn_state::ConnState;
 use crate::client::connector::Session;
 use crate::client::error::{CallError, CallErrorKind};
-use crate::client::reasons::reason::explain;
+use crate::client::reasons::reason::{REMOTE_TEXT_MAX, clean_remote, explain};
 use crate::client::reasons::rmcp_errors::{
     insufficient_scope, is_auth_failure, is_pipe_dead, truncate,
 };
@@ -30,6 +31,13 @@ impl Supervisor {
         self: &Arc<Self>,
         call: ToolCall,
     ) -> Result<CallToolResult, CallError> {
+        let name = call.name.clone();
+        self.call_routed(call)
+            .await
+            .map_err(|error| error.for_tool(&name))
+    }
+
+    async fn call_routed(self: &Arc<Self>, call: ToolCall) -> Result<CallToolResult, CallError> {
         let mut params = CallToolRequestParams::new(call.name.tool().to_owned());
         params.arguments = call.arguments;
         params.meta = call.meta.map(|m| RequestMetaObject(m.into()));
@@ -118,7 +126,8 @@ impl Supervisor {
         params: CallToolRequestParams,
         fresh_tried: bool,
     ) -> Result<CallToolResult, CallError> {
-        let tool = params.name.clone();
+        // For the messages: the caller's name, escaped and cut.
+        let tool = crate::secret::echo(&params.name).into_owned();
         let timeout = self.shared.options.call_timeout;
         let outcome = tokio::time::timeout(timeout, session.call_tool(params)).await;
         let error = match outcome {
@@ -182,10 +191,28 @@ impl Supervisor {
                 Ok(how) => self.shared.redact(&how),
                 Err(_) => detail,
             };
+            // The supervisor ended it itself (an unanswered health ping): that is why, not the
+            // signal that ended the child.
+            let detail = match self.read(|machine| machine.ended_because(generation)) {
+                Some(why) => format!("the hub closed it: {why}"),
+                None => detail,
+            };
             self.connection_lost(
                 generation,
                 &format!("the pipe died during `{tool}` ({detail})"),
             );
+            // Shut down on purpose (`Hub::shutdown`, a removal): nothing reconnects.
+            if self.read(|machine| matches!(machine.state, ConnState::Stopped)) {
+                return Err(CallError::new(
+                    &self.name,
+                    CallErrorKind::Transport,
+                    format!(
+                        "the hub closed its connection to server `{}` during `{tool}` (it was \
+                         shut down or removed); calls to it fail from now on",
+                        self.name
+                    ),
+                ));
+            }
             return Err(CallError::new(
                 &self.name,
                 CallErrorKind::Transport,
@@ -194,7 +221,8 @@ impl Supervisor {
                      the next call (only idempotent calls are retried)",
                     self.name
                 ),
-            ));
+            )
+            .reconnecting());
         }
         match error {
             ServiceError::Timeout { .. } => Err(CallError::new(
@@ -206,7 +234,10 @@ impl Supervisor {
                 ),
             )),
             ServiceError::McpError(mut data) => {
-                data.message = self.shared.redact(&data.message).into();
+                // The server's own words: redacted, cut and with control characters gone, as
+                // every remote text in a reason (its `data` is dropped).
+                data.message =
+                    clean_remote(&self.shared.redact(&data.message), REMOTE_TEXT_MAX).into();
                 data.data = None;
                 Err(CallError::new(
                     &self.name,

@@ -154,6 +154,10 @@ pub(crate) struct Machine {
     /// When the next attempt is due (cooling down, backing off or throttled), as last announced
     /// with [`ConnectionEvent::NextAttempt`].
     pub(crate) next_attempt: Option<Instant>,
+    /// The connection the supervisor ended itself last (a health ping unanswered, the drop watch)
+    /// and why: a call in flight on it reads its end from here rather than from the pipe, which
+    /// only says it was killed.
+    ended: Option<(u64, Arc<str>)>,
 }
 
 /// What ended a connection led to (returned by [`Machine::lose`]).
@@ -184,7 +188,21 @@ impl Machine {
             longest_short_life: Duration::ZERO,
             connect_failures: 0,
             next_attempt: None,
+            ended: None,
         }
+    }
+
+    /// The supervisor is ending the connection of `generation` itself, because `why`.
+    pub(crate) fn ending(&mut self, generation: u64, why: &str) {
+        self.ended = Some((generation, why.into()));
+    }
+
+    /// Why the supervisor ended the connection of `generation`, when it did.
+    pub(crate) fn ended_because(&self, generation: u64) -> Option<Arc<str>> {
+        self.ended
+            .as_ref()
+            .filter(|(ended, _)| *ended == generation)
+            .map(|(_, why)| why.clone())
     }
 
     /// The events caused since the last call, in the order they happened.

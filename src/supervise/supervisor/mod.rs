@@ -22,6 +22,8 @@ mod admission;
 pub(super) mod attempt;
 pub(super) mod background;
 pub(super) mod call;
+#[cfg(test)]
+mod call_error_tests;
 pub(super) mod coalesce;
 pub(super) mod conn_state;
 pub(super) mod credential_watch;

@@ -373,7 +373,7 @@ fn an_unreadable_file_names_the_path_and_what_to_check() {
     let err = Config::load_with_env("/nonexistent/mcp.json", env).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "/nonexistent/mcp.json: cannot read the configuration file: No such file or directory (os error 2): check the path given to --config"
+        "/nonexistent/mcp.json: cannot read the configuration file: No such file or directory (os error 2): check the path (`--config` on the command line)"
     );
 }
 
@@ -389,8 +389,9 @@ fn refused_as(path: &std::path::Path, kind: &str) {
     assert_eq!(
         err.to_string(),
         format!(
-            "{}: the configuration path is {kind}, not a regular file: point --config at a \
-             regular file (copy a pipe's or a device's contents into one)",
+            "{}: the configuration path is {kind}, not a regular file: copy a pipe's or a \
+             device's contents into a regular file and give its path (`--config` on the command \
+             line)",
             path.display()
         )
     );
