@@ -4,10 +4,10 @@
 //!
 //! | the failure | status | `Retry-After` |
 //! |---|---|---|
-//! | not ready: `connecting` | 503 Service Unavailable | yes: when the server said (`Retry-After` it sent), else [`CONNECTING_RETRY_AFTER`] |
+//! | not ready: `connecting` | 503 Service Unavailable | yes: when the server said (`Retry-After` it sent) or the hub's next attempt is due ([`NotReady::retry_after`]), else [`CONNECTING_RETRY_AFTER`] |
 //! | not ready: `unauthenticated` or `absent` | 503 Service Unavailable | no: it does not heal by itself |
 //! | the call timed out | 504 Gateway Timeout | no |
-//! | anything else (a tool error, a dead pipe, a JSON-RPC error) | 502 Bad Gateway | no |
+//! | anything else (a tool error, a connection that died during the call, a JSON-RPC error) | 502 Bad Gateway | no: the tool may have run |
 //!
 //! The body is one JSON object: `{"state", "action", "reason", "server", "tool", "outcome"}`;
 //! `state` and `action` are `null` when the failure shows no readiness state (a timeout of a

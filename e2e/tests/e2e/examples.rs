@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use mcp_readiness_fixtures::eventually;
 use mcp_readiness_fixtures::http::get;
-use mcp_readiness_fixtures::process::{Guard, signal};
+use mcp_readiness_fixtures::process::{Guard, demo_http_server, signal};
 use mcp_readiness_fixtures::{Scratch, example};
 use serde_json::Value;
 
@@ -239,31 +239,6 @@ fn own_connections_gains_states_metrics_and_the_status_page_through_peers() {
     );
 }
 
-/// `mcp-readiness demo-server NAME --http 127.0.0.1:0 ARGS` and the URL it printed.
-async fn demo_http_server(scratch: &Scratch, name: &str, args: &[&str]) -> (Guard, String) {
-    let out = scratch.path(&format!("{name}.out"));
-    let mut command = Command::new(mcp_readiness_fixtures::cli());
-    command
-        .args(["demo-server", name, "--http", "127.0.0.1:0"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(Stdio::null());
-    let guard = Guard::spawn(&format!("demo-server {name}"), &mut command);
-    let url = eventually(
-        &format!("{name}'s URL"),
-        Duration::from_secs(20),
-        async || {
-            let text = std::fs::read_to_string(&out).unwrap_or_default();
-            text.lines()
-                .find_map(|l| l.rsplit(' ').next().filter(|u| u.starts_with("http://")))
-                .map(str::to_owned)
-        },
-    )
-    .await;
-    (guard, url)
-}
-
 /// Starts an example service with `args`; its guard and the address it listens on.
 async fn start_service(scratch: &Scratch, name: &str, args: &[String]) -> (Guard, String) {
     let mut command = Command::new(example(name));
@@ -368,7 +343,8 @@ async fn stop_and_check_children(guard: &mut Guard, scratch: &Scratch, children:
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_hub_service_calls_tools_through_the_hub_and_on_sigterm_stops_with_its_children() {
     let scratch = Scratch::new("hub-service");
-    let (_wiki, wiki_url) = demo_http_server(&scratch, "wiki", &["--token", "w1k1"]).await;
+    let (_wiki, wiki_url) =
+        demo_http_server(&scratch, "wiki", "127.0.0.1:0", &["--token", "w1k1"]).await;
     let config = serde_json::json!({
         "mcpServers": {
             // The helper (`sleep`) stays in the server's process group: only a shut-down hub
@@ -428,8 +404,9 @@ async fn the_hub_service_calls_tools_through_the_hub_and_on_sigterm_stops_with_i
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_peers_service_calls_tools_through_its_own_connections_and_stops_on_sigterm() {
     let scratch = Scratch::new("peers-service");
-    let (_wiki, wiki_url) = demo_http_server(&scratch, "wiki", &[]).await;
-    let (_tickets, tickets_url) = demo_http_server(&scratch, "tickets", &["--token", "t1ck"]).await;
+    let (_wiki, wiki_url) = demo_http_server(&scratch, "wiki", "127.0.0.1:0", &[]).await;
+    let (_tickets, tickets_url) =
+        demo_http_server(&scratch, "tickets", "127.0.0.1:0", &["--token", "t1ck"]).await;
     let cli = mcp_readiness_fixtures::cli().display();
     let (mut guard, addr) = start_service(
         &scratch,

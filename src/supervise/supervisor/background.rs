@@ -14,6 +14,7 @@ use super::conn_state::ConnState;
 use crate::client::connector::Session;
 use crate::client::reasons::reason::explain;
 use crate::client::reasons::rmcp_errors::is_auth_failure;
+use crate::client::session::peer_info::has_initialize;
 use crate::client::session::tool_pages::unbounded_reason;
 use crate::util::Human;
 
@@ -56,6 +57,9 @@ impl Supervisor {
                 let Some(session) = weak.upgrade().and_then(|s| s.session_of(generation)) else {
                     return;
                 };
+                let stateless = session
+                    .identity()
+                    .is_some_and(|identity| !has_initialize(&identity.protocol_version));
                 let mut outcome = if ping_ignored {
                     tokio::time::timeout(timeout, session.list_tools())
                         .await
@@ -80,8 +84,17 @@ impl Supervisor {
                     return;
                 };
                 match outcome {
-                    // Any answer, even a JSON-RPC error, proves the server is alive.
-                    Ok(Ok(())) | Ok(Err(ServiceError::McpError(_))) => {}
+                    // Any answer, even a JSON-RPC error, proves the server is alive. A
+                    // 2026-07-28 connection has no session that a replaced or upgraded server
+                    // would end, and no tool-list notification unless it subscribed: its tool
+                    // list is read again with each ping, so a server now offering other tools
+                    // is seen within one interval.
+                    Ok(Ok(())) | Ok(Err(ServiceError::McpError(_))) => {
+                        if stateless {
+                            drop(supervisor);
+                            Self::refresh_tools_once(&weak, timeout).await;
+                        }
+                    }
                     Ok(Err(e)) if is_auth_failure(&e) => {
                         drop(supervisor.credentials_rejected(generation, "a health ping", false));
                         supervisor.connect_now();

@@ -218,3 +218,47 @@ async fn a_failed_connect_makes_calls_fail_in_under_a_millisecond_during_the_coo
     let _ = hub.call(call()).await.unwrap_err();
     assert_eq!(scratch.count("start"), 2, "one attempt after the wait");
 }
+
+/// A 2026-07-28 connection has no session for a replaced server to end: the health ping reads the
+/// tool list again, so the status never claims tools the server behind the URL stopped offering.
+#[tokio::test]
+async fn a_2026_server_replaced_behind_its_url_is_listed_again_within_one_ping() {
+    use mcp_readiness_fixtures::process::demo_http_server;
+    let scratch = Scratch::new("replaced");
+    let (wiki, url) = demo_http_server(&scratch, "wiki", "127.0.0.1:0", &[]).await;
+    let listen = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let spec = ServerSpec::new("wiki", TransportSpec::http(url.as_str()));
+    // Pings far apart, so the replacement below falls between two of them (a ping in the gap
+    // would see the server down and reconnect, which needs no re-listing).
+    let hub = Hub::new(
+        vec![spec],
+        options().health_interval(Some(Duration::from_secs(3))),
+    )
+    .unwrap();
+    hub.connect_all();
+    eventually("wiki's tool", WAIT, async || {
+        hub.snapshot()
+            .await
+            .ready_tools
+            .contains("mcp__wiki__search")
+    })
+    .await;
+    drop(wiki);
+    let (_notes, _) = demo_http_server(&scratch, "notes", &listen, &[]).await;
+    eventually("the tools of the server now at the URL", WAIT, async || {
+        let tools = hub.snapshot().await.ready_tools;
+        tools.contains("mcp__wiki__search_notes") && !tools.contains("mcp__wiki__search")
+    })
+    .await;
+    assert_eq!(
+        hub.generation("wiki"),
+        Some(1),
+        "read again, not reconnected"
+    );
+    hub.shutdown().await;
+}
