@@ -86,7 +86,7 @@ local lib = import 'lib.libsonnet';
         + ' (' + replicaList('instance_server:mcp_readiness_server_state:unauthenticated{{M}}', 'restarted since and still connecting: the verdict holds until one reads it ready') + '): '
         + 'its credentials are missing, expired or revoked (HTTP 401, or 403 with a challenge), or lack a scope the server asks for (HTTP 403 insufficient_scope: a step-up, named in the reason on its status page), and waiting will not heal it. '
         + refused + '. '
-        + 'Next step: re-authorize `{{ $labels.server }}` (a new token in its headers or env, or a new OAuth grant; for a step-up, `mcp-readiness oauth login` again: it asks for the scope the server named), then reload the exporter (SIGHUP to `serve`, or restart the agent service).{{ end }}',
+        + 'Next step: re-authorize `{{ $labels.server }}` (a new token in its headers or env, or a new OAuth grant; for a step-up, `mcp-readiness oauth login` again: it asks for the scope the server named), then make the exporter use it (SIGHUP to `serve` retries it; restart `serve` when the token is in its unit\'s EnvironmentFile, which a reload does not re-read), or restart the agent service.{{ end }}',
       ),
     },
 

@@ -198,7 +198,8 @@ fn probe_modules(config: &mcp_readiness::Config) -> usize {
 }
 
 /// SIGHUP: added servers start, removed ones stop (their series go away), changed ones are
-/// replaced (new credentials let an unauthenticated server try again). An entry this build
+/// replaced, and every unauthenticated server tries its credentials again (changed or not: the
+/// fix may have been on the server's side). An entry this build
 /// cannot serve (a URL that is not http(s), a header the MCP client sets itself, an `oauth` block without
 /// the feature) is that server's problem alone, as at start: it reads `absent` with a reason
 /// naming the key or feature, and the rest of the file applies. A file that cannot be read or
@@ -234,6 +235,12 @@ fn reload(hub: &Hub, metrics: &Metrics, prober: &Prober, path: &std::path::Path,
         if let Err(err) = hub.replace_server(spec.clone()) {
             tracing::error!(target: "mcp_readiness::serve", "reload: server `{}`: {err}", spec.name);
         }
+    }
+    // A reload is a person saying "try again": an unauthenticated server whose entry did not
+    // change (its server was fixed, or its token was renewed where the entry reads it) tries its
+    // credentials once more instead of waiting for them to change.
+    for spec in &config.servers {
+        hub.reset_auth(&spec.name);
     }
     publish_readiness(hub, metrics, &config);
     hub.connect_all();

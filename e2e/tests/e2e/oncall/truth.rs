@@ -275,3 +275,44 @@ async fn check_waits_a_slow_server_its_own_budget_and_the_others_the_default_one
         "it returned when `slow` was ready"
     );
 }
+
+/// The runbook's loop for `MCPServerUnauthenticated` when the fix is on the server's side (the
+/// token in the configuration was right all along): fix, reload, and the page clears. A reload
+/// tries every unauthenticated server's credentials again, changed or not.
+#[tokio::test]
+async fn a_reload_retries_an_unauthenticated_server_whose_entry_did_not_change() {
+    use mcp_readiness_fixtures::process::demo_http_server;
+    let scratch = Scratch::new("oncall-reload-auth");
+    let (wrong, url) =
+        demo_http_server(&scratch, "tickets", "127.0.0.1:0", &["--token", "other"]).await;
+    let listen = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let servers = json!({
+        "tickets": { "type": "http", "url": url, "headers": { "Authorization": "Bearer t0k" } },
+    });
+    let config = write_config(&scratch, "serve.json", servers, json!({ "ping": "off" }));
+    let serve = Serve::start(&scratch, &config, &[]).await;
+    poll_metrics(
+        &serve,
+        "tickets unauthenticated",
+        Duration::from_secs(20),
+        |t| state_of(t, "tickets").as_deref() == Some("unauthenticated"),
+    )
+    .await;
+
+    // The server side is fixed: it now takes the token the configuration has.
+    drop(wrong);
+    let (_right, _) = demo_http_server(&scratch, "tickets", &listen, &["--token", "t0k"]).await;
+    signal(serve.guard.pid(), "HUP");
+    poll_metrics(
+        &serve,
+        "tickets ready after the reload",
+        Duration::from_secs(10),
+        |t| state_of(t, "tickets").as_deref() == Some("ready"),
+    )
+    .await;
+}
