@@ -83,6 +83,21 @@ local lib = import 'lib.libsonnet';
           (sum without (outcome) (%(m)s > 0) and on (%(r)s) %(p)s)
         )
       ||| % { m: m, w: v.refused_window, w1m: lib.minutes(v.refused_window), p1m: v.refused_1m, r: v.r, p: pushed },
+    // The servers a replica reported within `w` and no longer reports while it reports its build
+    // info now: removed from its configuration on purpose (a reload), not a missed scrape (which
+    // takes the build info with it) nor an exporter that is down. Their held and blip-window
+    // states end at once, so a removed server's pages resolve at the next evaluation.
+    local removed(w) = |||
+      (
+        (
+          group by (%(r)s, server) (last_over_time(mcp_readiness_server_state%(s)s[%(w)s]))
+          unless on (%(r)s, server)
+          mcp_readiness_server_state%(s)s
+        )
+        and on (%(r)s)
+        mcp_readiness_build_info%(s)s
+      )
+    ||| % (v { w: w }),
     // `expr`, or while the replica's exporter is down, the rule's own last value.
     local held(record, expr) = '(\n%s)\nor\n(%s and on (%s) %s)\n' % [expr, record, v.r, v.down],
     local rule(record, expr) = { record: record, expr: expr },
@@ -231,10 +246,16 @@ local lib = import 'lib.libsonnet';
           ),
           // Held: the state each exporter reported last, for up to `stateStaleWindow` (3m) after
           // its last scrape (a missed scrape neither hides the state nor invents one), and for as
-          // long as its exporter is down. One-hot like the source.
+          // long as its exporter is down. One-hot like the source. Not for a server its exporter
+          // stopped reporting while reporting its build info in the same scrape: that server was
+          // removed from the configuration on purpose, and its pages resolve at once.
           heldRule(
             'instance_server:mcp_readiness_server_state:last3m',
-            'last_over_time(mcp_readiness_server_state%(s)s[%(stale)s])\n' % v,
+            |||
+              last_over_time(mcp_readiness_server_state%(s)s[%(stale)s])
+              unless on (%(r)s, server)
+              %(removed)s
+            ||| % (v { removed: removed(v.stale) }),
           ),
           // Held: each credential expiry the replica exported last (every credential, renewable
           // or not), for as long as its exporter is down: an expiry page neither resolves nor
@@ -340,14 +361,18 @@ local lib = import 'lib.libsonnet';
             expr: |||
               max without (state) (
                 (
-                  (max_over_time(mcp_readiness_server_state{state="unauthenticated"%(c)s}[%(blip)s]) == 1)
+                  (
+                    (max_over_time(mcp_readiness_server_state{state="unauthenticated"%(c)s}[%(blip)s]) == 1)
+                    unless on (%(r)s, server)
+                    %(removed)s
+                  )
                   or
                   (instance_server:mcp_readiness_server_state:last3m{state="unauthenticated"} == 1 and on (%(r)s) %(down)s)
                 )
                 unless ignoring (state)
                 (instance_server:mcp_readiness_server_state:last3m{state="ready"} == 1)
               )
-            ||| % v,
+            ||| % (v { removed: removed(v.blip) }),
           },
           // Held: non-zero while the replica has evidence that the server is absent: absent
           // within the blip window, not ready or unauthenticated now, and failed connects or
@@ -361,7 +386,11 @@ local lib = import 'lib.libsonnet';
               (
                 max without (state) (
                   (
-                    (max_over_time(mcp_readiness_server_state{state="absent"%(c)s}[%(blip)s]) == 1)
+                    (
+                      (max_over_time(mcp_readiness_server_state{state="absent"%(c)s}[%(blip)s]) == 1)
+                      unless on (%(r)s, server)
+                      %(removed)s
+                    )
                     or
                     (instance_server:mcp_readiness_server_state:last3m{state="absent"} == 1 and on (%(r)s) %(down)s)
                   )
@@ -391,7 +420,7 @@ local lib = import 'lib.libsonnet';
                 unless
                 max without (state) (instance_server:mcp_readiness_server_state:last3m)
               )
-            ||| % v,
+            ||| % (v { removed: removed(v.blip) }),
           ),
         ],
       },
