@@ -138,7 +138,7 @@ async fn a_throttled_server_refused_through_the_layer_answers_with_its_own_retry
     let hub = hub_with(ScriptedConnector::new(&script), quiet());
     let budget =
         crate::resolve::Budget::try_new(Duration::from_secs(2), Duration::from_secs(1)).unwrap();
-    let tools = crate::layer::ReadinessLayer::builder(hub.clone())
+    let tools = crate::layer::readiness_layer::ReadinessLayer::builder(hub.clone())
         .budget(budget)
         .build()
         .layer(hub.clone());
@@ -161,7 +161,7 @@ async fn a_throttled_server_refused_through_the_layer_answers_with_its_own_retry
 async fn an_unconfigured_server_refused_through_the_layer_says_it_is_not_configured() {
     let script = Arc::new(Script::default());
     let hub = hub_with(ScriptedConnector::new(&script), quiet());
-    let tools = crate::layer::ReadinessLayer::new(hub.clone()).layer(hub.clone());
+    let tools = crate::layer::readiness_layer::ReadinessLayer::new(hub.clone()).layer(hub.clone());
     let error = tools
         .oneshot(ToolCall::new("mcp__nowhere__x"))
         .await
