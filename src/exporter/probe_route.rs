@@ -192,10 +192,37 @@ fn debug_log(request: &ProbeRequest, answer: &crate::probe::ProbeAnswer) -> Stri
             .as_deref()
             .map_or_else(|| "-".into(), crate::secret::escape_controls)
     );
-    if let Some(action) = outcome.state.action() {
-        let _ = writeln!(log, "next step: {}", action.next_step(&answer.server));
+    if let Some(next) = probe_next_step(outcome.state, request.module.as_deref()) {
+        let _ = writeln!(log, "next step: {next}");
     }
     log
+}
+
+/// What to do about a probe target in `state`, in the probe's words: its credentials are a probe
+/// module's, its deadline the module's `timeout` (or the scrape's), and nothing on the `serve`
+/// side connects it (no connection to add, no wait budget).
+fn probe_next_step(state: crate::State, module: Option<&str>) -> Option<String> {
+    use crate::State;
+    Some(match state {
+        State::Ready => return None,
+        State::Unauthenticated => match module {
+            Some(module) => format!(
+                "renew the credentials of probe module `{}` (`readiness.probe.modules.{0}`: its \
+                 `headers`, or its OAuth store), then reload",
+                crate::secret::escape_controls(module)
+            ),
+            None => "probe with `&module=NAME`, a module of `readiness.probe.modules` with \
+                     credentials the server accepts (a probe without `module` sends none)"
+                .into(),
+        },
+        State::Connecting => "check the server behind the URL (it did not finish the handshake \
+                              before the probe's deadline); if it is only slow, raise the module's \
+                              `timeout` and the scrape's `scrape_timeout`"
+            .into(),
+        State::Absent => "check the server behind the URL (is it up and listening there, the \
+                          proxy or firewall in front, the path); the next probe sees it"
+            .into(),
+    })
 }
 
 /// The probe request of a query string and the scrape's headers, and whether `debug=true` asked

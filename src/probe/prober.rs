@@ -297,8 +297,11 @@ impl Prober {
         let build = || {
             HttpConnector::new(server, Secret::new(target.as_str()), &module.headers)
                 .map(|c| {
-                    c.connect_timeout(timeout)
+                    // The probe's own deadline ends the attempt first, naming the phase still
+                    // running; the connector's timeout is only a backstop.
+                    c.connect_timeout(timeout.saturating_add(DEADLINE_BACKSTOP))
                         .protocol_generations(module.generations)
+                        .credentials_hint(credentials_hint(module_name))
                 })
                 .map_err(|e| ProbeRefusal::BadRequest(e.to_string()))
         };
@@ -320,6 +323,24 @@ impl Prober {
         }
         let _ = (configured, module_name, MAX_OAUTH_CONNECTORS);
         build().map(Arc::new)
+    }
+}
+
+/// How much later than the probe's deadline the connector's own timeout falls.
+const DEADLINE_BACKSTOP: Duration = Duration::from_secs(1);
+
+/// What to do when a target rejects a probe's credentials: a probe's come from its module.
+fn credentials_hint(module: Option<&str>) -> String {
+    match module {
+        Some(module) => format!(
+            "the credentials of probe module `{module}` were rejected: renew them in \
+             `readiness.probe.modules.{module}` (its `headers`, or its OAuth store: `mcp-readiness \
+             oauth login`), then reload"
+        ),
+        None => "a probe without `module` sends no credentials: probe with `&module=NAME`, a \
+                 module of `readiness.probe.modules` whose `headers` (or OAuth store) the server \
+                 accepts"
+            .into(),
     }
 }
 
@@ -420,11 +441,12 @@ async fn attempt(
                     "connect" => "TCP connection",
                     _ => "TLS handshake",
                 },
-                deadline.as_millis()
+                probe_started.elapsed().as_millis()
             ),
             _ => format!(
-                "the handshake was still running at the probe's deadline ({} ms)",
-                deadline.as_millis()
+                "the handshake was still running at the probe's deadline ({} ms): the MCP \
+                 server accepted the connection and did not answer in time",
+                probe_started.elapsed().as_millis()
             ),
         });
     }

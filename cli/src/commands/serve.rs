@@ -54,32 +54,35 @@ pub(crate) async fn run(args: Args) -> ExitCode {
         Err(code) => return code,
     };
     let metrics = Metrics::new();
-    let options = hub_options(&config)
-        .event_sink(metrics.clone())
-        .event_sink(log_event);
-    let hub = match start_hub(&args.config, config.servers.clone(), options) {
-        Ok(hub) => hub,
-        Err(code) => return code,
-    };
-    publish_readiness(&hub, &metrics, &config);
     // `GET /probe`: off unless `readiness.probe` is configured; a reload turns it on or off.
     let prober = Prober::disabled();
     if let Err(err) = prober.reconfigure(config.readiness.probe.clone()) {
         err_line!("error: {}: {err}", args.config.display());
-        hub.shutdown().await;
         return ExitCode::from(EXIT_INVALID);
     }
-    metrics.probe_modules_configured(probe_modules(&config));
-    metrics.config_reloaded(true);
+    // The address first: a port that is taken ends the run before any server is known, so the
+    // log holds no transitions of servers that never started.
     let server =
         match exporter::serve_with_probe(metrics.clone(), prober.clone(), args.listen).await {
             Ok(server) => server,
             Err(err) => {
                 err_line!("error: {err}");
-                hub.shutdown().await;
                 return ExitCode::from(EXIT_INVALID);
             }
         };
+    let options = hub_options(&config)
+        .event_sink(metrics.clone())
+        .event_sink(log_event);
+    let hub = match start_hub(&args.config, config.servers.clone(), options) {
+        Ok(hub) => hub,
+        Err(code) => {
+            let _ = server.shutdown().await;
+            return code;
+        }
+    };
+    publish_readiness(&hub, &metrics, &config);
+    metrics.probe_modules_configured(probe_modules(&config));
+    metrics.config_reloaded(true);
     // Before any child starts: a signal arriving earlier would end the process and leave them.
     let (mut hangup, mut terminate, mut interrupt) = match (
         signal(SignalKind::hangup()),

@@ -54,6 +54,9 @@ pub struct HttpConnector {
     credentials: tokio::sync::watch::Sender<CredentialState>,
     #[cfg(feature = "oauth")]
     oauth: Option<Arc<crate::client::oauth::OAuthCredentials>>,
+    /// What to do when the server rejects the credentials, where the one a configured server
+    /// gets does not fit (a `/probe`: its credentials are a probe module's).
+    credentials_hint: Option<String>,
 }
 
 impl std::fmt::Debug for HttpConnector {
@@ -176,7 +179,15 @@ impl HttpConnector {
             credentials,
             #[cfg(feature = "oauth")]
             oauth: None,
+            credentials_hint: None,
         })
+    }
+
+    /// What a rejection of the credentials tells to do, instead of the advice for a configured
+    /// server (its `headers`, `oauth`, the login command).
+    pub(crate) fn credentials_hint(mut self, hint: String) -> Self {
+        self.credentials_hint = Some(hint);
+        self
     }
 
     /// Uses OAuth with the tokens of `spec`'s credential store (refreshed before they expire)
@@ -381,6 +392,9 @@ impl HttpConnector {
     /// by a login, a header by the configuration, and with neither the server wants credentials
     /// that were never configured.
     fn credentials_rejected_next_step(&self) -> String {
+        if let Some(hint) = &self.credentials_hint {
+            return hint.clone();
+        }
         #[cfg(feature = "oauth")]
         if let Some(oauth) = &self.oauth {
             return format!(

@@ -30,7 +30,21 @@ async fn a_debug_probe_of_a_server_refusing_the_token_says_why_in_its_log_then_i
         log.contains("verdict: unauthenticated (attempt unauthorized)"),
         "{log}"
     );
-    assert!(log.contains("next step: re-authorize"), "{log}");
+    // In the probe's words: its credentials are the module's, not a connection's headers.
+    assert!(
+        log.contains(
+            "next step: renew the credentials of probe module `vault` \
+             (`readiness.probe.modules.vault`: its `headers`, or its OAuth store), then reload"
+        ),
+        "{log}"
+    );
+    let reason = log.lines().find(|l| l.starts_with("reason: ")).unwrap();
+    assert!(
+        reason.contains("the credentials of probe module `vault` were rejected")
+            && !reason.contains("its `headers` (e.g.")
+            && !reason.contains("re-authorize the"),
+        "{reason}"
+    );
     let handshake = log
         .lines()
         .find(|l| l.starts_with("phase handshake"))
@@ -173,4 +187,67 @@ async fn a_debug_probe_claims_no_2xx_for_an_answer_that_was_not_one_or_never_cam
         assert!(http.iter().all(|l| !l.contains("2xx")), "{body}");
         assert!(http.iter().any(|l| l.ends_with(said)), "{body}");
     }
+}
+
+/// A target that accepts and never answers, probed within a 1.5 s scrape: the probe's own
+/// deadline ends it (not the connector's timeout with its "raise the connect timeout"), and the
+/// next step is about the server and the module's `timeout`, not a wait budget.
+#[tokio::test]
+async fn a_debug_probe_of_a_silent_target_names_the_probes_deadline_and_the_server() {
+    let (url, _accepted, _open) = silent_server().await;
+    let server = probe_endpoint(prober(ProbeConfig::allowing(loopback()))).await;
+    let response = reqwest::Client::new()
+        .get(format!(
+            "http://{}/probe?target={}&debug=true",
+            server.local_addr(),
+            encode(&url)
+        ))
+        .header("X-Prometheus-Scrape-Timeout-Seconds", "1.5")
+        .send()
+        .await
+        .unwrap();
+    let body = response.text().await.unwrap();
+    let log = body.split_once("\n\n").unwrap().0;
+    let reason = log.lines().find(|l| l.starts_with("reason: ")).unwrap();
+    assert!(
+        reason.contains("was still running at the probe's deadline")
+            && !reason.contains("connect timeout"),
+        "{reason}"
+    );
+    assert!(
+        log.contains(
+            "next step: check the server behind the URL (it did not finish the handshake before \
+             the probe's deadline); if it is only slow, raise the module's `timeout` and the \
+             scrape's `scrape_timeout`"
+        ),
+        "{log}"
+    );
+}
+
+/// A target that wants credentials, probed without a module: the advice is the module, not a
+/// connection's `headers` or `oauth`.
+#[tokio::test]
+async fn a_debug_probe_without_a_module_of_a_target_wanting_credentials_says_to_give_one() {
+    let mcp = McpServer::start(Some("right-token-debug-9")).await;
+    let server = probe_endpoint(prober(ProbeConfig::allowing(loopback()))).await;
+    let (_, _, body) = get_probe(
+        server.local_addr(),
+        &format!("target={}&debug=true", encode(&mcp.url)),
+    )
+    .await;
+    let log = body.split_once("\n\n").unwrap().0;
+    assert!(
+        log.contains("verdict: unauthenticated (attempt unauthorized)"),
+        "{log}"
+    );
+    let reason = log.lines().find(|l| l.starts_with("reason: ")).unwrap();
+    assert!(
+        reason.contains("a probe without `module` sends no credentials: probe with `&module=NAME`")
+            && !reason.contains("configure `oauth`"),
+        "{reason}"
+    );
+    assert!(
+        log.contains("next step: probe with `&module=NAME`, a module of `readiness.probe.modules`"),
+        "{log}"
+    );
 }

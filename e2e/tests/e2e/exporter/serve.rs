@@ -297,3 +297,29 @@ async fn servers_that_fail_at_once_read_absent_not_connecting() {
     let status = serve.guard.exit_within(Duration::from_secs(20)).await;
     assert_eq!(status.code(), Some(0), "{}", serve.stderr());
 }
+
+#[tokio::test]
+async fn a_taken_port_exits_2_before_any_server_is_known() {
+    // Before: the fleet was set up first, so the failed bind was followed by one
+    // `connecting -> absent: shut down` log line per server that never started.
+    let scratch = Scratch::new("taken-port");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let servers = json!({ "files": stdio_fixture(&scratch, "files", &[]) });
+    let config = write_config(&scratch, "serve.json", servers, json!({}));
+    let run = mcp_readiness_fixtures::run::run(
+        &[
+            "serve",
+            "--listen",
+            &addr,
+            "--config",
+            &config.to_string_lossy(),
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(run.stderr.contains("could not listen on"), "{}", run.stderr);
+    assert!(!run.stderr.contains("-> absent"), "{}", run.stderr);
+    assert!(started(&scratch, "files").is_empty(), "a child was started");
+}
