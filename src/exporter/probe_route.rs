@@ -201,8 +201,8 @@ fn debug_log(request: &ProbeRequest, answer: &crate::probe::ProbeAnswer) -> Stri
 /// What to do about a probe target in `state`, in the probe's words: its credentials are a probe
 /// module's, its deadline the module's `timeout` (or the scrape's), and nothing on the `serve`
 /// side connects it (no connection to add, no wait budget).
-fn probe_next_step(state: crate::State, module: Option<&str>) -> Option<String> {
-    use crate::State;
+fn probe_next_step(state: crate::state::State, module: Option<&str>) -> Option<String> {
+    use crate::state::State;
     Some(match state {
         State::Ready => return None,
         State::Unauthenticated => match module {

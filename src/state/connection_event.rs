@@ -13,7 +13,8 @@ pub enum ConnectResult {
     /// HTTP 401 (with or without a challenge), 403 with a challenge (insufficient scope), or a
     /// local "authorization required". A bare 403 is not (`protocol_error` / `refused`).
     Unauthorized,
-    /// The server refused the connection (nothing listening, connection reset during connect).
+    /// The server refused the connection (nothing listening, connection reset during connect),
+    /// or answered with an HTTP server error (5xx) or 429: it is not serving.
     Refused,
     /// The configured command is missing or not executable.
     SpawnFailed,
@@ -21,7 +22,8 @@ pub enum ConnectResult {
     Timeout,
     /// The server closed the connection during the handshake (the child exited, the stream ended).
     Closed,
-    /// The server answered with something that is not MCP.
+    /// The server answered with something that is not MCP (a page, another HTTP status such as a
+    /// bare 403, a redirect or a 404, garbage on stdout).
     ProtocolError,
 }
 

@@ -85,6 +85,16 @@ pub(crate) const fn is_auth_rejection(status: u16, has_challenge: bool) -> bool 
 }
 
 /// The HTTP status rmcp quotes in an unexpected-response error (`HTTP 401 Unauthorized: ...`).
+/// The first HTTP status quoted in an error's (lower-cased) text (`... http 403 forbidden ...`), as
+/// rmcp writes an unexpected answer it keeps only as text.
+#[cfg(feature = "hub")]
+fn status_in_text(text: &str) -> Option<u16> {
+    text.match_indices("http ").find_map(|(at, _)| {
+        let status: u16 = text.get(at + 5..at + 8)?.parse().ok()?;
+        (100..=599).contains(&status).then_some(status)
+    })
+}
+
 fn quoted_status(text: &str) -> Option<u16> {
     let at = text.find("http 4")?;
     text.get(at + 5..at + 8)?.parse().ok()
@@ -173,9 +183,37 @@ pub(crate) fn classify_init_error(
     if crate::client::reasons::reason::not_mcp_answer(error).is_some() {
         return ConnectResult::ProtocolError;
     }
+    // An HTTP status: the server answered. A server error or a throttle (it is there and not
+    // serving) is `refused`, as a server that refuses connections; any other status (a bare 403
+    // of a firewall, a redirect to a login, a 404) is an answer that is not MCP, never `closed`.
+    // (A 404 to `server/discover` alone is how an older server says so: the fallback decides.)
+    #[cfg(feature = "hub")]
+    if !matches!(error, ClientInitializeError::LegacyFallbackFailed { .. })
+        && let Some(status) = crate::client::reasons::reason::answered_status(error)
+            .or_else(|| status_in_text(&text_of_chain(error)))
+    {
+        return if status >= 500 || status == 429 {
+            ConnectResult::Refused
+        } else {
+            ConnectResult::ProtocolError
+        };
+    }
     match error {
-        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => {
-            classify_init_error(fallback, garbage_lines)
+        ClientInitializeError::LegacyFallbackFailed { discover, fallback } => {
+            #[cfg(not(feature = "hub"))]
+            let _ = discover;
+            let result = classify_init_error(fallback, garbage_lines);
+            // A fallback that saw only its channel close (rmcp ends the transport after the
+            // first failed answer) says nothing: the discover's answer is the diagnosis.
+            #[cfg(feature = "hub")]
+            if result == ConnectResult::Closed
+                && crate::client::reasons::reason::answered_status(discover.as_ref())
+                    .or_else(|| status_in_text(&text_of_chain(discover.as_ref())))
+                    .is_some()
+            {
+                return classify_init_error(discover, garbage_lines);
+            }
+            result
         }
         ClientInitializeError::ConnectionClosed(_) | ClientInitializeError::Cancelled => {
             if garbage_lines > 0 {

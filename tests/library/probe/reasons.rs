@@ -214,3 +214,72 @@ async fn a_server_that_answers_the_handshake_with_a_server_error_is_reachable_an
     assert_readable(error.message());
     hub.shutdown().await;
 }
+
+/// Serves `status` (with `headers`) to every request on 127.0.0.1; its `/mcp` URL.
+async fn answering_status(
+    status: axum::http::StatusCode,
+    headers: Vec<(header::HeaderName, &'static str)>,
+) -> String {
+    let app = axum::Router::new().fallback(move || {
+        let headers = headers.clone();
+        async move {
+            let mut response =
+                axum::response::Response::new(axum::body::Body::from("Forbidden by policy"));
+            *response.status_mut() = status;
+            for (name, value) in headers {
+                response
+                    .headers_mut()
+                    .insert(name, header::HeaderValue::from_static(value));
+            }
+            response
+        }
+    });
+    let (addr, accepted, listener) = counting_listener().await;
+    tokio::spawn(serve_counted(listener, accepted, app));
+    format!("http://{addr}/mcp")
+}
+
+/// An answer with a status that is neither a credential challenge nor a server error is an
+/// answer that is not MCP (`protocol_error`), never `closed` (the server closed or exited); a 5xx
+/// or a 429 is `refused` (there and not serving).
+#[tokio::test]
+async fn an_http_status_answer_is_a_protocol_error_or_refused_never_closed() {
+    use axum::http::StatusCode;
+    let cases = [
+        (
+            answering_status(StatusCode::FORBIDDEN, vec![]).await,
+            ConnectResult::ProtocolError,
+        ),
+        (
+            answering_status(
+                StatusCode::FOUND,
+                vec![(header::LOCATION, "https://sso.example/login")],
+            )
+            .await,
+            ConnectResult::ProtocolError,
+        ),
+        (
+            answering_status(StatusCode::NOT_IMPLEMENTED, vec![]).await,
+            ConnectResult::Refused,
+        ),
+        (
+            answering_status(StatusCode::SERVICE_UNAVAILABLE, vec![]).await,
+            ConnectResult::Refused,
+        ),
+    ];
+    let prober = prober(ProbeConfig::allowing(loopback()));
+    for (url, result) in cases {
+        let request = ProbeRequest {
+            target: url.clone(),
+            ..Default::default()
+        };
+        let answer = prober.probe(&request).await.unwrap();
+        assert_eq!(
+            answer.outcome.result, result,
+            "{url}: {:?}",
+            answer.outcome.reason
+        );
+        assert_eq!(answer.outcome.state, State::Absent, "{url}");
+        assert_readable(answer.outcome.reason.as_deref().unwrap_or_default());
+    }
+}
