@@ -109,6 +109,18 @@ pub(crate) fn render(rows: &[(std::sync::Arc<str>, ServerRow)], now_unix: f64) -
             None => ("-".to_owned(), String::new()),
         };
         let mut reason = row.reason.as_deref().map_or_else(String::new, escape);
+        // How long it has been failing: "In state for" restarts at each retry.
+        if let Some(first) = row.failing_since.filter(|_| state != State::Ready) {
+            let _ = write!(
+                reason,
+                "<br><span class=\"muted failing-since\" data-failing-since=\"{first}\">failing \
+                 since {} ({} ago, {} failed connect{} in a row)</span>",
+                utc(first),
+                since((now_unix - first).max(0.0)),
+                row.failed_in_a_row,
+                if row.failed_in_a_row == 1 { "" } else { "s" }
+            );
+        }
         if let Some(at) = row.next_attempt_at {
             let left = (at - now_unix).max(0.0);
             let _ = write!(
@@ -287,6 +299,8 @@ mod tests {
             }]),
             credentials: Vec::new(),
             next_attempt_at: None,
+            failing_since: None,
+            failed_in_a_row: 0,
         }
     }
 
@@ -305,6 +319,20 @@ mod tests {
         );
         let page = render(&[(Arc::from("up"), row(State::Ready, None))], 1_000.0);
         assert!(!page.contains("next-attempt"), "{page}");
+    }
+
+    #[test]
+    fn a_server_failing_for_a_while_shows_since_when_whatever_in_state_for_says() {
+        let mut crm = row(State::Absent, Some("could not start command"));
+        crm.failing_since = Some(880.0);
+        crm.failed_in_a_row = 7;
+        let page = render(&[(Arc::from("crm"), crm)], 1_000.0);
+        assert!(
+            page.contains(
+                "failing since 1970-01-01 00:14:40 UTC (2 min 0 s ago, 7 failed connects in a row)"
+            ),
+            "{page}"
+        );
     }
 
     #[test]

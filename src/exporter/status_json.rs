@@ -9,7 +9,8 @@
 //!               "next_step": "re-authorize the `github` connection ...",
 //!               "reason": "the MCP server answered HTTP 401 ...", "since": "2026-12-04T15:58:10.003Z",
 //!               "tools": 0, "protocol_version": null, "credential_expires_at": null,
-//!               "next_attempt_at": null, "credentials": []}]}
+//!               "next_attempt_at": null, "failing_since": null, "failed_connects_in_a_row": 0,
+//!               "credentials": []}]}
 //! ```
 //!
 //! Times are RFC 3339 in UTC with milliseconds; a fact that is not known is `null`.
@@ -48,6 +49,11 @@ struct ServerJson<'a> {
     /// When the next connection attempt to a server that is not ready is due (the same fact as
     /// `mcp_readiness_server_next_attempt_timestamp_seconds`); `null` while none is due.
     next_attempt_at: Option<String>,
+    /// When the failed connects in a row now began (`since` moves at each retry, as a retry
+    /// reads `connecting`); `null` when the last connect succeeded or none failed.
+    failing_since: Option<String>,
+    /// How many connects in a row failed, up to now.
+    failed_connects_in_a_row: u64,
     credentials: Vec<CredentialJson>,
 }
 
@@ -97,6 +103,8 @@ pub(crate) fn render(rows: &[(Arc<str>, ServerRow)], now_unix: f64, last_event_i
                 .min_by(f64::total_cmp)
                 .map(rfc3339),
             next_attempt_at: row.next_attempt_at.map(rfc3339),
+            failing_since: row.failing_since.map(rfc3339),
+            failed_connects_in_a_row: row.failed_in_a_row,
             credentials: row
                 .credentials
                 .iter()
@@ -157,6 +165,8 @@ mod tests {
             identity: None,
             credentials: Vec::new(),
             next_attempt_at: None,
+            failing_since: None,
+            failed_in_a_row: 0,
         }
     }
 
@@ -191,6 +201,8 @@ mod tests {
         let mut github = row(State::Unauthenticated);
         github.reason = Some(Arc::from("the MCP server answered \"401\"\n"));
         github.next_attempt_at = Some(1_210.25);
+        github.failing_since = Some(1_100.0);
+        github.failed_in_a_row = 4;
         let rows = vec![(Arc::from("files"), files), (Arc::from("github"), github)];
         let json: Value = serde_json::from_str(&render(&rows, 1_200.0, 4)).unwrap();
         assert_eq!(json["generated_at"], "1970-01-01T00:20:00.000Z");
@@ -205,11 +217,15 @@ mod tests {
         assert_eq!(files["credential_expires_at"], "1970-01-01T02:13:20.000Z");
         assert_eq!(files["credentials"].as_array().unwrap().len(), 3);
         assert_eq!(files["next_attempt_at"], Value::Null);
+        assert_eq!(files["failing_since"], Value::Null);
+        assert_eq!(files["failed_connects_in_a_row"], 0);
         let github = &json["servers"][1];
         assert_eq!(github["action"], "reauthorize");
         assert_eq!(github["reason"], "the MCP server answered \"401\"\n");
         assert_eq!(github["credential_expires_at"], Value::Null);
         assert_eq!(github["next_attempt_at"], "1970-01-01T00:20:10.250Z");
+        assert_eq!(github["failing_since"], "1970-01-01T00:18:20.000Z");
+        assert_eq!(github["failed_connects_in_a_row"], 4);
         assert!(
             github["next_step"]
                 .as_str()

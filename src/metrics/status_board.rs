@@ -49,6 +49,12 @@ pub(crate) struct ServerRow {
     /// connect's backoff, a crash loop's backoff, a `Retry-After`); `/status.json`'s
     /// `next_attempt_at`.
     pub(crate) next_attempt_at: Option<f64>,
+    /// Unix time of the first failed connect of the failures in a row now (cleared by a
+    /// successful one): how long a server has been failing, which `since` does not say, as each
+    /// retry moves it to `connecting` and back. `/status.json`'s `failing_since`.
+    pub(crate) failing_since: Option<f64>,
+    /// Failed connects in a row now.
+    pub(crate) failed_in_a_row: u64,
 }
 
 impl ServerRow {
@@ -66,6 +72,8 @@ impl ServerRow {
             identity: None,
             credentials: Vec::new(),
             next_attempt_at: None,
+            failing_since: None,
+            failed_in_a_row: 0,
         }
     }
 }
@@ -144,8 +152,12 @@ impl StatusBoard {
                 if let Some(row) = rows.get_mut(server) {
                     if *result == ConnectResult::Ok {
                         row.connects_ok += 1;
+                        row.failing_since = None;
+                        row.failed_in_a_row = 0;
                     } else {
                         row.connects_failed += 1;
+                        row.failing_since.get_or_insert(now_unix);
+                        row.failed_in_a_row += 1;
                     }
                     if row.history.len() == CONNECT_HISTORY {
                         row.history.pop_front();
@@ -363,5 +375,36 @@ mod tests {
         assert_eq!(board.snapshot()[0].1.next_attempt_at, Some(114.5));
         board.apply(&next(None), 114.5);
         assert_eq!(board.snapshot()[0].1.next_attempt_at, None);
+    }
+
+    #[test]
+    fn failing_since_is_the_first_failure_in_a_row_through_retries_and_a_success_clears_it() {
+        let board = StatusBoard::default();
+        board.apply(&added("crm", State::Connecting), 0.0);
+        let attempt = |result| ConnectionEvent::ConnectAttempt {
+            server: "crm".into(),
+            result,
+            duration: Duration::from_millis(3),
+        };
+        let state = |from, to| ConnectionEvent::StateChanged {
+            server: "crm".into(),
+            from,
+            to,
+            reason: None,
+        };
+        // Fails at 1 s, retried (connecting) at 2 s and 4 s, failing each time.
+        board.apply(&attempt(ConnectResult::SpawnFailed), 1.0);
+        board.apply(&state(State::Connecting, State::Absent), 1.0);
+        for at in [2.0, 4.0] {
+            board.apply(&state(State::Absent, State::Connecting), at);
+            board.apply(&attempt(ConnectResult::SpawnFailed), at);
+            board.apply(&state(State::Connecting, State::Absent), at);
+        }
+        let row = board.snapshot().remove(0).1;
+        assert_eq!(row.since_unix, 4.0, "since moves with each retry");
+        assert_eq!((row.failing_since, row.failed_in_a_row), (Some(1.0), 3));
+        board.apply(&attempt(ConnectResult::Ok), 8.0);
+        let row = board.snapshot().remove(0).1;
+        assert_eq!((row.failing_since, row.failed_in_a_row), (None, 0));
     }
 }
