@@ -151,6 +151,12 @@ fn debug_log(request: &ProbeRequest, answer: &crate::probe::ProbeAnswer) -> Stri
     if outcome.phases.is_empty() {
         let _ = writeln!(log, "no phase started: the deadline came first");
     }
+    if outcome.http_answers.is_empty() {
+        let _ = writeln!(
+            log,
+            "http (no answer from the target before the probe ended)"
+        );
+    }
     for answer in &outcome.http_answers {
         let _ = writeln!(
             log,

@@ -111,6 +111,14 @@ fn post_answer(response: &StreamableHttpPostResponse) -> (Option<u16>, String) {
                     Some(status),
                     "(taken as: this server predates server/discover)".into(),
                 ),
+                // An optional method the server does not have (`subscriptions/listen`): its
+                // answer, not a failure of the connection.
+                None if error.error.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND => (
+                    None,
+                    "application/json (a JSON-RPC error: method not found; for an optional \
+                     method such as subscriptions/listen, not a failure)"
+                        .into(),
+                ),
                 None => (None, "application/json (a JSON-RPC error)".into()),
             }
         }
@@ -371,6 +379,30 @@ mod tests {
             futures::stream::empty().boxed(),
             id.map(str::to_owned),
         ))
+    }
+
+    #[test]
+    fn a_method_not_found_answer_reads_as_an_answer_not_a_failure() {
+        use rmcp::model::{
+            ErrorCode, ErrorData, JsonRpcError, NumberOrString, ServerJsonRpcMessage,
+        };
+        let answer = |code: ErrorCode| {
+            let error = ServerJsonRpcMessage::Error(JsonRpcError {
+                jsonrpc: Default::default(),
+                id: Some(NumberOrString::Number(1)),
+                error: ErrorData::new(code, "subscriptions/listen", None),
+            });
+            post_answer(&StreamableHttpPostResponse::Json(error, None)).1
+        };
+        assert_eq!(
+            answer(ErrorCode::METHOD_NOT_FOUND),
+            "application/json (a JSON-RPC error: method not found; for an optional method such \
+             as subscriptions/listen, not a failure)"
+        );
+        assert_eq!(
+            answer(ErrorCode::INTERNAL_ERROR),
+            "application/json (a JSON-RPC error)"
+        );
     }
 
     #[test]

@@ -208,6 +208,10 @@ async fn a_debug_probe_of_a_silent_target_names_the_probes_deadline_and_the_serv
         .unwrap();
     let body = response.text().await.unwrap();
     let log = body.split_once("\n\n").unwrap().0;
+    assert!(
+        log.contains("http (no answer from the target before the probe ended)"),
+        "{log}"
+    );
     let reason = log.lines().find(|l| l.starts_with("reason: ")).unwrap();
     assert!(
         reason.contains("was still running at the probe's deadline")
