@@ -129,36 +129,22 @@ pub(crate) fn redact_everywhere(text: &str) -> String {
 /// assert_eq!(escape_controls("plain"), "plain");
 /// ```
 pub fn escape_controls(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
+    crate::util::escape_controls(text)
 }
 
-/// How many characters of a name a caller gave (a tool's or a server's) a message repeats.
-const ECHO_MAX: usize = 120;
-
-/// A name a caller gave, as a message repeats it: control characters escaped
-/// ([`escape_controls`]) and cut to 120 characters, with how long it was, so a hostile or
-/// generated name cannot reach a terminal raw or make an error megabytes long.
-pub(crate) fn echo(text: &str) -> Cow<'_, str> {
-    let escaped = escape_controls(text);
-    match escaped.char_indices().nth(ECHO_MAX) {
-        Some((at, _)) => Cow::Owned(format!(
-            "{}… ({} characters)",
-            &escaped[..at],
-            text.chars().count()
-        )),
-        None => escaped,
-    }
+/// A name a caller gave (a tool's, a server's), as a message repeats it: control characters
+/// escaped ([`escape_controls`]) and cut to 120 characters, with how long it was, so a hostile or
+/// generated name can neither reach a terminal raw nor make a message megabytes long.
+///
+/// ```
+/// use mcp_readiness::secret::echo;
+///
+/// assert_eq!(echo("mcp__files__read"), "mcp__files__read");
+/// let long = format!("mcp__files__{}", "a".repeat(1_000));
+/// assert!(echo(&long).ends_with("a… (1012 characters)"));
+/// ```
+pub fn echo(text: &str) -> Cow<'_, str> {
+    crate::util::echo(text)
 }
 
 /// `scheme://authority/anything?query#fragment` → `scheme://authority/[redacted]`.

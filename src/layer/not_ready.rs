@@ -3,8 +3,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::resolve::{Scope, Verdict, not_ready_error_type};
-use crate::secret::echo;
 use crate::state::{Action, State, ToolName};
+use crate::util::echo;
 
 /// The error the readiness layer returns, without calling the inner service, when a tool is not
 /// ready: what state it is in, who has to do what, and how long the call waited to find out.

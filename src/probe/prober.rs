@@ -403,10 +403,10 @@ async fn attempt(
         let listed = session.list_tools().await;
         clock.end(
             listed.is_ok(),
-            listed
-                .as_ref()
-                .ok()
-                .map(|tools| format!("{} tools", tools.len())),
+            listed.as_ref().ok().map(|tools| match tools.len() {
+                1 => "1 tool".to_owned(),
+                n => format!("{n} tools"),
+            }),
         );
         session.shutdown();
         match listed {

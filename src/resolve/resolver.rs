@@ -97,8 +97,9 @@ pub(super) fn verdict(
     let reason = match (state, scope) {
         (State::Ready, _) => None,
         (State::Absent, Scope::Tool) => Some(Arc::from(format!(
-            "server `{server}` is connected but does not offer `{}`",
-            tool.tool()
+            "server `{}` is connected but does not offer `{}`",
+            crate::util::echo(server),
+            crate::util::echo(tool.tool())
         ))),
         _ => snapshot.reason(server).map(Arc::from),
     };

@@ -2,6 +2,7 @@
 //! decoding, durations as messages write them (`human.rs`) and the open-file limit
 //! (`fd_limit.rs`, re-exported as `supervise::raise_open_file_limit`).
 
+mod echo;
 #[cfg(feature = "hub")]
 mod fd_limit;
 mod form;
@@ -9,6 +10,7 @@ mod form;
 mod human;
 mod lock;
 
+pub(crate) use echo::{echo, escape_controls};
 #[cfg(feature = "hub")]
 pub(crate) use fd_limit::out_of_descriptors;
 #[cfg(feature = "hub")]

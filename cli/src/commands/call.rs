@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use mcp_readiness::CallFailure;
 use mcp_readiness::rmcp::model::CallToolResult;
-use mcp_readiness::secret::escape_controls;
+use mcp_readiness::secret::{echo, escape_controls};
 use mcp_readiness::{Budget, Metrics, ReadinessLayer, ToolCall, ToolName};
 use serde_json::{Map, Value, json};
 use tower::{ServiceBuilder, ServiceExt as _};
@@ -50,7 +50,7 @@ fn request(args: &Args) -> Result<Request, String> {
     if tool.is_builtin() || tool.tool().is_empty() || tool.tool() == "*" {
         return Err(format!(
             "`{}` is not an MCP tool name: write mcp__<server>__<tool>, e.g. mcp__github__search_issues",
-            escape_controls(&args.tool)
+            echo(&args.tool)
         ));
     }
     let arguments = match &args.args {
@@ -237,11 +237,11 @@ impl Report {
                         report.next_step = Some(if not_ready.timed_out() {
                             format!(
                                 "{} (it was still connecting after the {} budget)",
-                                not_ready.action().next_step(&report.server),
+                                not_ready.action().next_step(&echo(&report.server)),
                                 humantime::format_duration(budget.wait())
                             )
                         } else {
-                            not_ready.action().next_step(&report.server)
+                            not_ready.action().next_step(&echo(&report.server))
                         });
                         report.reason = not_ready.reason().map(str::to_owned);
                     }
@@ -252,7 +252,8 @@ impl Report {
                         report.action = failure.action().map(|a| a.as_str());
                         // The call reached the server and failed there (it crashed, hung up,
                         // timed out): the action's next step, as for a server that was not ready.
-                        report.next_step = failure.action().map(|a| a.next_step(&report.server));
+                        report.next_step =
+                            failure.action().map(|a| a.next_step(&echo(&report.server)));
                         report.reason = Some(err.to_string());
                     }
                 }
@@ -278,7 +279,7 @@ impl Report {
     }
 
     fn text(&self) -> String {
-        let mut out = format!("{}: {}", escape_controls(&self.tool), self.state);
+        let mut out = format!("{}: {}", echo(&self.tool), self.state);
         match self.waited_ms {
             Some(waited) => out += &format!(", waited {waited} ms"),
             None => out += &format!(", call took {} ms", self.elapsed_ms),

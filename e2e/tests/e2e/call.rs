@@ -204,3 +204,26 @@ async fn bad_input_exits_2_with_what_to_write() {
     .await;
     assert_eq!(missing.code, Some(2), "{}", missing.stderr);
 }
+
+#[tokio::test]
+async fn a_long_or_hostile_tool_name_is_repeated_cut_and_escaped() {
+    let scratch = Scratch::new("call-long-name");
+    let servers = json!({ "mail": stdio_fixture(&scratch, "mail", &[]) });
+    let config = write_config(&scratch, "mcp.json", servers, json!({ "budget": "5s" }));
+    // A tool the server does not offer, named with 1,000 characters; a server that is not
+    // configured, named with 990; a control character in both.
+    let tool = format!("mcp__mail__{}\u{1b}]0;x\u{7}", "a".repeat(990));
+    let server = format!("mcp__{}\u{1b}[2J__t", "s".repeat(990));
+    for name in [&tool, &server] {
+        let run = call(&config, &[name]).await;
+        assert_eq!(run.code, Some(1), "{}", run.stderr);
+        assert!(
+            !run.stdout.chars().any(|c| c.is_control() && c != '\n'),
+            "{:?}",
+            run.stdout
+        );
+        assert!(run.stdout.contains(" characters)"), "{}", run.stdout);
+        let longest = run.stdout.lines().map(str::len).max().unwrap_or(0);
+        assert!(longest < 600, "a line of {longest} bytes:\n{}", run.stdout);
+    }
+}

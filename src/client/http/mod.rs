@@ -33,7 +33,7 @@ use crate::client::transport::http_client;
 use crate::client::transport::retry_after;
 use crate::secret::{Secret, redact};
 use crate::state::ConnectResult;
-use crate::util::{Human, NextAttempt};
+use crate::util::Human;
 
 /// Connects to a streamable-HTTP MCP endpoint with the configured headers (e.g. a bearer token).
 ///
@@ -453,7 +453,7 @@ impl HttpConnector {
                     format!(
                         "server `{server}`: {detail}; the stored credentials are kept and this \
                          heals when the authorization server answers again ({})",
-                        NextAttempt(
+                        crate::util::NextAttempt(
                             crate::client::transport::retry_after::AUTHORIZATION_SERVER_RETRY
                         )
                     ),

@@ -1,0 +1,58 @@
+//! Untrusted text as a message repeats it: control characters escaped ([`escape_controls`]), and
+//! a name a caller gave cut to a length a person reads ([`echo`]). Here rather than in `secret`
+//! so the resolver, which may use only `util`, words its reasons the same way;
+//! [`crate::secret::escape_controls`] and [`crate::secret::echo`] are the public paths.
+
+use std::borrow::Cow;
+
+/// How many characters of a name a caller gave (a tool's or a server's) a message repeats.
+const ECHO_MAX: usize = 120;
+
+/// Every control character (terminal escapes, carriage returns, NULs, newlines) as a visible
+/// escape such as `\u{1b}`.
+pub(crate) fn escape_controls(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A name a caller gave, as a message repeats it: control characters escaped and cut to 120
+/// characters, with how long it was.
+pub(crate) fn echo(text: &str) -> Cow<'_, str> {
+    let escaped = escape_controls(text);
+    match escaped.char_indices().nth(ECHO_MAX) {
+        Some((at, _)) => Cow::Owned(format!(
+            "{}… ({} characters)",
+            &escaped[..at],
+            text.chars().count()
+        )),
+        None => escaped,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_name_is_shown_as_it_is_and_a_long_one_cut_with_its_length() {
+        assert_eq!(echo("files"), "files");
+        assert_eq!(echo("a\u{7}b"), "a\\u{7}b");
+        let long = "é".repeat(500);
+        let shown = echo(&long);
+        assert_eq!(
+            shown.chars().count(),
+            120 + "… (500 characters)".chars().count()
+        );
+        assert!(shown.ends_with("é… (500 characters)"), "{shown}");
+    }
+}
