@@ -12,6 +12,13 @@ use crate::state::State;
 use crate::supervise::test_support::*;
 use crate::supervise::*;
 
+/// A script whose first call goes as `step` says.
+fn script_calling(step: CallStep) -> Arc<Script> {
+    let script = Arc::new(Script::default());
+    script.calls.lock().unwrap().push_back(step);
+    script
+}
+
 /// A call that is not retried when its pipe dies.
 fn send() -> ToolCall {
     ToolCall::new("mcp__mail__send")
@@ -19,8 +26,7 @@ fn send() -> ToolCall {
 
 #[tokio::test(start_paused = true)]
 async fn a_pipe_that_dies_during_a_call_reads_connecting_names_the_tool_and_answers_502() {
-    let script = Arc::new(Script::default());
-    script.calls.lock().unwrap().push_back(CallStep::Drop);
+    let script = script_calling(CallStep::Drop);
     let hub = hub_with(ScriptedConnector::new(&script), quiet());
     let error = hub.call(send()).await.unwrap_err();
     assert_eq!(error.kind(), CallErrorKind::Transport);
@@ -50,12 +56,7 @@ async fn a_pipe_that_dies_during_a_call_reads_connecting_names_the_tool_and_answ
 
 #[tokio::test(start_paused = true)]
 async fn a_call_in_flight_when_the_health_ping_ends_the_connection_says_so() {
-    let script = Arc::new(Script::default());
-    script
-        .calls
-        .lock()
-        .unwrap()
-        .push_back(CallStep::HangUntilShutDown);
+    let script = script_calling(CallStep::HangUntilShutDown);
     let hub = hub_with(
         ScriptedConnector::new(&script),
         HubOptions::builder()
@@ -81,12 +82,7 @@ async fn a_call_in_flight_when_the_health_ping_ends_the_connection_says_so() {
 
 #[tokio::test(start_paused = true)]
 async fn a_call_in_flight_at_shutdown_does_not_promise_a_reconnect() {
-    let script = Arc::new(Script::default());
-    script
-        .calls
-        .lock()
-        .unwrap()
-        .push_back(CallStep::HangUntilShutDown);
+    let script = script_calling(CallStep::HangUntilShutDown);
     let hub = hub_with(ScriptedConnector::new(&script), quiet());
     hub.connect_all();
     settle().await;
@@ -107,13 +103,8 @@ async fn a_call_in_flight_at_shutdown_does_not_promise_a_reconnect() {
 
 #[tokio::test(start_paused = true)]
 async fn a_json_rpc_error_is_cut_and_shows_no_control_characters() {
-    let script = Arc::new(Script::default());
     let long = format!("bad \u{1b}[31m {}", "E".repeat(100_000));
-    script
-        .calls
-        .lock()
-        .unwrap()
-        .push_back(CallStep::JsonRpcErrorSaying(long));
+    let script = script_calling(CallStep::JsonRpcErrorSaying(long));
     let hub = hub_with(ScriptedConnector::new(&script), quiet());
     let error = hub.call(send()).await.unwrap_err();
     let text = error.to_string();

@@ -285,12 +285,7 @@ async fn a_reload_retries_an_unauthenticated_server_whose_entry_did_not_change()
     let scratch = Scratch::new("oncall-reload-auth");
     let (wrong, url) =
         demo_http_server(&scratch, "tickets", "127.0.0.1:0", &["--token", "other"]).await;
-    let listen = url
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
+    let listen = mcp_readiness_fixtures::process::address_of(&url);
     let servers = json!({
         "tickets": { "type": "http", "url": url, "headers": { "Authorization": "Bearer t0k" } },
     });

@@ -226,12 +226,7 @@ async fn a_2026_server_replaced_behind_its_url_is_listed_again_within_one_ping()
     use mcp_readiness_fixtures::process::demo_http_server;
     let scratch = Scratch::new("replaced");
     let (wiki, url) = demo_http_server(&scratch, "wiki", "127.0.0.1:0", &[]).await;
-    let listen = url
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
+    let listen = mcp_readiness_fixtures::process::address_of(&url);
     let spec = ServerSpec::new("wiki", TransportSpec::http(url.as_str()));
     // Pings far apart, so the replacement below falls between two of them (a ping in the gap
     // would see the server down and reconnect, which needs no re-listing).
