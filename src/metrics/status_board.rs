@@ -379,19 +379,24 @@ mod tests {
 
     #[test]
     fn failing_since_is_the_first_failure_in_a_row_through_retries_and_a_success_clears_it() {
+        fn attempt(result: ConnectResult) -> ConnectionEvent {
+            let duration = Duration::from_millis(3);
+            ConnectionEvent::ConnectAttempt {
+                server: "crm".into(),
+                result,
+                duration,
+            }
+        }
+        fn state(from: State, to: State) -> ConnectionEvent {
+            ConnectionEvent::StateChanged {
+                server: "crm".into(),
+                from,
+                to,
+                reason: None,
+            }
+        }
         let board = StatusBoard::default();
         board.apply(&added("crm", State::Connecting), 0.0);
-        let attempt = |result| ConnectionEvent::ConnectAttempt {
-            server: "crm".into(),
-            result,
-            duration: Duration::from_millis(3),
-        };
-        let state = |from, to| ConnectionEvent::StateChanged {
-            server: "crm".into(),
-            from,
-            to,
-            reason: None,
-        };
         // Fails at 1 s, retried (connecting) at 2 s and 4 s, failing each time.
         board.apply(&attempt(ConnectResult::SpawnFailed), 1.0);
         board.apply(&state(State::Connecting, State::Absent), 1.0);

@@ -246,25 +246,25 @@ async fn failed_takes_an_anyhow_error_a_boxed_error_or_any_std_error_and_reads_t
             "{server}: {text}"
         );
     }
-    let reason = peers
+    let reason = reason_of(&peers, "files");
+    assert!(reason.contains("starting the files server"), "{reason}");
+}
+
+/// The reason `peers` gives for `server`.
+fn reason_of(peers: &Peers, server: &str) -> String {
+    peers
         .servers()
         .into_iter()
-        .find(|s| &*s.name == "files")
+        .find(|s| &*s.name == server)
         .and_then(|s| s.reason)
-        .unwrap();
-    assert!(reason.contains("starting the files server"), "{reason}");
+        .unwrap()
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_failure_with_a_terminal_escape_reads_once_and_without_control_characters() {
     let (_metrics, peers) = recorded();
     peers.failed("e", anyhow::anyhow!("bad \u{1b}[2J\u{1b}]0;title\u{7} end"));
-    let reason = peers
-        .servers()
-        .into_iter()
-        .find(|s| &*s.name == "e")
-        .and_then(|s| s.reason)
-        .unwrap();
+    let reason = reason_of(&peers, "e");
     assert!(!reason.chars().any(char::is_control), "{reason:?}");
     assert_eq!(reason.matches("bad").count(), 1, "{reason}");
     assert_eq!(

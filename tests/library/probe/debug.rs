@@ -38,13 +38,12 @@ async fn a_debug_probe_of_a_server_refusing_the_token_says_why_in_its_log_then_i
         ),
         "{log}"
     );
-    let reason = log.lines().find(|l| l.starts_with("reason: ")).unwrap();
-    assert!(
-        reason.contains("the credentials of probe module `vault` were rejected")
-            && !reason.contains("its `headers` (e.g.")
-            && !reason.contains("re-authorize the"),
-        "{reason}"
+    let reason = log_and_reason(&body).1;
+    says(
+        reason,
+        &["the credentials of probe module `vault` were rejected"],
     );
+    never_says(reason, &["its `headers` (e.g.", "re-authorize the"]);
     let handshake = log
         .lines()
         .find(|l| l.starts_with("phase handshake"))
@@ -207,25 +206,18 @@ async fn a_debug_probe_of_a_silent_target_names_the_probes_deadline_and_the_serv
         .await
         .unwrap();
     let body = response.text().await.unwrap();
-    let log = body.split_once("\n\n").unwrap().0;
-    assert!(
-        log.contains("http (no answer from the target before the probe ended)"),
-        "{log}"
+    let (log, reason) = log_and_reason(&body);
+    says(
+        log,
+        &[
+            "http (no answer from the target before the probe ended)",
+            "next step: check the server behind the URL (it did not finish the handshake before the \
+         probe's deadline); if it is only slow, raise the module's `timeout` and the scrape's \
+         `scrape_timeout`",
+        ],
     );
-    let reason = log.lines().find(|l| l.starts_with("reason: ")).unwrap();
-    assert!(
-        reason.contains("was still running at the probe's deadline")
-            && !reason.contains("connect timeout"),
-        "{reason}"
-    );
-    assert!(
-        log.contains(
-            "next step: check the server behind the URL (it did not finish the handshake before \
-             the probe's deadline); if it is only slow, raise the module's `timeout` and the \
-             scrape's `scrape_timeout`"
-        ),
-        "{log}"
-    );
+    says(reason, &["was still running at the probe's deadline"]);
+    never_says(reason, &["connect timeout"]);
 }
 
 /// A target that wants credentials, probed without a module: the advice is the module, not a
@@ -239,19 +231,41 @@ async fn a_debug_probe_without_a_module_of_a_target_wanting_credentials_says_to_
         &format!("target={}&debug=true", encode(&mcp.url)),
     )
     .await;
-    let log = body.split_once("\n\n").unwrap().0;
-    assert!(
-        log.contains("verdict: unauthenticated (attempt unauthorized)"),
-        "{log}"
+    let (log, reason) = log_and_reason(&body);
+    says(
+        log,
+        &[
+            "verdict: unauthenticated (attempt unauthorized)",
+            "next step: probe with `&module=NAME`, a module of `readiness.probe.modules`",
+        ],
     );
-    let reason = log.lines().find(|l| l.starts_with("reason: ")).unwrap();
-    assert!(
-        reason.contains("a probe without `module` sends no credentials: probe with `&module=NAME`")
-            && !reason.contains("configure `oauth`"),
-        "{reason}"
+    says(
+        reason,
+        &["a probe without `module` sends no credentials: probe with `&module=NAME`"],
     );
-    assert!(
-        log.contains("next step: probe with `&module=NAME`, a module of `readiness.probe.modules`"),
-        "{log}"
-    );
+    never_says(reason, &["configure `oauth`"]);
+}
+
+/// The probe's log of a debug answer (before the metrics) and its `reason:` line.
+fn log_and_reason(body: &str) -> (&str, &str) {
+    let log = body.split_once("\n\n").map_or(body, |(log, _)| log);
+    let reason = log
+        .lines()
+        .find(|l| l.starts_with("reason: "))
+        .unwrap_or_default();
+    (log, reason)
+}
+
+/// Asserts that `text` holds each of `parts`.
+fn says(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "{part:?} is not in:\n{text}");
+    }
+}
+
+/// Asserts that `text` holds none of `parts`.
+fn never_says(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(!text.contains(part), "{part:?} is in:\n{text}");
+    }
 }

@@ -291,23 +291,18 @@ async fn a_reload_retries_an_unauthenticated_server_whose_entry_did_not_change()
     });
     let config = write_config(&scratch, "serve.json", servers, json!({ "ping": "off" }));
     let serve = Serve::start(&scratch, &config, &[]).await;
-    poll_metrics(
-        &serve,
-        "tickets unauthenticated",
-        Duration::from_secs(20),
-        |t| state_of(t, "tickets").as_deref() == Some("unauthenticated"),
-    )
-    .await;
+    let reads = async |state: &str, limit: u64| {
+        let what = format!("tickets {state}");
+        poll_metrics(&serve, &what, Duration::from_secs(limit), |t| {
+            state_of(t, "tickets").as_deref() == Some(state)
+        })
+        .await
+    };
+    reads("unauthenticated", 20).await;
 
     // The server side is fixed: it now takes the token the configuration has.
     drop(wrong);
     let (_right, _) = demo_http_server(&scratch, "tickets", &listen, &["--token", "t0k"]).await;
     signal(serve.guard.pid(), "HUP");
-    poll_metrics(
-        &serve,
-        "tickets ready after the reload",
-        Duration::from_secs(10),
-        |t| state_of(t, "tickets").as_deref() == Some("ready"),
-    )
-    .await;
+    reads("ready", 10).await;
 }
