@@ -1,7 +1,7 @@
 //! Untrusted text as a message repeats it: control characters escaped ([`escape_controls`]), and
 //! a name a caller gave cut to a length a person reads ([`echo`]). Here rather than in `secret`
 //! so the resolver, which may use only `util`, words its reasons the same way;
-//! [`crate::secret::escape_controls`] and [`crate::secret::echo`] are the public paths.
+//! `secret::escape_controls` and `secret::echo` are the public paths.
 
 use std::borrow::Cow;
 
