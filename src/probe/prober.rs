@@ -445,7 +445,7 @@ async fn attempt(
             ),
             _ => format!(
                 "the handshake was still running at the probe's deadline ({} ms): the MCP \
-                 server accepted the connection and did not answer in time",
+                 server accepted the connection and did not finish answering in time",
                 probe_started.elapsed().as_millis()
             ),
         });

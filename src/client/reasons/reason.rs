@@ -645,12 +645,18 @@ pub(crate) fn remote_response(text: &str) -> String {
     };
     match (status, described.is_empty()) {
         (Some(status), true) => format!("it answered HTTP {}", clean_remote(status, 60)),
-        (Some(status), false) => {
+        // A page is named by its kind; any other body is quoted, so a short one (`no`) does not
+        // read as the end of the sentence.
+        (Some(status), false) if looks_like_html(body) => {
             format!(
                 "it answered HTTP {} with {described}",
                 clean_remote(status, 60)
             )
         }
+        (Some(status), false) => format!(
+            "it answered HTTP {} with the body `{described}`",
+            clean_remote(status, 60)
+        ),
         (None, _) => described,
     }
 }
@@ -1126,7 +1132,11 @@ mod tests {
         );
         assert_eq!(
             remote_response("HTTP 400 Bad Request: {\"error\":\"invalid_grant\"}"),
-            "it answered HTTP 400 Bad Request with {\"error\":\"invalid_grant\"}"
+            "it answered HTTP 400 Bad Request with the body `{\"error\":\"invalid_grant\"}`"
+        );
+        assert_eq!(
+            remote_response("HTTP 403 Forbidden: no"),
+            "it answered HTTP 403 Forbidden with the body `no`"
         );
     }
 
