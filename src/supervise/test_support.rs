@@ -43,8 +43,9 @@ pub(super) struct ScriptedSession {
     pub(super) tools: Vec<String>,
     /// Whether the supervisor shut this connection down.
     pub(super) shut_down: std::sync::atomic::AtomicBool,
-    /// Woken when the supervisor shuts this connection down.
-    pub(super) shut_down_notify: Arc<tokio::sync::Notify>,
+    /// Turns true when the supervisor shuts this connection down (a watch: a call that starts
+    /// waiting after it did sees it at once).
+    pub(super) shut_down_tx: watch::Sender<bool>,
 }
 
 impl ScriptedSession {
@@ -66,14 +67,11 @@ impl Session for ScriptedSession {
             .unwrap()
             .pop_front()
             .unwrap_or(self.default_step.clone());
-        let shut_down = self.shut_down_notify.clone();
-        let already_shut_down = self.shut_down.load(Ordering::SeqCst);
+        let mut shut_down = self.shut_down_tx.subscribe();
         Box::pin(async move {
             match step {
                 CallStep::HangUntilShutDown => {
-                    if !already_shut_down {
-                        shut_down.notified().await;
-                    }
+                    let _ = shut_down.wait_for(|down| *down).await;
                     Err(ServiceError::TransportClosed)
                 }
                 CallStep::JsonRpcErrorSaying(message) => Err(ServiceError::McpError(
@@ -138,7 +136,7 @@ impl Session for ScriptedSession {
 
     fn shutdown(&self) {
         self.shut_down.store(true, Ordering::SeqCst);
-        self.shut_down_notify.notify_waiters();
+        self.shut_down_tx.send_replace(true);
     }
 }
 
@@ -233,7 +231,7 @@ impl Connector for ScriptedConnector {
                 frozen: Default::default(),
                 tools: self.tools.clone(),
                 shut_down: Default::default(),
-                shut_down_notify: Default::default(),
+                shut_down_tx: watch::channel(false).0,
             });
             self.script.sessions.lock().unwrap().push(session.clone());
             Ok(session as Arc<dyn Session>)
